@@ -1,0 +1,27 @@
+/**
+ * Builds the single binary: `bun run build` -> bin/agentic (or `--outfile PATH`).
+ *
+ * --ignore-dce-annotations keeps tfjs's side-effect registrations (kernels, backends) that the
+ * bundler would otherwise drop as pure; the wasm files are embedded through their file imports.
+ */
+import { resolve } from 'node:path';
+
+const args = process.argv.slice(2);
+const at = args.indexOf('--outfile');
+const outfile = resolve(at === -1 ? 'bin/agentic' : args[at + 1]!);
+const root = resolve(import.meta.dir, '..');
+
+const build = Bun.spawnSync(
+  [process.execPath, 'build', '--compile', '--ignore-dce-annotations', '--minify-syntax', '--outfile', outfile, 'src/cli/main.ts'],
+  { cwd: root, stdout: 'pipe', stderr: 'pipe' },
+);
+if (build.exitCode !== 0) {
+  process.stderr.write(build.stdout.toString() + build.stderr.toString());
+  process.exit(build.exitCode ?? 1);
+}
+const check = Bun.spawnSync([outfile, '--version'], { stdout: 'pipe', stderr: 'pipe' });
+if (check.exitCode !== 0) {
+  process.stderr.write(`built ${outfile}, but it does not run: ${check.stderr.toString()}`);
+  process.exit(1);
+}
+console.log(`built ${outfile} (${check.stdout.toString().trim()})`);

@@ -1,0 +1,25 @@
+/** `agentic config`: print the fully resolved config as YAML (Hydra's --cfg job). */
+import { loadConfig } from '../config/load';
+import { stringifyYaml } from '../config/yaml';
+import { PluginHost } from '../plugins/host';
+import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
+import { command } from './command';
+import { out } from './log';
+
+export default command(
+  {
+    meta: { name: 'config', description: 'Print the resolved config as YAML (all layers, overrides and interpolations applied)' },
+    args: { ...configArgs, ...overridesArg },
+    async run({ args }) {
+      const host = new PluginHost();
+      const { config } = await loadConfig(configRequest(args, overridesFrom(args._)), host);
+      out(stringifyYaml(config));
+    },
+  },
+  `${OVERRIDES_HELP}
+
+EXAMPLES
+  agentic config exp_name=foo seed=123
+  agentic config --config-name frozen_lake train_env_manager.group_size=16
+  agentic config -c my.yaml > resolved.yaml   # the output is itself a valid config`,
+);

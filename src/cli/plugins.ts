@@ -1,0 +1,45 @@
+/** `agentic plugins [PATH...]`: list the registered environments, reward functions and tools. */
+import { looksLikeOverride } from '../config/overrides';
+import { loadConfig } from '../config/load';
+import { PluginHost } from '../plugins/host';
+import { PLUGIN_KINDS } from '../plugins/registry';
+import { configArgs, configRequest, OVERRIDES_HELP } from './args';
+import { command } from './command';
+import { out } from './log';
+
+const HEADINGS = { env: 'environments', reward: 'reward functions', tool: 'tools' } as const;
+
+export default command(
+  {
+    meta: { name: 'plugins', description: 'List environments, reward functions and tools: built-in, from the config, and from paths given' },
+    args: {
+      ...configArgs,
+      paths: { type: 'positional', required: false, valueHint: 'path...', description: 'Plugin files or folders to load and list (checks them)' },
+    },
+    async run({ args }) {
+      const paths = args._.filter((a) => !looksLikeOverride(a));
+      const overrides = args._.filter((a) => looksLikeOverride(a));
+      const host = new PluginHost();
+      await loadConfig(configRequest(args, overrides), host);
+      await host.loadAll(paths);
+      const lines: string[] = [];
+      for (const kind of PLUGIN_KINDS) {
+        const entries = host.registry.list(kind);
+        lines.push(`${HEADINGS[kind]} (${entries.length})`);
+        const width = Math.max(0, ...entries.map((e) => e.definition.name.length));
+        for (const { definition, source } of entries) {
+          const from = source.startsWith('plugins/') ? '' : `  [${source}]`;
+          lines.push(`  ${definition.name.padEnd(width)}  ${definition.description}${from}`);
+        }
+        lines.push('');
+      }
+      out(lines.join('\n').trimEnd());
+    },
+  },
+  `Plugins are found by name (the built-ins under plugins/), by path in a config (env_type: ./my_env.ts),
+and in the folders listed under the config key 'plugins'. A plugin imports its helpers from 'agentic':
+
+  import { defineEnv, z } from 'agentic';
+
+${OVERRIDES_HELP}`,
+);

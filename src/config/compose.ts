@@ -1,0 +1,234 @@
+/**
+ * Config files and how they combine. c12 reads a file and the files it `extends` (YAML through
+ * our own parser, JSON/TOML/TS through c12's loaders); on top of that, Hydra's `defaults:` list:
+ *
+ *   defaults:
+ *     - envs/frozen_lake@custom_envs.FrozenLake   # a file, placed at a package
+ *     - ../shared/base@_here_                     # relative to this file; _here_ = this file's package
+ *     - optimizer: adamw                          # group/option -> optimizer/adamw.yaml at `optimizer`
+ *     - optional extra: local                     # skipped if the file does not exist
+ *     - _self_                                    # where this file's own keys go (last if absent)
+ *
+ * A file's own keys override its defaults and the files it extends. Paths in `defaults` and
+ * `extends` are relative to the file that names them; a `defaults` path starting with `/` is
+ * relative to the primary config's folder. Packages are relative to the listing file's package;
+ * `_global_` is the top.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
+import { loadConfig as c12Load, type ResolvedConfig } from 'c12';
+import { ConfigError } from '../errors';
+import { isObject, mergeLayers, mergeOver, type Path, type TreeObject } from './tree';
+import { parseYaml } from './yaml';
+
+export const CONFIG_EXTENSIONS = ['.yaml', '.yml', '.json', '.jsonc', '.json5', '.toml', '.ts', '.mts', '.js', '.mjs'];
+
+export interface ComposedConfig {
+  tree: TreeObject;
+  /** Every file that contributed, in the order they were read. */
+  files: string[];
+}
+
+/** Finds `name` (with or without an extension) in `dir`. */
+export function findConfigFile(dir: string, name: string): string | undefined {
+  const base = resolve(dir, name);
+  if (extname(name) && isFile(base)) return base;
+  for (const ext of CONFIG_EXTENSIONS) if (isFile(base + ext)) return base + ext;
+  return undefined;
+}
+
+function isFile(path: string): boolean {
+  return existsSync(path) && statSync(path).isFile();
+}
+
+function display(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
+/** c12 imports .ts/.js configs with jiti; Bun imports them natively, also inside the binary. */
+const bunImporter = {
+  async import(id: string, options?: { default?: boolean }) {
+    const mod = (await import(id)) as Record<string, unknown>;
+    return options?.default ? (mod.default ?? mod) : mod;
+  },
+};
+
+/** c12's hook for every file it reads: YAML goes through our parser; a missing file is an error. */
+async function resolveSource(source: string, options: { cwd?: string; configFile?: string }) {
+  const cwd = options.cwd ?? process.cwd();
+  if (/^(gh|github|gitlab|bitbucket|https?):/.test(source)) {
+    throw new ConfigError(`extends '${source}': remote configs are not supported (agentic works offline)`);
+  }
+  const file = source === '.' ? resolve(cwd, options.configFile!) : findConfigFile(cwd, source);
+  if (!file || !isFile(file)) {
+    throw new ConfigError(`extends '${source}' (from ${display(cwd)}): no such config file`);
+  }
+  const ext = extname(file);
+  if (ext !== '.yaml' && ext !== '.yml') return null; // c12's own loaders read JSON, TOML and TS
+  const config = parseYaml(await Bun.file(file).text(), display(file));
+  if (!isObject(config)) throw new ConfigError(`${display(file)}: the top level must be a mapping of keys`);
+  return { config, configFile: file, _configFile: file, cwd: dirname(file), source: file, sourceOptions: {} };
+}
+
+function c12Options(cwd: string, configFile: string) {
+  return {
+    cwd,
+    configFile,
+    name: 'agentic',
+    rcFile: false as const,
+    globalRc: false,
+    dotenv: false,
+    packageJson: false,
+    envName: false as const,
+    giget: false as const,
+    configFileRequired: true,
+    merger: mergeLayers,
+    jiti: bunImporter as never,
+    resolve: resolveSource as never,
+  };
+}
+
+/** Reads one file with c12: the file and the chain it extends, as separate layers (highest first). */
+async function readLayers(file: string): Promise<Array<{ file: string; config: TreeObject }>> {
+  let result: ResolvedConfig;
+  try {
+    result = await c12Load(c12Options(dirname(file), basename(file)));
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    const first = String((error as Error).message ?? error).split('\n')[0];
+    throw new ConfigError(`${display(file)}: cannot load: ${first}`);
+  }
+  const layers = result.layers ?? [];
+  return layers
+    .filter((layer) => layer.config)
+    .map((layer, index) => {
+      const layerFile = index === 0 ? file : resolve(layer.cwd ?? dirname(file), layer.configFile ?? '');
+      if (!isObject(layer.config)) throw new ConfigError(`${display(layerFile)}: the top level must be a mapping of keys`);
+      // c12 resolves `extends` itself; the primary layer still carries the key
+      const { extends: _resolved, ...config } = layer.config as TreeObject;
+      return { file: layerFile, config };
+    });
+}
+
+type DefaultsEntry =
+  | { kind: 'self' }
+  | { kind: 'config'; path: string; package: string | null; optional: boolean; text: string };
+
+function parseDefaultsList(value: unknown, file: string): DefaultsEntry[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new ConfigError(`${display(file)}: defaults: expected a list`);
+  const entries: DefaultsEntry[] = [];
+  for (const item of value) {
+    if (item === '_self_') {
+      entries.push({ kind: 'self' });
+    } else if (typeof item === 'string') {
+      const [path, pkg] = splitPackage(item);
+      entries.push({ kind: 'config', path, package: pkg, optional: false, text: item });
+    } else if (isObject(item) && Object.keys(item).length === 1) {
+      const [rawKey, option] = Object.entries(item)[0]!;
+      let key = rawKey.trim();
+      let optional = false;
+      if (key.startsWith('override ')) {
+        throw new ConfigError(`${display(file)}: defaults: '${rawKey}': override entries are not supported; list the option you want directly`);
+      }
+      if (key.startsWith('optional ')) [optional, key] = [true, key.slice('optional '.length).trim()];
+      const [group, pkg] = splitPackage(key);
+      const options = Array.isArray(option) ? option : [option];
+      for (const choice of options) {
+        if (choice === null) continue; // `group: null` selects nothing
+        if (typeof choice !== 'string') throw new ConfigError(`${display(file)}: defaults: '${rawKey}': the option must be a name`);
+        entries.push({
+          kind: 'config',
+          path: `${group}/${choice}`,
+          package: pkg ?? group.replace(/^\//, '').replaceAll('/', '.'),
+          optional,
+          text: `${rawKey}: ${choice}`,
+        });
+      }
+    } else {
+      throw new ConfigError(`${display(file)}: defaults: each entry is a name, 'group: option' or _self_ (got ${JSON.stringify(item)})`);
+    }
+  }
+  return entries;
+}
+
+function splitPackage(text: string): [string, string | null] {
+  const at = text.indexOf('@');
+  return at === -1 ? [text.trim(), null] : [text.slice(0, at).trim(), text.slice(at + 1).trim()];
+}
+
+/** Where an entry's content goes: packages are relative to the listing file's package. */
+function childPackage(here: Path, entry: { path: string; package: string | null }): string[] {
+  if (entry.package === '_here_') return [...here] as string[];
+  if (entry.package === '_global_') return [];
+  if (entry.package?.startsWith('_global_.')) return entry.package.slice('_global_.'.length).split('.');
+  if (entry.package !== null) return [...(here as string[]), ...entry.package.split('.').filter(Boolean)];
+  // no package given: the folder of the entry's path, relative to this file's package
+  const pkg = [...(here as string[])];
+  for (const part of dirname(entry.path.replace(/^\//, '')).split('/')) {
+    if (part === '.' || part === '') continue;
+    if (part === '..') pkg.pop();
+    else pkg.push(part);
+  }
+  return pkg;
+}
+
+function placeAt(pkg: readonly string[], tree: TreeObject): TreeObject {
+  return pkg.reduceRight<TreeObject>((inner, key) => ({ [key]: inner }), tree);
+}
+
+class Composer {
+  readonly files: string[] = [];
+  constructor(private readonly rootDir: string) {}
+
+  async compose(file: string, pkg: string[], chain: string[]): Promise<TreeObject> {
+    if (chain.includes(file)) {
+      throw new ConfigError(`defaults cycle: ${[...chain, file].map(display).join(' -> ')}`);
+    }
+    const layers = await readLayers(file);
+    let result: TreeObject = {};
+    // lowest priority first: the last file extended, ..., then the file itself
+    for (const layer of [...layers].reverse()) {
+      this.files.push(layer.file);
+      result = mergeOver(result, await this.composeLayer(layer, pkg, [...chain, file]));
+    }
+    return result;
+  }
+
+  private async composeLayer(layer: { file: string; config: TreeObject }, pkg: string[], chain: string[]): Promise<TreeObject> {
+    const { defaults, ...own } = layer.config;
+    const entries = parseDefaultsList(defaults, layer.file);
+    if (!entries.some((e) => e.kind === 'self')) entries.push({ kind: 'self' });
+    let result: TreeObject = {};
+    for (const entry of entries) {
+      if (entry.kind === 'self') {
+        result = mergeOver(result, placeAt(pkg, own));
+        continue;
+      }
+      const baseDir = entry.path.startsWith('/') ? this.rootDir : dirname(layer.file);
+      const target = findConfigFile(baseDir, entry.path.replace(/^\//, ''));
+      if (!target) {
+        if (entry.optional) continue;
+        throw new ConfigError(`${display(layer.file)}: defaults: '${entry.text}': no config file ${display(resolve(baseDir, entry.path.replace(/^\//, '')))}.yaml`);
+      }
+      result = mergeOver(result, await this.compose(target, childPackage(pkg, entry), chain));
+    }
+    return result;
+  }
+}
+
+/** Composes a primary config file with everything it pulls in. */
+export async function composeFile(file: string): Promise<ComposedConfig> {
+  const composer = new Composer(dirname(file));
+  const tree = await composer.compose(resolve(file), [], []);
+  return { tree, files: [...new Set(composer.files)] };
+}
+
+/** Parses config text that stands alone (the embedded default config). */
+export function composeText(text: string, name: string): ComposedConfig {
+  const tree = parseYaml(text, name);
+  if (!isObject(tree)) throw new ConfigError(`${name}: the top level must be a mapping of keys`);
+  if ('defaults' in tree || 'extends' in tree) throw new ConfigError(`${name}: an embedded config cannot use defaults or extends`);
+  return { tree, files: [name] };
+}

@@ -1,0 +1,272 @@
+/**
+ * The configuration schema: the one place that names every key, its type, its default and what it
+ * means. Key names follow ROLL's agentic pipeline so its configs read the same here. The CLI's
+ * error messages, `agentic config`, and docs/config.md all come from this file.
+ *
+ * Defaults may contain `${...}` interpolations; they are resolved with the rest of the config.
+ */
+import { z } from 'zod';
+
+const positiveInt = () => z.int().min(1);
+const nonNegativeInt = () => z.int().min(0);
+const probability = () => z.number().min(0).max(1);
+
+export const BACKENDS = ['wasm', 'cpu', 'webgpu', 'tensorflow'] as const;
+export const Backend = z.enum(BACKENDS);
+
+export const ADV_ESTIMATORS = [
+  'gae',
+  'grpo',
+  'reinforce',
+  'reinforce_plus_plus',
+  'rloo',
+  'remax',
+  'gigpo',
+  'step_reinforce',
+  'agentic_reinforce',
+] as const;
+
+export const TRACKERS = ['console', 'jsonl', 'tensorboard', 'wandb'] as const;
+
+/** A tag names an entry of custom_envs; it appears in metric names (`env/<tag>/success`). */
+export const TAG_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+/** ROLL writes device lists as Python, e.g. `list(range(0,8))`; accept that and plain lists. */
+function parseDeviceMapping(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const range = /^\s*list\(\s*range\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*\)\s*$/.exec(value);
+  if (range) {
+    const [start, end] = [Number(range[1]), Number(range[2])];
+    return Array.from({ length: Math.max(0, end - start) }, (_, i) => start + i);
+  }
+  const list = /^\s*\[([\d\s,]*)\]\s*$/.exec(value);
+  if (list) return list[1]!.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+  return value;
+}
+
+export const ModelArgs = z.strictObject({
+  model_name_or_path: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('Model folder or hub id for this role; null takes `pretrain`.'),
+  dtype: z
+    .enum(['fp32', 'bf16', 'fp16'])
+    .default('fp32')
+    .describe('Precision of saved weights. Computation is float32 on every tfjs backend.'),
+});
+
+export const TrainingArgs = z.strictObject({
+  learning_rate: z.number().positive().default(1e-6).describe('Peak learning rate of AdamW.'),
+  weight_decay: z.number().min(0).default(0).describe('Decoupled (AdamW) weight decay.'),
+  adam_beta1: z.number().min(0).lt(1).default(0.9).describe('AdamW first-moment decay.'),
+  adam_beta2: z.number().min(0).lt(1).default(0.999).describe('AdamW second-moment decay.'),
+  adam_epsilon: z.number().positive().default(1e-8).describe('AdamW denominator epsilon.'),
+  lr_scheduler_type: z
+    .enum(['constant', 'linear', 'cosine'])
+    .default('constant')
+    .describe('Learning-rate schedule after warmup, over max_steps.'),
+  warmup_steps: nonNegativeInt().default(0).describe('Linear warmup length in optimizer steps.'),
+  warmup_ratio: probability()
+    .default(0)
+    .describe('Warmup as a fraction of max_steps; used when warmup_steps is 0.'),
+  per_device_train_batch_size: positiveInt().default(8).describe('Rows per forward/backward micro-batch.'),
+  gradient_accumulation_steps: positiveInt()
+    .default(1)
+    .describe('Micro-batches summed per optimizer step (mini-batch = the two multiplied).'),
+});
+
+export const GeneratingArgs = z.strictObject({
+  max_new_tokens: positiveInt().default(128).describe('Most tokens generated per turn.'),
+  temperature: z.number().min(0).default(1).describe('Sampling temperature; 0 is greedy.'),
+  top_p: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 turns it off.'),
+  top_k: nonNegativeInt().default(0).describe('Sample among the k most likely tokens; 0 turns it off.'),
+  do_sample: z.boolean().default(true).describe('Sample (true) or decode greedily (false).'),
+  stop_strings: z
+    .array(z.string().min(1))
+    .nullable()
+    .default(null)
+    .describe('Generation of a turn stops after any of these strings.'),
+});
+
+export const StrategyArgs = z.strictObject({
+  backend: Backend.nullable()
+    .default(null)
+    .describe('tfjs backend for this role; null takes the top-level `backend`.'),
+});
+
+export const Worker = z.strictObject({
+  model_args: ModelArgs.prefault({}).describe('Which weights the role loads and how they are saved.'),
+  training_args: TrainingArgs.prefault({}).describe('Optimizer settings (roles that train).'),
+  generating_args: GeneratingArgs.prefault({}).describe('Sampling settings (roles that generate).'),
+  strategy_args: StrategyArgs.prefault({}).describe('Where and how the role computes.'),
+  device_mapping: z
+    .preprocess(parseDeviceMapping, z.array(nonNegativeInt()).nullable())
+    .default(null)
+    .describe("Device indices for the role; null is the backend's default device. ROLL's `list(range(a,b))` is accepted."),
+});
+
+export const EnvManager = z.strictObject({
+  num_env_groups: positiveInt()
+    .default(128)
+    .describe('Groups of environments; every environment of a group plays the same seed.'),
+  group_size: positiveInt().default(1).describe('Environments per group (the GRPO group size).'),
+  tags: z
+    .array(z.string().regex(TAG_PATTERN, 'a tag is a letter followed by letters, digits, _ or -'))
+    .default([])
+    .describe('Entries of custom_envs these environments are built from.'),
+  num_groups_partition: z
+    .array(positiveInt())
+    .nullable()
+    .default(null)
+    .describe('Groups per tag, in the order of tags; null splits num_env_groups equally.'),
+  max_env_num_per_worker: nonNegativeInt()
+    .default(0)
+    .describe('Environments hosted by one env worker; 0 puts all of them in one.'),
+  generating_args: GeneratingArgs.nullable()
+    .default(null)
+    .describe("Sampling settings for these rollouts; null takes actor_infer's."),
+});
+
+export const CustomEnv = z.strictObject({
+  env_type: z
+    .string()
+    .min(1)
+    .describe('A registered environment name (see `agentic plugins`) or the path of a plugin file.'),
+  env_config: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Settings passed to the environment; checked against the plugin's own schema."),
+  max_steps: positiveInt().default(10).describe('Most actions (turns) per episode.'),
+  max_tokens_per_step: positiveInt().default(128).describe('Most tokens the policy may generate per turn.'),
+});
+
+export const RewardNormalization = z.strictObject({
+  grouping: z
+    .string()
+    .min(1)
+    .default('traj_group_id')
+    .describe('Samples normalised together: traj_group_id (a group of one seed), tags, batch, ...'),
+  method: z
+    .enum(['identity', 'mean', 'mean_std', 'asym_clip'])
+    .default('mean_std')
+    .describe('identity, subtract the mean, or subtract the mean and divide by the std (unbiased).'),
+});
+
+export const CheckpointConfig = z.strictObject({
+  type: z.literal('file_system').default('file_system').describe('Where checkpoints go; only file_system.'),
+  output_dir: z.string().min(1).default('${output_dir}/checkpoints').describe('Folder that holds checkpoint-N/.'),
+});
+
+const Tracker = z.enum(TRACKERS);
+
+export const ConfigShape = z.strictObject({
+  exp_name: z
+    .string()
+    .min(1)
+    .regex(/^[^/\\]+$/, 'no path separators: it names folders')
+    .default('agentic')
+    .describe('Experiment name; output folders are named after it.'),
+  seed: z.int().min(0).max(2 ** 32 - 1).default(42).describe('Seed of every random stream of the run.'),
+  output_dir: z.string().min(1).default('./output/${exp_name}').describe('Folder for everything the run writes.'),
+  logging_dir: z.string().min(1).default('${output_dir}/logs').describe('Folder for metric logs.'),
+  render_save_dir: z.string().min(1).default('${output_dir}/render').describe('Folder for rendered episodes.'),
+  backend: Backend.default('wasm').describe('tfjs backend: wasm (embedded default), cpu, webgpu or tensorflow.'),
+  plugins: z
+    .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)))
+    .default([])
+    .describe('Plugin files or folders to load besides the built-ins (paths relative to the working folder).'),
+
+  pretrain: z.string().min(1).nullable().default(null).describe('Base model: a Hugging Face folder or hub id.'),
+  reward_pretrain: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('Reward-model folder or hub id, for reward functions that use a model.'),
+
+  max_steps: positiveInt().default(500).describe('Training steps (one rollout batch and its updates each).'),
+  save_steps: nonNegativeInt().default(50).describe('Checkpoint every this many steps; 0 saves only at the end.'),
+  logging_steps: positiveInt().default(1).describe('Log metrics every this many steps.'),
+  eval_steps: nonNegativeInt().default(10).describe('Validate every this many steps; 0 never validates.'),
+  resume_from_checkpoint: z
+    .union([z.boolean(), z.string().min(1)])
+    .default(false)
+    .describe('false, a checkpoint folder, or auto (true) for the newest complete checkpoint of this run.'),
+
+  rollout_batch_size: positiveInt()
+    .default(128)
+    .describe('Trajectories per training step; a multiple of train_env_manager.group_size.'),
+  val_batch_size: positiveInt()
+    .default(128)
+    .describe('Trajectories per validation; a multiple of val_env_manager.group_size.'),
+  sequence_length: positiveInt().default(1024).describe('Most tokens in one trajectory (prompts and responses).'),
+
+  adv_estimator: z.enum(ADV_ESTIMATORS).default('grpo').describe('Advantage estimator.'),
+  reward_normalization: RewardNormalization.prefault({}).describe('How episode scores are normalised before advantages.'),
+  ppo_epochs: positiveInt().default(1).describe('Passes over each rollout batch.'),
+  gamma: probability().default(1).describe('Discount factor.'),
+  lambd: probability().default(0.95).describe('GAE lambda.'),
+  pg_clip: z.number().positive().default(0.2).describe('PPO ratio clip range.'),
+  use_pg_clip_range: z.boolean().default(false).describe('Use pg_clip_low/pg_clip_high instead of pg_clip.'),
+  pg_clip_low: z.number().positive().default(0.2).describe('Lower ratio clip (1 - low) when use_pg_clip_range.'),
+  pg_clip_high: z.number().positive().default(0.2).describe('Upper ratio clip (1 + high) when use_pg_clip_range.'),
+  dual_clip_loss: z.boolean().default(false).describe('Bound the loss of negative advantages (dual clip).'),
+  value_clip: z.number().positive().nullable().default(null).describe('Critic value clip range; null disables it.'),
+  init_kl_coef: z.number().min(0).default(0).describe('Initial KL coefficient (ROLL defaults to 0.2; its examples use 0).'),
+  target_kl: z.number().positive().nullable().default(null).describe('Target KL of the adaptive controller; null keeps the coefficient fixed.'),
+  kl_horizon: positiveInt().default(10000).describe('Horizon of the adaptive KL controller.'),
+  kl_penalty: z.enum(['kl', 'abs', 'mse', 'k3', 'low_var_kl', 'full']).default('kl').describe('KL estimator.'),
+  add_token_level_kl: z.boolean().default(false).describe('Subtract the KL penalty from token rewards.'),
+  use_kl_loss: z.boolean().default(false).describe('Add a KL term to the actor loss.'),
+  kl_loss_coef: z.number().min(0).default(0).describe('Weight of the KL loss term.'),
+  whiten_advantages: z.boolean().default(false).describe('Whiten advantages over all response tokens of the batch.'),
+  whiten_rewards: z.boolean().default(false).describe('Whiten token rewards before advantages.'),
+  advantage_clip: z.number().positive().nullable().default(null).describe('Clip advantages to ±this; null disables it.'),
+  reward_clip: z.number().positive().nullable().default(null).describe('Clip rewards to ±this; null disables it.'),
+  entropy_loss_coef: z.number().min(0).default(0).describe('Weight of the entropy bonus.'),
+  loss_agg_mode: z
+    .enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'])
+    .default('seq-mean-token-mean')
+    .describe('How token losses are reduced to one number.'),
+  max_grad_norm: z.number().positive().nullable().default(1).describe('Global gradient-norm clip; null disables it.'),
+  step_reward_gamma: probability().default(0.95).describe('Discount of step rewards (gigpo, step_reinforce).'),
+  episode_reward_weight: z.number().min(0).default(1).describe('Weight of the episode advantage (gigpo).'),
+  step_reward_weight: z.number().min(0).default(1).describe('Weight of the step advantage (gigpo).'),
+
+  actor_train: Worker.prefault({}).describe('The policy being trained.'),
+  actor_infer: Worker.prefault({}).describe('The policy copy that generates rollouts.'),
+  reference: Worker.prefault({}).describe('The frozen policy KL terms compare against (built only when one is used).'),
+  critic: Worker.prefault({}).describe('The value model (built only for gae).'),
+
+  train_env_manager: EnvManager.prefault({}).describe('Environments that produce training rollouts.'),
+  val_env_manager: EnvManager.prefault({}).describe('Environments that produce validation rollouts.'),
+  custom_envs: z
+    .record(z.string().regex(TAG_PATTERN, 'a tag is a letter followed by letters, digits, _ or -'), CustomEnv)
+    .default({})
+    .describe('Environment definitions by tag.'),
+
+  checkpoint_config: CheckpointConfig.prefault({}).describe('Where checkpoints are written.'),
+  track_with: z
+    .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(Tracker).min(1))
+    .default(['console'])
+    .describe('Metric trackers, one or several: console, jsonl, tensorboard, wandb.'),
+  tracker_kwargs: z.record(z.string(), z.unknown()).default({}).describe('Settings passed to the trackers.'),
+
+  vars: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe('Free-form values for ${vars....} interpolation; agentic itself never reads them.'),
+});
+
+export type AgenticConfig = z.output<typeof ConfigShape>;
+export type WorkerConfig = z.output<typeof Worker>;
+export type EnvManagerConfig = z.output<typeof EnvManager>;
+export type CustomEnvConfig = z.output<typeof CustomEnv>;
+export type GeneratingConfig = z.output<typeof GeneratingArgs>;
+
+/** Every key with its default, interpolations unresolved: the lowest config layer. */
+export function configDefaults(): Record<string, unknown> {
+  return ConfigShape.parse({}) as Record<string, unknown>;
+}

@@ -1,0 +1,136 @@
+/**
+ * Turns a resolved config tree into a typed AgenticConfig, or a one-line ConfigError that names
+ * the key: the core schema first, then the rules that tie keys together, then each environment's
+ * `env_config` against its plugin's own schema (which also fills the plugin's defaults).
+ */
+import type { z } from 'zod';
+import { ConfigError, PluginError } from '../errors';
+import type { EnvPlugin } from '../plugins/types';
+import { didYouMean } from '../util/suggest';
+import { declaredKeys, describeExpected, schemaAt } from './introspect';
+import { ConfigShape, type AgenticConfig, type EnvManagerConfig } from './schema';
+import { formatPath, type PathSegment, type TreeObject } from './tree';
+
+export interface EnvResolver {
+  /** Loads the `plugins:` paths, so their names resolve. */
+  loadAll(paths: readonly string[]): Promise<void>;
+  resolveEnv(ref: string): Promise<EnvPlugin>;
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return String(value);
+}
+
+type Issue = z.core.$ZodIssue & { input?: unknown };
+
+/** One zod issue as `path: problem`. `root` is the schema the path is relative to. */
+export function formatIssue(issue: Issue, root: z.core.$ZodType, prefix: readonly PathSegment[] = []): string {
+  const path = issue.path as PathSegment[];
+  const where = formatPath([...prefix, ...path]);
+  const node = schemaAt(root, path);
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const key = issue.keys[0]!;
+      const known = declaredKeys(node ?? root);
+      const more = issue.keys.length > 1 ? ` (also unknown: ${issue.keys.slice(1).join(', ')})` : '';
+      return `${formatPath([...prefix, ...path, key])}: unknown key${didYouMean(key, known)}${more}`;
+    }
+    case 'invalid_type':
+      if (issue.input === undefined) return `${where}: required (${node ? describeExpected(node) : issue.expected})`;
+      return `${where}: expected ${node ? describeExpected(node) : issue.expected}, got ${show(issue.input)}`;
+    case 'invalid_value': {
+      const hint = typeof issue.input === 'string' ? didYouMean(issue.input, issue.values.map(String)) : '';
+      return `${where}: expected ${node ? describeExpected(node) : issue.values.join(', ')}, got ${show(issue.input)}${hint}`;
+    }
+    case 'invalid_union':
+      return `${where}: expected ${node ? describeExpected(node) : 'another value'}, got ${show(issue.input)}`;
+    case 'too_small':
+    case 'too_big': {
+      const op = issue.code === 'too_small' ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
+      const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
+      if (issue.origin === 'array') return `${where}: needs ${op === '>=' ? 'at least' : 'at most'} ${bound} item${bound === 1 ? '' : 's'}`;
+      if (issue.origin === 'string') return `${where}: needs ${op === '>=' ? 'at least' : 'at most'} ${bound} character${bound === 1 ? '' : 's'}`;
+      return `${where}: must be ${op} ${bound}, got ${show(issue.input)}`;
+    }
+    case 'invalid_format':
+      return `${where}: ${issue.message}, got ${show(issue.input)}`;
+    default:
+      return `${where}: ${issue.message}`;
+  }
+}
+
+function issuesError(issues: readonly Issue[], root: z.core.$ZodType, prefix: readonly PathSegment[] = []): ConfigError {
+  const first = formatIssue(issues[0]!, root, prefix);
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
+  return new ConfigError(first + more);
+}
+
+/** Rules that involve several keys. */
+function checkRelations(config: AgenticConfig): void {
+  const defined = Object.keys(config.custom_envs);
+  const checkManager = (name: 'train_env_manager' | 'val_env_manager', manager: EnvManagerConfig, batchKey: 'rollout_batch_size' | 'val_batch_size') => {
+    if (name === 'train_env_manager' && manager.tags.length === 0) {
+      throw new ConfigError(
+        defined.length === 0
+          ? 'custom_envs: no environments are defined; define one and name it in train_env_manager.tags'
+          : `train_env_manager.tags: name at least one entry of custom_envs (defined: ${defined.join(', ')})`,
+      );
+    }
+    manager.tags.forEach((tag, i) => {
+      if (!defined.includes(tag)) {
+        const hint = didYouMean(tag, defined);
+        throw new ConfigError(`${name}.tags[${i}]: '${tag}' is not defined in custom_envs${hint || (defined.length ? ` (defined: ${defined.join(', ')})` : '')}`);
+      }
+    });
+    if (manager.tags.length === 0) return;
+    const partition = manager.num_groups_partition;
+    if (partition) {
+      if (partition.length !== manager.tags.length) {
+        throw new ConfigError(`${name}.num_groups_partition: has ${partition.length} entries for ${manager.tags.length} tags`);
+      }
+      const total = partition.reduce((a, b) => a + b, 0);
+      if (total !== manager.num_env_groups) {
+        throw new ConfigError(`${name}.num_groups_partition: sums to ${total}, but num_env_groups is ${manager.num_env_groups}`);
+      }
+    } else if (manager.num_env_groups % manager.tags.length !== 0) {
+      throw new ConfigError(
+        `${name}.num_env_groups: ${manager.num_env_groups} groups do not split equally over ${manager.tags.length} tags; set num_groups_partition`,
+      );
+    }
+    const batch = config[batchKey];
+    if (batch % manager.group_size !== 0) {
+      throw new ConfigError(`${batchKey}: ${batch} is not a multiple of ${name}.group_size (${manager.group_size})`);
+    }
+  };
+  checkManager('train_env_manager', config.train_env_manager, 'rollout_batch_size');
+  checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
+}
+
+/** Validates `tree` (interpolations already resolved). */
+export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promise<AgenticConfig> {
+  const parsed = ConfigShape.safeParse(tree, { reportInput: true });
+  if (!parsed.success) throw issuesError(parsed.error.issues as Issue[], ConfigShape);
+  const config = parsed.data;
+  checkRelations(config);
+
+  await envs.loadAll(config.plugins);
+  for (const [tag, entry] of Object.entries(config.custom_envs)) {
+    const at = ['custom_envs', tag] as const;
+    let plugin: EnvPlugin;
+    try {
+      plugin = await envs.resolveEnv(entry.env_type);
+    } catch (error) {
+      if (error instanceof PluginError) throw new ConfigError(`${formatPath([...at, 'env_type'])}: ${error.message}`, { cause: error });
+      throw error;
+    }
+    const envConfig = plugin.config.safeParse(entry.env_config, { reportInput: true });
+    if (!envConfig.success) throw issuesError(envConfig.error.issues as Issue[], plugin.config, [...at, 'env_config']);
+    entry.env_config = envConfig.data as Record<string, unknown>;
+  }
+  return config;
+}

@@ -1,0 +1,31 @@
+/**
+ * The errors a user can cause. Each carries the one line the CLI prints and the exit code it
+ * exits with; anything else that reaches the top is a bug and is reported as one.
+ */
+export class AgenticError extends Error {
+  readonly exitCode: number = 1;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A command line that cannot be understood: unknown command, unknown flag, malformed argument. */
+export class UsageError extends AgenticError {
+  override readonly exitCode = 2;
+}
+
+/** A configuration that cannot be composed, resolved or validated. The message names the key. */
+export class ConfigError extends AgenticError {
+  override readonly exitCode = 2;
+}
+
+/** A plugin that cannot be found, loaded or used. The message names the file. */
+export class PluginError extends AgenticError {
+  override readonly exitCode = 2;
+}
+
+/** Flattens an error message to a single line, as the CLI prints it. */
+export function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}

@@ -1,0 +1,54 @@
+/**
+ * Reading an action out of a policy's raw response, the way ROLL's text envs do: strip the chat
+ * special tokens, take the first match of the answer pattern (dot matches newlines), and map the
+ * content to an action name case-insensitively. Anything else is an invalid action.
+ */
+
+/** `<answer>...</answer>` anywhere in the response. */
+export const ANSWER_PATTERN = '<answer>(.*?)</answer>';
+/** `<think>...</think>` followed by `<answer>...</answer>`. */
+export const THINK_ANSWER_PATTERN = '<think>(.*?)</think>\\s*<answer>(.*?)</answer>';
+export const CHAT_SPECIAL_TOKENS: readonly string[] = ['<|im_start|>', '<|im_end|>'];
+
+export interface ParsedAnswer {
+  /** The canonical action name, or null when the response holds no valid action. */
+  action: string | null;
+  /** The text inside the answer tags, trimmed ("" when there was no match). */
+  content: string;
+  /** The text inside the think tags, when the pattern has two groups. */
+  think: string;
+}
+
+export interface ParseAnswerOptions {
+  /** A regular expression with one group (the answer) or two (thinking, then the answer). */
+  pattern?: string | RegExp;
+  /** Valid action names; when given, the content must equal one of them, ignoring case. */
+  actions?: readonly string[];
+  specialTokens?: readonly string[];
+}
+
+const compiled = new Map<string, RegExp>();
+
+function toRegExp(pattern: string | RegExp): RegExp {
+  if (pattern instanceof RegExp) return pattern;
+  let re = compiled.get(pattern);
+  if (!re) {
+    re = new RegExp(pattern, 's');
+    compiled.set(pattern, re);
+  }
+  return re;
+}
+
+export function parseAnswer(response: string, options: ParseAnswerOptions = {}): ParsedAnswer {
+  let text = response;
+  for (const token of options.specialTokens ?? CHAT_SPECIAL_TOKENS) text = text.split(token).join('');
+  const match = toRegExp(options.pattern ?? ANSWER_PATTERN).exec(text.trim());
+  if (!match) return { action: null, content: '', think: '' };
+  const groups = match.slice(1);
+  const content = (groups.length === 0 ? match[0] : groups.length >= 2 ? groups[1] : groups[0])?.trim() ?? '';
+  const think = groups.length >= 2 ? (groups[0]?.trim() ?? '') : '';
+  if (!options.actions) return { action: content === '' ? null : content, content, think };
+  const wanted = content.toLowerCase();
+  const action = options.actions.find((name) => name.toLowerCase() === wanted) ?? null;
+  return { action, content, think };
+}

@@ -1,0 +1,14 @@
+/**
+ * The plugins that ship with agentic, bundled into the binary. Every plugin module under
+ * plugins/ must be listed here (a test checks that this list and the folder agree).
+ */
+import bandit from '../../plugins/envs/bandit';
+import exactMatch from '../../plugins/rewards/exact_match';
+import calculator from '../../plugins/tools/calculator';
+import type { PluginDefinition } from './types';
+
+export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; source: string }> = [
+  { definition: bandit, source: 'plugins/envs/bandit' },
+  { definition: exactMatch, source: 'plugins/rewards/exact_match.ts' },
+  { definition: calculator, source: 'plugins/tools/calculator' },
+];

@@ -1,0 +1,18 @@
+/**
+ * What a plugin imports: `import { defineEnv, z, Rng } from 'agentic'`.
+ *
+ * Plugins get these from the running agentic (also inside the compiled binary), so they share
+ * its modules and never bundle their own copies. Everything here is public API.
+ */
+export { z } from 'zod';
+export { Rng, hashSeed, type RngState } from '../engine/rng';
+export { defineEnv, defineReward, defineTool } from './define';
+export {
+  ANSWER_PATTERN,
+  THINK_ANSWER_PATTERN,
+  CHAT_SPECIAL_TOKENS,
+  parseAnswer,
+  type ParseAnswerOptions,
+  type ParsedAnswer,
+} from './answer';
+export type * from './types';

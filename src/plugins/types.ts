@@ -1,0 +1,143 @@
+/**
+ * The plugin contracts: environments, reward functions and tools. A plugin module's default
+ * export is one definition made with `defineEnv`, `defineReward` or `defineTool` (or a list of
+ * them). These types are the documentation; keep them exact.
+ */
+import type { z } from 'zod';
+
+// ---------------------------------------------------------------------------------------------
+// Environments (Gymnasium-like, text in and text out)
+
+/** How a per-step metric is reduced over an episode. */
+export type MetricAgg = 'sum' | 'mean' | 'min' | 'max' | 'last' | 'first';
+
+export type MetricValue = number | boolean;
+
+export interface ResetInfo {
+  /** The task, as the first prompt shows it before the first observation. */
+  instruction: string;
+  [key: string]: unknown;
+}
+
+export interface ResetResult {
+  observation: string;
+  info: ResetInfo;
+}
+
+export interface StepInfo {
+  /**
+   * Per-step metrics, e.g. success, action_is_valid, action_is_effective, format_penalty.
+   * Names are snake_case: they become `env/<tag>/<name>` in the logs.
+   */
+  metrics: Record<string, MetricValue>;
+  /** How each metric aggregates over the episode; metrics not listed use `mean`. */
+  metricsAgg?: Record<string, MetricAgg>;
+  /** A sentence about what the action did, for logs and step-wise prompts. */
+  actionDesc?: string;
+  /** The action the env parsed from the response, or null if it could not parse one. */
+  action?: string | null;
+  [key: string]: unknown;
+}
+
+export interface StepResult {
+  observation: string;
+  reward: number;
+  /** The episode reached a terminal state (goal, failure). */
+  terminated: boolean;
+  /** The episode was cut short (a step limit) before a terminal state. */
+  truncated: boolean;
+  info: StepInfo;
+}
+
+export type RenderMode = 'text' | 'rgb';
+
+/** An RGB picture: `data` holds width*height*3 bytes, row by row from the top left. */
+export interface RgbFrame {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+export interface Env {
+  /** Starts an episode. The same seed gives the same initial state, on every machine. */
+  reset(seed: number): ResetResult | Promise<ResetResult>;
+  /**
+   * Applies the policy's raw response text. An unparseable response is an invalid action: the
+   * state stays, the reward is the configured format penalty, and the metrics say so.
+   */
+  step(response: string): StepResult | Promise<StepResult>;
+  /** 'text' returns the state as text; 'rgb' a picture, or null if the env has none. */
+  render(mode: RenderMode): string | RgbFrame | null;
+  close(): void | Promise<void>;
+  /** A well-formed response with a random valid action (for smoke tests and env checks). */
+  sampleRandomAction(): string;
+}
+
+export interface EnvClass<C> {
+  new (config: C): Env;
+}
+
+export interface EnvPlugin<S extends z.ZodType = z.ZodType> {
+  readonly kind: 'env';
+  /** Registry name, snake_case: what `env_type:` names. */
+  readonly name: string;
+  /** One line, shown by `agentic plugins`. */
+  readonly description: string;
+  /** Schema of `env_config`; its defaults fill what a config leaves out. */
+  readonly config: S;
+  /** The environment class; it receives the validated `env_config`. */
+  readonly env: EnvClass<z.output<S>>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reward functions
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+}
+
+export interface RewardInput {
+  /** The policy's final response text. */
+  response: string;
+  /** The whole conversation, tool observations included. */
+  trajectory: readonly ChatMessage[];
+  /** The dataset row the episode was built from ({question, answer, ...}). */
+  row: Readonly<Record<string, unknown>>;
+}
+
+/** A score, or a score with extra metrics that are logged beside it. */
+export type RewardOutput = number | { reward: number; [metric: string]: MetricValue | string };
+
+export interface RewardPlugin {
+  readonly kind: 'reward';
+  readonly name: string;
+  readonly description: string;
+  score(input: RewardInput): RewardOutput | Promise<RewardOutput>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+export interface ToolContext {
+  /** Aborted when the call runs out of time; long-running tools should stop. */
+  signal: AbortSignal;
+}
+
+/** What the policy sees as the tool's observation, optionally with extras for the logs. */
+export type ToolOutput = string | { observation: string; info?: Record<string, unknown> };
+
+export interface ToolPlugin<P extends z.ZodObject = z.ZodObject> {
+  readonly kind: 'tool';
+  readonly name: string;
+  readonly description: string;
+  /** The arguments; also rendered as the JSON schema shown to the policy. */
+  readonly parameters: P;
+  /** Whether a call ends the episode (like an `answer` tool). */
+  readonly terminal?: boolean;
+  call(args: z.output<P>, context: ToolContext): ToolOutput | Promise<ToolOutput>;
+}
+
+export type PluginDefinition = EnvPlugin | RewardPlugin | ToolPlugin;
+export type PluginKind = PluginDefinition['kind'];
+export type PluginOfKind<K extends PluginKind> = { env: EnvPlugin; reward: RewardPlugin; tool: ToolPlugin }[K];

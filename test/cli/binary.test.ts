@@ -1,0 +1,109 @@
+/**
+ * The compiled binary, as a user gets it: built from this checkout, copied alone into an empty
+ * folder (no Bun on PATH, no node_modules, no configs/), and run there.
+ */
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { copyFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseYaml } from '../../src/config/yaml';
+import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
+
+let bin = '';
+let home = '';
+
+beforeAll(() => {
+  const buildDir = scratch();
+  const build = Bun.spawnSync([process.execPath, 'scripts/build.ts', '--outfile', join(buildDir, 'agentic')], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' });
+  if (build.exitCode !== 0) throw new Error(`build failed: ${build.stderr.toString()}`);
+  home = scratch();
+  bin = join(home, 'agentic');
+  copyFileSync(join(buildDir, 'agentic'), bin);
+}, 180_000);
+
+/** Runs the binary in its empty folder with a PATH that has no bun. */
+const run = (args: string[], cwd = home) => agentic(args, { bin, cwd, env: { PATH: '/usr/bin:/bin', HOME: home } });
+
+const PLUGIN = `import { defineEnv, z, Rng } from 'agentic';
+class Dice {
+  private face = 0;
+  reset(seed: number) { this.face = Rng.fromSeed(seed).intBetween(1, 6); return { observation: 'a die is cast', info: { instruction: 'guess the face' } }; }
+  step(response: string) { const ok = response.includes(String(this.face)); return { observation: '', reward: ok ? 1 : 0, terminated: true, truncated: false, info: { metrics: { success: ok } } }; }
+  render() { return 'die'; }
+  close() {}
+  sampleRandomAction() { return '<answer>3</answer>'; }
+}
+export default defineEnv({ name: 'dice', description: 'Guess a die.', config: z.strictObject({ sides: z.int().default(6) }), env: Dice });
+`;
+
+describe('the compiled binary in an empty folder', () => {
+  test('the folder holds only the binary', () => {
+    expect(readdirSync(home)).toEqual(['agentic']);
+  });
+
+  test('--help lists the commands', async () => {
+    const { code, stdout } = await run(['--help']);
+    expect(code).toBe(0);
+    for (const name of ['train', 'eval', 'render', 'resume', 'config']) expect(stdout).toContain(name);
+  });
+
+  test('config exp_name=foo seed=123 prints the resolved YAML', async () => {
+    const { code, stdout, stderr } = await run(['config', 'exp_name=foo', 'seed=123']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const config = parseYaml(stdout, 'stdout') as Record<string, unknown>;
+    expect(config.exp_name).toBe('foo');
+    expect(config.seed).toBe(123);
+  });
+
+  test('bad values and unknown keys exit non-zero with one line naming the key', async () => {
+    for (const [arg, key] of [
+      ['seed=abc', 'seed'],
+      ['nosuchkey=1', 'nosuchkey'],
+    ] as const) {
+      const { code, stderr } = await run(['config', arg]);
+      expect(code).toBe(2);
+      expect(lines(stderr)).toHaveLength(1);
+      expect(stderr).toContain(key);
+    }
+  });
+
+  test('loads a user plugin that imports agentic, by path and from a plugins folder', async () => {
+    const dir = scratch({ 'dice.ts': PLUGIN, 'more/dice2.ts': PLUGIN.replace("name: 'dice'", "name: 'dice_two'") });
+    writeFiles(dir, {
+      'exp.yaml': 'plugins: [more]\ncustom_envs:\n  D: {env_type: ./dice.ts}\n  D2: {env_type: dice_two}\ntrain_env_manager: {num_env_groups: 2, group_size: 1, tags: [D, D2]}\nrollout_batch_size: 2\n',
+    });
+    const listed = await run(['plugins', './dice.ts'], dir);
+    expect(listed.stderr).toBe('');
+    expect(listed.stdout).toMatch(/dice +Guess a die\. +\[dice\.ts\]/);
+    const resolved = await run(['config', '-c', 'exp.yaml'], dir);
+    expect(resolved.stderr).toBe('');
+    const config = parseYaml(resolved.stdout, 'x') as any;
+    expect(config.custom_envs.D.env_config).toEqual({ sides: 6 });
+    expect(config.custom_envs.D2.env_config).toEqual({ sides: 6 });
+  });
+
+  test('a broken plugin is one line naming the file', async () => {
+    const dir = scratch({ 'bad.ts': 'export default 42;' });
+    const { code, stderr } = await run(['plugins', 'bad.ts'], dir);
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe('error: bad.ts: the default export is not a plugin; export default defineEnv(...), defineReward(...) or defineTool(...)');
+  });
+
+  test('named configs from a configs folder next to it', async () => {
+    const dir = scratch({
+      'configs/mine.yaml': 'defaults:\n  - envs/b@custom_envs.B\nexp_name: mine\ntrain_env_manager: {num_env_groups: 1, group_size: 4, tags: [B]}\nrollout_batch_size: 4\n',
+      'configs/envs/b.yaml': 'env_type: bandit\n',
+    });
+    const { code, stdout, stderr } = await run(['config', '--config-name', 'mine'], dir);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain('exp_name: mine');
+  });
+
+  test('doctor: the embedded wasm backend runs', async () => {
+    const { code, stdout } = await run(['doctor']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/agentic +\S+ \(compiled binary\)/);
+    expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
+  });
+});

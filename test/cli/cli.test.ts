@@ -1,0 +1,213 @@
+import { describe, expect, test } from 'bun:test';
+import pkg from '../../package.json';
+import { parseYaml } from '../../src/config/yaml';
+import { agentic, lines, scratch } from '../helpers';
+
+const COMMANDS = ['train', 'eval', 'render', 'resume', 'config', 'plugins', 'doctor'];
+
+/** A user's mistake: exit 2, exactly one line on stderr, no stack trace, nothing on stdout. */
+async function expectOneLineError(args: string[], fragment: string | RegExp, options: Parameters<typeof agentic>[1] = {}) {
+  const result = await agentic(args, options);
+  expect(result.code).toBe(2);
+  expect(lines(result.stderr)).toHaveLength(1);
+  expect(result.stderr).toMatch(/^error: /);
+  expect(result.stderr).toMatch(fragment);
+  expect(result.stderr).not.toContain('    at ');
+  expect(result.stdout).toBe('');
+  return result;
+}
+
+describe('help and version', () => {
+  test('--help lists every command', async () => {
+    const { code, stdout } = await agentic(['--help']);
+    expect(code).toBe(0);
+    for (const name of COMMANDS) expect(stdout).toContain(name);
+    expect(stdout).not.toContain('\u001B['); // no colour codes when piped
+  });
+
+  test('no arguments prints the same help', async () => {
+    const [plain, help] = await Promise.all([agentic([]), agentic(['--help'])]);
+    expect(plain).toEqual(help);
+  });
+
+  test('--version and -v', async () => {
+    for (const flag of ['--version', '-v']) {
+      const { code, stdout } = await agentic([flag]);
+      expect(code).toBe(0);
+      expect(stdout.trim()).toBe(`agentic ${pkg.version}`);
+    }
+  });
+
+  for (const name of COMMANDS) {
+    test(`${name} --help`, async () => {
+      const { code, stdout, stderr } = await agentic([name, '--help']);
+      expect(code).toBe(0);
+      expect(stderr).toBe('');
+      expect(stdout).toContain(`USAGE agentic ${name}`);
+      if (['train', 'eval', 'render', 'config', 'plugins'].includes(name)) {
+        for (const flag of ['--config-path', '--config-name', '-c, --config', 'OVERRIDES']) expect(stdout).toContain(flag);
+      }
+    });
+  }
+
+  test('-h works after overrides too', async () => {
+    const { code, stdout } = await agentic(['config', 'seed=1', '-h']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('USAGE agentic config');
+  });
+});
+
+describe('usage errors: one line, exit 2', () => {
+  test('unknown command, with a suggestion', () => expectOneLineError(['trian'], "unknown command 'trian' (did you mean train?)"));
+  test('unknown flag on a command', () => expectOneLineError(['config', '--foo'], "unknown option '--foo' for 'agentic config'"));
+  test('unknown flag before the command', () => expectOneLineError(['--bogus', 'config'], "unknown option '--bogus' for 'agentic'"));
+  test('unknown flag with a value', () => expectOneLineError(['train', '--lr=3'], "unknown option '--lr'"));
+  test('a misspelt flag gets a suggestion', () => expectOneLineError(['config', '--config-nam', 'x'], 'did you mean --config-name'));
+  test('a flag missing its value', () => expectOneLineError(['config', '--config-name'], "option '--config-name' needs a value"));
+  test('a positional that is not an override', () => expectOneLineError(['config', 'seed'], "expected an override (key=value, +key=value, ++key=value or ~key), got 'seed'"));
+  test('-c and --config-name together', () => expectOneLineError(['config', '-c', 'a.yaml', '--config-name', 'b'], 'not both'));
+});
+
+describe('agentic config', () => {
+  test('prints the resolved config as YAML, with overrides applied', async () => {
+    const { code, stdout, stderr } = await agentic(['config', 'exp_name=foo', 'seed=123']);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout).toContain('exp_name: foo\n');
+    expect(stdout).toContain('seed: 123\n');
+    const config = parseYaml(stdout, 'stdout') as Record<string, any>;
+    expect(config.output_dir).toBe('./output/foo');
+    expect(config.custom_envs.Bandit.env_config.risky_prob).toBe(0.25);
+  });
+
+  test('bad values and unknown keys: one line naming the key', async () => {
+    await expectOneLineError(['config', 'seed=abc'], 'seed: expected integer, got "abc"');
+    await expectOneLineError(['config', 'nosuchkey=1'], /nosuchkey: unknown key/);
+    await expectOneLineError(['config', 'sed=1'], 'sed: unknown key (did you mean seed?)');
+    await expectOneLineError(['config', 'actor_train.training_args.learning_rate=[1,'], "unclosed '['");
+  });
+
+  test('every override form from the command line', async () => {
+    const { code, stdout, stderr } = await agentic([
+      'config',
+      '+vars.note=hello',
+      '++vars.note=bye',
+      '~val_env_manager.tags',
+      'track_with=[console,jsonl]',
+      'actor_train.training_args.learning_rate=1e-3',
+      "exp_name='007'",
+      'logging_dir=${output_dir}/tb',
+    ]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const config = parseYaml(stdout, 'stdout') as Record<string, any>;
+    expect(config.vars).toEqual({ note: 'bye' });
+    expect(config.val_env_manager.tags).toEqual([]);
+    expect(config.track_with).toEqual(['console', 'jsonl']);
+    expect(config.actor_train.training_args.learning_rate).toBe(0.001);
+    expect(config.exp_name).toBe('007');
+    expect(config.logging_dir).toBe('./output/007/tb');
+  });
+
+  test('both spellings of --config-path/--config-name, and -c / --config', async () => {
+    const dir = scratch({
+      'confs/exp.yaml': 'defaults:\n  - /envs/b@custom_envs.B\nexp_name: spelled\ntrain_env_manager: {num_env_groups: 1, group_size: 2, tags: [B]}\nrollout_batch_size: 2\n',
+      'confs/envs/b.yaml': 'env_type: bandit\n',
+    });
+    const forms = [
+      ['--config-path', 'confs', '--config-name', 'exp'],
+      ['--config_path', 'confs', '--config_name', 'exp'],
+      ['--config-path=confs', '--config-name=exp'],
+      ['-c', 'confs/exp.yaml'],
+      ['--config', 'confs/exp.yaml'],
+      ['--config=confs/exp.yaml'],
+    ];
+    for (const form of forms) {
+      const { code, stdout, stderr } = await agentic(['config', ...form], { cwd: dir });
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toContain('exp_name: spelled\n');
+    }
+  });
+
+  test('a config that uses a plugin by path shows the plugin defaults', async () => {
+    const dir = scratch({
+      'my_env.ts': `import { defineEnv, z } from 'agentic';
+class Coin { reset() { return { observation: 'flip', info: { instruction: 'call it' } }; }
+  step() { return { observation: '', reward: 1, terminated: true, truncated: false, info: { metrics: {} } }; }
+  render() { return 'coin'; } close() {} sampleRandomAction() { return '<answer>heads</answer>'; } }
+export default defineEnv({ name: 'coin', description: 'Call a coin flip.', config: z.strictObject({ bias: z.number().default(0.5) }), env: Coin });`,
+      'exp.yaml': 'custom_envs:\n  Coin: {env_type: ./my_env.ts, env_config: {}}\ntrain_env_manager: {num_env_groups: 1, group_size: 1, tags: [Coin]}\nrollout_batch_size: 1\n',
+    });
+    const { code, stdout, stderr } = await agentic(['config', '-c', 'exp.yaml', 'custom_envs.Coin.env_config.bias=0.9'], { cwd: dir });
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect((parseYaml(stdout, 'x') as any).custom_envs.Coin.env_config).toEqual({ bias: 0.9 });
+  });
+
+  test('--debug and AGENTIC_DEBUG=1 add the stack trace', async () => {
+    for (const run of [agentic(['config', 'seed=abc', '--debug']), agentic(['config', 'seed=abc'], { env: { AGENTIC_DEBUG: '1' } })]) {
+      const { code, stderr } = await run;
+      expect(code).toBe(2);
+      expect(stderr.split('\n')[0]).toBe('error: seed: expected integer, got "abc"');
+      expect(stderr).toContain('    at ');
+    }
+  });
+});
+
+describe('commands that validate and then say what is missing', () => {
+  test('train with no arguments validates the built-in config, then says plainly it is not implemented', async () => {
+    const { code, stdout, stderr } = await agentic(['train']);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('config is valid');
+    expect(stderr).toContain('training is not implemented yet');
+  });
+
+  for (const name of ['train', 'eval', 'render']) {
+    test(`${name} rejects a bad config first`, () => expectOneLineError([name, 'seed=abc'], 'seed: expected integer'));
+  }
+
+  test('resume checks its checkpoint path and overrides', async () => {
+    await expectOneLineError(['resume', '/no/such/checkpoint'], '/no/such/checkpoint: no such checkpoint folder');
+    await expectOneLineError(['resume', 'max_steps=[1,'], "unclosed '['");
+    const { code, stderr } = await agentic(['resume', 'max_steps=10']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('resuming from a checkpoint is not implemented yet');
+  });
+});
+
+describe('agentic plugins', () => {
+  test('lists the built-ins by kind', async () => {
+    const { code, stdout } = await agentic(['plugins']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/environments \(\d+\)\n {2}bandit {2}Two-armed bandit/);
+    expect(stdout).toContain('exact_match');
+    expect(stdout).toContain('calculator');
+  });
+
+  test('loads and lists a plugin file given by path, with its source', async () => {
+    const dir = scratch({
+      'shout.ts': `import { defineTool, z } from 'agentic';
+export default defineTool({ name: 'shout', description: 'Upper-cases text.', parameters: z.object({ text: z.string() }), call: ({ text }) => text.toUpperCase() });`,
+    });
+    const { code, stdout } = await agentic(['plugins', './shout.ts'], { cwd: dir });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/shout +Upper-cases text\. +\[shout\.ts\]/);
+  });
+
+  test('a broken plugin is one line naming the file', async () => {
+    const dir = scratch({ 'broken.ts': 'export default { not: "a plugin" };' });
+    await expectOneLineError(['plugins', 'broken.ts'], 'broken.ts: the default export is not a plugin', { cwd: dir });
+    const syntax = scratch({ 'syntax.ts': 'export default {' });
+    await expectOneLineError(['plugins', 'syntax.ts'], /^error: syntax\.ts: cannot load: /, { cwd: syntax });
+  });
+});
+
+test('agentic doctor runs a matmul on the wasm and cpu backends', async () => {
+  const { code, stdout } = await agentic(['doctor']);
+  expect(code).toBe(0);
+  expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
+  expect(stdout).toMatch(/backend cpu +ok/);
+  expect(stdout).not.toContain('Hi, looks like');
+});

@@ -1,0 +1,50 @@
+/** Shared test helpers: running the CLI as a user would, and scratch folders. */
+import { afterAll } from 'bun:test';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dir, '..');
+export const MAIN = join(ROOT, 'src/cli/main.ts');
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `agentic ...args` (from source, or the binary at `bin`) and collects its output. */
+export async function agentic(args: readonly string[], options: { cwd?: string; env?: Record<string, string>; bin?: string } = {}): Promise<RunResult> {
+  const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
+  if (!options.env?.AGENTIC_DEBUG) delete env.AGENTIC_DEBUG;
+  const command = options.bin ? [options.bin, ...args] : [process.execPath, MAIN, ...args];
+  const child = Bun.spawn(command, { cwd: options.cwd ?? ROOT, env, stdout: 'pipe', stderr: 'pipe' });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr };
+}
+
+/** The non-empty lines of a text. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((l) => l.trim() !== '');
+}
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary folder, removed after the test file, optionally filled with files. */
+export function scratch(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agentic-test-'));
+  made.push(dir);
+  writeFiles(dir, files);
+  return dir;
+}
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [name, text] of Object.entries(files)) {
+    const path = join(dir, name);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  }
+}
