@@ -27,8 +27,8 @@ export default command(
         const entries = host.registry.list(kind);
         lines.push(`${HEADINGS[kind]} (${entries.length})`);
         const width = Math.max(0, ...entries.map((e) => e.definition.name.length));
-        for (const { definition, source } of entries) {
-          const from = source.startsWith('plugins/') ? '' : `  [${source}]`;
+        for (const { definition, source, builtin } of entries) {
+          const from = builtin ? '' : `  [${source}]`;
           lines.push(`  ${definition.name.padEnd(width)}  ${definition.description}${from}`);
         }
         lines.push('');

@@ -8,7 +8,7 @@
  * the binary), as Hydra's @hydra.main names a default config.
  */
 import { resolve } from 'node:path';
-import { readdirSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import defaultConfigText from '../../configs/agentic.yaml' with { type: 'text' };
 import { ConfigError, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
@@ -50,6 +50,7 @@ export async function composePrimary(request: ConfigRequest): Promise<ComposedCo
   if (request.configFile) {
     const file = resolve(cwd, request.configFile);
     if (!existsSync(file)) throw new ConfigError(`${request.configFile}: no such config file`);
+    if (statSync(file).isDirectory()) throw new ConfigError(`${request.configFile}: is a folder; name a config file (or use --config-path DIR --config-name NAME)`);
     return composeFile(file);
   }
   if (request.configName) {

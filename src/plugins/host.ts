@@ -76,7 +76,7 @@ export class PluginHost {
   private readonly loaded = new Map<string, PluginDefinition[]>();
 
   constructor(readonly cwd: string = process.cwd()) {
-    for (const { definition, source } of BUILTIN_PLUGINS) this.registry.register(checkDefinition(definition, source), source);
+    for (const { definition, source } of BUILTIN_PLUGINS) this.registry.register(checkDefinition(definition, source), source, true);
   }
 
   /** Loads a plugin file or folder (relative to the working folder) and registers what it defines. */

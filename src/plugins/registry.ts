@@ -12,8 +12,9 @@ const ENV_METHODS = ['reset', 'step', 'render', 'close', 'sampleRandomAction'] a
 
 export interface PluginEntry<K extends PluginKind = PluginKind> {
   definition: PluginOfKind<K>;
-  /** `built-in` or the file the plugin was loaded from. */
+  /** Where it came from: plugins/... for a built-in, else the file it was loaded from. */
   source: string;
+  builtin: boolean;
 }
 
 export function isPluginDefinition(value: unknown): value is PluginDefinition {
@@ -68,7 +69,7 @@ export class PluginRegistry {
   };
 
   /** Adds a checked definition. Registering the same definition again is a no-op. */
-  register(definition: PluginDefinition, source: string): void {
+  register(definition: PluginDefinition, source: string, builtin = false): void {
     const table = this.entries[definition.kind] as Map<string, PluginEntry>;
     const existing = table.get(definition.name);
     if (existing) {
@@ -77,7 +78,7 @@ export class PluginRegistry {
         `${source}: ${definition.kind} '${definition.name}' is already defined by ${existing.source}; rename one of them`,
       );
     }
-    table.set(definition.name, { definition, source });
+    table.set(definition.name, { definition, source, builtin });
   }
 
   get<K extends PluginKind>(kind: K, name: string): PluginEntry<K> | undefined {

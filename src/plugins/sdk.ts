@@ -5,6 +5,8 @@
  * its modules and never bundle their own copies. Everything here is public API.
  */
 export { z } from 'zod';
+/** The host's tfjs (the same engine and backends agentic computes with). */
+export * as tf from '@tensorflow/tfjs-core';
 export { Rng, hashSeed, type RngState } from '../engine/rng';
 export { defineEnv, defineReward, defineTool } from './define';
 export {

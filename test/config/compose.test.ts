@@ -116,6 +116,24 @@ describe('composing config files', () => {
     expect((await composeFile(join(dir, 'main.yaml'))).tree).toEqual({ custom_envs: { E: { env_type: 'bandit' } }, parent: 1, mine: 1 });
   });
 
+  test('extends across formats: YAML extends JSON extends TOML (no extensions written)', async () => {
+    const dir = scratch({
+      'main.yaml': 'extends: ./sub/base\nseed: 2\n',
+      'sub/base.json': '{"seed": 1, "exp_name": "from_json", "extends": "./root"}',
+      'sub/root.toml': 'max_steps = 9\nexp_name = "from_toml"\n',
+    });
+    expect((await composeFile(join(dir, 'main.yaml'))).tree).toEqual({ seed: 2, exp_name: 'from_json', max_steps: 9 });
+  });
+
+  test('JSONC, JSON5 and a TS config that exports a function', async () => {
+    const dir = scratch({
+      'main.jsonc': '{\n  // a comment\n  "defaults": ["five", "fn"],\n  "seed": 1,\n}',
+      'five.json5': "{exp_name: 'five', list: [1, 2,],}",
+      'fn.ts': 'export default () => ({ vars: { made: true } });',
+    });
+    expect((await composeFile(join(dir, 'main.jsonc'))).tree).toEqual({ exp_name: 'five', list: [1, 2], vars: { made: true }, seed: 1 });
+  });
+
   test('JSON, TOML and TypeScript configs load through c12', async () => {
     const dir = scratch({
       'main.json': JSON.stringify({ defaults: ['t', 'y'], seed: 1 }),
@@ -137,6 +155,9 @@ describe('composing config files', () => {
       'override.yaml': 'defaults:\n  - override db: x\n',
       'notalist.yaml': 'defaults: base\n',
       'badentry.yaml': 'defaults:\n  - {a: 1, b: 2}\n',
+      'bad.json': '{"seed": 1,',
+      'bad.ts': 'export default { seed: ;',
+      'list.ts': 'export default [1];',
     });
     const at = (name: string) => composeFile(join(dir, name));
     await expect(at('missing.yaml')).rejects.toThrow(/missing\.yaml: defaults: 'nope': no config file .*nope\.yaml/);
@@ -148,6 +169,9 @@ describe('composing config files', () => {
     await expect(at('override.yaml')).rejects.toThrow('override entries are not supported');
     await expect(at('notalist.yaml')).rejects.toThrow('defaults: expected a list');
     await expect(at('badentry.yaml')).rejects.toThrow("each entry is a name, 'group: option' or _self_");
+    await expect(at('bad.json')).rejects.toThrow(/bad\.json: cannot load: JSON Parse error/);
+    await expect(at('bad.ts')).rejects.toThrow(/bad\.ts: cannot load: /);
+    await expect(at('list.ts')).rejects.toThrow(/list\.ts: the top level must be a mapping/);
   });
 
   test('embedded text cannot pull in other files', () => {

@@ -144,6 +144,9 @@ describe('errors name the key', () => {
     await fails({ overrides: ['custom_envs.Bandit.env_config.riskyprob=1'] }, 'custom_envs.Bandit.env_config.riskyprob: unknown key (did you mean risky_prob?)');
     const dir = scratch({ 'c.yaml': `${MINIMAL}actor_train: {training_args: {learning_rat: 1}}\n` });
     await fails({ cwd: dir, configFile: 'c.yaml' }, 'actor_train.training_args.learning_rat: unknown key (did you mean learning_rate?)');
+    const roll = scratch({ 'c.yaml': `${MINIMAL}hydra: {run: {dir: .}}\nactor_train:\n  model_args: {attn_implementation: fa2}\n` });
+    await fails({ cwd: roll, configFile: 'c.yaml' }, /^actor_train\.model_args\.attn_implementation: unknown key \(a ROLL key: tfjs has no attention kernels/);
+    await fails({ cwd: roll, configFile: 'c.yaml', overrides: ['~actor_train.model_args.attn_implementation'] }, /^hydra: unknown key \(a ROLL key: Hydra's own settings/);
   });
 
   test('relations between keys', async () => {
@@ -168,6 +171,8 @@ describe('errors name the key', () => {
     await fails({ configName: 'nosuch' }, 'config \'nosuch\' not found in configs/');
     await fails({ configName: 'bandit_grp' }, "config 'bandit_grp' not found in configs/ (did you mean bandit_grpo?)");
     await fails({ configFile: 'nosuch.yaml' }, 'nosuch.yaml: no such config file');
+    await fails({ configFile: 'configs' }, 'configs: is a folder; name a config file');
+    await fails({ overrides: ['plugins=[./nope]'] }, 'plugins: ./nope: no such plugin file or folder');
     const dir = scratch({ 'bad.yaml': 'seed: [1,\n' });
     await fails({ cwd: dir, configFile: 'bad.yaml' }, /bad\.yaml:2:1: /);
   });

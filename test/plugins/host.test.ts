@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'bun:test';
+import * as tf from '@tensorflow/tfjs-core';
 import { join, relative } from 'node:path';
+import { startBackend } from '../../src/engine/backend';
 import { BUILTIN_PLUGINS } from '../../src/plugins/builtin';
 import { PluginHost, isPathReference, pluginFilesIn } from '../../src/plugins/host';
 import { PluginError } from '../../src/errors';
@@ -81,6 +83,20 @@ describe('plugins from paths', () => {
     expect(loaded.map((d) => `${d.kind}:${d.name}`).sort()).toEqual(['env:echo', 'reward:always_one', 'tool:shout']);
     const tool = await host.resolve('tool', 'shout');
     expect(await tool.call({ text: 'hey' }, { signal: new AbortController().signal })).toBe('HEY');
+  });
+
+  test("a plugin gets the host's own tfjs through agentic", async () => {
+    const dir = scratch({
+      'tf_reward.ts': `import { defineReward, tf } from 'agentic';
+export const engine = tf.engine();
+export default defineReward({ name: 'tf_sum', description: 'Sums with tfjs.', score: () => tf.tidy(() => tf.sum(tf.tensor1d([1, 2, 3])).arraySync() as number) });`,
+    });
+    await startBackend('cpu');
+    const host = new PluginHost(dir);
+    const reward = await host.resolve('reward', './tf_reward.ts');
+    expect(await reward.score({ response: '', trajectory: [], row: {} })).toBe(6);
+    const mod = (await import(join(dir, 'tf_reward.ts'))) as { engine: unknown };
+    expect(mod.engine).toBe(tf.engine());
   });
 
   test('a module may export a list of definitions', async () => {
