@@ -15,18 +15,8 @@ export const debugArg = {
 /** Hydra's ways to name a config; both spellings of the long flags appear in ROLL's docs. */
 export const configArgs = {
   config: { type: 'string', alias: ['c'], valueHint: 'file', description: 'Config file to use instead of the built-in default' },
-  'config-path': {
-    type: 'string',
-    alias: ['config_path'],
-    valueHint: 'dir',
-    description: 'Folder of named configs (default: ./configs; also --config_path)',
-  },
-  'config-name': {
-    type: 'string',
-    alias: ['config_name'],
-    valueHint: 'name',
-    description: 'Config in --config-path to use (also --config_name)',
-  },
+  'config-path': { type: 'string', valueHint: 'dir', description: 'Folder of named configs (default: ./configs; also --config_path)' },
+  'config-name': { type: 'string', valueHint: 'name', description: 'Config in --config-path to use (also --config_name)' },
   ...debugArg,
 } as const satisfies ArgsDef;
 
@@ -83,7 +73,8 @@ export function rejectUnknownFlags(argv: readonly string[], args: ArgsDef, comma
     const flag = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
     const takesValue = names.get(flag);
     if (takesValue === undefined) {
-      const hint = didYouMean(flag, [...names.keys()].filter((n) => n.startsWith('--')));
+      const canonical = Object.entries(args).filter(([, def]) => def.type !== 'positional').map(([name]) => `--${name}`);
+      const hint = didYouMean(flag, [...canonical, '--help']);
       throw new UsageError(`unknown option '${flag}' for '${command}'${hint}; see '${command} --help'`);
     }
     if (takesValue && !arg.includes('=')) {
@@ -91,6 +82,21 @@ export function rejectUnknownFlags(argv: readonly string[], args: ArgsDef, comma
       i++;
     }
   }
+}
+
+/**
+ * Rewrites `--some_flag` to `--some-flag` when the command declares the latter: ROLL's docs use
+ * both spellings of Hydra's flags (--config_path, --config-path), and help lists one of them.
+ */
+export function normalizeFlagSpellings(argv: readonly string[], args: ArgsDef): string[] {
+  const declared = new Set(Object.keys(args));
+  const end = argv.indexOf('--');
+  return argv.map((arg, i) => {
+    if ((end !== -1 && i > end) || !arg.startsWith('--') || !arg.includes('_')) return arg;
+    const eq = arg.indexOf('=');
+    const name = (eq === -1 ? arg.slice(2) : arg.slice(2, eq)).replaceAll('_', '-');
+    return declared.has(name) ? `--${name}${eq === -1 ? '' : arg.slice(eq)}` : arg;
+  });
 }
 
 export function wantsHelp(argv: readonly string[]): boolean {

@@ -20,6 +20,6 @@ export default command(
 
 EXAMPLES
   agentic config exp_name=foo seed=123
-  agentic config --config-name frozen_lake train_env_manager.group_size=16
+  agentic config --config-name bandit_grpo train_env_manager.group_size=16
   agentic config -c my.yaml > resolved.yaml   # the output is itself a valid config`,
 );

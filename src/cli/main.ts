@@ -8,7 +8,7 @@ import { renderUsage, runCommand, type CommandDef } from 'citty';
 import pkg from '../../package.json';
 import { AgenticError, oneLine, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
-import { rejectUnknownFlags, wantsHelp } from './args';
+import { normalizeFlagSpellings, rejectUnknownFlags, wantsHelp } from './args';
 import type { Command } from './command';
 import configCommand from './config';
 import doctorCommand from './doctor';
@@ -45,7 +45,7 @@ function debugWanted(argv: readonly string[]): boolean {
 async function printHelp(def: CommandDef, footer?: string): Promise<void> {
   let usage = await renderUsage(def, def === ROOT ? undefined : ROOT);
   if (!process.stdout.isTTY) usage = usage.replace(/\u001B\[\d+m/g, '');
-  usage = usage.replace(/[ \t]+$/gm, '');
+  usage = usage.replace(/[ \t]+$/gm, '').trimEnd();
   out(footer ? `${usage}\n\n${footer}\n` : `${usage}\n`);
 }
 
@@ -66,7 +66,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     if (!command) {
       throw new UsageError(`unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}; commands: ${Object.keys(COMMANDS).join(', ')}`);
     }
-    const rest = argv.slice(at + 1);
+    const rest = normalizeFlagSpellings(argv.slice(at + 1), command.def.args as never);
     if (wantsHelp(rest)) {
       await printHelp(command.def, command.footer);
       return 0;

@@ -34,7 +34,9 @@ export function closestMatches(word: string, candidates: Iterable<string>, limit
     if (distance <= budget || isPrefix) scored.push([candidate, isPrefix ? Math.min(distance, 1) : distance]);
   }
   scored.sort((x, y) => x[1] - y[1] || x[0].localeCompare(y[0]));
-  return scored.slice(0, limit).map(([candidate]) => candidate);
+  // only the closest tier: a near miss should not list everything remotely similar
+  const best = scored[0]?.[1] ?? 0;
+  return scored.filter(([, d]) => d <= best + 1).slice(0, limit).map(([candidate]) => candidate);
 }
 
 /** " (did you mean a or b?)", or "" when nothing is close. */
