@@ -116,10 +116,6 @@ export function deleteAt(root: Tree, path: Path): boolean {
   return true;
 }
 
-export function cloneTree<T extends Tree>(tree: T): T {
-  return structuredClone(tree);
-}
-
 /** Stands in for null while defu merges: defu skips null values, Hydra lets them override. */
 class ExplicitNull {}
 const EXPLICIT_NULL = new ExplicitNull();
