@@ -25,6 +25,12 @@ export class PluginError extends AgenticError {
   override readonly exitCode = 2;
 }
 
+/** The first line of whatever was thrown, e.g. a parser's message without its code frame. */
+export function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0]!.trim();
+}
+
 /** Flattens an error message to a single line, as the CLI prints it. */
 export function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();

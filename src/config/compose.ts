@@ -15,12 +15,13 @@
  * `_global_` is the top.
  */
 import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import type { ResolvedConfig } from 'c12';
 import { parseJSON5 } from 'confbox/json5';
 import { parseJSONC } from 'confbox/jsonc';
 import { parseTOML } from 'confbox/toml';
-import { ConfigError, oneLine } from '../errors';
+import { ConfigError, firstLine } from '../errors';
+import { displayPath } from '../util/paths';
 import { isObject, mergeLayers, mergeOver, type Path, type TreeObject } from './tree';
 import { parseYaml } from './yaml';
 
@@ -44,10 +45,7 @@ function isFile(path: string): boolean {
   return existsSync(path) && statSync(path).isFile();
 }
 
-function display(file: string): string {
-  const rel = relative(process.cwd(), file);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
-}
+const display = (file: string) => displayPath(file);
 
 /** Reads one config file by its extension; c12 calls this (through `resolveSource`) for every file. */
 const LOADERS: Record<string, (text: string, file: string) => unknown | Promise<unknown>> = {
@@ -73,7 +71,7 @@ async function readConfigFile(file: string): Promise<TreeObject> {
     }
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`${display(file)}: cannot load: ${oneLine(String((error as Error).message ?? error).split('\n')[0]!)}`);
+    throw new ConfigError(`${display(file)}: cannot load: ${firstLine(error)}`);
   }
   if (!isObject(config)) throw new ConfigError(`${display(file)}: the top level must be a mapping of keys`);
   return config;
@@ -121,8 +119,7 @@ async function readLayers(file: string): Promise<Array<{ file: string; config: T
     result = await c12Load(c12Options(dirname(file), basename(file)));
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    const first = String((error as Error).message ?? error).split('\n')[0];
-    throw new ConfigError(`${display(file)}: cannot load: ${first}`);
+    throw new ConfigError(`${display(file)}: cannot load: ${firstLine(error)}`);
   }
   const layers = result.layers ?? [];
   return layers

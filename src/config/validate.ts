@@ -30,7 +30,7 @@ type Issue = z.core.$ZodIssue & { input?: unknown };
 
 /** Keys of ROLL configs that agentic deliberately lacks, with what to do instead. */
 const ROLL_ONLY_KEYS: Record<string, string> = {
-  hydra: "Hydra's own settings; remove it (agentic records each run in <output_dir>/.agentic)",
+  hydra: "Hydra's own settings, which agentic does not read; remove it",
   num_gpus_per_node: 'agentic runs in one process; pick the device with backend or device_mapping',
   num_nodes: 'agentic runs in one process; pick the device with backend or device_mapping',
   system_envs: 'set environment variables in the shell instead',

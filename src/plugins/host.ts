@@ -10,9 +10,10 @@
  */
 import { plugin as registerBunPlugin } from 'bun';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PluginError, oneLine } from '../errors';
+import { firstLine, PluginError } from '../errors';
+import { displayPath } from '../util/paths';
 import { BUILTIN_PLUGINS } from './builtin';
 import { checkDefinition, PluginRegistry } from './registry';
 import * as sdk from './sdk';
@@ -38,11 +39,6 @@ function registerSdkModule(): void {
 /** Whether an env_type (or similar reference) names a file rather than a registered plugin. */
 export function isPathReference(ref: string): boolean {
   return ref.includes('/') || ref.includes('\\') || /\.(m?[jt]s)$/.test(ref);
-}
-
-function display(path: string, cwd: string): string {
-  const rel = relative(cwd, path);
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }
 
 function isModuleFile(name: string): boolean {
@@ -98,14 +94,13 @@ export class PluginHost {
   private async loadFile(file: string): Promise<PluginDefinition[]> {
     const cached = this.loaded.get(file);
     if (cached) return cached;
-    const shown = display(file, this.cwd);
+    const shown = displayPath(file, this.cwd);
     registerSdkModule();
     let mod: { default?: unknown };
     try {
       mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new PluginError(`${shown}: cannot load: ${oneLine(message.split('\n')[0]!)}`, { cause: error });
+      throw new PluginError(`${shown}: cannot load: ${firstLine(error)}`, { cause: error });
     }
     if (mod.default === undefined) {
       throw new PluginError(`${shown}: no default export; write export default defineEnv(...) (or defineReward, defineTool)`);

@@ -43,7 +43,6 @@ export function closestMatches(word: string, candidates: Iterable<string>, limit
 export function didYouMean(word: string, candidates: Iterable<string>): string {
   const matches = closestMatches(word, candidates);
   if (matches.length === 0) return '';
-  const quoted = matches.map((m) => m);
-  const list = quoted.length === 1 ? quoted[0] : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
+  const list = matches.length === 1 ? matches[0] : `${matches.slice(0, -1).join(', ')} or ${matches.at(-1)}`;
   return ` (did you mean ${list}?)`;
 }
