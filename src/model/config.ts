@@ -1,0 +1,58 @@
+/**
+ * The model's shape, in Hugging Face `config.json` field names (Qwen2 architecture), so a
+ * Qwen2.5 folder's config reads as it is and our saved folders read back in Python.
+ */
+import { z } from 'zod';
+
+export const ModelConfigShape = z
+  .object({
+    vocab_size: z.number().int().positive(),
+    hidden_size: z.number().int().positive(),
+    intermediate_size: z.number().int().positive(),
+    num_hidden_layers: z.number().int().positive(),
+    num_attention_heads: z.number().int().positive(),
+    num_key_value_heads: z.number().int().positive().optional(),
+    head_dim: z.number().int().positive().optional(),
+    rope_theta: z.number().positive().default(10000),
+    rms_norm_eps: z.number().positive().default(1e-6),
+    max_position_embeddings: z.number().int().positive().default(32768),
+    tie_word_embeddings: z.boolean().default(false),
+    /** Qwen2 has biases on q/k/v projections and none elsewhere; other families may differ. */
+    attention_bias: z.boolean().default(true),
+    hidden_act: z.literal('silu').default('silu'),
+    bos_token_id: z.number().int().nullable().optional(),
+    eos_token_id: z.union([z.number().int(), z.array(z.number().int())]).nullable().optional(),
+  })
+  .loose()
+  .refine((c) => c.num_attention_heads % (c.num_key_value_heads ?? c.num_attention_heads) === 0, {
+    message: 'num_attention_heads must be a multiple of num_key_value_heads',
+    path: ['num_key_value_heads'],
+  });
+
+export type ModelConfigInput = z.input<typeof ModelConfigShape>;
+
+/** A parsed config with the derived sizes filled in. */
+export type ModelConfig = z.output<typeof ModelConfigShape> & {
+  num_key_value_heads: number;
+  head_dim: number;
+};
+
+export function modelConfig(input: ModelConfigInput | Record<string, unknown>): ModelConfig {
+  const parsed = ModelConfigShape.parse(input);
+  return {
+    ...parsed,
+    num_key_value_heads: parsed.num_key_value_heads ?? parsed.num_attention_heads,
+    head_dim: parsed.head_dim ?? parsed.hidden_size / parsed.num_attention_heads,
+  };
+}
+
+/** The fields we write to config.json, beside those the model reads, so transformers loads it. */
+export function hfConfigJson(config: ModelConfig): Record<string, unknown> {
+  return {
+    architectures: ['Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    torch_dtype: 'float32',
+    use_sliding_window: false,
+    ...config,
+  };
+}
