@@ -14,7 +14,7 @@ test('the plugin example loads, validates its config and plays an episode', asyn
   const host = new PluginHost(dir);
   const plugin = await host.resolveEnv('./my_env.ts');
   expect(plugin.name).toBe('guess_parity');
-  const env = new plugin.env(plugin.config.parse({}) as never) as Env;
+  const env = new plugin.env(plugin.config.parse({}) as never, host.envContext()) as Env;
   const { observation } = (await env.reset(1)) as ResetResult;
   const n = Number(/(\d+)/.exec(observation)![1]);
   const step = (await env.step(`<answer>${n % 2 ? 'odd' : 'even'}</answer>`)) as StepResult;

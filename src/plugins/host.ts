@@ -17,7 +17,7 @@ import { displayPath } from '../util/paths';
 import { BUILTIN_PLUGINS } from './builtin';
 import { checkDefinition, PluginRegistry } from './registry';
 import * as sdk from './sdk';
-import type { EnvPlugin, PluginDefinition, PluginKind, PluginOfKind } from './types';
+import type { EnvContext, EnvPlugin, PluginDefinition, PluginKind, PluginOfKind } from './types';
 
 const MODULE_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'];
 const MAX_FOLDER_DEPTH = 4;
@@ -129,5 +129,14 @@ export class PluginHost {
 
   resolveEnv(ref: string): Promise<EnvPlugin> {
     return this.resolve('env', ref);
+  }
+
+  /** The context every environment is constructed with: lookups in this host's registry. */
+  envContext(): EnvContext {
+    return {
+      tool: (name) => this.registry.require('tool', name).definition,
+      reward: (name) => this.registry.require('reward', name).definition,
+      cwd: this.cwd,
+    };
   }
 }

@@ -73,8 +73,22 @@ export interface Env {
   sampleRandomAction(): string;
 }
 
+/**
+ * What the host hands an environment besides its config: the other plugins it may use by name
+ * (built-ins, and users' plugins loaded through the `plugins:` key), and where relative data
+ * paths in its config are resolved from.
+ */
+export interface EnvContext {
+  /** A tool plugin by registered name; throws a one-line PluginError naming unknown tools. */
+  tool(name: string): ToolPlugin;
+  /** A reward plugin by registered name; throws a one-line PluginError naming unknown rewards. */
+  reward(name: string): RewardPlugin;
+  /** The folder that relative file paths in env_config are read from (the run's working folder). */
+  readonly cwd: string;
+}
+
 export interface EnvClass<C> {
-  new (config: C): Env;
+  new (config: C, context: EnvContext): Env;
 }
 
 export interface EnvPlugin<S extends z.ZodType = z.ZodType> {

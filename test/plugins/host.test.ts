@@ -62,7 +62,7 @@ describe('plugins from paths', () => {
     const env = await host.resolveEnv('./my_env.ts');
     expect(env.name).toBe('echo');
     expect(host.registry.get('env', 'echo')?.source).toBe('my_env.ts');
-    const instance = new env.env(env.config.parse({}) as never);
+    const instance = new env.env(env.config.parse({}) as never, host.envContext());
     const reset = (await instance.reset(3)) as { observation: string; info: { instruction: string } };
     expect(reset.observation).toStartWith('hi ');
     expect(reset.info.instruction).toBe('say hello');

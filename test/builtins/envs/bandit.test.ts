@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import bandit from '../../../plugins/envs/bandit';
 import type { Env, ResetResult, StepResult } from '../../../src/plugins/types';
+import { PluginHost } from '../../../src/plugins/host';
 
-const make = (config: Record<string, unknown> = {}) => new bandit.env(bandit.config.parse(config)) as Env;
+const make = (config: Record<string, unknown> = {}) => new bandit.env(bandit.config.parse(config), new PluginHost().envContext()) as Env;
 
 describe('bandit env', () => {
   test('the same seed gives the same arm order and the same payouts', () => {
