@@ -1,0 +1,308 @@
+/**
+ * Batched generation with a KV cache, as a running batch that sequences join and leave.
+ *
+ * The cache holds, per block, keys and values [batch, kv heads, columns, head dim], right
+ * aligned: every row ends at the last column, and a row with a shorter history has masked
+ * padding on its left. A joining group is prefilled on its own (left-padded to its longest
+ * prompt) and stacked onto the running batch, padding whichever side is shorter; a finished
+ * row is dropped by gathering the others, and columns that are padding for every row are
+ * trimmed. Each row keeps its own position ids, so padding never shifts RoPE.
+ */
+import { tf } from '../engine/tf';
+import type { Rng } from '../engine/rng';
+import { AgenticError } from '../errors';
+import type { LayerKV, Qwen2Model } from './qwen2';
+import { sampleToken, type SamplingParams } from './sampling';
+
+export interface GenerationRequest {
+  /** The caller's handle for this sequence (an episode id, say). */
+  id: string | number;
+  promptIds: readonly number[];
+  sampling: SamplingParams;
+  maxNewTokens: number;
+  /** The sequence's own random stream; the same stream gives the same tokens in any batch. */
+  rng: Rng;
+  stopTokenIds?: readonly number[];
+  /** Generation stops once the decoded new text contains one of these (needs `decode`). */
+  stopStrings?: readonly string[];
+}
+
+export type FinishReason = 'stop_token' | 'stop_string' | 'length' | 'context';
+
+export interface GenerationResult {
+  id: string | number;
+  /** Generated ids (a stop token included; text after a stop string is kept in ids). */
+  tokens: number[];
+  /** Sampling log-prob of each generated token (see Sampled.logProb). */
+  logProbs: number[];
+  finishReason: FinishReason;
+}
+
+export interface DecodeOptions {
+  /** Turns ids into text for stop strings. */
+  decode?: (ids: readonly number[]) => string;
+  /** Most positions (prompt + generated) a row may reach; default max_position_embeddings. */
+  maxLength?: number;
+}
+
+interface Row {
+  request: GenerationRequest;
+  /** First cache column that holds this row's history. */
+  start: number;
+  /** Position id of the next token to feed. */
+  position: number;
+  /** The sampled token not yet fed to the model. */
+  pending: number;
+  tokens: number[];
+  logProbs: number[];
+}
+
+export class DecodeBatch {
+  private rows: Row[] = [];
+  private cache: LayerKV[] | null = null;
+  private readonly maxLength: number;
+
+  constructor(
+    private readonly model: Qwen2Model,
+    private readonly options: DecodeOptions = {},
+  ) {
+    this.maxLength = options.maxLength ?? model.config.max_position_embeddings;
+  }
+
+  /** Sequences currently generating. */
+  get size(): number {
+    return this.rows.length;
+  }
+
+  get ids(): Array<string | number> {
+    return this.rows.map((r) => r.request.id);
+  }
+
+  /**
+   * Prefills the prompts and samples each one's first token. Returns the sequences that
+   * finished already (a stop token first, or max_new_tokens 1); the rest join the batch.
+   */
+  async join(requests: readonly GenerationRequest[]): Promise<GenerationResult[]> {
+    if (requests.length === 0) return [];
+    for (const r of requests) this.checkRequest(r);
+    const width = Math.max(...requests.map((r) => r.promptIds.length));
+    const n = requests.length;
+    const ids = new Int32Array(n * width);
+    const keyMask = new Uint8Array(n * width);
+    const positions = new Int32Array(n * width);
+    requests.forEach((r, b) => {
+      const offset = width - r.promptIds.length;
+      r.promptIds.forEach((token, t) => {
+        ids[b * width + offset + t] = token;
+        keyMask[b * width + offset + t] = 1;
+        positions[b * width + offset + t] = t;
+      });
+    });
+    const idsTensor = tf.tensor2d(ids, [n, width], 'int32');
+    const { hidden, present } = this.model.forward(idsTensor, { keyMask, positions });
+    idsTensor.dispose();
+    const logits = lastLogits(this.model, hidden);
+    hidden.dispose();
+    const values = (await logits.data()) as Float32Array;
+    logits.dispose();
+
+    const vocab = this.model.config.vocab_size;
+    const joining: Row[] = requests.map((request, b) => ({
+      request,
+      start: width - request.promptIds.length,
+      position: request.promptIds.length,
+      pending: -1,
+      tokens: [],
+      logProbs: [],
+    }));
+    const finished: GenerationResult[] = [];
+    const keep: number[] = [];
+    joining.forEach((row, b) => {
+      const done = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
+      if (done) finished.push(done);
+      else keep.push(b);
+    });
+    const kept = keep.length === n ? present : gatherRows(present, keep);
+    if (kept !== present) tf.dispose(flatten(present));
+    if (keep.length > 0) this.append(keep.map((b) => joining[b]!), kept, width);
+    else tf.dispose(flatten(kept));
+    return finished;
+  }
+
+  /** Feeds every row its pending token and samples the next; returns the rows that finished. */
+  async step(): Promise<GenerationResult[]> {
+    if (!this.cache || this.rows.length === 0) return [];
+    const n = this.rows.length;
+    const columns = this.cache[0]!.k.shape[2] + 1;
+    const ids = new Int32Array(n);
+    const positions = new Int32Array(n);
+    const keyMask = new Uint8Array(n * columns);
+    this.rows.forEach((row, b) => {
+      ids[b] = row.pending;
+      positions[b] = row.position;
+      keyMask.fill(1, b * columns + row.start, (b + 1) * columns);
+    });
+    const idsTensor = tf.tensor2d(ids, [n, 1], 'int32');
+    const { hidden, present } = this.model.forward(idsTensor, { past: this.cache, positions, keyMask });
+    idsTensor.dispose();
+    tf.dispose(flatten(this.cache));
+    this.cache = present;
+    const logits = lastLogits(this.model, hidden);
+    hidden.dispose();
+    const values = (await logits.data()) as Float32Array;
+    logits.dispose();
+
+    const vocab = this.model.config.vocab_size;
+    const finished: GenerationResult[] = [];
+    const keep: number[] = [];
+    this.rows.forEach((row, b) => {
+      row.position += 1;
+      const done = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
+      if (done) finished.push(done);
+      else keep.push(b);
+    });
+    if (keep.length < n) this.keepRows(keep);
+    return finished;
+  }
+
+  /** Removes a sequence before it finishes; returns what it generated so far, or null if unknown. */
+  leave(id: string | number): GenerationResult | null {
+    const index = this.rows.findIndex((r) => r.request.id === id);
+    if (index < 0) return null;
+    const row = this.rows[index]!;
+    this.keepRows(this.rows.map((_, i) => i).filter((i) => i !== index));
+    return { id, tokens: row.tokens, logProbs: row.logProbs, finishReason: 'length' };
+  }
+
+  dispose(): void {
+    if (this.cache) tf.dispose(flatten(this.cache));
+    this.cache = null;
+    this.rows = [];
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private checkRequest(r: GenerationRequest): void {
+    if (r.promptIds.length === 0) throw new AgenticError(`generation ${r.id}: empty prompt`);
+    if (r.promptIds.length >= this.maxLength) {
+      throw new AgenticError(`generation ${r.id}: prompt of ${r.promptIds.length} tokens leaves no room (max length ${this.maxLength})`);
+    }
+    if (r.maxNewTokens < 1) throw new AgenticError(`generation ${r.id}: max_new_tokens must be at least 1`);
+    if (r.stopStrings?.length && !this.options.decode) throw new AgenticError('stop strings need a decode function');
+    if (this.rows.some((row) => row.request.id === r.id)) throw new AgenticError(`generation ${r.id}: already in the batch`);
+    const vocab = this.model.config.vocab_size;
+    if (r.promptIds.some((t) => !Number.isInteger(t) || t < 0 || t >= vocab)) {
+      throw new AgenticError(`generation ${r.id}: prompt has token ids outside [0, ${vocab})`);
+    }
+  }
+
+  /** Samples a row's next token; returns its result when that ends it. */
+  private accept(row: Row, logits: Float32Array): GenerationResult | null {
+    const { token, logProb } = sampleToken(logits, row.request.sampling, row.request.rng);
+    row.tokens.push(token);
+    row.logProbs.push(logProb);
+    row.pending = token;
+    const reason = this.finishReason(row, token);
+    return reason ? { id: row.request.id, tokens: row.tokens, logProbs: row.logProbs, finishReason: reason } : null;
+  }
+
+  private finishReason(row: Row, token: number): FinishReason | null {
+    const r = row.request;
+    if (r.stopTokenIds?.includes(token)) return 'stop_token';
+    if (r.stopStrings?.length) {
+      const text = this.options.decode!(row.tokens);
+      if (r.stopStrings.some((s) => text.includes(s))) return 'stop_string';
+    }
+    if (row.tokens.length >= r.maxNewTokens) return 'length';
+    if (row.position + 1 >= this.maxLength) return 'context';
+    return null;
+  }
+
+  /** Stacks prefilled rows (their cache `width` columns wide) onto the running batch. */
+  private append(rows: Row[], cache: LayerKV[], width: number): void {
+    if (!this.cache) {
+      this.cache = cache;
+      this.rows = rows;
+      return;
+    }
+    const columns = this.cache[0]!.k.shape[2];
+    const total = Math.max(columns, width);
+    const old = this.cache;
+    this.cache = old.map((layer, i) => {
+      const added = cache[i]!;
+      return {
+        k: tf.concat([padLeft(layer.k, total - columns), padLeft(added.k, total - width)], 0) as tf.Tensor4D,
+        v: tf.concat([padLeft(layer.v, total - columns), padLeft(added.v, total - width)], 0) as tf.Tensor4D,
+      };
+    });
+    tf.dispose([...flatten(old), ...flatten(cache)]);
+    for (const row of this.rows) row.start += total - columns;
+    for (const row of rows) row.start += total - width;
+    this.rows.push(...rows);
+  }
+
+  private keepRows(keep: number[]): void {
+    if (!this.cache) return;
+    if (keep.length === 0) {
+      this.dispose();
+      return;
+    }
+    const gathered = gatherRows(this.cache, keep);
+    tf.dispose(flatten(this.cache));
+    this.rows = keep.map((i) => this.rows[i]!);
+    // Columns left of every row's start are padding for all: drop them.
+    const trim = Math.min(...this.rows.map((r) => r.start));
+    if (trim > 0) {
+      const columns = gathered[0]!.k.shape[2];
+      this.cache = gathered.map((layer) => ({
+        k: layer.k.slice([0, 0, trim, 0], [-1, -1, columns - trim, -1]),
+        v: layer.v.slice([0, 0, trim, 0], [-1, -1, columns - trim, -1]),
+      }));
+      tf.dispose(flatten(gathered));
+      for (const row of this.rows) row.start -= trim;
+    } else {
+      this.cache = gathered;
+    }
+  }
+}
+
+/** Generates for all requests to completion, batching them together. */
+export async function generate(
+  model: Qwen2Model,
+  requests: readonly GenerationRequest[],
+  options: DecodeOptions = {},
+): Promise<GenerationResult[]> {
+  const batch = new DecodeBatch(model, options);
+  const results = new Map<string | number, GenerationResult>();
+  try {
+    for (const done of await batch.join(requests)) results.set(done.id, done);
+    while (batch.size > 0) for (const done of await batch.step()) results.set(done.id, done);
+  } finally {
+    batch.dispose();
+  }
+  return requests.map((r) => results.get(r.id)!);
+}
+
+function lastLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {
+  return tf.tidy(() => {
+    const [batch, length, size] = hidden.shape;
+    const last = hidden.slice([0, length - 1, 0], [batch, 1, size]);
+    return model.logits(last as tf.Tensor3D).reshape([batch, -1]) as tf.Tensor2D;
+  });
+}
+
+function padLeft(x: tf.Tensor4D, columns: number): tf.Tensor4D {
+  if (columns === 0) return x.clone();
+  return tf.pad(x, [[0, 0], [0, 0], [columns, 0], [0, 0]]);
+}
+
+function gatherRows(cache: readonly LayerKV[], rows: number[]): LayerKV[] {
+  return tf.tidy(() => {
+    const index = tf.tensor1d(rows, 'int32');
+    return cache.map((layer) => ({ k: tf.gather(layer.k, index, 0) as tf.Tensor4D, v: tf.gather(layer.v, index, 0) as tf.Tensor4D }));
+  });
+}
+
+function flatten(cache: readonly LayerKV[]): tf.Tensor[] {
+  return cache.flatMap((layer) => [layer.k, layer.v]);
+}

@@ -1,0 +1,603 @@
+/**
+ * A decoder-only transformer with the Qwen2 architecture: token embedding, N blocks of
+ * (RMSNorm -> grouped-query attention with RoPE -> residual, RMSNorm -> SwiGLU MLP -> residual),
+ * a final RMSNorm, and either a language-model head (the policy) or a one-scalar value head
+ * (the critic). Read it top to bottom: weights, then the forward pass, then the heads.
+ *
+ * Layout choices, for speed on tfjs: the q/k/v projections are held as one [hidden, q+k+v]
+ * matrix and gate/up as one [hidden, 2*ffn] matrix, each stored input-major so the forward
+ * pass is a plain 2-D matMul. `toWeights`/`fromWeights` translate to and from Hugging Face's
+ * tensor names and [out, in] layout, so checkpoints are ordinary Qwen2 folders.
+ */
+import { tf } from '../engine/tf';
+import { Rng } from '../engine/rng';
+import type { ModelConfig } from './config';
+import { AgenticError } from '../errors';
+
+/** A tensor on the host, as safetensors files hold them (float32, row-major). */
+export interface HostTensor {
+  shape: number[];
+  data: Float32Array;
+}
+
+/** Token ids of a batch of sequences, row-major [batch, length]. */
+export interface TokenBatch {
+  ids: Int32Array;
+  batch: number;
+  length: number;
+  /** 1 for real tokens, 0 for padding (left or right); absent means no padding. */
+  attentionMask?: Uint8Array;
+}
+
+/** Keys and values of one block for the positions seen so far: [batch, kv heads, positions, head dim]. */
+export interface LayerKV {
+  k: tf.Tensor4D;
+  v: tf.Tensor4D;
+}
+
+export type ModelHead = 'lm' | 'value';
+
+interface Block {
+  inputNorm: tf.Variable;
+  qkv: tf.Variable;
+  qkvBias: tf.Variable | null;
+  o: tf.Variable;
+  postNorm: tf.Variable;
+  gateUp: tf.Variable;
+  down: tf.Variable;
+}
+
+/** Options of one forward pass through the blocks. */
+export interface ForwardOptions {
+  /** Position ids for RoPE, [batch * length]; default 0..length-1 after any cached positions. */
+  positions?: Int32Array;
+  /**
+   * Which key positions each row may attend to, [batch * (cached + length)], 1 = visible;
+   * default all. Causality is always applied on top.
+   */
+  keyMask?: Uint8Array;
+  /** Keys and values of earlier positions (the KV cache); not consumed. */
+  past?: readonly LayerKV[];
+}
+
+const LOG_MASKED = -1e9;
+
+export class Qwen2Model {
+  readonly embed: tf.Variable;
+  readonly blocks: Block[];
+  readonly finalNorm: tf.Variable;
+  /** [vocab, hidden] like the embedding; null when tied to it or when this is a critic. */
+  readonly lmHead: tf.Variable | null;
+  /** The critic's value head: [hidden, 1] and a bias. */
+  readonly valueHead: { w: tf.Variable; b: tf.Variable } | null;
+
+  private constructor(
+    readonly config: ModelConfig,
+    readonly head: ModelHead,
+    weights: Map<string, tf.Tensor>,
+    trainable: boolean,
+  ) {
+    const take = (name: string): tf.Variable => {
+      const tensor = weights.get(name);
+      if (!tensor) throw new AgenticError(`model weights: missing ${name}`);
+      return tf.variable(tensor, trainable, `${name}_${VARIABLE_ID.next++}`);
+    };
+    this.embed = take('embed');
+    this.blocks = Array.from({ length: config.num_hidden_layers }, (_, i) => ({
+      inputNorm: take(`${i}.input_norm`),
+      qkv: take(`${i}.qkv`),
+      qkvBias: config.attention_bias ? take(`${i}.qkv_bias`) : null,
+      o: take(`${i}.o`),
+      postNorm: take(`${i}.post_norm`),
+      gateUp: take(`${i}.gate_up`),
+      down: take(`${i}.down`),
+    }));
+    this.finalNorm = take('final_norm');
+    this.lmHead = head === 'lm' && !config.tie_word_embeddings ? take('lm_head') : null;
+    this.valueHead = head === 'value' ? { w: take('value_w'), b: take('value_b') } : null;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Construction and Hugging Face weights
+
+  /** Seeded random initialisation (normal, std 0.02; norms at 1; biases at 0), the same on every machine. */
+  static random(config: ModelConfig, options: { seed: number; head?: ModelHead; trainable?: boolean }): Qwen2Model {
+    const rng = Rng.fromSeed(options.seed, 'model-init');
+    const normal = (shape: number[]) => {
+      const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+      for (let i = 0; i < data.length; i++) data[i] = rng.normal() * 0.02;
+      return tf.tensor(data, shape);
+    };
+    const head = options.head ?? 'lm';
+    const { hidden, q, kv, ffn, vocab } = sizes(config);
+    const weights = new Map<string, tf.Tensor>();
+    weights.set('embed', normal([vocab, hidden]));
+    for (let i = 0; i < config.num_hidden_layers; i++) {
+      weights.set(`${i}.input_norm`, tf.ones([hidden]));
+      weights.set(`${i}.qkv`, normal([hidden, q + 2 * kv]));
+      if (config.attention_bias) weights.set(`${i}.qkv_bias`, tf.zeros([q + 2 * kv]));
+      weights.set(`${i}.o`, normal([q, hidden]));
+      weights.set(`${i}.post_norm`, tf.ones([hidden]));
+      weights.set(`${i}.gate_up`, normal([hidden, 2 * ffn]));
+      weights.set(`${i}.down`, normal([ffn, hidden]));
+    }
+    weights.set('final_norm', tf.ones([hidden]));
+    if (head === 'lm' && !config.tie_word_embeddings) weights.set('lm_head', normal([vocab, hidden]));
+    if (head === 'value') {
+      weights.set('value_w', normal([hidden, 1]));
+      weights.set('value_b', tf.zeros([1]));
+    }
+    return Qwen2Model.adopt(config, head, weights, options.trainable ?? true);
+  }
+
+  /**
+   * Builds a model from Hugging Face tensors (names and [out, in] layout of Qwen2ForCausalLM,
+   * or Qwen2ForTokenClassification with one label for a critic). A critic made from a policy
+   * checkpoint starts its value head at random (seeded).
+   */
+  static fromWeights(
+    config: ModelConfig,
+    hf: ReadonlyMap<string, HostTensor>,
+    options: { head?: ModelHead; trainable?: boolean; seed?: number; source?: string } = {},
+  ): Qwen2Model {
+    const head = options.head ?? 'lm';
+    const source = options.source ?? 'model weights';
+    const expected = hfWeightShapes(config, head);
+    const get = (name: string): HostTensor => {
+      const tensor = hf.get(name);
+      if (!tensor) throw new AgenticError(`${source}: missing tensor ${name}`);
+      const want = expected.get(name)!;
+      if (tensor.shape.join(',') !== want.join(',')) {
+        throw new AgenticError(`${source}: tensor ${name} has shape [${tensor.shape}], expected [${want}]`);
+      }
+      return tensor;
+    };
+    const t = (name: string) => {
+      const h = get(name);
+      return tf.tensor(h.data, h.shape);
+    };
+    /** HF Linear [out, in] -> ours [in, out]. */
+    const linear = (name: string) => tf.tidy(() => t(name).transpose());
+    const weights = new Map<string, tf.Tensor>();
+    weights.set('embed', t('model.embed_tokens.weight'));
+    for (let i = 0; i < config.num_hidden_layers; i++) {
+      const p = `model.layers.${i}.`;
+      weights.set(`${i}.input_norm`, t(`${p}input_layernorm.weight`));
+      weights.set(
+        `${i}.qkv`,
+        tf.tidy(() => tf.concat(['q', 'k', 'v'].map((x) => t(`${p}self_attn.${x}_proj.weight`)), 0).transpose()),
+      );
+      if (config.attention_bias) {
+        weights.set(`${i}.qkv_bias`, tf.tidy(() => tf.concat(['q', 'k', 'v'].map((x) => t(`${p}self_attn.${x}_proj.bias`)), 0)));
+      }
+      weights.set(`${i}.o`, linear(`${p}self_attn.o_proj.weight`));
+      weights.set(`${i}.post_norm`, t(`${p}post_attention_layernorm.weight`));
+      weights.set(
+        `${i}.gate_up`,
+        tf.tidy(() => tf.concat([t(`${p}mlp.gate_proj.weight`), t(`${p}mlp.up_proj.weight`)], 0).transpose()),
+      );
+      weights.set(`${i}.down`, linear(`${p}mlp.down_proj.weight`));
+    }
+    weights.set('final_norm', t('model.norm.weight'));
+    if (head === 'lm' && !config.tie_word_embeddings) weights.set('lm_head', t('lm_head.weight'));
+    if (head === 'value') {
+      if (hf.has('score.weight')) {
+        weights.set('value_w', linear('score.weight'));
+        weights.set('value_b', hf.has('score.bias') ? t('score.bias') : tf.zeros([1]));
+      } else {
+        const rng = Rng.fromSeed(options.seed ?? 0, 'value-head-init');
+        weights.set('value_w', tf.tensor(Float32Array.from({ length: config.hidden_size }, () => rng.normal() * 0.02), [config.hidden_size, 1]));
+        weights.set('value_b', tf.zeros([1]));
+      }
+    }
+    return Qwen2Model.adopt(config, head, weights, options.trainable ?? true);
+  }
+
+  private static adopt(config: ModelConfig, head: ModelHead, weights: Map<string, tf.Tensor>, trainable: boolean): Qwen2Model {
+    try {
+      return new Qwen2Model(config, head, weights, trainable);
+    } finally {
+      tf.dispose([...weights.values()]);
+    }
+  }
+
+  /** The weights in Hugging Face names and layout, read back to the host. */
+  async toWeights(): Promise<Map<string, HostTensor>> {
+    const { q, kv, ffn } = sizes(this.config);
+    const out = new Map<string, HostTensor>();
+    const put = async (name: string, tensor: tf.Tensor) => {
+      out.set(name, { shape: tensor.shape.slice(), data: (await tensor.data()) as Float32Array });
+      tensor.dispose();
+    };
+    const copy = (v: tf.Variable) => tf.clone(v);
+    const linear = (w: tf.Tensor) => tf.tidy(() => w.transpose());
+    await put('model.embed_tokens.weight', copy(this.embed));
+    for (const [i, block] of this.blocks.entries()) {
+      const p = `model.layers.${i}.`;
+      await put(`${p}input_layernorm.weight`, copy(block.inputNorm));
+      const [wq, wk, wv] = tf.split(block.qkv, [q, kv, kv], 1);
+      await put(`${p}self_attn.q_proj.weight`, linear(wq!));
+      await put(`${p}self_attn.k_proj.weight`, linear(wk!));
+      await put(`${p}self_attn.v_proj.weight`, linear(wv!));
+      tf.dispose([wq!, wk!, wv!]);
+      if (block.qkvBias) {
+        const [bq, bk, bv] = tf.split(block.qkvBias, [q, kv, kv], 0);
+        await put(`${p}self_attn.q_proj.bias`, bq!);
+        await put(`${p}self_attn.k_proj.bias`, bk!);
+        await put(`${p}self_attn.v_proj.bias`, bv!);
+      }
+      await put(`${p}self_attn.o_proj.weight`, linear(block.o));
+      await put(`${p}post_attention_layernorm.weight`, copy(block.postNorm));
+      const [gate, up] = tf.split(block.gateUp, [ffn, ffn], 1);
+      await put(`${p}mlp.gate_proj.weight`, linear(gate!));
+      await put(`${p}mlp.up_proj.weight`, linear(up!));
+      tf.dispose([gate!, up!]);
+      await put(`${p}mlp.down_proj.weight`, linear(block.down));
+    }
+    await put('model.norm.weight', copy(this.finalNorm));
+    if (this.lmHead) await put('lm_head.weight', copy(this.lmHead));
+    if (this.valueHead) {
+      await put('score.weight', linear(this.valueHead.w));
+      await put('score.bias', copy(this.valueHead.b));
+    }
+    return out;
+  }
+
+  /** Every variable, in a fixed order (the optimizer's and the checkpoint's order). */
+  get variables(): tf.Variable[] {
+    const list: tf.Variable[] = [this.embed];
+    for (const b of this.blocks) {
+      list.push(b.inputNorm, b.qkv, ...(b.qkvBias ? [b.qkvBias] : []), b.o, b.postNorm, b.gateUp, b.down);
+    }
+    list.push(this.finalNorm);
+    if (this.lmHead) list.push(this.lmHead);
+    if (this.valueHead) list.push(this.valueHead.w, this.valueHead.b);
+    return list;
+  }
+
+  get numParameters(): number {
+    return this.variables.reduce((n, v) => n + v.size, 0);
+  }
+
+  dispose(): void {
+    tf.dispose(this.variables);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The forward pass
+
+  /**
+   * Final hidden states [batch, length, hidden] for `ids` [batch, length], and the keys and
+   * values of all positions (past + these) per block. The caller owns both.
+   */
+  forward(ids: tf.Tensor2D, options: ForwardOptions = {}): { hidden: tf.Tensor3D; present: LayerKV[] } {
+    const [batch, length] = ids.shape;
+    const pastLength = options.past?.[0]?.k.shape[2] ?? 0;
+    const positions = options.positions ?? defaultPositions(batch, length, pastLength);
+    const result = tf.tidy(() => {
+      const { cos, sin } = ropeTables(positions, batch, length, this.config);
+      const mask = attentionMask(batch, length, pastLength, options.keyMask);
+      let x = tf.gather(this.embed, ids) as tf.Tensor3D;
+      const present: LayerKV[] = [];
+      for (const [i, block] of this.blocks.entries()) {
+        const { output, kv } = this.block(block, x, cos, sin, mask, options.past?.[i]);
+        x = output;
+        present.push(kv);
+      }
+      const hidden = rmsNorm(x, this.finalNorm, this.config.rms_norm_eps);
+      return { hidden, present: present.flatMap((kv) => [kv.k, kv.v]) };
+    });
+    const flat = result.present as tf.Tensor4D[];
+    const present = Array.from({ length: flat.length / 2 }, (_, i) => ({ k: flat[2 * i]!, v: flat[2 * i + 1]! }));
+    return { hidden: result.hidden as tf.Tensor3D, present };
+  }
+
+  private block(
+    block: Block,
+    x: tf.Tensor3D,
+    cos: tf.Tensor,
+    sin: tf.Tensor,
+    mask: tf.Tensor,
+    past: LayerKV | undefined,
+  ): { output: tf.Tensor3D; kv: LayerKV } {
+    const c = this.config;
+    const [batch, length, hidden] = x.shape;
+    const { q: qSize, kv: kvSize, ffn } = sizes(c);
+    const heads = c.num_attention_heads;
+    const kvHeads = c.num_key_value_heads;
+    const groups = heads / kvHeads;
+    const headDim = c.head_dim;
+
+    // Attention: one projection for q, k and v.
+    const h = rmsNorm(x, block.inputNorm, c.rms_norm_eps).reshape([batch * length, hidden]);
+    let qkv = tf.matMul(h, block.qkv);
+    if (block.qkvBias) qkv = qkv.add(block.qkvBias);
+    const [q2, k2, v2] = tf.split(qkv, [qSize, kvSize, kvSize], 1);
+    const q = rope(q2!.reshape([batch, length, heads, headDim]), cos, sin);
+    const kNew = rope(k2!.reshape([batch, length, kvHeads, headDim]), cos, sin).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+    const vNew = v2!.reshape([batch, length, kvHeads, headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+    const k = past ? (tf.concat([past.k, kNew], 2) as tf.Tensor4D) : kNew;
+    const v = past ? (tf.concat([past.v, vNew], 2) as tf.Tensor4D) : vNew;
+    const keys = k.shape[2];
+
+    // Grouped-query attention without copying keys: the query heads that share a kv head are
+    // stacked along the row axis, so one batched matMul per kv head serves the whole group.
+    const qGrouped = q
+      .reshape([batch, length, kvHeads, groups, headDim])
+      .transpose([0, 2, 3, 1, 4])
+      .reshape([batch, kvHeads, groups * length, headDim]);
+    const scores = tf
+      .matMul(qGrouped, k, false, true)
+      .mul(1 / Math.sqrt(headDim))
+      .reshape([batch, kvHeads, groups, length, keys])
+      .add(mask);
+    const probs = tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]);
+    const attended = tf
+      .matMul(probs, v)
+      .reshape([batch, kvHeads, groups, length, headDim])
+      .transpose([0, 3, 1, 2, 4])
+      .reshape([batch * length, qSize]);
+    const afterAttention = x.add(tf.matMul(attended, block.o).reshape([batch, length, hidden]));
+
+    // SwiGLU MLP: one projection for gate and up.
+    const h2 = rmsNorm(afterAttention, block.postNorm, c.rms_norm_eps).reshape([batch * length, hidden]);
+    const [gate, up] = tf.split(tf.matMul(h2, block.gateUp), [ffn, ffn], 1);
+    const mlp = tf.matMul(tf.mul(silu(gate!), up!), block.down).reshape([batch, length, hidden]);
+    return { output: afterAttention.add(mlp) as tf.Tensor3D, kv: { k, v } };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Heads
+
+  /** Logits [batch, length, vocab] from hidden states. Memory grows with vocab: prefer tokenStats for training. */
+  logits(hidden: tf.Tensor3D): tf.Tensor3D {
+    const [batch, length, size] = hidden.shape;
+    return tf.tidy(() =>
+      tf.matMul(hidden.reshape([batch * length, size]), this.outputEmbedding(), false, true).reshape([batch, length, -1]),
+    );
+  }
+
+  /**
+   * Log-probabilities of `targets` and the entropy of the next-token distribution at every
+   * position ([batch, length] each), computed a chunk of rows at a time so the [rows, vocab]
+   * logits never exist for the whole batch, in the forward pass or the backward.
+   */
+  tokenStats(hidden: tf.Tensor3D, targets: Int32Array, options: { temperature?: number; chunkRows?: number } = {}) {
+    const [batch, length, size] = hidden.shape;
+    if (targets.length !== batch * length) throw new AgenticError(`tokenStats: ${targets.length} targets for ${batch}x${length} positions`);
+    const stats = tf.tidy(() =>
+      chunkedTokenStats(hidden.reshape([batch * length, size]) as tf.Tensor2D, this.outputEmbedding(), targets, {
+        temperature: options.temperature ?? 1,
+        chunkRows: options.chunkRows ?? defaultChunkRows(this.config.vocab_size),
+      }),
+    );
+    return tf.tidy(() => {
+      const [logProbs, entropy] = tf.unstack(stats.reshape([batch, length, 2]), 2);
+      stats.dispose();
+      return { logProbs: logProbs as tf.Tensor2D, entropy: entropy as tf.Tensor2D };
+    });
+  }
+
+  /** The critic's value per position, [batch, length]. */
+  values(hidden: tf.Tensor3D): tf.Tensor2D {
+    if (!this.valueHead) throw new AgenticError('this model has no value head (it was built as a policy)');
+    const { w, b } = this.valueHead;
+    const [batch, length, size] = hidden.shape;
+    return tf.tidy(() => tf.matMul(hidden.reshape([batch * length, size]), w).add(b).reshape([batch, length]));
+  }
+
+  private outputEmbedding(): tf.Tensor2D {
+    if (this.head !== 'lm') throw new AgenticError('this model has no language-model head (it was built as a critic)');
+    return (this.lmHead ?? this.embed) as tf.Tensor2D;
+  }
+}
+
+const VARIABLE_ID = { next: 0 };
+
+// ---------------------------------------------------------------------------------------------
+// Pieces of the forward pass
+
+interface Sizes {
+  hidden: number;
+  q: number;
+  kv: number;
+  ffn: number;
+  vocab: number;
+}
+
+function sizes(c: ModelConfig): Sizes {
+  return {
+    hidden: c.hidden_size,
+    q: c.num_attention_heads * c.head_dim,
+    kv: c.num_key_value_heads * c.head_dim,
+    ffn: c.intermediate_size,
+    vocab: c.vocab_size,
+  };
+}
+
+/** Hugging Face tensor names and shapes ([out, in] for linear layers) of a Qwen2 model. */
+export function hfWeightShapes(c: ModelConfig, head: ModelHead = 'lm'): Map<string, number[]> {
+  const { hidden, q, kv, ffn, vocab } = sizes(c);
+  const shapes = new Map<string, number[]>([['model.embed_tokens.weight', [vocab, hidden]]]);
+  for (let i = 0; i < c.num_hidden_layers; i++) {
+    const p = `model.layers.${i}.`;
+    shapes.set(`${p}input_layernorm.weight`, [hidden]);
+    shapes.set(`${p}self_attn.q_proj.weight`, [q, hidden]);
+    shapes.set(`${p}self_attn.k_proj.weight`, [kv, hidden]);
+    shapes.set(`${p}self_attn.v_proj.weight`, [kv, hidden]);
+    if (c.attention_bias) {
+      shapes.set(`${p}self_attn.q_proj.bias`, [q]);
+      shapes.set(`${p}self_attn.k_proj.bias`, [kv]);
+      shapes.set(`${p}self_attn.v_proj.bias`, [kv]);
+    }
+    shapes.set(`${p}self_attn.o_proj.weight`, [hidden, q]);
+    shapes.set(`${p}post_attention_layernorm.weight`, [hidden]);
+    shapes.set(`${p}mlp.gate_proj.weight`, [ffn, hidden]);
+    shapes.set(`${p}mlp.up_proj.weight`, [ffn, hidden]);
+    shapes.set(`${p}mlp.down_proj.weight`, [hidden, ffn]);
+  }
+  shapes.set('model.norm.weight', [hidden]);
+  if (head === 'lm' && !c.tie_word_embeddings) shapes.set('lm_head.weight', [vocab, hidden]);
+  if (head === 'value') {
+    shapes.set('score.weight', [1, hidden]);
+    shapes.set('score.bias', [1]);
+  }
+  return shapes;
+}
+
+function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor {
+  return tf.tidy(() => x.mul(tf.rsqrt(tf.square(x).mean(-1, true).add(eps))).mul(weight));
+}
+
+function silu(x: tf.Tensor): tf.Tensor {
+  return x.mul(tf.sigmoid(x));
+}
+
+function defaultPositions(batch: number, length: number, offset: number): Int32Array {
+  const positions = new Int32Array(batch * length);
+  for (let b = 0; b < batch; b++) for (let t = 0; t < length; t++) positions[b * length + t] = offset + t;
+  return positions;
+}
+
+/** Position ids for a padded batch: each real token counts from 0; padding gets 0. */
+export function positionsFromMask(mask: Uint8Array, batch: number, length: number): Int32Array {
+  const positions = new Int32Array(batch * length);
+  for (let b = 0; b < batch; b++) {
+    let seen = 0;
+    for (let t = 0; t < length; t++) {
+      const i = b * length + t;
+      positions[i] = mask[i] ? seen++ : 0;
+    }
+  }
+  return positions;
+}
+
+/** cos and sin of RoPE angles per position, [batch, length, 1, head_dim] (rotate-half layout). */
+function ropeTables(positions: Int32Array, batch: number, length: number, c: ModelConfig) {
+  const dim = c.head_dim;
+  const half = dim / 2;
+  const inverseFrequencies = Float64Array.from({ length: half }, (_, i) => 1 / Math.pow(c.rope_theta, (2 * i) / dim));
+  const cos = new Float32Array(batch * length * dim);
+  const sin = new Float32Array(batch * length * dim);
+  for (let r = 0; r < batch * length; r++) {
+    for (let i = 0; i < half; i++) {
+      // Same float32 rounding as the Python reference: angle = float32(pos) * float32(inv_freq).
+      const angle = Math.fround(Math.fround(positions[r]!) * Math.fround(inverseFrequencies[i]!));
+      const cv = Math.cos(angle);
+      const sv = Math.sin(angle);
+      cos[r * dim + i] = cv;
+      cos[r * dim + half + i] = cv;
+      sin[r * dim + i] = sv;
+      sin[r * dim + half + i] = sv;
+    }
+  }
+  return { cos: tf.tensor4d(cos, [batch, length, 1, dim]), sin: tf.tensor4d(sin, [batch, length, 1, dim]) };
+}
+
+function rope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor): tf.Tensor {
+  const half = x.shape[x.rank - 1]! / 2;
+  const [x1, x2] = tf.split(x, [half, half], -1);
+  const rotated = tf.concat([x2!.neg(), x1!], -1);
+  return x.mul(cos).add(rotated.mul(sin));
+}
+
+/**
+ * Additive attention mask [batch or 1, 1, 1, length, past + length]: query t sees key s when
+ * s <= past + t and the key is not padding. Rows that see nothing get a uniform softmax over
+ * masked keys instead of NaN (their outputs are padding and never read).
+ */
+function attentionMask(batch: number, length: number, past: number, keyMask: Uint8Array | undefined): tf.Tensor {
+  const keys = past + length;
+  if (keyMask && keyMask.length !== batch * keys) {
+    throw new AgenticError(`attention mask has ${keyMask.length} entries for ${batch}x${keys} keys`);
+  }
+  const rows = keyMask ? batch : 1;
+  const mask = new Float32Array(rows * length * keys);
+  for (let b = 0; b < rows; b++) {
+    for (let t = 0; t < length; t++) {
+      const base = (b * length + t) * keys;
+      for (let s = 0; s < keys; s++) {
+        const visible = s <= past + t && (!keyMask || keyMask[b * keys + s] !== 0);
+        if (!visible) mask[base + s] = LOG_MASKED;
+      }
+    }
+  }
+  return tf.tensor(mask, [rows, 1, 1, length, keys]);
+}
+
+function defaultChunkRows(vocab: number): number {
+  // About 4M logits per chunk: 16 MB of float32, whatever the vocabulary.
+  return Math.max(16, Math.floor((1 << 22) / vocab));
+}
+
+/**
+ * [rows, 2] = (log p(target), entropy) per row of `hidden` against `embedding` [vocab, hidden],
+ * with a hand-written gradient that recomputes each chunk's logits in the backward pass.
+ * d logp / d z = onehot - p;  d H / d z = -p (log p + H)  (z = logits / temperature).
+ */
+function chunkedTokenStats(
+  hidden: tf.Tensor2D,
+  embedding: tf.Tensor2D,
+  targets: Int32Array,
+  options: { temperature: number; chunkRows: number },
+): tf.Tensor2D {
+  const rows = hidden.shape[0];
+  const vocab = embedding.shape[0];
+  const scale = 1 / options.temperature;
+  const chunks: Array<[number, number]> = [];
+  for (let start = 0; start < rows; start += options.chunkRows) chunks.push([start, Math.min(rows, start + options.chunkRows)]);
+  const targetTensor = (start: number, end: number) => tf.tensor1d(targets.subarray(start, end), 'int32');
+
+  const chunkForward = (h: tf.Tensor2D, e: tf.Tensor2D, start: number, end: number) => {
+    const z = tf.matMul(h.slice([start, 0], [end - start, -1]), e, false, true).mul(scale);
+    const logp = tf.logSoftmax(z);
+    const p = tf.exp(logp);
+    const entropy = p.mul(logp).sum(-1).neg();
+    const oneHot = tf.oneHot(targetTensor(start, end), vocab);
+    const targetLogp = logp.mul(oneHot).sum(-1);
+    return { logp, p, entropy, oneHot, targetLogp };
+  };
+
+  const op = tf.customGrad((h, e, save) => {
+    const [hh, ee] = [h as tf.Tensor2D, e as tf.Tensor2D];
+    (save as tf.GradSaveFunc)([hh, ee]);
+    const value = tf.tidy(() =>
+      tf.concat(
+        chunks.map(([start, end]) => {
+          const { targetLogp, entropy } = chunkForward(hh, ee, start, end);
+          return tf.stack([targetLogp, entropy], 1);
+        }),
+        0,
+      ),
+    );
+    const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [hs, es] = saved as [tf.Tensor2D, tf.Tensor2D];
+      const dh: tf.Tensor[] = [];
+      let de = tf.zerosLike(es) as tf.Tensor;
+      for (const [start, end] of chunks) {
+        const [dhChunk, deChunk] = tf.tidy(() => {
+          const { logp, p, entropy, oneHot } = chunkForward(hs, es, start, end);
+          const g = dy.slice([start, 0], [end - start, 2]);
+          const gLogp = g.slice([0, 0], [-1, 1]);
+          const gEntropy = g.slice([0, 1], [-1, 1]);
+          const dz = oneHot
+            .sub(p)
+            .mul(gLogp)
+            .sub(p.mul(logp.add(entropy.expandDims(1))).mul(gEntropy))
+            .mul(scale);
+          const hChunk = hs.slice([start, 0], [end - start, -1]);
+          return [tf.matMul(dz, es), tf.matMul(dz, hChunk, true, false)];
+        });
+        dh.push(dhChunk);
+        const next = de.add(deChunk);
+        tf.dispose([de, deChunk]);
+        de = next;
+      }
+      const dhAll = tf.concat(dh, 0);
+      tf.dispose(dh);
+      return [dhAll, de];
+    };
+    return { value, gradFunc };
+  });
+  return op(hidden, embedding) as tf.Tensor2D;
+}

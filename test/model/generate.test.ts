@@ -1,0 +1,146 @@
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { startBackend } from '../../src/engine/backend';
+import { Rng } from '../../src/engine/rng';
+import { tf } from '../../src/engine/tf';
+import { DecodeBatch, generate, type GenerationRequest } from '../../src/model/generate';
+import { Qwen2Model } from '../../src/model/qwen2';
+import { GREEDY, sampleToken, type SamplingParams } from '../../src/model/sampling';
+import { tinyConfig } from './tiny';
+
+let model: Qwen2Model;
+
+beforeAll(async () => {
+  await startBackend('cpu');
+  model = Qwen2Model.random(tinyConfig(), { seed: 21 });
+});
+
+const prompt = (seed: number, length: number) => {
+  const rng = Rng.fromSeed(seed, 'prompt');
+  return Array.from({ length }, () => rng.int(37));
+};
+
+function request(id: number, promptIds: number[], extra: Partial<GenerationRequest> = {}): GenerationRequest {
+  return { id, promptIds, sampling: GREEDY, maxNewTokens: 6, rng: Rng.fromSeed(id, 'sample'), ...extra };
+}
+
+/** Log-softmax rows of the full forward pass over `ids` (one sequence, no cache). */
+async function referenceLogProbs(ids: number[]): Promise<number[][]> {
+  const t = tf.tensor2d(Int32Array.from(ids), [1, ids.length], 'int32');
+  const { hidden, present } = model.forward(t);
+  const logits = model.logits(hidden);
+  const lp = tf.logSoftmax(logits);
+  const rows = (await lp.array()) as number[][][];
+  tf.dispose([t, hidden, logits, lp, ...present.flatMap((p) => [p.k, p.v])]);
+  return rows[0]!;
+}
+
+async function expectMatchesFullForward(promptIds: number[], tokens: number[], logProbs: number[]) {
+  const rows = await referenceLogProbs([...promptIds, ...tokens]);
+  tokens.forEach((token, i) => {
+    const row = rows[promptIds.length - 1 + i]!;
+    const best = row.indexOf(Math.max(...row));
+    expect(token).toBe(best);
+    expect(logProbs[i]!).toBeCloseTo(row[token]!, 4);
+  });
+}
+
+describe('generation with a KV cache', () => {
+  test('greedy tokens and log-probs equal the full forward pass, for prompts of different lengths', async () => {
+    const before = tf.memory().numTensors;
+    const prompts = [prompt(1, 3), prompt(2, 9), prompt(3, 5)];
+    const results = await generate(model, prompts.map((p, i) => request(i, p)));
+    expect(tf.memory().numTensors).toBe(before);
+    for (const [i, r] of results.entries()) {
+      expect(r.tokens).toHaveLength(6);
+      expect(r.finishReason).toBe('length');
+      await expectMatchesFullForward(prompts[i]!, r.tokens, r.logProbs);
+    }
+  });
+
+  test('sequences join and leave a running batch without changing each other', async () => {
+    const alone = await generate(model, [request(7, prompt(7, 4), { maxNewTokens: 8 })]);
+    const batch = new DecodeBatch(model);
+    await batch.join([request(1, prompt(1, 6), { maxNewTokens: 3 }), request(2, prompt(2, 2), { maxNewTokens: 10 })]);
+    const done = new Map<number, number[]>();
+    for (let step = 0; batch.size > 0; step++) {
+      if (step === 2) await batch.join([request(7, prompt(7, 4), { maxNewTokens: 8 }), request(8, prompt(8, 12), { maxNewTokens: 5 })]);
+      if (step === 4) {
+        const left = batch.leave(2);
+        expect(left?.tokens.length).toBe(5);
+      }
+      for (const r of await batch.step()) done.set(r.id as number, r.tokens);
+    }
+    batch.dispose();
+    expect(done.get(7)).toEqual(alone[0]!.tokens);
+    expect(done.get(1)).toHaveLength(3);
+    expect(done.get(8)).toHaveLength(5);
+    await expectMatchesFullForward(prompt(8, 12), done.get(8)!, (await generate(model, [request(8, prompt(8, 12), { maxNewTokens: 5 })]))[0]!.logProbs);
+  });
+
+  test('sampling is reproducible per sequence, whatever shares the batch', async () => {
+    const sampling: SamplingParams = { temperature: 1.3, topP: 0.9, topK: 20, doSample: true };
+    const mine = () => request(5, prompt(5, 4), { sampling, maxNewTokens: 10, rng: Rng.fromSeed(99, 'mine') });
+    const [alone] = await generate(model, [mine()]);
+    const crowded = await generate(model, [request(1, prompt(1, 7), { sampling, maxNewTokens: 4 }), mine()]);
+    expect(crowded[1]!.tokens).toEqual(alone!.tokens);
+    expect(crowded[1]!.logProbs).toEqual(alone!.logProbs);
+  });
+
+  test('stops at a stop token, a stop string, or the context length', async () => {
+    const [free] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8 })]);
+    const stopAt = free!.tokens[2]!;
+    const [byToken] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8, stopTokenIds: [stopAt] })]);
+    expect(byToken!.finishReason).toBe('stop_token');
+    expect(byToken!.tokens).toEqual(free!.tokens.slice(0, free!.tokens.indexOf(stopAt) + 1));
+
+    const decode = (ids: readonly number[]) => ids.map((t) => String.fromCharCode(97 + (t % 26))).join('');
+    const target = decode(free!.tokens.slice(3, 5));
+    const [byString] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8, stopStrings: [target] })], { decode });
+    expect(byString!.finishReason).toBe('stop_string');
+    expect(decode(byString!.tokens)).toContain(target);
+    expect(byString!.tokens.length).toBeLessThanOrEqual(5);
+
+    const [byContext] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 50 })], { maxLength: 9 });
+    expect(byContext!.finishReason).toBe('context');
+    expect(5 + byContext!.tokens.length).toBe(9);
+  });
+
+  test('bad requests fail in one line', async () => {
+    await expect(generate(model, [request(1, [])])).rejects.toThrow('generation 1: empty prompt');
+    await expect(generate(model, [request(1, [1, 99])])).rejects.toThrow('token ids outside [0, 37)');
+    await expect(generate(model, [request(1, [1], { stopStrings: ['x'] })])).rejects.toThrow('stop strings need a decode function');
+  });
+});
+
+describe('sampleToken', () => {
+  const logits = Float32Array.from([2, 1, 0.5, -1, 3]);
+  test('greedy picks the largest logit and reports its log-softmax', () => {
+    const { token, logProb } = sampleToken(logits, GREEDY, Rng.fromSeed(0));
+    expect(token).toBe(4);
+    const logZ = Math.log(Array.from(logits).reduce((s, v) => s + Math.exp(v), 0));
+    expect(logProb).toBeCloseTo(3 - logZ, 6);
+  });
+
+  test('samples follow softmax(logits / T)', () => {
+    const rng = Rng.fromSeed(1);
+    const counts = new Array(5).fill(0);
+    const n = 20000;
+    for (let i = 0; i < n; i++) counts[sampleToken(logits, { temperature: 2, topP: 1, topK: 0, doSample: true }, rng).token]++;
+    const z = Array.from(logits).map((v) => Math.exp(v / 2));
+    const total = z.reduce((a, b) => a + b, 0);
+    counts.forEach((c, i) => expect(Math.abs(c / n - z[i]! / total)).toBeLessThan(0.015));
+  });
+
+  test('top-k and top-p keep only the most likely tokens', () => {
+    const rng = Rng.fromSeed(2);
+    const seen = (params: SamplingParams) => {
+      const s = new Set<number>();
+      for (let i = 0; i < 2000; i++) s.add(sampleToken(logits, params, rng).token);
+      return [...s].sort();
+    };
+    expect(seen({ temperature: 1, topP: 1, topK: 2, doSample: true })).toEqual([0, 4]);
+    // p = [.24, .09, .05, .01, .61]: the smallest set reaching 0.8 is {4, 0}.
+    expect(seen({ temperature: 1, topP: 0.8, topK: 0, doSample: true })).toEqual([0, 4]);
+    expect(seen({ temperature: 1, topP: 0.5, topK: 0, doSample: true })).toEqual([4]);
+  });
+});

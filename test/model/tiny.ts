@@ -1,0 +1,18 @@
+/** A tiny Qwen2 shape for fast tests: every feature on (GQA, qkv bias, untied head). */
+import { modelConfig, type ModelConfig } from '../../src/model/config';
+
+export function tinyConfig(overrides: Record<string, unknown> = {}): ModelConfig {
+  return modelConfig({
+    vocab_size: 37,
+    hidden_size: 16,
+    intermediate_size: 24,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rope_theta: 10000,
+    rms_norm_eps: 1e-6,
+    max_position_embeddings: 64,
+    tie_word_embeddings: false,
+    ...overrides,
+  });
+}
