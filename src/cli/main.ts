@@ -10,6 +10,7 @@ import { AgenticError, oneLine, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
 import { normalizeFlagSpellings, rejectUnknownFlags, wantsHelp } from './args';
 import type { Command } from './command';
+import benchCommand from './bench';
 import configCommand from './config';
 import doctorCommand from './doctor';
 import evalCommand from './eval';
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, Command> = {
   config: configCommand as Command,
   plugins: pluginsCommand as Command,
   doctor: doctorCommand as Command,
+  bench: benchCommand as Command,
 };
 
 const ROOT: CommandDef = {

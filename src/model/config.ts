@@ -37,8 +37,24 @@ export type ModelConfig = z.output<typeof ModelConfigShape> & {
   head_dim: number;
 };
 
+/**
+ * Reads what transformers 5 moved: `rope_parameters: {rope_theta, rope_type}` in place of a
+ * top-level `rope_theta`. Only plain RoPE is implemented; scaled variants are refused rather
+ * than silently computed wrong.
+ */
+function normaliseRope(input: Record<string, unknown>): Record<string, unknown> {
+  const scaling = (input.rope_parameters ?? input.rope_scaling) as Record<string, unknown> | null | undefined;
+  const type = scaling?.rope_type ?? scaling?.type;
+  if (type !== undefined && type !== 'default') {
+    throw new Error(`rope type '${String(type)}' is not supported (only the default RoPE is)`);
+  }
+  if (input.use_sliding_window === true) throw new Error('sliding-window attention is not supported (use_sliding_window: true)');
+  if (input.rope_theta === undefined && typeof scaling?.rope_theta === 'number') return { ...input, rope_theta: scaling.rope_theta };
+  return input;
+}
+
 export function modelConfig(input: ModelConfigInput | Record<string, unknown>): ModelConfig {
-  const parsed = ModelConfigShape.parse(input);
+  const parsed = ModelConfigShape.parse(normaliseRope(input as Record<string, unknown>));
   return {
     ...parsed,
     num_key_value_heads: parsed.num_key_value_heads ?? parsed.num_attention_heads,

@@ -1,0 +1,41 @@
+/** `agentic bench`: the model-engine benchmark (see src/bench/model_bench.ts); prints and writes JSON. */
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { UsageError } from '../errors';
+import { debugArg } from './args';
+import { command } from './command';
+import { log, out } from './log';
+
+const BACKENDS = ['wasm', 'cpu'] as const;
+
+export default command(
+  {
+    meta: { name: 'bench', description: 'Benchmark training and generation speed of the model engine (JSON)' },
+    args: {
+      backend: { type: 'string', description: `tfjs backend: ${BACKENDS.join(', ')}`, default: 'wasm' },
+      out: { type: 'string', description: 'Where to write the JSON (default output/bench/<backend>.json)' },
+      steps: { type: 'string', description: 'Timed training steps', default: '5' },
+      ...debugArg,
+    },
+    async run({ args }) {
+      const backend = args.backend as (typeof BACKENDS)[number];
+      if (!BACKENDS.includes(backend)) throw new UsageError(`--backend: expected one of ${BACKENDS.join(', ')}, got '${args.backend}'`);
+      const steps = Number(args.steps);
+      if (!Number.isInteger(steps) || steps < 1) throw new UsageError(`--steps: expected a positive integer, got '${args.steps}'`);
+      const { startBackend } = await import('../engine/backend');
+      const { PEER_SHAPE, runModelBench } = await import('../bench/model_bench');
+      await startBackend(backend);
+      const result = await runModelBench({ ...PEER_SHAPE, steps }, (line) => log.info(line));
+      const json = JSON.stringify(result);
+      const path = args.out ?? `output/bench/${backend}.json`;
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(`${path}.tmp`, `${json}\n`);
+      renameSync(`${path}.tmp`, path);
+      out(json);
+      log.info(`wrote ${path}`);
+      return 0;
+    },
+  },
+  'Same shape as ../shared/bench/torch_peer.py: hidden 128, 4 layers, 4 heads, 2 kv heads, ffn 384, vocab 512;\n' +
+    'train at batch 16 x seq 256, generation of 64 tokens for 32 prompts of 128.',
+);
