@@ -162,6 +162,11 @@ describe('frozen_lake env', () => {
     expect(step(env, answer('Left'))).toMatchObject({ terminated: false, truncated: false });
     expect(step(env, answer('Left'))).toMatchObject({ terminated: false, truncated: true });
     expect(() => step(env, answer('Left'))).toThrow('the episode is over');
+    // an invalid last turn truncates too
+    const once = make({ max_steps: 1 });
+    reset(once, 0);
+    expect(step(once, 'nothing')).toMatchObject({ terminated: false, truncated: true });
+    expect(() => step(once, 'nothing')).toThrow('the episode is over');
     reset(env, seed);
     expect(step(env, answer('Left')).truncated).toBe(false);
   });

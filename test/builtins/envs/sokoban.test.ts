@@ -119,9 +119,9 @@ describe('sokoban env', () => {
   });
 
   test('every room is well formed and solvable, and the solution plays out in the env (100 rooms each of 1 and 2 boxes)', () => {
-    for (const config of [{ max_steps: 200 }, TWO_BOXES]) {
-      const boxes = config.num_boxes ?? 1;
-      const [rows, cols] = config.dim_room ?? [6, 6];
+    for (const config of [{ dim_room: [6, 6], num_boxes: 1, max_steps: 200 }, TWO_BOXES]) {
+      const boxes = config.num_boxes;
+      const [rows, cols] = config.dim_room as [number, number];
       for (let seed = 0; seed < 100; seed++) {
         const env = make(config);
         const text = reset(env, seed);
@@ -236,6 +236,11 @@ describe('sokoban env', () => {
 
   test('the episode is truncated at max_steps; invalid responses count as turns', () => {
     const env = make({ max_steps: 3 });
+    // an invalid last turn truncates too
+    const once = make({ max_steps: 1 });
+    reset(once, 0);
+    expect(step(once, 'nothing')).toMatchObject({ terminated: false, truncated: true });
+    expect(() => step(once, 'nothing')).toThrow('the episode is over');
     reset(env, 2);
     expect(step(env, 'nothing')).toMatchObject({ terminated: false, truncated: false });
     expect(step(env, 'nothing')).toMatchObject({ terminated: false, truncated: false });
