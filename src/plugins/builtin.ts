@@ -3,12 +3,16 @@
  * plugins/ must be listed here (a test checks that this list and the folder agree).
  */
 import bandit from '../../plugins/envs/bandit';
+import frozenLake from '../../plugins/envs/frozen_lake';
+import sokoban from '../../plugins/envs/sokoban';
 import exactMatch from '../../plugins/rewards/exact_match';
 import calculator from '../../plugins/tools/calculator';
 import type { PluginDefinition } from './types';
 
 export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; source: string }> = [
   { definition: bandit, source: 'plugins/envs/bandit' },
+  { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
+  { definition: sokoban, source: 'plugins/envs/sokoban' },
   { definition: exactMatch, source: 'plugins/rewards/exact_match.ts' },
   { definition: calculator, source: 'plugins/tools/calculator' },
 ];

@@ -207,18 +207,9 @@ describe('outputs', () => {
 });
 
 describe('the configs folder', () => {
-  // example configs whose environments arrive with the environments issue (#4); when it lands,
-  // this list must shrink, and every config must then load
-  const WAITING_FOR_ENVS: Record<string, string> = { 'frozen_lake.yaml': 'frozen_lake', 'sokoban.yaml': 'sokoban' };
-
   for (const file of readdirSync(join(ROOT, 'configs')).filter((f) => f.endsWith('.yaml'))) {
     test(`configs/${file} loads`, async () => {
-      const waiting = WAITING_FOR_ENVS[file];
-      if (!waiting) {
-        await load({ configFile: `configs/${file}` });
-        return;
-      }
-      await expect(load({ configFile: `configs/${file}` })).rejects.toThrow(`unknown env '${waiting}'`);
+      await load({ configFile: `configs/${file}` });
     });
   }
 });

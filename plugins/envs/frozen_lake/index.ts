@@ -1,0 +1,124 @@
+/**
+ * FrozenLake as ROLL plays it: walk across a square lake to the goal without falling into a hole,
+ * one move per turn, the grid shown as text. Start and goal are placed at random on a map that is
+ * always solvable; on slippery ice a move goes the intended way or to either side, a third each.
+ * Reaching the goal pays 1 and ends the episode, a hole ends it with 0.
+ */
+import { ANSWER_PATTERN, defineEnv, parseAnswer, Rng, z, type Env, type RenderMode, type ResetResult, type RgbFrame, type StepResult } from 'agentic';
+import { responseFor } from '../_grid/response';
+import { ACTIONS, generateLake, neighbour, type Action, type Lake } from './lake';
+import { lakePicture, lakeText, SYMBOLS } from './render';
+
+const Config = z.strictObject({
+  size: z.int().min(2).max(32).default(4).describe('Side of the square lake, in cells.'),
+  p: z.number().gt(0).max(1).default(0.8).describe('Probability that a cell is frozen (the rest are holes).'),
+  is_slippery: z.boolean().default(true).describe('Whether a move may slip to either side of the intended direction (1/3 each way).'),
+  max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
+  format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
+  action_pattern: z.string().min(1).default(ANSWER_PATTERN).describe('Regular expression that reads the action from a response.'),
+});
+type FrozenLakeConfig = z.output<typeof Config>;
+
+function instruction(slippery: boolean): string {
+  return [
+    'You are crossing a frozen lake drawn as a grid. Walk from your position to the goal without stepping into a hole: ' +
+      'falling into a hole ends the game. Walking into the edge of the grid leaves you where you are.' +
+      (slippery ? ' The ice is slippery: a move can carry you to either side of the direction you chose.' : ''),
+    `Symbols: ${Object.entries(SYMBOLS)
+      .map(([symbol, meaning]) => `${symbol} = ${meaning}`)
+      .join(', ')}.`,
+    `Actions: ${ACTIONS.join(', ')}. Give exactly one action per turn inside answer tags, for example <answer>Right</answer>.`,
+  ].join('\n');
+}
+
+class FrozenLake implements Env {
+  private lake: Lake | null = null;
+  private player = 0;
+  private turns = 0;
+  private over = false;
+  private slips = Rng.fromSeed(0, 'frozen_lake', 'slip');
+  private randomActions = Rng.fromSeed(0, 'frozen_lake', 'random-action');
+
+  constructor(private readonly config: FrozenLakeConfig) {}
+
+  reset(seed: number): ResetResult {
+    this.lake = generateLake(this.config.size, this.config.p, Rng.fromSeed(seed, 'frozen_lake', 'map'));
+    this.slips = Rng.fromSeed(seed, 'frozen_lake', 'slip');
+    this.randomActions = Rng.fromSeed(seed, 'frozen_lake', 'random-action');
+    this.player = this.lake.start;
+    this.turns = 0;
+    this.over = false;
+    return { observation: lakeText(this.lake, this.player), info: { instruction: instruction(this.config.is_slippery) } };
+  }
+
+  step(response: string): StepResult {
+    const lake = this.lake;
+    if (!lake) throw new Error('call reset() before step()');
+    if (this.over) throw new Error('the episode is over; call reset()');
+    this.turns += 1;
+    const outOfTurns = this.turns >= this.config.max_steps;
+    const parsed = parseAnswer(response, { pattern: this.config.action_pattern, actions: ACTIONS });
+    if (parsed.action === null) {
+      this.over = outOfTurns;
+      return {
+        observation: lakeText(lake, this.player),
+        reward: this.config.format_penalty,
+        terminated: false,
+        truncated: outOfTurns,
+        info: {
+          action: null,
+          actionDesc: `Turn ${this.turns}: no valid action was given, so you stayed where you were.`,
+          metrics: { success: false, action_is_valid: false, action_is_effective: false, format_penalty: this.config.format_penalty },
+          metricsAgg: { success: 'last' },
+        },
+      };
+    }
+    const intended = parsed.action as Action;
+    const taken = this.config.is_slippery ? this.slip(intended) : intended;
+    const from = this.player;
+    this.player = neighbour(lake.size, from, taken);
+    const tile = lake.tiles[this.player]!;
+    const terminated = tile !== 'frozen';
+    const truncated = !terminated && outOfTurns;
+    this.over = terminated || truncated;
+    const moved = this.player !== from;
+    const slipped = taken !== intended ? ` but slipped and went ${taken}` : '';
+    const outcome = tile === 'goal' ? ' and reached the goal' : tile === 'hole' ? ' and fell into a hole' : moved ? '' : ', which left you where you were';
+    return {
+      observation: lakeText(lake, this.player),
+      reward: tile === 'goal' ? 1 : 0,
+      terminated,
+      truncated,
+      info: {
+        action: intended,
+        actionDesc: `Turn ${this.turns}: you tried to go ${intended}${slipped}${outcome}.`,
+        metrics: { success: tile === 'goal', action_is_valid: true, action_is_effective: moved, format_penalty: 0 },
+        metricsAgg: { success: 'last' },
+      },
+    };
+  }
+
+  /** Gym's slippery ice: the intended direction or one of its two perpendiculars, a third each. */
+  private slip(intended: Action): Action {
+    const id = ACTIONS.indexOf(intended);
+    return ACTIONS[(id + this.slips.int(3) + 3) % 4]!;
+  }
+
+  render(mode: RenderMode): string | RgbFrame {
+    if (!this.lake) throw new Error('call reset() before render()');
+    return mode === 'text' ? lakeText(this.lake, this.player) : lakePicture(this.lake, this.player);
+  }
+
+  close(): void {}
+
+  sampleRandomAction(): string {
+    return responseFor(this.randomActions.choice(ACTIONS), this.config.action_pattern, ACTIONS);
+  }
+}
+
+export default defineEnv({
+  name: 'frozen_lake',
+  description: 'FrozenLake: walk to the goal across a grid without falling into a hole (random, always solvable maps).',
+  config: Config,
+  env: FrozenLake,
+});
