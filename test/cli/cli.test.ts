@@ -223,6 +223,14 @@ test('agentic doctor backend=webgpu starts webgpu (Mesa here) and shows its adap
   expect(stdout).toMatch(/^ +adapter +\S+ \(vendor .*, architecture .*\) via (Vulkan|OpenGLES), /m);
 });
 
+test('agentic doctor backend=webgpu without a usable adapter: the row says why and how to fix it, exit 1', async () => {
+  // an EGL platform Mesa does not know: the OpenGL ES adapter cannot start, as on a machine without Mesa
+  const { code, stdout } = await agentic(['doctor', 'backend=webgpu', 'webgpu_adapter=opengles'], { env: { EGL_PLATFORM: 'no-such-platform' } });
+  expect(code).toBe(1);
+  expect(stdout).toMatch(/^backend webgpu +FAILED: webgpu: webgpu_adapter=opengles, but EGL offers no OpenGL ES context; .*libvulkan1.*apt-get install libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri; or use backend=wasm$/m);
+  expect(stdout).not.toMatch(/^backend webgpu +ok/m);
+});
+
 test('agentic doctor backend=tensorflow reports the missing package and fails', async () => {
   const { code, stdout } = await agentic(['doctor', 'backend=tensorflow'], { cwd: scratch() });
   expect(code).toBe(1);
