@@ -16,7 +16,7 @@ import { AgenticError } from '../errors';
 /** Dawn's WGPUBackendType and WGPUAdapterType values, by number. */
 const BACKEND_TYPES = ['Undefined', 'Null', 'WebGPU', 'D3D11', 'D3D12', 'Metal', 'Vulkan', 'OpenGL', 'OpenGLES'];
 const NULL_BACKEND = 1;
-const ADAPTER_TYPES = ['', 'discrete GPU', 'integrated GPU', 'CPU', 'unknown type'];
+const ADAPTER_TYPES = ['unknown type', 'discrete GPU', 'integrated GPU', 'CPU', 'unknown type'];
 
 export interface AdapterDescription {
   vendor: string;
