@@ -1,9 +1,12 @@
 /** `agentic doctor`: what this install has and whether its parts work. */
 import pkg from '../../package.json';
 import { existsSync, readdirSync } from 'node:fs';
+import { loadConfig } from '../config/load';
+import { BACKENDS, type BackendName } from '../config/schema';
+import { runBackend } from '../config/validate';
 import { PluginHost } from '../plugins/host';
 import { PLUGIN_KINDS } from '../plugins/registry';
-import { debugArg } from './args';
+import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
 import { out } from './log';
 
@@ -11,34 +14,62 @@ export function isCompiledBinary(): boolean {
   return import.meta.url.includes('$bunfs') || import.meta.url.includes('~BUN');
 }
 
-export default command({
-  meta: { name: 'doctor', description: 'Check this install: runtime, tfjs backends (runs a matmul on each), plugins, configs' },
-  args: { ...debugArg },
-  async run() {
-    const rows: Array<[string, string]> = [];
-    let failures = 0;
-    rows.push(['agentic', `${pkg.version}${isCompiledBinary() ? ' (compiled binary)' : ' (from source)'}`]);
-    rows.push(['runtime', `bun ${Bun.version} on ${process.platform}-${process.arch}`]);
-    const engine = await import('../engine/backend');
-    rows.push(['tfjs', engine.TFJS_VERSION]);
-    for (const backend of ['wasm', 'cpu'] as const) {
-      const started = performance.now();
-      try {
-        await engine.startBackend(backend);
-        await engine.checkMatMul();
-        rows.push([`backend ${backend}`, `ok (matmul checked, ${(performance.now() - started).toFixed(0)} ms)${backend === 'wasm' ? ', embedded default' : ''}`]);
-      } catch (error) {
-        failures++;
-        rows.push([`backend ${backend}`, `FAILED: ${(error as Error).message}`]);
+/** Backends cheap enough to check on every run; the others start only when selected. */
+const ALWAYS_CHECKED: readonly BackendName[] = ['wasm', 'cpu'];
+
+export default command(
+  {
+    meta: { name: 'doctor', description: 'Check this install: runtime, the selected tfjs backend and the embedded ones (a known matmul on each), plugins, configs' },
+    args: { ...configArgs, ...overridesArg },
+    async run({ args }) {
+      const rows: Array<[string, string]> = [];
+      let failures = 0;
+      rows.push(['agentic', `${pkg.version}${isCompiledBinary() ? ' (compiled binary)' : ' (from source)'}`]);
+      rows.push(['runtime', `bun ${Bun.version} on ${process.platform}-${process.arch}`]);
+      const host = new PluginHost();
+      const { config } = await loadConfig(configRequest(args, overridesFrom(args._)), host);
+      const selected = runBackend(config);
+      const engine = await import('../engine/backend');
+      rows.push(['tfjs', engine.TFJS_VERSION]);
+      rows.push(['selected', `${selected}${selected === 'webgpu' ? ` (webgpu_adapter=${config.webgpu_adapter})` : ''}`]);
+      // the selected backend starts last, so it is the active one afterwards
+      const order = [...ALWAYS_CHECKED.filter((b) => b !== selected), selected];
+      for (const backend of order) {
+        const started = performance.now();
+        try {
+          const result = await engine.startBackend(backend, { webgpuAdapter: config.webgpu_adapter });
+          const notes = [backend === 'wasm' ? 'embedded default' : '', backend === selected ? 'selected' : ''].filter(Boolean);
+          rows.push([`backend ${backend}`, `ok (matmul checked, ${(performance.now() - started).toFixed(0)} ms)${notes.map((n) => `, ${n}`).join('')}`]);
+          if (result.detail) rows.push([backend === 'webgpu' ? '  adapter' : '  package', result.detail]);
+        } catch (error) {
+          failures++;
+          rows.push([`backend ${backend}`, `FAILED: ${(error as Error).message}`]);
+        }
       }
-    }
-    for (const backend of ['webgpu', 'tensorflow']) rows.push([`backend ${backend}`, 'not wired up yet (arrives with the model engine, issue #3)']);
-    const host = new PluginHost();
-    rows.push(['plugins', PLUGIN_KINDS.map((k) => `${host.registry.names(k).length} ${k}`).join(', ') + ' built in']);
-    const configs = existsSync('configs') ? readdirSync('configs').filter((f) => /\.(ya?ml|json|toml|ts)$/.test(f)) : [];
-    rows.push(['configs', configs.length ? `${configs.length} in ./configs` : 'none in ./configs (the built-in default is used)']);
-    const width = Math.max(...rows.map(([k]) => k.length));
-    out(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n'));
-    return failures === 0 ? 0 : 1;
+      for (const backend of BACKENDS.filter((b) => !order.includes(b))) rows.push([`backend ${backend}`, await unselectedNote(backend)]);
+      rows.push(['plugins', PLUGIN_KINDS.map((k) => `${host.registry.names(k).length} ${k}`).join(', ') + ' built in']);
+      const configs = existsSync('configs') ? readdirSync('configs').filter((f) => /\.(ya?ml|json|toml|ts)$/.test(f)) : [];
+      rows.push(['configs', configs.length ? `${configs.length} in ./configs` : 'none in ./configs (the built-in default is used)']);
+      const width = Math.max(...rows.map(([k]) => k.length));
+      out(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n'));
+      return failures === 0 ? 0 : 1;
+    },
   },
-});
+  `${OVERRIDES_HELP}
+
+EXAMPLES
+  agentic doctor
+  agentic doctor backend=webgpu                          # start webgpu and show its adapter
+  agentic doctor backend=webgpu webgpu_adapter=opengles  # Mesa on the CPU (slow, correct)
+  agentic doctor -c my.yaml                              # the backend my.yaml selects`,
+);
+
+/** What doctor says about a backend it did not start. */
+async function unselectedNote(backend: BackendName): Promise<string> {
+  if (backend === 'tensorflow') {
+    const { findTensorflowPackage } = await import('../engine/tensorflow');
+    const found = findTensorflowPackage();
+    return found ? `${found.name} installed; not started (check it with backend=tensorflow)` : 'not installed (optional: @tensorflow/tfjs-node or @tensorflow/tfjs-node-gpu)';
+  }
+  return `not started (check it with backend=${backend})`;
+}

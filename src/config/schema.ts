@@ -13,6 +13,11 @@ const probability = () => z.number().min(0).max(1);
 
 export const BACKENDS = ['wasm', 'cpu', 'webgpu', 'tensorflow'] as const;
 export const Backend = z.enum(BACKENDS);
+export type BackendName = (typeof BACKENDS)[number];
+
+/** How the webgpu backend picks its adapter (see webgpu_adapter below). */
+export const WEBGPU_ADAPTERS = ['auto', 'vulkan', 'opengles'] as const;
+export type WebGpuAdapterChoice = (typeof WEBGPU_ADAPTERS)[number];
 
 export const ADV_ESTIMATORS = [
   'gae',
@@ -93,7 +98,9 @@ export const GeneratingArgs = z.strictObject({
 export const StrategyArgs = z.strictObject({
   backend: Backend.nullable()
     .default(null)
-    .describe('tfjs backend for this role; null takes the top-level `backend`.'),
+    .describe(
+      'tfjs backend for this role; null takes the top-level `backend`. tfjs runs one backend per process, so every role must end up with the same one.',
+    ),
 });
 
 export const Worker = z.strictObject({
@@ -172,7 +179,15 @@ export const ConfigShape = z.strictObject({
   output_dir: z.string().min(1).default('./output/${exp_name}').describe('Folder for everything the run writes.'),
   logging_dir: z.string().min(1).default('${output_dir}/logs').describe('Folder for metric logs.'),
   render_save_dir: z.string().min(1).default('${output_dir}/render').describe('Folder for rendered episodes.'),
-  backend: Backend.default('wasm').describe('tfjs backend: wasm (embedded default), cpu, webgpu or tensorflow.'),
+  backend: Backend.default('wasm').describe(
+    'tfjs backend of every role: wasm (embedded default, CPU, XNNPACK), cpu (plain JavaScript, slow), webgpu (Dawn: a GPU through Vulkan, or Mesa on the CPU; see webgpu_adapter) or tensorflow (libtensorflow through @tensorflow/tfjs-node-gpu or @tensorflow/tfjs-node, which you install yourself).',
+  ),
+  webgpu_adapter: z
+    .enum(WEBGPU_ADAPTERS)
+    .default('auto')
+    .describe(
+      "Adapter of the webgpu backend: vulkan (a GPU's Vulkan driver; needs libvulkan1), opengles (Mesa's OpenGL ES on the CPU, llvmpipe: slow, for checking correctness; Debian packages libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri), or auto (vulkan if a Vulkan device exists, else opengles). Dawn's Null adapter is always refused.",
+    ),
   plugins: z
     .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)))
     .default([])

@@ -8,7 +8,7 @@ import { ConfigError, PluginError } from '../errors';
 import type { EnvPlugin } from '../plugins/types';
 import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
-import { ConfigShape, type AgenticConfig, type EnvManagerConfig } from './schema';
+import { ConfigShape, type AgenticConfig, type BackendName, type EnvManagerConfig } from './schema';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
 export interface EnvResolver {
@@ -126,12 +126,34 @@ function checkRelations(config: AgenticConfig): void {
   checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
 }
 
+export const ROLES = ['actor_train', 'actor_infer', 'reference', 'critic'] as const;
+
+/**
+ * The one backend all roles run on: each role's strategy_args.backend, or the top-level backend
+ * where that is null. tfjs keeps one global engine per process, with one active backend, so roles
+ * that name different backends cannot be honoured together and are a config error.
+ */
+export function runBackend(config: AgenticConfig): BackendName {
+  const chosen = ROLES.map((role) => ({ role, backend: config[role].strategy_args.backend ?? config.backend, own: config[role].strategy_args.backend !== null }));
+  const first = chosen[0]!;
+  const other = chosen.find((c) => c.backend !== first.backend);
+  if (other) {
+    const [named, against] = other.own ? [other, first] : [first, other];
+    const source = (c: typeof first) => (c.own ? `${c.role}.strategy_args.backend` : `the top-level backend that ${c.role} takes`);
+    throw new ConfigError(
+      `${named.role}.strategy_args.backend: ${named.backend} differs from ${against.backend} (${source(against)}); tfjs runs one backend per process, so all roles share one: set the top-level backend to the one you want and leave strategy_args.backend null`,
+    );
+  }
+  return first.backend;
+}
+
 /** Validates `tree` (interpolations already resolved). */
 export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promise<AgenticConfig> {
   const parsed = ConfigShape.safeParse(tree, { reportInput: true });
   if (!parsed.success) throw issuesError(parsed.error.issues as Issue[], ConfigShape);
   const config = parsed.data;
   checkRelations(config);
+  runBackend(config);
 
   try {
     await envs.loadAll(config.plugins);

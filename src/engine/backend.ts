@@ -1,7 +1,9 @@
 /**
  * Starting a tfjs backend. The wasm backend is the embedded default: its three .wasm files are
  * imported as files, so `bun build --compile` embeds them and the binary runs offline anywhere.
- * The webgpu and tensorflow backends arrive with the model engine (issue #3).
+ * cpu is tfjs's plain JavaScript backend; webgpu (./webgpu.ts) and tensorflow (./tensorflow.ts)
+ * are loaded only when asked for. A backend that fails to start is an error, never a silent
+ * switch to another, and every start ends with a matMul whose answer is known.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
@@ -9,9 +11,21 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm' with { type: 'file' };
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm' with { type: 'file' };
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' };
+import type { BackendName, WebGpuAdapterChoice } from '../config/schema';
 import { AgenticError } from '../errors';
 
-export type StartableBackend = 'wasm' | 'cpu';
+export type { BackendName } from '../config/schema';
+
+export interface BackendOptions {
+  /** How webgpu picks its adapter (the `webgpu_adapter` key); auto when absent. */
+  webgpuAdapter?: WebGpuAdapterChoice;
+}
+
+export interface StartedBackend {
+  name: BackendName;
+  /** What computes, when there is a choice: the webgpu adapter, or the tensorflow package. */
+  detail?: string;
+}
 
 let wasmPathsSet = false;
 
@@ -37,18 +51,47 @@ async function keepingProcessHandlers<T>(start: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function startBackend(name: StartableBackend): Promise<void> {
-  if (name === 'wasm' && !wasmPathsSet) {
-    setWasmPaths({
-      'tfjs-backend-wasm.wasm': wasmPlain,
-      'tfjs-backend-wasm-simd.wasm': wasmSimd,
-      'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
-    });
-    wasmPathsSet = true;
+/** Makes the named backend available to tf.setBackend; returns what it runs on. */
+async function register(name: BackendName, options: BackendOptions): Promise<string | undefined> {
+  switch (name) {
+    case 'wasm':
+      if (!wasmPathsSet) {
+        setWasmPaths({
+          'tfjs-backend-wasm.wasm': wasmPlain,
+          'tfjs-backend-wasm-simd.wasm': wasmSimd,
+          'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
+        });
+        wasmPathsSet = true;
+      }
+      return undefined;
+    case 'cpu':
+      return undefined;
+    case 'webgpu': {
+      const webgpu = await import('./webgpu');
+      return webgpu.formatAdapter(await webgpu.registerWebGpu(options.webgpuAdapter ?? 'auto'));
+    }
+    case 'tensorflow': {
+      const { registerTensorflow } = await import('./tensorflow');
+      return registerTensorflow();
+    }
+  }
+}
+
+/**
+ * Starts `name` as tfjs's backend and checks that it computes. All roles of a run share it:
+ * tfjs has one active backend per process.
+ */
+export async function startBackend(name: BackendName, options: BackendOptions = {}): Promise<StartedBackend> {
+  const detail = await register(name, options);
+  if (!tf.findBackendFactory(name)) {
+    // the bundler dropped a registration, or the package registered under another name
+    throw new AgenticError(`the ${name} backend is not registered in this build of tfjs`);
   }
   const ok = await keepingProcessHandlers(() => tf.setBackend(name));
   if (!ok || tf.getBackend() !== name) throw new AgenticError(`the ${name} backend did not start`);
   await tf.ready();
+  await checkMatMul();
+  return detail === undefined ? { name } : { name, detail };
 }
 
 /** Multiplies two known matrices on the current backend and checks the product. */
@@ -60,8 +103,8 @@ export async function checkMatMul(): Promise<void> {
   const values = Array.from(await product.data());
   tf.dispose([a, b, product]);
   const expected = [58, 64, 139, 154];
-  if (values.some((v, i) => Math.abs(v - expected[i]!) > 1e-4)) {
-    throw new AgenticError(`matMul on ${tf.getBackend()} gave [${values.join(', ')}], expected [${expected.join(', ')}]`);
+  if (values.length !== expected.length || values.some((v, i) => !(Math.abs(v - expected[i]!) <= 1e-4))) {
+    throw new AgenticError(`the ${tf.getBackend()} backend computes wrong results: matMul gave [${values.join(', ')}], expected [${expected.join(', ')}]`);
   }
   if (tf.memory().numTensors !== before) throw new AgenticError('the check leaked tensors');
 }

@@ -106,4 +106,18 @@ describe('the compiled binary in an empty folder', () => {
     expect(stdout).toMatch(/agentic +\S+ \(compiled binary\)/);
     expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
   });
+
+  test('doctor backend=webgpu: the embedded Dawn library loads and computes (Mesa here)', async () => {
+    const { code, stdout, stderr } = await run(['doctor', 'backend=webgpu']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/backend webgpu +ok \(matmul checked, \d+ ms\), selected/);
+    expect(stdout).toMatch(/adapter +.* via (Vulkan|OpenGLES)/);
+  });
+
+  test('doctor backend=tensorflow: not installed, one row saying how to install it', async () => {
+    const { code, stdout } = await run(['doctor', 'backend=tensorflow']);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/backend tensorflow +FAILED: the tensorflow backend needs .* neither is installed: run `bun add @tensorflow\/tfjs-node`/);
+  });
 });

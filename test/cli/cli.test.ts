@@ -212,4 +212,34 @@ test('agentic doctor runs a matmul on the wasm and cpu backends', async () => {
   expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
   expect(stdout).toMatch(/backend cpu +ok/);
   expect(stdout).not.toContain('Hi, looks like');
+  expect(stdout).toMatch(/^selected +wasm$/m);
+  expect(stdout).toMatch(/^backend webgpu +not started \(check it with backend=webgpu\)$/m);
+});
+
+test('agentic doctor backend=webgpu starts webgpu (Mesa here) and shows its adapter', async () => {
+  const { code, stdout, stderr } = await agentic(['doctor', 'backend=webgpu']);
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  expect(stdout).toMatch(/^selected +webgpu \(webgpu_adapter=auto\)$/m);
+  expect(stdout).toMatch(/^backend webgpu +ok \(matmul checked, \d+ ms\), selected$/m);
+  expect(stdout).toMatch(/^ +adapter +\S+ \(vendor .*, architecture .*\) via (Vulkan|OpenGLES), /m);
+});
+
+test('agentic doctor backend=webgpu without a usable adapter: the row says why and how to fix it, exit 1', async () => {
+  // an EGL platform Mesa does not know: the OpenGL ES adapter cannot start, as on a machine without Mesa
+  const { code, stdout } = await agentic(['doctor', 'backend=webgpu', 'webgpu_adapter=opengles'], { env: { EGL_PLATFORM: 'no-such-platform' } });
+  expect(code).toBe(1);
+  expect(stdout).toMatch(/^backend webgpu +FAILED: webgpu: webgpu_adapter=opengles, but EGL offers no OpenGL ES context; .*libvulkan1.*apt-get install libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri; or use backend=wasm$/m);
+  expect(stdout).not.toMatch(/^backend webgpu +ok/m);
+});
+
+test('agentic doctor backend=tensorflow reports the missing package and fails', async () => {
+  const { code, stdout } = await agentic(['doctor', 'backend=tensorflow'], { cwd: scratch() });
+  expect(code).toBe(1);
+  expect(stdout).toMatch(/^backend tensorflow +FAILED: the tensorflow backend needs @tensorflow\/tfjs-node-gpu or @tensorflow\/tfjs-node, and neither is installed: /m);
+});
+
+test('agentic doctor with an unknown webgpu adapter or conflicting role backends: one line', async () => {
+  await expectOneLineError(['doctor', 'webgpu_adapter=metal'], 'webgpu_adapter: expected one of auto, vulkan, opengles, got "metal"');
+  await expectOneLineError(['doctor', 'actor_infer.strategy_args.backend=cpu'], /^error: actor_infer\.strategy_args\.backend: cpu differs from wasm/);
 });

@@ -1,11 +1,15 @@
 import { describe, expect, test } from 'bun:test';
 import * as tf from '@tensorflow/tfjs-core';
+import { MathBackendCPU } from '@tensorflow/tfjs-backend-cpu';
 import { checkMatMul, startBackend } from '../../src/engine/backend';
+import { findTensorflowPackage, registerTensorflow } from '../../src/engine/tensorflow';
+import { AgenticError } from '../../src/errors';
+import { scratch } from '../helpers';
 
 describe('tfjs backends', () => {
   test('wasm (the embedded default) starts and multiplies correctly, leaving no tensors behind', async () => {
     const listeners = process.listeners('uncaughtException').length;
-    await startBackend('wasm');
+    expect(await startBackend('wasm')).toEqual({ name: 'wasm' });
     expect(tf.getBackend()).toBe('wasm');
     // the emscripten glue's own crash handlers are removed again
     expect(process.listeners('uncaughtException').length).toBe(listeners);
@@ -28,5 +32,58 @@ describe('tfjs backends', () => {
     expect(tf.getBackend()).toBe('cpu');
     const onCpu = await product();
     onWasm.forEach((v, i) => expect(v).toBeCloseTo(onCpu[i]!, 5));
+  });
+
+  test('the self-check rejects a backend that computes garbage', async () => {
+    // a cpu backend whose matMul kernel returns zeros, as Dawn's Null adapter does
+    tf.registerBackend('zeros', () => new MathBackendCPU());
+    tf.registerKernel({
+      kernelName: tf.BatchMatMul,
+      backendName: 'zeros',
+      kernelFunc: ({ backend }) => (backend as MathBackendCPU).makeTensorInfo([2, 2], 'float32', new Float32Array(4)),
+    });
+    try {
+      await tf.setBackend('zeros');
+      const check = checkMatMul();
+      await expect(check).rejects.toThrow(AgenticError);
+      await expect(check).rejects.toThrow('the zeros backend computes wrong results: matMul gave [0, 0, 0, 0], expected [58, 64, 139, 154]');
+    } finally {
+      await startBackend('cpu');
+      tf.removeBackend('zeros');
+    }
+  });
+});
+
+describe('the tensorflow backend (tfjs-node), which agentic does not ship', () => {
+  const oneLine = (error: unknown) => {
+    expect(error).toBeInstanceOf(AgenticError);
+    expect((error as Error).message).not.toContain('\n');
+    return (error as Error).message;
+  };
+
+  test('not installed: one line saying how to install it, that it needs the network, and that wasm is the default', async () => {
+    const cwd = scratch();
+    expect(findTensorflowPackage(cwd)).toBeNull();
+    const message = oneLine(await registerTensorflow(cwd).catch((e: unknown) => e));
+    expect(message).toStartWith('the tensorflow backend needs @tensorflow/tfjs-node-gpu or @tensorflow/tfjs-node, and neither is installed: ');
+    expect(message).toContain('bun add @tensorflow/tfjs-node');
+    expect(message).toContain('downloads libtensorflow, so it needs network access');
+    expect(message).toEndWith('or use backend=wasm, the embedded default');
+    // and startBackend fails the same way, without switching to another backend
+    await startBackend('cpu');
+    await expect(startBackend('tensorflow')).rejects.toThrow('neither is installed');
+    expect(tf.getBackend()).toBe('cpu');
+  });
+
+  test('installed but unbuilt (its install script was blocked): one line naming the package and the cause', async () => {
+    // what `bun add @tensorflow/tfjs-node` leaves when the script that fetches libtensorflow did not run
+    const cwd = scratch({
+      'node_modules/@tensorflow/tfjs-node/package.json': JSON.stringify({ name: '@tensorflow/tfjs-node', version: '4.22.0', main: 'dist/index.js' }),
+      'node_modules/@tensorflow/tfjs-node/dist/index.js': "require('../lib/napi-v8/tfjs_binding.node');\n",
+    });
+    expect(findTensorflowPackage(cwd)?.name).toBe('@tensorflow/tfjs-node');
+    const message = oneLine(await registerTensorflow(cwd).catch((e: unknown) => e));
+    expect(message).toMatch(/^@tensorflow\/tfjs-node is installed but did not load \(.*tfjs_binding\.node.*\); its install script must have run/);
+    expect(message).toContain('bun pm trust');
   });
 });
