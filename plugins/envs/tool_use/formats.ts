@@ -164,7 +164,9 @@ function codeFormat(options: FormatOptions, code: CodeTool): AgentFormat {
   const others = options.tools.filter((t) => t.name !== code.tool.name);
   return {
     guide: [
-      `Solve the problem by writing Python code. In each reply write one block of code between \`\`\`python and \`\`\`; it is run with ${code.tool.name} and its output comes back in the next message. Take one step at a time rather than solving everything in one block.`,
+      'Solve the problem by writing Python code. In each reply write one block of code between ```python and ```; ' +
+        `it is run with ${code.tool.name} and its output comes back in the next message. ` +
+        'Take one step at a time rather than solving everything in one block.',
       ...(others.length > 0
         ? [`You can also call the other tools by writing a JSON object between <tool_call> and </tool_call>, e.g. <tool_call>{"name": "${others[0]!.name}", "arguments": {...}}</tool_call>.`]
         : []),
@@ -228,7 +230,7 @@ function toolCallBlocks(text: string): CallRequest[] {
 const CALL_SHAPE = '{"name": <tool name>, "arguments": {...}}';
 
 function readToolCall(body: string): CallRequest {
-  const parsed = parseJsonLoosely(body.trim());
+  const parsed = parseJsonLoosely(body.trim().replace(/^```(?:json)?[^\S\n]*\n([\s\S]*?)\n?```$/, '$1'));
   if ('error' in parsed) return { kind: 'malformed', name: null, error: `the tool call is not valid JSON (${parsed.error}); write ${CALL_SHAPE}` };
   const call = parsed.value as { name?: unknown; arguments?: unknown };
   if (typeof call !== 'object' || call === null || Array.isArray(call) || typeof call.name !== 'string' || call.name === '') {

@@ -127,7 +127,9 @@ class ToolUse implements Env {
       truncated,
       info: {
         action,
-        actionDesc: `Called ${outcomes.map((o) => o.name ?? '(unreadable)').join(', ')}${failures > 0 ? `; ${failures} of ${outcomes.length} failed` : ''}.${truncated ? ' Out of turns.' : ''}`,
+        actionDesc:
+          `Called ${outcomes.map((o) => o.name ?? '(unreadable)').join(', ')}` +
+          `${failures > 0 ? `; ${failures} of ${outcomes.length} failed` : ''}.${truncated ? ' Out of turns.' : ''}`,
         tool_calls: outcomes.map(summary),
         metrics: { success: false, ...this.callMetrics(outcomes) },
         metricsAgg: STEP_AGG,
@@ -241,7 +243,7 @@ function summary(outcome: CallOutcome): Record<string, unknown> {
 
 export default defineEnv({
   name: 'tool_use',
-  description: 'Answer dataset questions over several turns with tools (json, react or code format); a reward function scores the answer.',
+  description: 'Questions from a dataset answered over several turns with tools (json, react or code calls); a reward scores the answer.',
   config: Config,
   env: ToolUse,
 });

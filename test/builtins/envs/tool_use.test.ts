@@ -150,11 +150,12 @@ describe('tool_use env: json format', () => {
     expect(scored[0]!.trajectory.filter((m) => m.role === 'tool')).toHaveLength(2);
   });
 
-  test('arguments are read leniently: OpenAI-style JSON strings, raw newlines in strings, plain text for a text tool', async () => {
+  test('arguments are read leniently: OpenAI-style JSON strings, raw newlines in strings, plain text for a text tool, code fences', async () => {
     const { env } = start({ tools: ['echo', 'add'] });
     expect((await step(env, '<tool_call>{"name": "add", "arguments": "{\\"a\\": 1, \\"b\\": 2}"}</tool_call>')).observation).toContain('\n3\n');
     expect((await step(env, '<tool_call>{"name": "echo", "arguments": {"text": "two\nlines"}}</tool_call>')).observation).toContain('two\nlines');
     expect((await step(env, '<tool_call>{"name": "echo", "arguments": "hello"}</tool_call>')).observation).toContain('\nhello\n');
+    expect((await step(env, '<tool_call>\n```json\n{"name": "echo", "arguments": {"text": "fenced"}}\n```\n</tool_call>')).observation).toContain('\nfenced\n');
   });
 
   test('thinking and chat special tokens are not part of the reply', async () => {
