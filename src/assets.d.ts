@@ -3,3 +3,9 @@ declare module '*.wasm' {
   const path: string;
   export default path;
 }
+
+/** Files imported `with { type: 'text' }` are their contents (built-in datasets). */
+declare module '*.jsonl' {
+  const text: string;
+  export default text;
+}

@@ -1,0 +1,249 @@
+/**
+ * tool_use: question answering with tools over several turns, in the style of AgentFly. Each
+ * episode is one dataset row; the first observation is its question. In each reply the policy
+ * calls tools (in the chosen agent format) and sees their outputs, until it gives a final answer,
+ * which the reward function scores against the row. Tools and rewards are plugins named in the
+ * config, so any registered tool (calculator, a code runner, search, an `answer` tool that ends
+ * the episode) and any reward can be combined with any dataset of {question, answer} rows.
+ *
+ * Rewards: 0 for a turn of tool calls, format_penalty for a turn with a malformed or failing call
+ * (which the policy sees as an error observation), the reward function's score for the final
+ * answer, and 0 when max_turns runs out first (truncated; nothing is scored).
+ */
+import { defineEnv, Rng, z, type ChatMessage, type Env, type EnvContext, type MetricAgg, type MetricValue, type ResetResult, type RewardPlugin, type StepResult } from 'agentic';
+import { runCalls, type CallOutcome, type CallRequest } from './calls';
+import { loadRows, type Row } from './dataset';
+import { AGENT_FORMATS, agentFormat, type AgentFormat, type CodeTool } from './formats';
+import { sampleArguments, toolCatalogue, toolSpec, type ToolSpec } from './tools';
+
+const Config = z.strictObject({
+  dataset: z
+    .string()
+    .min(1)
+    .default('arithmetic/train')
+    .describe('A built-in dataset as <name>/<split> (arithmetic/train, arithmetic/val), or the path of a .jsonl or .json file of {question, answer, ...} rows.'),
+  tools: z.array(z.string().min(1)).default(['calculator']).describe('Names of the tools the policy may call (see `agentic plugins`).'),
+  reward: z.string().min(1).default('exact_match').describe('Name of the reward function that scores the final answer against the row.'),
+  agent_format: z
+    .enum(AGENT_FORMATS)
+    .default('json')
+    .describe('How the policy calls tools: json (<tool_call>{"name", "arguments"}</tool_call>), react (Thought/Action/Input) or code (```python blocks).'),
+  code_tool: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe("The tool that runs the code format's ```python blocks; null picks the first of tools with a 'code' parameter."),
+  max_turns: z.int().positive().default(5).describe('Most replies per episode; after the last one the episode is truncated with reward 0.'),
+  tool_timeout_ms: z.int().positive().default(10_000).describe('Time limit of one tool call; a call that runs over is an error observation.'),
+  max_observation_chars: z.int().positive().default(2048).describe("Each tool output is cut to this many characters."),
+  system_prompt: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe("Replaces the format's instructions; the tool list follows it, or goes where it says {tools}."),
+  format_penalty: z.number().max(0).default(0).describe('Reward of a reply with a malformed or failing tool call (<= 0).'),
+});
+type ToolUseConfig = z.output<typeof Config>;
+
+/** Metrics this env reports itself; a reward's metric of the same name is logged as reward_<name>. */
+const OWN_METRICS = ['action_is_valid', 'num_tool_calls', 'tool_errors', 'turns', 'format_penalty', 'reward_error'];
+const STEP_AGG: Record<string, MetricAgg> = { success: 'last', num_tool_calls: 'sum', tool_errors: 'sum', turns: 'sum', reward_error: 'last' };
+
+interface Score {
+  reward: number;
+  success: boolean;
+  metrics: Record<string, MetricValue>;
+  notes: Record<string, string>;
+  error: string | null;
+}
+
+class ToolUse implements Env {
+  private readonly tools: ReadonlyMap<string, ToolSpec>;
+  private readonly reward: RewardPlugin;
+  private readonly format: AgentFormat;
+  private readonly instruction: string;
+  private readonly rows: readonly Row[];
+  private row: Row | null = null;
+  private messages: ChatMessage[] = [];
+  private turns = 0;
+  private over = false;
+  private randomActions: Rng = Rng.fromSeed(0, 'tool_use', 'random-action');
+
+  constructor(
+    private readonly config: ToolUseConfig,
+    context: EnvContext,
+  ) {
+    const specs = config.tools.map((name) => toolSpec(context.tool(name)));
+    const twice = config.tools.find((name, i) => config.tools.indexOf(name) !== i);
+    if (twice) throw new Error(`tools lists '${twice}' twice`);
+    this.tools = new Map(specs.map((spec) => [spec.name, spec]));
+    this.reward = context.reward(config.reward);
+    const codeTool = config.agent_format === 'code' ? pickCodeTool(specs, config.code_tool) : null;
+    this.format = agentFormat(config.agent_format, { tools: specs, codeTool, maxTurns: config.max_turns });
+    this.instruction = instructionText(config.system_prompt, this.format, specs);
+    this.rows = loadRows(config.dataset, context.cwd);
+  }
+
+  reset(seed: number): ResetResult {
+    const index = Rng.fromSeed(seed, 'tool_use').int(this.rows.length);
+    this.row = this.rows[index]!;
+    this.messages = [
+      { role: 'system', content: this.instruction },
+      { role: 'user', content: this.row.question },
+    ];
+    this.turns = 0;
+    this.over = false;
+    this.randomActions = Rng.fromSeed(seed, 'tool_use', 'random-action');
+    return { observation: this.row.question, info: { instruction: this.instruction, row_index: index } };
+  }
+
+  async step(response: string): Promise<StepResult> {
+    if (!this.row) throw new Error('call reset() before step()');
+    if (this.over) throw new Error('the episode is over; call reset()');
+    this.turns++;
+    this.messages.push({ role: 'assistant', content: response });
+    const parsed = this.format.parse(response);
+    if (parsed.kind === 'answer') return this.finish(parsed.answer, [], '', `answer: ${parsed.answer}`);
+
+    const outcomes = await runCalls(parsed.calls, this.tools, { timeoutMs: this.config.tool_timeout_ms, maxObservationChars: this.config.max_observation_chars });
+    // a call that reached its tool is a tool message; feedback on a call that did not is the user's
+    for (const outcome of outcomes) this.messages.push({ role: outcome.ran ? 'tool' : 'user', content: outcome.output });
+    const observation = this.format.observation(outcomes);
+    const action = describeCalls(parsed.calls);
+    const ended = outcomes.find((o) => o.ok && o.terminal);
+    if (ended) return this.finish(ended.output, outcomes, observation, action);
+
+    const valid = outcomes.every((o) => o.ok);
+    const penalty = valid ? 0 : this.config.format_penalty;
+    const truncated = this.turns >= this.config.max_turns;
+    this.over = truncated;
+    const failures = outcomes.filter((o) => !o.ok).length;
+    return {
+      observation,
+      reward: penalty,
+      terminated: false,
+      truncated,
+      info: {
+        action,
+        actionDesc:
+          `Called ${outcomes.map((o) => o.name ?? '(unreadable)').join(', ')}` +
+          `${failures > 0 ? `; ${failures} of ${outcomes.length} failed` : ''}.${truncated ? ' Out of turns.' : ''}`,
+        tool_calls: outcomes.map(summary),
+        metrics: { success: false, ...this.callMetrics(outcomes) },
+        metricsAgg: STEP_AGG,
+      },
+    };
+  }
+
+  /** Ends the episode: the reward function scores `answer`. */
+  private async finish(answer: string, outcomes: readonly CallOutcome[], observation: string, action: string | null): Promise<StepResult> {
+    this.over = true;
+    const score = await this.score(answer);
+    const calls = this.callMetrics(outcomes);
+    const extras = Object.fromEntries(Object.keys(score.metrics).map((name): [string, MetricAgg] => [name, 'last']));
+    return {
+      observation,
+      reward: score.reward + (calls.format_penalty as number),
+      terminated: true,
+      truncated: false,
+      info: {
+        action,
+        actionDesc: score.error ? `Answered; the reward function failed: ${score.error}` : `Answered ${JSON.stringify(answer)}; reward ${score.reward}.`,
+        answer,
+        tool_calls: outcomes.map(summary),
+        ...(score.error ? { reward_error: score.error } : {}),
+        ...(Object.keys(score.notes).length > 0 ? { reward_info: score.notes } : {}),
+        metrics: { ...score.metrics, success: score.success, ...calls, reward_error: score.error !== null },
+        metricsAgg: { ...extras, ...STEP_AGG },
+      },
+    };
+  }
+
+  private callMetrics(outcomes: readonly CallOutcome[]): Record<string, MetricValue> {
+    const valid = outcomes.every((o) => o.ok);
+    return {
+      action_is_valid: valid,
+      num_tool_calls: outcomes.length,
+      tool_errors: outcomes.filter((o) => !o.ok).length,
+      turns: 1,
+      format_penalty: valid ? 0 : this.config.format_penalty,
+    };
+  }
+
+  /** The reward function's verdict; one that throws or returns no number scores 0 and says why. */
+  private async score(answer: string): Promise<Score> {
+    try {
+      const output = await this.reward.score({ response: answer, trajectory: [...this.messages], row: this.row! });
+      const { reward, ...rest } = typeof output === 'number' ? { reward: output } : output;
+      if (typeof reward !== 'number' || !Number.isFinite(reward)) throw new Error(`returned ${JSON.stringify(reward) ?? 'no reward'} instead of a number`);
+      const metrics: Record<string, MetricValue> = {};
+      const notes: Record<string, string> = {};
+      for (const [name, value] of Object.entries(rest)) {
+        if (typeof value === 'string') notes[name] = value;
+        else if (typeof value === 'number' || typeof value === 'boolean') metrics[OWN_METRICS.includes(name) ? `reward_${name}` : name] = value;
+      }
+      const reported = metrics.success;
+      delete metrics.success;
+      return { reward, success: reported === undefined ? reward >= 1 : Boolean(reported), metrics, notes, error: null };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { reward: 0, success: false, metrics: {}, notes: {}, error: `${this.reward.name}: ${message.split('\n')[0]}` };
+    }
+  }
+
+  render(mode: 'text' | 'rgb'): string | null {
+    if (mode !== 'text') return null;
+    return this.messages.map((m) => `[${m.role}]\n${m.content}`).join('\n\n');
+  }
+
+  close(): void {}
+
+  sampleRandomAction(): string {
+    const tools = [...this.tools.values()];
+    const pick = this.randomActions.int(tools.length + 1);
+    if (pick < tools.length) {
+      const args = sampleArguments(tools[pick]!, this.randomActions);
+      if (args) return this.format.callText(tools[pick]!, args);
+    }
+    return this.format.answerText(String(this.randomActions.intBetween(0, 100)));
+  }
+}
+
+function pickCodeTool(specs: readonly ToolSpec[], named: string | null): CodeTool {
+  const codeParameter = (spec: ToolSpec) => ((spec.schema.properties as Record<string, { type?: unknown }> | undefined)?.code?.type === 'string' ? 'code' : null);
+  if (named === null) {
+    const spec = specs.find((s) => codeParameter(s) !== null);
+    if (!spec) throw new Error("agent_format 'code' needs a tool that runs code: list one with a 'code' parameter in tools (e.g. python_executor), or name it with code_tool");
+    return { tool: spec, parameter: 'code' };
+  }
+  const spec = specs.find((s) => s.name === named);
+  if (!spec) throw new Error(`code_tool '${named}' is not one of tools (${specs.map((s) => s.name).join(', ') || 'none'})`);
+  const parameter = codeParameter(spec) ?? spec.textParameter;
+  if (!parameter) throw new Error(`code_tool '${named}' has neither a 'code' parameter nor a single text parameter to take the code`);
+  return { tool: spec, parameter };
+}
+
+function instructionText(systemPrompt: string | null, format: AgentFormat, specs: readonly ToolSpec[]): string {
+  const catalogue = specs.length > 0 ? toolCatalogue(specs) : '(none)';
+  if (systemPrompt !== null && systemPrompt.includes('{tools}')) return systemPrompt.replaceAll('{tools}', catalogue);
+  const intro = systemPrompt ?? `Answer the question in the next message.\n${format.guide}`;
+  return `${intro}\n\nTools (one JSON object each):\n${catalogue}`;
+}
+
+function describeCalls(calls: readonly CallRequest[]): string | null {
+  const read = calls.flatMap((c) => (c.kind === 'call' ? [`${c.name}(${JSON.stringify(c.args)})`] : []));
+  return read.length > 0 ? read.join('; ') : null;
+}
+
+function summary(outcome: CallOutcome): Record<string, unknown> {
+  return { name: outcome.name, ok: outcome.ok, output: outcome.output, ...(outcome.info ? { info: outcome.info } : {}) };
+}
+
+export default defineEnv({
+  name: 'tool_use',
+  description: 'Questions from a dataset answered over several turns with tools (json, react or code calls); a reward scores the answer.',
+  config: Config,
+  env: ToolUse,
+});
