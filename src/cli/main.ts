@@ -113,4 +113,8 @@ if (import.meta.main) {
     process.exit(130);
   });
   process.exitCode = await runCli(process.argv.slice(2));
+  // The command is done. A plugin call that timed out may still hold a timer of its own (the guard
+  // stops waiting, it cannot cancel); do not let it keep the process alive. Unref'd, this timer
+  // fires only if something else still does.
+  setTimeout(() => process.exit(), 500).unref();
 }

@@ -17,6 +17,13 @@ function wholeNumber(text: unknown, flag: string, min: number, max: number): num
   return value;
 }
 
+/** A time limit in seconds (fractions allowed) as ms, or a UsageError. */
+function seconds(text: unknown, flag: string): number {
+  const value = typeof text === 'string' && /^\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!(value >= 0.001 && value <= 3600)) throw new UsageError(`option '--${flag}' expects seconds from 0.001 to 3600, got '${String(text)}'`);
+  return Math.round(value * 1000);
+}
+
 /** env_config from `key=value` words (Hydra-typed values; dotted keys reach into nested settings). */
 function envConfigFrom(words: readonly string[]): TreeObject {
   const config: TreeObject = {};
@@ -54,27 +61,27 @@ export default command(
   {
     meta: { name: 'plugins check', description: 'Check an environment plugin: play random episodes and test it against the Env contract' },
     args: {
-      env: { type: 'positional', required: true, valueHint: 'env', description: 'A registered env name (bandit) or the path of an env plugin file (./my_env.ts)' },
+      env: { type: 'positional', required: true, valueHint: 'env', description: 'A built-in env by name (bandit), or an env plugin file by path (./my_env.ts)' },
       settings: { type: 'positional', required: false, valueHint: 'key=value...', description: "env_config settings over the plugin's defaults, e.g. risky_prob=0.5" },
       episodes: { type: 'string', valueHint: 'n', default: '8', description: 'Random episodes to play' },
       seed: { type: 'string', valueHint: 's', default: '0', description: 'Seed of the first episode (the others count up from it)' },
       'max-steps': { type: 'string', valueHint: 'n', default: '20', description: 'Steps after which a random episode is cut' },
-      timeout: { type: 'string', valueHint: 'seconds', default: '10', description: 'Time limit of one reset(), step() or close()' },
+      timeout: { type: 'string', valueHint: 'seconds', default: '10', description: 'Time limit of one reset(), step() or close(), in seconds' },
       ...debugArg,
     },
     async run({ args }) {
       const [ref, ...words] = args._;
       const episodes = wholeNumber(args.episodes, 'episodes', 1, 10_000);
-      const seed = wholeNumber(args.seed, 'seed', 0, Number.MAX_SAFE_INTEGER - episodes);
+      const seed = wholeNumber(args.seed, 'seed', 0, 2 ** 32 - 1);
       const maxSteps = wholeNumber(args['max-steps'], 'max-steps', 1, 100_000);
-      const timeoutMs = wholeNumber(args.timeout, 'timeout', 1, 3600) * 1000;
+      const timeoutMs = seconds(args.timeout, 'timeout');
       const envConfig = envConfigFrom(words);
       const host = new PluginHost();
       const plugin = await host.resolveEnv(ref!);
       const source = host.registry.get('env', plugin.name)?.source ?? ref;
       const context = host.envContext();
       validateEnvConfig(plugin, envConfig); // a bad setting is a usage error, before any output
-      out(`checking env '${plugin.name}' (${source}): ${episodes} random episodes from seed ${seed}, at most ${maxSteps} steps each`);
+      out(`checking env '${plugin.name}' (${source}): ${episodes} random episode${episodes === 1 ? '' : 's'} from seed ${seed}, at most ${maxSteps} steps each`);
       const report = await checkEnv(plugin, envConfig, { context, episodes, seed, maxSteps, timeoutMs });
       out(formatReport(report));
       return report.passed ? 0 : 1;

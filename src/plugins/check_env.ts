@@ -226,7 +226,8 @@ class Checker {
       await this.closeAll();
       return this.report(checks, played);
     }
-    add('construct', 'pass', `constructed; ${this.episodes} random episodes played, seeds ${this.seed} to ${this.seed + this.episodes - 1}`);
+    const seeds = this.episodes === 1 ? `seed ${this.seed}` : `seeds ${this.seed} to ${this.seed + this.episodes - 1}`;
+    add('construct', 'pass', `constructed; ${this.episodes} random episode${this.episodes === 1 ? '' : 's'} played, ${seeds}`);
 
     const resets = played.length - failedCount('reset');
     const reset = firstFailure('reset');

@@ -238,6 +238,15 @@ describe('agentic plugins check', () => {
     expect(stdout.trimEnd()).toMatch(/env 'nan_reward': \d+ of 11 checks failed: step(, \w+)* \(\d+ skipped\)$/);
   });
 
+  test('a step that times out fails its check, and a timer the plugin left behind does not hold the exit', async () => {
+    const dir = scratch({ 'slow_env.ts': NAN_REWARD_ENV.replace("step() {", "step() { return new Promise((resolve) => setTimeout(resolve, 60_000));") });
+    const started = performance.now();
+    const { code, stdout } = await agentic(['plugins', 'check', './slow_env.ts', '--episodes=1', '--timeout', '0.05'], { cwd: dir });
+    expect(code).toBe(1);
+    expect(stdout).toContain("  FAIL  step            env 'nan_reward': step() did not finish within 50 ms (1 of 1 episodes)");
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
   test('usage errors are one line, exit 2', async () => {
     await expectOneLineError(['plugins', 'check', 'bandti'], "unknown env 'bandti' (did you mean bandit?)");
     await expectOneLineError(['plugins', 'check', 'bandit', 'risky_prb=1'], "env 'bandit': env_config.risky_prb: unknown key (did you mean risky_prob");
