@@ -20,6 +20,9 @@ test('the plugin example loads, validates its config and plays an episode', asyn
   const step = (await env.step(`<answer>${n % 2 ? 'odd' : 'even'}</answer>`)) as StepResult;
   expect(step).toMatchObject({ reward: 1, terminated: true });
   expect(((await agentic(['plugins', './my_env.ts'], { cwd: dir })).stdout)).toContain('guess_parity');
+  const check = await agentic(['plugins', 'check', './my_env.ts', '--episodes', '3'], { cwd: dir });
+  expect(check.stdout).toContain("env 'guess_parity': all checks passed");
+  expect(check.code).toBe(0);
 });
 
 test('the config examples run', async () => {

@@ -64,16 +64,23 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const name = argv[at]!;
-    const command = COMMANDS[name];
+    let command = COMMANDS[name];
     if (!command) {
       throw new UsageError(`unknown command '${name}'${didYouMean(name, Object.keys(COMMANDS))}; commands: ${Object.keys(COMMANDS).join(', ')}`);
     }
-    const rest = normalizeFlagSpellings(argv.slice(at + 1), command.def.args as never);
+    let label = `agentic ${name}`;
+    let words = argv.slice(at + 1);
+    while (command.subcommands && words[0] !== undefined && Object.hasOwn(command.subcommands, words[0])) {
+      label = `${label} ${words[0]}`;
+      command = command.subcommands[words[0]]!;
+      words = words.slice(1);
+    }
+    const rest = normalizeFlagSpellings(words, command.def.args as never);
     if (wantsHelp(rest)) {
       await printHelp(command.def, command.footer);
       return 0;
     }
-    rejectUnknownFlags(rest, (command.def.args ?? {}) as never, `agentic ${name}`);
+    rejectUnknownFlags(rest, (command.def.args ?? {}) as never, label);
     const { result } = await runCommand(command.def, { rawArgs: [...rest] });
     return typeof result === 'number' ? result : 0;
   } catch (error) {
@@ -108,4 +115,8 @@ if (import.meta.main) {
     process.exit(130);
   });
   process.exitCode = await runCli(process.argv.slice(2));
+  // The command is done. A plugin call that timed out may still hold a timer of its own (the guard
+  // stops waiting, it cannot cancel); do not let it keep the process alive. Unref'd, this timer
+  // fires only if something else still does.
+  setTimeout(() => process.exit(), 500).unref();
 }

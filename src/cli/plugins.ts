@@ -1,11 +1,15 @@
-/** `agentic plugins [PATH...]`: list the registered environments, reward functions and tools. */
+/**
+ * `agentic plugins [PATH...]`: list the registered environments, reward functions and tools.
+ * `agentic plugins check ENV` (plugins_check.ts) checks an environment.
+ */
 import { looksLikeOverride } from '../config/overrides';
 import { loadConfig } from '../config/load';
 import { PluginHost } from '../plugins/host';
 import { PLUGIN_KINDS } from '../plugins/registry';
 import { configArgs, configRequest, OVERRIDES_HELP } from './args';
-import { command } from './command';
+import { command, type Command } from './command';
 import { out } from './log';
+import checkCommand from './plugins_check';
 
 const HEADINGS = { env: 'environments', reward: 'reward functions', tool: 'tools' } as const;
 
@@ -41,5 +45,9 @@ and in the folders listed under the config key 'plugins'. A plugin imports its h
 
   import { defineEnv, z } from 'agentic';
 
+'agentic plugins check ENV' plays random episodes of an environment (a name or a file) and checks
+it against the Env contract; see 'agentic plugins check --help'.
+
 ${OVERRIDES_HELP}`,
+  { check: checkCommand as Command },
 );

@@ -89,6 +89,18 @@ describe('the compiled binary in an empty folder', () => {
     expect(stderr.trim()).toBe('error: bad.ts: the default export is not a plugin; export default defineEnv(...), defineReward(...) or defineTool(...)');
   });
 
+  test('plugins check: the built-in bandit passes, a user env file is checked too', async () => {
+    const builtin = await run(['plugins', 'check', 'bandit', '--episodes', '2']);
+    expect(builtin.stderr).toBe('');
+    expect(builtin.code).toBe(0);
+    expect(builtin.stdout).toContain("env 'bandit': all checks passed");
+    // Dice renders text for 'rgb' too, which the contract forbids
+    const dir = scratch({ 'dice.ts': PLUGIN });
+    const user = await run(['plugins', 'check', './dice.ts', '--episodes', '2'], dir);
+    expect(user.code).toBe(1);
+    expect(user.stdout).toContain(`FAIL  render          env 'dice': render() returned a malformed result: render('rgb') is the string "die", expected null or { width, height, data }`);
+  });
+
   test('named configs from a configs folder next to it', async () => {
     const dir = scratch({
       'configs/mine.yaml': 'defaults:\n  - envs/b@custom_envs.B\nexp_name: mine\ntrain_env_manager: {num_env_groups: 1, group_size: 4, tags: [B]}\nrollout_batch_size: 4\n',

@@ -206,6 +206,64 @@ export default defineTool({ name: 'shout', description: 'Upper-cases text.', par
   });
 });
 
+const NAN_REWARD_ENV = `import { defineEnv } from 'agentic';
+class Broken {
+  reset() { return { observation: 'start', info: { instruction: 'say anything' } }; }
+  step() { return { observation: 'end', reward: Number.NaN, terminated: true, truncated: false, info: { metrics: {} } }; }
+  render(mode) { return mode === 'text' ? 'start' : null; }
+  close() {}
+  sampleRandomAction() { return '<answer>x</answer>'; }
+}
+export default defineEnv({ name: 'nan_reward', description: 'Rewards NaN.', env: Broken });
+`;
+
+describe('agentic plugins check', () => {
+  test('bandit passes every check: one line per check, a summary, exit 0', async () => {
+    const { code, stdout, stderr } = await agentic(['plugins', 'check', 'bandit', '--episodes', '3', 'risky_prob=0.5']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toStartWith("checking env 'bandit' (plugins/envs/bandit): 3 random episodes from seed 0, at most 20 steps each\n");
+    expect(stdout).toContain('"risky_prob":0.5');
+    for (const name of ['config', 'construct', 'reset', 'step', 'determinism', 'isolation', 'invalid_action', 'render', 'close']) {
+      expect(stdout).toMatch(new RegExp(`^  pass  ${name} +\\S`, 'm'));
+    }
+    expect(stdout).toMatch(/^3 episodes, 3 steps \(3 ended by the env, 0 failed\); mean return [\d.]+; success rate [\d.]+$/m);
+    expect(stdout.trimEnd()).toEndWith("env 'bandit': all checks passed");
+  });
+
+  test('an env file that breaks the contract: the failing check names the reason, exit 1', async () => {
+    const dir = scratch({ 'nan_env.ts': NAN_REWARD_ENV });
+    const { code, stdout } = await agentic(['plugins', 'check', './nan_env.ts', '--episodes=2'], { cwd: dir });
+    expect(code).toBe(1);
+    expect(stdout).toContain("checking env 'nan_reward' (nan_env.ts)");
+    expect(stdout).toContain("  FAIL  step            env 'nan_reward': step() returned a malformed result: reward is NaN, expected a finite number (2 of 2 episodes)");
+    expect(stdout.trimEnd()).toMatch(/env 'nan_reward': \d+ of 11 checks failed: step(, \w+)* \(\d+ skipped\)$/);
+  });
+
+  test('a step that times out fails its check, and a timer the plugin left behind does not hold the exit', async () => {
+    const dir = scratch({ 'slow_env.ts': NAN_REWARD_ENV.replace("step() {", "step() { return new Promise((resolve) => setTimeout(resolve, 60_000));") });
+    const started = performance.now();
+    const { code, stdout } = await agentic(['plugins', 'check', './slow_env.ts', '--episodes=1', '--timeout', '0.05'], { cwd: dir });
+    expect(code).toBe(1);
+    expect(stdout).toContain("  FAIL  step            env 'nan_reward': step() did not finish within 50 ms (1 of 1 episodes)");
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
+  test('usage errors are one line, exit 2', async () => {
+    await expectOneLineError(['plugins', 'check', 'bandti'], "unknown env 'bandti' (did you mean bandit?)");
+    await expectOneLineError(['plugins', 'check', 'bandit', 'risky_prb=1'], "env 'bandit': env_config.risky_prb: unknown key (did you mean risky_prob");
+    await expectOneLineError(['plugins', 'check', 'bandit', '--episodes', '0'], "option '--episodes' expects a whole number from 1 to 10000, got '0'");
+    await expectOneLineError(['plugins', 'check', 'bandit', '--max_step', '3'], "unknown option '--max_step' for 'agentic plugins check' (did you mean --max-steps?)");
+  });
+
+  test('--help lists the checks', async () => {
+    const { code, stdout } = await agentic(['plugins', 'check', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('USAGE agentic plugins check [OPTIONS] <ENV> [SETTINGS]');
+    expect(stdout).toMatch(/^ {2}determinism +the same seed/m);
+  });
+});
+
 test('agentic doctor runs a matmul on the wasm and cpu backends', async () => {
   const { code, stdout } = await agentic(['doctor']);
   expect(code).toBe(0);

@@ -1,0 +1,111 @@
+/**
+ * Checks of what an environment returns against the Env contract in types.ts. Each check gives
+ * the first problem as a short phrase ("reward is NaN, expected a finite number"), or null when
+ * the value is well formed; the callers add which env and which method it came from.
+ */
+import type { MetricAgg, RenderMode } from './types';
+
+export const METRIC_AGGS: readonly MetricAgg[] = ['sum', 'mean', 'min', 'max', 'last', 'first'];
+const METRIC_NAME = /^[a-z][a-z0-9_]*$/;
+
+/** A value as a message shows it: its kind, and short values themselves. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'missing';
+  if (value === null) return 'null';
+  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
+  if (typeof value === 'string') return value.length <= 40 ? `the string ${JSON.stringify(value)}` : 'a string';
+  if (Array.isArray(value)) return 'a list';
+  if (value instanceof Promise) return 'a Promise';
+  return `a ${typeof value}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Promise);
+}
+
+function expectString(value: unknown, what: string): string | null {
+  return typeof value === 'string' ? null : `${what} is ${describeValue(value)}, expected a string`;
+}
+
+function expectBoolean(value: unknown, what: string): string | null {
+  return typeof value === 'boolean' ? null : `${what} is ${describeValue(value)}, expected true or false`;
+}
+
+function expectFinite(value: unknown, what: string): string | null {
+  return typeof value === 'number' && Number.isFinite(value) ? null : `${what} is ${describeValue(value)}, expected a finite number`;
+}
+
+/** The first problem of a reset() result, or null. */
+export function resetResultProblem(value: unknown): string | null {
+  if (!isRecord(value)) return `returned ${describeValue(value)}, expected { observation, info }`;
+  const observation = expectString(value.observation, 'observation');
+  if (observation) return observation;
+  if (!isRecord(value.info)) return `info is ${describeValue(value.info)}, expected { instruction, ... }`;
+  const instruction = value.info.instruction;
+  if (typeof instruction !== 'string' || instruction.trim() === '') {
+    return `info.instruction is ${describeValue(instruction)}, expected the task as a non-empty string`;
+  }
+  return null;
+}
+
+/** The first problem of a step() result, or null. */
+export function stepResultProblem(value: unknown): string | null {
+  if (!isRecord(value)) return `returned ${describeValue(value)}, expected { observation, reward, terminated, truncated, info }`;
+  const problem =
+    expectString(value.observation, 'observation') ??
+    expectFinite(value.reward, 'reward') ??
+    expectBoolean(value.terminated, 'terminated') ??
+    expectBoolean(value.truncated, 'truncated');
+  if (problem) return problem;
+  const info = value.info;
+  if (!isRecord(info)) return `info is ${describeValue(info)}, expected { metrics, ... }`;
+  if (!isRecord(info.metrics)) return `info.metrics is ${describeValue(info.metrics)}, expected a record of numbers and booleans`;
+  for (const [name, metric] of Object.entries(info.metrics)) {
+    if (typeof metric === 'boolean') continue;
+    const bad = expectFinite(metric, `info.metrics.${name}`);
+    if (bad) return `${bad} or a boolean`;
+  }
+  if (info.metricsAgg !== undefined) {
+    if (!isRecord(info.metricsAgg)) return `info.metricsAgg is ${describeValue(info.metricsAgg)}, expected a record of aggregations`;
+    for (const [name, agg] of Object.entries(info.metricsAgg)) {
+      if (!METRIC_AGGS.includes(agg as MetricAgg)) {
+        return `info.metricsAgg.${name} is ${describeValue(agg)}, expected one of ${METRIC_AGGS.join(', ')}`;
+      }
+    }
+  }
+  if (info.actionDesc !== undefined) {
+    const bad = expectString(info.actionDesc, 'info.actionDesc');
+    if (bad) return bad;
+  }
+  if (info.action !== undefined && info.action !== null && typeof info.action !== 'string') {
+    return `info.action is ${describeValue(info.action)}, expected a string or null`;
+  }
+  return null;
+}
+
+/** The first problem of a render(mode) result, or null. */
+export function renderResultProblem(value: unknown, mode: RenderMode): string | null {
+  if (mode === 'text') return expectString(value, "render('text')");
+  if (value === null) return null;
+  if (!isRecord(value)) return `render('rgb') is ${describeValue(value)}, expected null or { width, height, data }`;
+  const { width, height, data } = value;
+  for (const [name, size] of [
+    ['width', width],
+    ['height', height],
+  ] as const) {
+    if (typeof size !== 'number' || !Number.isInteger(size) || size <= 0) {
+      return `render('rgb').${name} is ${describeValue(size)}, expected a positive integer`;
+    }
+  }
+  if (!(data instanceof Uint8Array)) return `render('rgb').data is ${describeValue(data)}, expected a Uint8Array`;
+  const expected = (width as number) * (height as number) * 3;
+  if (data.length !== expected) {
+    return `render('rgb').data has ${data.length} bytes, expected width*height*3 = ${expected}`;
+  }
+  return null;
+}
+
+/** Metric names that are not snake_case (they become `env/<tag>/<name>` in the logs). */
+export function badMetricNames(metrics: Readonly<Record<string, unknown>>): string[] {
+  return Object.keys(metrics).filter((name) => !METRIC_NAME.test(name));
+}

@@ -1,0 +1,261 @@
+/**
+ * Runs an environment plugin for its caller (the rollout, the env checker) so that a broken
+ * plugin costs one episode, never the run. Whatever the plugin does wrong in a call (throws,
+ * never settles, returns a malformed value), the call comes back as a typed failure with a
+ * one-line reason naming the env and the method; the episode is over, the instance is retired
+ * (closed in the background, not awaited), and the next reset() builds a fresh instance, so no
+ * half-updated state or late-settling promise of the broken one can leak into later episodes.
+ *
+ * Limits, honestly: a timeout is a race against a timer, so it catches a promise that never
+ * settles (or settles late), but not a synchronous infinite loop: JavaScript cannot pre-empt a
+ * running function in its own thread, and such a plugin blocks the process. Running envs in
+ * workers would lift that, at the price of copying every observation across threads; the env
+ * checker (`agentic plugins check`) is where authors find such bugs first. render() and
+ * sampleRandomAction() are synchronous by contract, so they have no timeout at all.
+ *
+ * Misuse by the caller (step() before reset() or after the episode ended) is a bug in agentic,
+ * not in the plugin, and throws an EnvStateError.
+ */
+import { firstLine } from '../errors';
+import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
+import type { Env, EnvContext, EnvPlugin, MetricAgg, RenderMode, ResetResult, RgbFrame, StepInfo, StepResult } from './types';
+
+export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'close';
+
+export interface EnvFailure {
+  /** The env method whose call failed. */
+  method: EnvMethod;
+  /** It threw (or rejected), did not settle within its time limit, or returned a malformed value. */
+  kind: 'threw' | 'timeout' | 'malformed';
+  /** One line naming the env and the method, e.g. "env 'bandit': step() threw: boom". */
+  reason: string;
+}
+
+/**
+ * The metric every guarded step carries: false on a normal step, true on the step that reports a
+ * failure; it aggregates with `max`, so over episodes its mean is the share of failed episodes.
+ * The name is reserved: a plugin's own metric of that name is overwritten.
+ */
+export const ENV_FAILURE_METRIC = 'env_failure';
+
+export interface GuardOptions {
+  /** How reasons name the env; default `env '<plugin name>'`. */
+  label?: string;
+  /** Time limit of one reset() that returns a promise, in ms (default 30 000). */
+  resetTimeoutMs?: number;
+  /** Time limit of one step() that returns a promise, in ms (default 30 000). */
+  stepTimeoutMs?: number;
+  /** Time limit of close(), in ms (default 10 000). */
+  closeTimeoutMs?: number;
+}
+
+export const DEFAULT_RESET_TIMEOUT_MS = 30_000;
+export const DEFAULT_STEP_TIMEOUT_MS = 30_000;
+export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
+
+export type GuardedReset = (ResetResult & { failure: null }) | { failure: EnvFailure };
+
+/** A normal step; its metrics include `env_failure: false`. */
+export interface GoodStep extends StepResult {
+  failure: null;
+}
+
+/**
+ * The step that reports a failure: the episode is cut short (truncated), reward 0, the last good
+ * observation, and metrics `{ env_failure: true }`; `info.failure` repeats the reason for logs.
+ */
+export interface FailedStep extends StepResult {
+  terminated: false;
+  truncated: true;
+  reward: 0;
+  info: StepInfo & { failure: string };
+  failure: EnvFailure;
+}
+
+export type GuardedStep = GoodStep | FailedStep;
+export type GuardedRender = { value: string | RgbFrame | null; failure: null } | { value: null; failure: EnvFailure };
+export type GuardedSample = { response: string; failure: null } | { response: null; failure: EnvFailure };
+
+/** Where the guarded env is: no episode yet, in one, after its end, after a failure, or closed. */
+export type EpisodePhase = 'idle' | 'running' | 'ended' | 'failed' | 'closed';
+
+/** The caller used the guard out of order (a bug in the caller, not in the plugin). */
+export class EnvStateError extends Error {
+  override readonly name = 'EnvStateError';
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+type Called<T> = { value: T; failure: null } | { value: null; failure: EnvFailure };
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+function withTimeout<T>(promise: PromiseLike<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(TIMED_OUT), ms);
+  });
+  // race() subscribes to the plugin's promise, so a rejection after the timeout is handled (ignored)
+  return Promise.race([Promise.resolve(promise), timeout]).finally(() => clearTimeout(timer));
+}
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${+(ms / 1000).toFixed(3)} s`;
+}
+
+function thrownText(error: unknown): string {
+  if (error instanceof Error) return firstLine(error) || error.name;
+  return `${describeValue(error)} (not an Error)`;
+}
+
+export class GuardedEnv {
+  private instance: Env | null = null;
+  private current: EpisodePhase = 'idle';
+  private lastObservation = '';
+  private readonly label: string;
+  private readonly timeouts: { reset: number; step: number; close: number };
+
+  /** `config` is the validated env_config (the plugin schema's output). */
+  constructor(
+    readonly plugin: EnvPlugin,
+    private readonly config: unknown,
+    private readonly context: EnvContext,
+    options: GuardOptions = {},
+  ) {
+    this.label = options.label ?? `env '${plugin.name}'`;
+    this.timeouts = {
+      reset: options.resetTimeoutMs ?? DEFAULT_RESET_TIMEOUT_MS,
+      step: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      close: options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS,
+    };
+  }
+
+  get phase(): EpisodePhase {
+    return this.current;
+  }
+
+  /** Starts an episode, building a fresh instance first when there is none (or the last one failed). */
+  async reset(seed: number): Promise<GuardedReset> {
+    this.expectPhase('reset', ['idle', 'running', 'ended', 'failed']);
+    if (!this.instance) {
+      try {
+        this.instance = new this.plugin.env(this.config, this.context);
+      } catch (error) {
+        return { failure: this.fail('constructor', 'threw', `threw: ${thrownText(error)}`) };
+      }
+    }
+    const env = this.instance;
+    const called = await this.call('reset', () => env.reset(seed), this.timeouts.reset, resetResultProblem);
+    if (called.failure) return { failure: called.failure };
+    const result = called.value as ResetResult;
+    this.current = 'running';
+    this.lastObservation = result.observation;
+    return { ...result, failure: null };
+  }
+
+  /** Applies a response. A failure comes back as the episode's last step (see FailedStep). */
+  async step(response: string): Promise<GuardedStep> {
+    this.expectPhase('step', ['running']);
+    const env = this.instance!;
+    const called = await this.call('step', () => env.step(response), this.timeouts.step, stepResultProblem);
+    if (called.failure) {
+      return {
+        observation: this.lastObservation,
+        reward: 0,
+        terminated: false,
+        truncated: true,
+        info: { metrics: { [ENV_FAILURE_METRIC]: true }, metricsAgg: { [ENV_FAILURE_METRIC]: 'max' }, failure: called.failure.reason },
+        failure: called.failure,
+      };
+    }
+    const result = called.value as StepResult;
+    if (result.terminated || result.truncated) this.current = 'ended';
+    this.lastObservation = result.observation;
+    const metricsAgg: Record<string, MetricAgg> = { ...result.info.metricsAgg, [ENV_FAILURE_METRIC]: 'max' };
+    return { ...result, info: { ...result.info, metrics: { ...result.info.metrics, [ENV_FAILURE_METRIC]: false }, metricsAgg }, failure: null };
+  }
+
+  /** The state as text or a picture; during or right after an episode. A failure ends the episode. */
+  async render(mode: RenderMode): Promise<GuardedRender> {
+    this.expectPhase('render', ['running', 'ended']);
+    const env = this.instance!;
+    const called = await this.call('render', () => env.render(mode), null, (value) => renderResultProblem(value, mode));
+    return called.failure ? called : { value: called.value as string | RgbFrame | null, failure: null };
+  }
+
+  /** A random well-formed response for the current state. A failure ends the episode. */
+  async sampleRandomAction(): Promise<GuardedSample> {
+    this.expectPhase('sampleRandomAction', ['running']);
+    const env = this.instance!;
+    const called = await this.call('sampleRandomAction', () => env.sampleRandomAction(), null, (value) =>
+      typeof value === 'string' ? null : `returned ${describeValue(value)}, expected a string`,
+    );
+    return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
+  }
+
+  /** Closes the current instance (waiting at most the close timeout); the guard is done after it. */
+  async close(): Promise<EnvFailure | null> {
+    if (this.current === 'closed') return null;
+    const env = this.instance;
+    this.instance = null;
+    this.current = 'closed';
+    if (!env) return null;
+    const called = await this.call('close', () => env.close(), this.timeouts.close, () => null);
+    return called.failure;
+  }
+
+  private expectPhase(method: EnvMethod, allowed: readonly EpisodePhase[]): void {
+    if (allowed.includes(this.current)) return;
+    const why: Record<EpisodePhase, string> = {
+      idle: 'before reset()',
+      running: 'during an episode',
+      ended: 'after the episode ended; call reset() first',
+      failed: 'after the episode failed; call reset() first',
+      closed: 'after close()',
+    };
+    throw new EnvStateError(`${this.label}: ${method}() called ${why[this.current]}`);
+  }
+
+  /** Calls into the plugin; any failure retires the instance and ends the episode. */
+  private async call(method: EnvMethod, run: () => unknown, timeoutMs: number | null, problem: (value: unknown) => string | null): Promise<Called<unknown>> {
+    let value: unknown;
+    try {
+      value = run();
+      if (isThenable(value)) {
+        if (timeoutMs !== null) value = await withTimeout(value, timeoutMs);
+        // a synchronous method that returned a promise is malformed; its rejection must not crash us
+        else value.then(undefined, () => {});
+      }
+    } catch (error) {
+      if (error === TIMED_OUT) return { value: null, failure: this.fail(method, 'timeout', `did not finish within ${formatDuration(timeoutMs!)}`) };
+      return { value: null, failure: this.fail(method, 'threw', `threw: ${thrownText(error)}`) };
+    }
+    const bad = problem(value);
+    if (bad) return { value: null, failure: this.fail(method, 'malformed', `returned a malformed result: ${bad}`) };
+    return { value, failure: null };
+  }
+
+  private fail(method: EnvMethod, kind: EnvFailure['kind'], detail: string): EnvFailure {
+    const where = method === 'constructor' ? 'the constructor' : `${method}()`;
+    if (method !== 'close') {
+      this.retire();
+      this.current = 'failed';
+    }
+    return { method, kind, reason: `${this.label}: ${where} ${detail}` };
+  }
+
+  /** Drops the instance; its close() runs in the background, and whatever it does is ignored. */
+  private retire(): void {
+    const env = this.instance;
+    this.instance = null;
+    if (!env) return;
+    try {
+      const closing = env.close();
+      if (isThenable(closing)) closing.then(undefined, () => {});
+    } catch {
+      // the instance is already broken; its close() has nothing left to tell us
+    }
+  }
+}
