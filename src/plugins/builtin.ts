@@ -3,12 +3,14 @@
  * plugins/ must be listed here (a test checks that this list and the folder agree).
  */
 import bandit from '../../plugins/envs/bandit';
+import webshop from '../../plugins/envs/webshop';
 import exactMatch from '../../plugins/rewards/exact_match';
 import calculator from '../../plugins/tools/calculator';
 import type { PluginDefinition } from './types';
 
 export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; source: string }> = [
   { definition: bandit, source: 'plugins/envs/bandit' },
+  { definition: webshop, source: 'plugins/envs/webshop' },
   { definition: exactMatch, source: 'plugins/rewards/exact_match.ts' },
   { definition: calculator, source: 'plugins/tools/calculator' },
 ];

@@ -181,7 +181,7 @@ describe('agentic plugins', () => {
   test('lists the built-ins by kind', async () => {
     const { code, stdout } = await agentic(['plugins']);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/environments \(\d+\)\n {2}bandit {2}Two-armed bandit/);
+    expect(stdout).toMatch(/environments \(\d+\)\n {2}bandit +Two-armed bandit/);
     expect(stdout).toContain('exact_match');
     expect(stdout).toContain('calculator');
   });
