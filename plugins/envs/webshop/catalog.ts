@@ -12,7 +12,7 @@
  *
  * Goals file: an object keyed by asin, each entry either one goal (items_ins_v2*.json:
  * `{attributes, instruction, instruction_attributes, instruction_options}`) or a list of goals
- * (items_human_ins.json). `attributes` adds to that product's attributes. `instruction_options`
+ * (items_human_ins.json); null gives none. `attributes` adds to that product's attributes. `instruction_options`
  * is a list of values or an object {type: value}. Two optional extensions: `price_upper` and
  * `split` ("train" | "val"). Entries without an instruction, or whose asin is not in the products
  * file (the human goals cover more products than the 1000-product file), give no goal.
@@ -260,6 +260,7 @@ export function readGoals(json: Json, file: string, products: readonly Product[]
     const entries = Array.isArray(value) ? value : [value];
     entries.forEach((entry, position) => {
       const where = Array.isArray(value) ? `${asin}[${position}]` : asin;
+      if (entry === null) return;
       if (!isObject(entry)) return reader.fail(where, `expected a goal object, got ${describe(entry)}`);
       const extra = readAttributes(reader, entry.attributes, `${where} attributes`);
       if (product) for (const attribute of extra) if (!product.attributes.includes(attribute)) product.attributes.push(attribute);
