@@ -6,6 +6,7 @@ import bandit from '../../plugins/envs/bandit';
 import frozenLake from '../../plugins/envs/frozen_lake';
 import sokoban from '../../plugins/envs/sokoban';
 import toolUse from '../../plugins/envs/tool_use';
+import webshop from '../../plugins/envs/webshop';
 import exactMatch from '../../plugins/rewards/exact_match';
 import calculator from '../../plugins/tools/calculator';
 import type { PluginDefinition } from './types';
@@ -15,6 +16,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
   { definition: sokoban, source: 'plugins/envs/sokoban' },
   { definition: toolUse, source: 'plugins/envs/tool_use' },
+  { definition: webshop, source: 'plugins/envs/webshop' },
   { definition: exactMatch, source: 'plugins/rewards/exact_match.ts' },
   { definition: calculator, source: 'plugins/tools/calculator' },
 ];

@@ -1,0 +1,236 @@
+/**
+ * WebShop (Yao et al. 2022) simulated in process: a text web store where the policy searches,
+ * opens products, chooses options and buys, to fit an instruction such as "i need a long clip-in
+ * hair extension which is natural looking, and price lower than 40.00 dollars". No server: the
+ * pages (shop.ts, pages.ts), the search engine (BM25, search.ts) and the scoring (scoring.ts) are
+ * here. It ships a small generated catalog (scripts/webshop_catalog.ts) and reads the public
+ * WebShop data files (items_shuffle_1000.json with items_ins_v2_1000.json or items_human_ins.json;
+ * catalog.ts says how) through products_file and goals_file.
+ *
+ * Actions, inside the answer pattern: search[query] (only on the search page) and click[button]
+ * (a button of the current page, ignoring case). Anything else is invalid: the page stays, the
+ * reward is format_penalty. Buying ends the episode; max_steps actions truncate it.
+ *
+ * The reward on buying product y with chosen option values Y_opt, for goal u (target product x):
+ *
+ *   r = r_type * (|U_att ∩ Y_att| + |U_opt ∩ Y_opt| + [price(y) <= u_price]) / (|U_att| + |U_opt| + 1)
+ *
+ * - U_att: the goal's attributes; one counts as met when y lists the same phrase among its
+ *   attributes (same words ignoring order, case, plurals and punctuation) or its words appear in
+ *   order in y's title, features or description.
+ * - U_opt: the goal's option values; one counts as met when a chosen value is the same phrase.
+ * - price(y): the low end of y's price.
+ * - r_type = 1   if y is x, or y's query equals x's (query match), or the last level of their
+ *                product categories is equal (category match), or title_score > 0.2;
+ *            0.5 if 0.1 <= title_score <= 0.2;  0.1 if 0 < title_score < 0.1;  0 otherwise;
+ *   title_score = the share of x's title words (without stopwords and numbers) found in y's title.
+ * Success means r = 1. The step that buys reports r_type, r_att, r_option, r_price (the three
+ * fractions, 1 where nothing was asked); earlier steps report them as 0.
+ */
+import { ANSWER_PATTERN, defineEnv, parseAnswer, Rng, z, type Env, type EnvContext, type MetricAgg, type ResetResult, type StepResult } from 'agentic';
+import type { Goal, Product } from './catalog';
+import { renderPage } from './pages';
+import { scorePurchase, type PurchaseScore } from './scoring';
+import { Shop, type Outcome } from './shop';
+import { openStore, type Store } from './store';
+import { squish } from './text';
+
+const Config = z
+  .strictObject({
+    products_file: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe("Products as a JSON list in WebShop's items_shuffle format, relative to the working folder; null: the shipped catalog."),
+    goals_file: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe("Goals as JSON in WebShop's items_ins_v2 or items_human_ins format; null: the shipped goals. Set with products_file."),
+    split: z.enum(['train', 'val']).default('train').describe('Which goals reset() draws from.'),
+    results_per_page: z.number().int().positive().default(10).describe('Products on one results page.'),
+    max_results: z.number().int().positive().default(50).describe('Most products a search returns.'),
+    max_text_chars: z.number().int().positive().default(1000).describe('Longest description, feature or review text a page shows.'),
+    max_steps: z.number().int().positive().default(10).describe('Actions before the episode is truncated.'),
+    format_penalty: z.number().max(0).default(0).describe('Reward of an invalid action (<= 0).'),
+    action_pattern: z.string().min(1).default(ANSWER_PATTERN).describe('Regular expression whose last group holds the action.'),
+  })
+  .refine((c) => (c.products_file === null) === (c.goals_file === null), {
+    message: 'products_file and goals_file go together (both null: the shipped catalog)',
+  });
+type WebShopConfig = z.output<typeof Config>;
+
+const RULES =
+  'You are shopping in a web store. Find a product that fits the instruction, choose the options it asks for, and buy it. ' +
+  'Each turn you see the current page and the actions it allows. Reply with one action inside <answer></answer>: ' +
+  'search[your query] on the search page, or click[button] with the text of a button shown in [brackets], ' +
+  'for example <answer>click[Buy Now]</answer>.';
+
+const METRICS_AGG: Record<string, MetricAgg> = { success: 'last', r_type: 'last', r_att: 'last', r_option: 'last', r_price: 'last' };
+const NOT_BOUGHT = { r_type: 0, r_att: 0, r_option: 0, r_price: 0 };
+
+type Action = { verb: 'search' | 'click'; argument: string };
+
+/** `search[...]` or `click[...]` (the verb in any case), or null. */
+function parseAction(content: string): Action | null {
+  const match = /^(search|click)\s*\[(.*)\]$/is.exec(content.trim());
+  if (!match) return null;
+  return { verb: match[1]!.toLowerCase() as Action['verb'], argument: squish(match[2]!) };
+}
+
+class WebShop implements Env {
+  private readonly store: Store;
+  private readonly goals: Goal[];
+  private shop: Shop;
+  private goal: Goal | null = null;
+  private target: Product | null = null;
+  private steps = 0;
+  private over = false;
+  private receipt: string | null = null;
+  private randomActions = Rng.fromSeed(0, 'webshop', 'random-action');
+
+  constructor(
+    private readonly config: WebShopConfig,
+    context: EnvContext,
+  ) {
+    const files = config.products_file !== null && config.goals_file !== null ? { products: config.products_file, goals: config.goals_file } : null;
+    this.store = openStore(files, context.cwd);
+    this.goals = this.store.catalog.goals.filter((g) => g.split === config.split);
+    if (this.goals.length === 0) throw new Error(`webshop: no goals in the ${config.split} split of ${config.goals_file ?? 'the shipped catalog'}`);
+    this.shop = this.newShop();
+  }
+
+  private newShop(): Shop {
+    return new Shop(this.store.index, { resultsPerPage: this.config.results_per_page, maxResults: this.config.max_results });
+  }
+
+  reset(seed: number): ResetResult {
+    const goal = Rng.fromSeed(seed, 'webshop').choice(this.goals);
+    this.randomActions = Rng.fromSeed(seed, 'webshop', 'random-action');
+    this.goal = goal;
+    this.target = this.store.catalog.byAsin.get(goal.asin)!;
+    this.shop = this.newShop();
+    this.steps = 0;
+    this.over = false;
+    this.receipt = null;
+    return {
+      observation: this.page(),
+      info: {
+        instruction: `${RULES}\nInstruction: ${goal.instruction}`,
+        goal: { id: goal.id, asin: goal.asin, attributes: [...goal.attributes], options: goal.options.map((o) => ({ ...o })), price_upper: goal.priceUpper },
+      },
+    };
+  }
+
+  step(response: string): StepResult {
+    if (!this.goal) throw new Error('call reset() before step()');
+    if (this.over) throw new Error('the episode is over; call reset()');
+    this.steps++;
+    const parsed = parseAnswer(response, { pattern: this.config.action_pattern });
+    if (parsed.action === null) return this.invalid(null, 'The response holds no action in the answer format.');
+    const action = parseAction(parsed.content);
+    if (!action) return this.invalid(parsed.content, `"${parsed.content}" is neither search[...] nor click[...].`);
+
+    let outcome: Outcome;
+    let written: string;
+    if (action.verb === 'search') {
+      written = `search[${action.argument}]`;
+      if (!this.shop.canSearch) return this.invalid(written, 'There is no search bar on this page; click [Back to Search] first.');
+      if (action.argument === '') return this.invalid(written, 'The search query is empty.');
+      outcome = this.shop.search(action.argument);
+    } else {
+      const button = this.shop.find(action.argument);
+      if (!button) return this.invalid(`click[${action.argument}]`, `There is no button [${action.argument}] on this page.`);
+      written = `click[${button.label}]`;
+      outcome = this.shop.click(button);
+    }
+
+    if (outcome.kind === 'bought') return this.buy(written, outcome.product, outcome.chosen);
+    return this.result(written, 0, {
+      valid: true,
+      effective: outcome.changed,
+      desc: outcome.changed ? `You did ${written}.` : `You did ${written}; nothing changed.`,
+    });
+  }
+
+  private buy(written: string, product: Product, chosen: string[]): StepResult {
+    const score = scorePurchase(this.goal!, this.target!, product, chosen);
+    this.over = true;
+    const options = chosen.length > 0 ? ` with ${chosen.join(', ')}` : '';
+    this.receipt = [
+      `Thank you for shopping with us! You bought [${product.asin}] ${product.title}${options} for $${product.price.toFixed(2)}.`,
+      `Your score (min 0.0, max 1.0): ${roundScore(score.reward)}`,
+    ].join('\n');
+    return this.result(written, score.reward, { valid: true, effective: true, desc: `You bought ${product.asin}; the reward is ${roundScore(score.reward)}.`, score });
+  }
+
+  private invalid(action: string | null, desc: string): StepResult {
+    return this.result(action, this.config.format_penalty, { valid: false, effective: false, desc });
+  }
+
+  private result(action: string | null, reward: number, how: { valid: boolean; effective: boolean; desc: string; score?: PurchaseScore }): StepResult {
+    const terminated = how.score !== undefined;
+    const truncated = !terminated && this.steps >= this.config.max_steps;
+    if (truncated) this.over = true;
+    const parts = how.score ? { r_type: how.score.r_type, r_att: how.score.r_att, r_option: how.score.r_option, r_price: how.score.r_price } : NOT_BOUGHT;
+    return {
+      observation: this.page(),
+      reward,
+      terminated,
+      truncated,
+      info: {
+        action,
+        actionDesc: how.desc,
+        metrics: {
+          success: how.score !== undefined && how.score.reward === 1,
+          action_is_valid: how.valid,
+          action_is_effective: how.effective,
+          format_penalty: how.valid ? 0 : this.config.format_penalty,
+          ...parts,
+        },
+        metricsAgg: { ...METRICS_AGG },
+      },
+    };
+  }
+
+  private page(): string {
+    if (this.receipt !== null) return this.receipt;
+    return renderPage(this.shop, this.goal?.instruction ?? '', { maxTextChars: this.config.max_text_chars });
+  }
+
+  render(mode: 'text' | 'rgb'): string | null {
+    return mode === 'text' ? this.page() : null;
+  }
+
+  close(): void {}
+
+  sampleRandomAction(): string {
+    let action: string;
+    if (this.shop.canSearch) {
+      const product = this.randomActions.choice(this.store.catalog.products);
+      action = `search[${product.query || product.title.split(' ').slice(0, 3).join(' ') || product.asin}]`;
+    } else {
+      action = `click[${this.randomActions.choice(this.shop.clickables()).label}]`;
+    }
+    return this.wrap(action);
+  }
+
+  /** `action` in a response form the configured pattern reads back as `action`. */
+  private wrap(action: string): string {
+    const forms = [`<answer>${action}</answer>`, `<think>I will ${action}.</think><answer>${action}</answer>`, action];
+    return forms.find((form) => parseAnswer(form, { pattern: this.config.action_pattern }).content === action) ?? forms[0]!;
+  }
+}
+
+function roundScore(reward: number): string {
+  return String(Math.round(reward * 10000) / 10000);
+}
+
+export default defineEnv({
+  name: 'webshop',
+  description: 'WebShop, simulated: search a text web store, choose options and buy what the instruction asks for.',
+  config: Config,
+  env: WebShop,
+});
