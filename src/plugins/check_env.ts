@@ -296,6 +296,11 @@ class Checker {
     const { metrics } = step.info;
     if (!('action_is_valid' in metrics)) return ['invalid_action', 'skip', 'the env does not report metrics.action_is_valid'];
     const asked = `step(${short(GIBBERISH_RESPONSE)})`;
+    // Some envs (tool use, AgentFly style) take any text without a tool call as the final
+    // answer: for them no response is unparseable, and the free text ends the episode.
+    if (metrics.action_is_valid === true && step.terminated) {
+      return ['invalid_action', 'skip', `${asked} was taken as a final answer (the env has no unparseable responses)`];
+    }
     if (metrics.action_is_valid !== false) return ['invalid_action', 'fail', `${asked} reported action_is_valid ${metrics.action_is_valid}`];
     if (step.info.action !== undefined && step.info.action !== null) {
       return ['invalid_action', 'fail', `${asked} reported info.action ${short(step.info.action)}, expected null`];

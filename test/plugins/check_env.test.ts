@@ -172,3 +172,17 @@ describe('envs that break it', () => {
     await expect(checkEnv(walker(), { cells: 1 }, { context })).rejects.toThrow("env 'walker': env_config.cells: must be >= 2, got 1");
   });
 });
+
+describe('the built-in environments', () => {
+  const host = new PluginHost();
+  for (const { definition } of host.registry.list('env')) {
+    test(`${definition.name} passes every check`, async () => {
+      const report = await checkEnv(definition, {}, { context: host.envContext(), episodes: 4 });
+      const failed = report.checks.filter((c) => c.status === 'fail');
+      expect(failed).toEqual([]);
+      // Only an env that takes free text as a final answer may skip the invalid-action check.
+      const skipped = report.checks.filter((c) => c.status === 'skip').map((c) => c.name);
+      expect(skipped).toEqual(definition.name === 'tool_use' ? ['invalid_action'] : []);
+    });
+  }
+});
