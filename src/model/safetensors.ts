@@ -234,7 +234,7 @@ function checkTensors(path: string, weights: ReadonlyMap<string, HostTensor>): s
   for (const name of names) {
     const { shape, data } = weights.get(name)!;
     if (name === '__metadata__' || name === '') throw new ModelError(`${displayPath(path)}: '${name}' cannot be a tensor name`);
-    if (!shape.every(isCount)) throw new ModelError(`${displayPath(path)}: tensor '${name}': shape [${shape.join(', ')}] is not a list of non-negative integers`);
+    if (!shape.every((n) => isCount(n))) throw new ModelError(`${displayPath(path)}: tensor '${name}': shape [${shape.join(', ')}] is not a list of non-negative integers`);
     if (data.length !== elementCount(shape)) {
       throw new ModelError(`${displayPath(path)}: tensor '${name}': ${data.length} values do not fill shape [${shape.join(', ')}]`);
     }
