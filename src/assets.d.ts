@@ -3,3 +3,9 @@ declare module '*.wasm' {
   const path: string;
   export default path;
 }
+
+/** Files imported `with { type: 'text' }` are their text (embedded in the compiled binary). */
+declare module '*.jinja' {
+  const text: string;
+  export default text;
+}
