@@ -4,8 +4,13 @@ declare module '*.wasm' {
   export default path;
 }
 
-/** Files imported `with { type: 'text' }` are their contents (built-in datasets). */
+/** Files imported `with { type: 'text' }` are their text (embedded in the compiled binary). */
 declare module '*.jsonl' {
+  const text: string;
+  export default text;
+}
+
+declare module '*.jinja' {
   const text: string;
   export default text;
 }

@@ -25,6 +25,11 @@ export class PluginError extends AgenticError {
   override readonly exitCode = 2;
 }
 
+/** A model folder, weight file, tokenizer or hub download that cannot be read or used. The message names the file. */
+export class ModelError extends AgenticError {
+  override readonly exitCode = 2;
+}
+
 /** The first line of whatever was thrown, e.g. a parser's message without its code frame. */
 export function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
