@@ -3,3 +3,13 @@ declare module '*.wasm' {
   const path: string;
   export default path;
 }
+
+/** Files imported `with { type: 'text' }` are their text (embedded in the compiled binary). */
+declare module '*.py' {
+  const text: string;
+  export default text;
+}
+declare module '*.jsonl' {
+  const text: string;
+  export default text;
+}

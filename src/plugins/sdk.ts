@@ -17,4 +17,13 @@ export {
   type ParseAnswerOptions,
   type ParsedAnswer,
 } from './answer';
+export {
+  runPython,
+  sandboxSupport,
+  type PythonRunOptions,
+  type PythonRunReason,
+  type PythonRunResult,
+  type SandboxSupport,
+} from '../sandbox/python';
+export { scoreSafely, type SafeScore } from './score';
 export type * from './types';
