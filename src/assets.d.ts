@@ -5,6 +5,10 @@ declare module '*.wasm' {
 }
 
 /** Files imported `with { type: 'text' }` are their text (embedded in the compiled binary). */
+declare module '*.py' {
+  const text: string;
+  export default text;
+}
 declare module '*.jsonl' {
   const text: string;
   export default text;

@@ -17,4 +17,16 @@ export {
   type ParseAnswerOptions,
   type ParsedAnswer,
 } from './answer';
+export {
+  runPython,
+  sandboxSupport,
+  type PythonRunOptions,
+  type PythonRunReason,
+  type PythonRunResult,
+  type SandboxSupport,
+} from '../sandbox/python';
+export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptions } from '../retrieval/search_tool';
+export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from '../retrieval/corpus';
+export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from '../retrieval/bm25';
+export { scoreSafely, type SafeScore } from './score';
 export type * from './types';
