@@ -1,8 +1,11 @@
 /**
- * The datasets that ship with agentic, embedded in the binary: the file's path under
- * plugins/datasets -> its text (JSON Lines). Written by scripts/datasets/*.ts; rows are
- * {question, answer, ...} (coding rows: {question, tests, solution, entry_point}).
+ * The datasets that ship with agentic, by `<name>/<split>` (what a `dataset:` setting names),
+ * embedded in the binary as text. Written by scripts/datasets/*.ts; rows are JSON lines of
+ * {question, answer, ...} (coding rows: {question, tests, solution, entry_point}; the corpus:
+ * {id, title, text}). A dataset joins with one import and one entry per split.
  */
+import arithmeticTrain from './arithmetic/train.jsonl' with { type: 'text' };
+import arithmeticVal from './arithmetic/val.jsonl' with { type: 'text' };
 import codingTrain from './coding/train.jsonl' with { type: 'text' };
 import codingVal from './coding/val.jsonl' with { type: 'text' };
 import passages from './corpus/passages.jsonl' with { type: 'text' };
@@ -10,11 +13,13 @@ import corpusQaTrain from './corpus_qa/train.jsonl' with { type: 'text' };
 import corpusQaVal from './corpus_qa/val.jsonl' with { type: 'text' };
 
 export const BUILTIN_DATASETS: Readonly<Record<string, string>> = {
-  'corpus/passages.jsonl': passages,
-  'corpus_qa/train.jsonl': corpusQaTrain,
-  'corpus_qa/val.jsonl': corpusQaVal,
-  'coding/train.jsonl': codingTrain,
-  'coding/val.jsonl': codingVal,
+  'arithmetic/train': arithmeticTrain,
+  'arithmetic/val': arithmeticVal,
+  'corpus/passages': passages,
+  'corpus_qa/train': corpusQaTrain,
+  'corpus_qa/val': corpusQaVal,
+  'coding/train': codingTrain,
+  'coding/val': codingVal,
 };
 
 /** The rows of a shipped JSON Lines file. */

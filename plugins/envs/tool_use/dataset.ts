@@ -2,12 +2,13 @@
  * The question/answer rows an episode is drawn from: a built-in dataset by `<name>/<split>`, or
  * a .jsonl file (one row a line) or .json file (a list of rows). Every row is an object with a
  * non-empty `question` string and an `answer` (any JSON value but null: a string, a number, a
- * list of acceptable answers); other fields pass through to the reward function. A malformed row
+ * list of acceptable answers) or, for coding tasks scored by running them, `tests`; other
+ * fields pass through to the reward function. A malformed row
  * is a one-line error naming the file and the line the row starts on.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { BUILTIN_DATASETS } from '../../datasets/_builtin';
+import { BUILTIN_DATASETS } from '../../datasets/_index';
 
 export interface Row {
   question: string;
@@ -71,7 +72,8 @@ function checkRow(value: unknown, where: string): Row {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where}: a row must be a JSON object`);
   const row = value as Record<string, unknown>;
   if (typeof row.question !== 'string' || row.question.trim() === '') throw new Error(`${where}: the row needs a non-empty 'question' string`);
-  if (row.answer === undefined || row.answer === null) throw new Error(`${where}: the row needs an 'answer'`);
+  const hasAnswer = row.answer !== undefined && row.answer !== null;
+  if (!hasAnswer && row.tests === undefined) throw new Error(`${where}: the row needs an 'answer' (or 'tests' for a coding task)`);
   return Object.freeze(row) as Row;
 }
 

@@ -6,7 +6,7 @@
 import { createSearchTool, parseJsonlCorpus } from 'agentic';
 import { BUILTIN_DATASETS } from '../../datasets/_index';
 
-const CORPUS = 'corpus/passages.jsonl';
+const CORPUS = 'corpus/passages';
 
 export default createSearchTool({
   name: 'search',

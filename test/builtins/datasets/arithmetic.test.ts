@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUILTIN_DATASETS } from '../../../plugins/datasets/_builtin';
+import { BUILTIN_DATASETS } from '../../../plugins/datasets/_index';
 import { loadRows } from '../../../plugins/envs/tool_use/dataset';
 import { generateArithmetic, SPLIT_SIZES, toJsonl, type ArithmeticRow } from '../../../scripts/datasets/arithmetic';
 import { ROOT } from '../../helpers';

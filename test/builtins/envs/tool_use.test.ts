@@ -385,10 +385,10 @@ describe('tool_use env: configuration errors are one line', () => {
     const host = makeHost(dir);
     const build = (dataset: string) => () => make({ dataset }, host);
     oneLine(build('missing.jsonl'), 'dataset missing.jsonl: no such file');
-    oneLine(build('arithmetic/test'), "dataset 'arithmetic/test' is neither a built-in dataset (arithmetic/train, arithmetic/val) nor a .json or .jsonl file");
+    oneLine(build('arithmetic/test'), "dataset 'arithmetic/test' is neither a built-in dataset (arithmetic/train, arithmetic/val, coding/train, coding/val, corpus/passages, corpus_qa/train, corpus_qa/val) nor a .json or .jsonl file");
     oneLine(build('bad_json.jsonl'), 'bad_json.jsonl:3: not valid JSON');
     oneLine(build('no_question.jsonl'), "no_question.jsonl:2: the row needs a non-empty 'question' string");
-    oneLine(build('no_answer.jsonl'), "no_answer.jsonl:1: the row needs an 'answer'");
+    oneLine(build('no_answer.jsonl'), "no_answer.jsonl:1: the row needs an 'answer' (or 'tests' for a coding task)");
     oneLine(build('not_object.jsonl'), 'not_object.jsonl:1: a row must be a JSON object');
     oneLine(build('empty.jsonl'), 'empty.jsonl: the dataset has no rows');
     oneLine(build('bad_list.json'), "bad_list.json:5: the row needs a non-empty 'question' string");

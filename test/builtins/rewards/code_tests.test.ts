@@ -52,7 +52,7 @@ describe('code_tests reward', () => {
   });
 
   test('shipped coding tasks pass with their reference solutions (a sample; scripts/datasets/check_coding.ts runs all)', async () => {
-    const rows = [...builtinRows('coding/train.jsonl'), ...builtinRows('coding/val.jsonl')];
+    const rows = [...builtinRows('coding/train'), ...builtinRows('coding/val')];
     const sample = Rng.fromSeed(1, 'coding-sample').shuffle(rows).slice(0, 6);
     const results = await Promise.all(sample.map((row) => codeTests.score({ response: `\`\`\`python\n${row.solution}\`\`\``, trajectory: [], row })));
     for (const result of results) expect(result).toMatchObject({ reward: 1, all_passed: true });

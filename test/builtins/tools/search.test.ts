@@ -34,7 +34,7 @@ describe('BM25', () => {
 
 describe('search tool (shipped corpus)', () => {
   test('finds the passage that answers a corpus question, with its title', async () => {
-    const qa = builtinRows('corpus_qa/val.jsonl');
+    const qa = builtinRows('corpus_qa/val');
     let found = 0;
     const direct = qa.filter((row) => !String(row.question).includes('inventor of the') && !String(row.question).includes('founder of'));
     for (const row of direct) {
