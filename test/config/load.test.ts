@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, type ConfigRequest } from '../../src/config/load';
 import { renderConfigReference } from '../../src/config/reference';
@@ -210,6 +210,27 @@ describe('the configs folder', () => {
   for (const file of readdirSync(join(ROOT, 'configs')).filter((f) => f.endsWith('.yaml'))) {
     test(`configs/${file} loads`, async () => {
       await load({ configFile: `configs/${file}` });
+    });
+  }
+});
+
+describe('the env entries in configs/envs', () => {
+  for (const file of readdirSync(join(ROOT, 'configs/envs')).filter((f) => f.endsWith('.yaml'))) {
+    test(`configs/envs/${file} composes into a run and its env plays a step`, async () => {
+      const dir = scratch({
+        'main.yaml': `defaults:\n  - envs/${file.replace('.yaml', '')}@custom_envs.Entry\n  - _self_\ntrain_env_manager: {tags: [Entry]}\nval_env_manager: {tags: [Entry]}\n`,
+      });
+      symlinkSync(join(ROOT, 'configs/envs'), join(dir, 'envs'));
+      const host = new PluginHost(ROOT);
+      const { config } = await loadConfig({ cwd: ROOT, configFile: join(dir, 'main.yaml') }, host);
+      const entry = config.custom_envs.Entry!;
+      const plugin = await host.resolveEnv(entry.env_type);
+      const env = new plugin.env(entry.env_config as never, host.envContext());
+      const reset = await env.reset(0);
+      expect(reset.info.instruction.length).toBeGreaterThan(0);
+      const step = await env.step(env.sampleRandomAction());
+      expect(Number.isFinite(step.reward)).toBe(true);
+      await env.close();
     });
   }
 });
