@@ -62,13 +62,18 @@ export function modelConfig(input: ModelConfigInput | Record<string, unknown>): 
   };
 }
 
-/** The fields we write to config.json, beside those the model reads, so transformers loads it. */
-export function hfConfigJson(config: ModelConfig): Record<string, unknown> {
+/**
+ * config.json as we write it: what the model reads, the keys a loaded config carried through,
+ * and what transformers needs to pick the class (a policy or a one-label token classifier).
+ */
+export function hfConfigJson(config: ModelConfig, head: 'lm' | 'value' = 'lm'): Record<string, unknown> {
+  const { id2label: _id2label, label2id: _label2id, num_labels: _numLabels, ...rest } = config as Record<string, unknown>;
   return {
-    architectures: ['Qwen2ForCausalLM'],
+    ...rest,
+    architectures: [head === 'value' ? 'Qwen2ForTokenClassification' : 'Qwen2ForCausalLM'],
+    ...(head === 'value' ? { num_labels: 1, id2label: { 0: 'LABEL_0' }, label2id: { LABEL_0: 0 } } : {}),
     model_type: 'qwen2',
     torch_dtype: 'float32',
     use_sliding_window: false,
-    ...config,
   };
 }

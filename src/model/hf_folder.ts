@@ -27,11 +27,18 @@ export interface HfModel {
   generationConfig?: GenerationConfig;
 }
 
+/** A policy (Qwen2ForCausalLM) or a critic (Qwen2ForTokenClassification with one label). */
+export type ModelHead = 'lm' | 'value';
+
+/** The critic's value head, which a critic started from a policy checkpoint does not have yet. */
+const VALUE_HEAD_TENSORS = ['score.weight', 'score.bias'];
+
 /**
- * The tensors of a Qwen2 causal LM and their shapes, in Hugging Face names. Linear weights are
- * [out_features, in_features]; lm_head is absent when the embedding is tied to it.
+ * The tensors of a Qwen2 model and their shapes, in Hugging Face names. Linear weights are
+ * [out_features, in_features]; lm_head is absent when the embedding is tied to it, and a
+ * critic has `score` (hidden -> 1) in its place.
  */
-export function expectedWeightShapes(config: ModelConfig): Map<string, number[]> {
+export function expectedWeightShapes(config: ModelConfig, head: ModelHead = 'lm'): Map<string, number[]> {
   const hidden = config.hidden_size;
   const queries = config.num_attention_heads * config.head_dim;
   const keyValues = config.num_key_value_heads * config.head_dim;
@@ -50,24 +57,34 @@ export function expectedWeightShapes(config: ModelConfig): Map<string, number[]>
     shapes.set(`${p}.mlp.down_proj.weight`, [hidden, config.intermediate_size]);
   }
   shapes.set('model.norm.weight', [hidden]);
-  if (!config.tie_word_embeddings) shapes.set('lm_head.weight', [config.vocab_size, hidden]);
+  if (head === 'value') {
+    shapes.set('score.weight', [1, hidden]);
+    shapes.set('score.bias', [1]);
+  } else if (!config.tie_word_embeddings) {
+    shapes.set('lm_head.weight', [config.vocab_size, hidden]);
+  }
   return shapes;
 }
 
-/** Tensors some checkpoints carry that the model does not use: rotary caches, and lm_head when tied. */
-function isIgnorable(name: string, config: ModelConfig): boolean {
-  return name.endsWith('.rotary_emb.inv_freq') || (config.tie_word_embeddings && name === 'lm_head.weight');
+/**
+ * Tensors some checkpoints carry that the model does not use: rotary caches, lm_head when tied
+ * or when a critic is started from a policy checkpoint.
+ */
+function isIgnorable(name: string, config: ModelConfig, head: ModelHead): boolean {
+  if (name.endsWith('.rotary_emb.inv_freq')) return true;
+  return name === 'lm_head.weight' && (config.tie_word_embeddings || head === 'value');
 }
 
 /**
  * The weights the model uses, in expectedWeightShapes order. A missing tensor, a wrong shape or
  * an unknown tensor is a one-line error naming `file` and the tensor.
  */
-export function checkWeights(weights: Weights, config: ModelConfig, file: string): Weights {
-  const expected = expectedWeightShapes(config);
+export function checkWeights(weights: Weights, config: ModelConfig, file: string, head: ModelHead = 'lm'): Weights {
+  const expected = expectedWeightShapes(config, head);
   const checked: Weights = new Map();
   for (const [name, shape] of expected) {
     const tensor = weights.get(name);
+    if (!tensor && head === 'value' && VALUE_HEAD_TENSORS.includes(name)) continue;
     if (!tensor) throw new ModelError(`${file}: tensor '${name}' is missing (expected shape [${shape.join(', ')}] for this config)`);
     if (tensor.shape.length !== shape.length || tensor.shape.some((n, i) => n !== shape[i])) {
       throw new ModelError(`${file}: tensor '${name}' has shape [${tensor.shape.join(', ')}], expected [${shape.join(', ')}] for this config`);
@@ -75,7 +92,7 @@ export function checkWeights(weights: Weights, config: ModelConfig, file: string
     checked.set(name, tensor);
   }
   for (const name of weights.keys()) {
-    if (!expected.has(name) && !isIgnorable(name, config)) {
+    if (!expected.has(name) && !isIgnorable(name, config, head)) {
       throw new ModelError(`${file}: unexpected tensor '${name}' (not part of a Qwen2 model with this config)`);
     }
   }
@@ -109,12 +126,13 @@ export function readModelConfig(folder: string): ModelConfig {
   }
 }
 
-export function loadHfFolder(folder: string): HfModel {
+/** Reads a model folder; a critic (`head: 'value'`) may start from a policy's folder. */
+export function loadHfFolder(folder: string, options: { head?: ModelHead } = {}): HfModel {
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ModelError(`${displayPath(folder)}: no such model folder`);
   const config = readModelConfig(folder);
   const weightsFile = existsSync(join(folder, SINGLE_FILE)) ? SINGLE_FILE : INDEX_FILE;
   const { tensors } = readCheckpoint(folder);
-  const weights = checkWeights(tensors, config, displayPath(join(folder, weightsFile)));
+  const weights = checkWeights(tensors, config, displayPath(join(folder, weightsFile)), options.head);
   const tokenizer = Tokenizer.fromFolder(folder);
   const generationPath = join(folder, GENERATION_CONFIG_FILE);
   const generationConfig = existsSync(generationPath) ? readJsonObject(generationPath) : undefined;
@@ -129,6 +147,8 @@ export interface SaveHfFolderOptions {
   dtype?: string | SaveDtype;
   /** Written as generation_config.json; by default the config's and tokenizer's special ids. */
   generationConfig?: GenerationConfig;
+  /** A critic saves `score` in place of lm_head, as Qwen2ForTokenClassification. */
+  head?: ModelHead;
 }
 
 /** generation_config.json for a model with no other: its bos/eos/pad ids. */
@@ -147,11 +167,11 @@ function defaultGenerationConfig(config: ModelConfig, tokenizer: Tokenizer): Gen
  */
 export async function saveHfFolder(folder: string, options: SaveHfFolderOptions): Promise<void> {
   const dtype = saveDtype(options.dtype ?? 'F32');
-  const weights = checkWeights(options.weights, options.config, `${displayPath(join(folder, SINGLE_FILE))} (saving)`);
+  const weights = checkWeights(options.weights, options.config, `${displayPath(join(folder, SINGLE_FILE))} (saving)`, options.head);
   const tokenizerFiles = options.tokenizer.toFiles();
   const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
   await writeFolderAtomic(folder, (tmp) => {
-    writeFileAtomic(join(tmp, CONFIG_FILE), json({ ...hfConfigJson(options.config), torch_dtype: torchDtypeName(dtype) }));
+    writeFileAtomic(join(tmp, CONFIG_FILE), json({ ...hfConfigJson(options.config, options.head), torch_dtype: torchDtypeName(dtype) }));
     writeFileAtomic(join(tmp, GENERATION_CONFIG_FILE), json(options.generationConfig ?? defaultGenerationConfig(options.config, options.tokenizer)));
     writeFileAtomic(join(tmp, TOKENIZER_FILE), JSON.stringify(tokenizerFiles.tokenizerJson));
     writeFileAtomic(join(tmp, TOKENIZER_CONFIG_FILE), json(tokenizerFiles.tokenizerConfig));

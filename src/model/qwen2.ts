@@ -13,12 +13,10 @@ import { tf } from '../engine/tf';
 import { Rng } from '../engine/rng';
 import type { ModelConfig } from './config';
 import { AgenticError } from '../errors';
+import { expectedWeightShapes, type ModelHead } from './hf_folder';
+import type { HostTensor } from './safetensors';
 
-/** A tensor on the host, as safetensors files hold them (float32, row-major). */
-export interface HostTensor {
-  shape: number[];
-  data: Float32Array;
-}
+export type { ModelHead };
 
 /** Token ids of a batch of sequences, row-major [batch, length]. */
 export interface TokenBatch {
@@ -34,8 +32,6 @@ export interface LayerKV {
   k: tf.Tensor4D;
   v: tf.Tensor4D;
 }
-
-export type ModelHead = 'lm' | 'value';
 
 interface Block {
   inputNorm: tf.Variable;
@@ -142,7 +138,7 @@ export class Qwen2Model {
   ): Qwen2Model {
     const head = options.head ?? 'lm';
     const source = options.source ?? 'model weights';
-    const expected = hfWeightShapes(config, head);
+    const expected = expectedWeightShapes(config, head);
     const get = (name: string): HostTensor => {
       const tensor = hf.get(name);
       if (!tensor) throw new AgenticError(`${source}: missing tensor ${name}`);
@@ -413,36 +409,6 @@ function sizes(c: ModelConfig): Sizes {
     ffn: c.intermediate_size,
     vocab: c.vocab_size,
   };
-}
-
-/** Hugging Face tensor names and shapes ([out, in] for linear layers) of a Qwen2 model. */
-export function hfWeightShapes(c: ModelConfig, head: ModelHead = 'lm'): Map<string, number[]> {
-  const { hidden, q, kv, ffn, vocab } = sizes(c);
-  const shapes = new Map<string, number[]>([['model.embed_tokens.weight', [vocab, hidden]]]);
-  for (let i = 0; i < c.num_hidden_layers; i++) {
-    const p = `model.layers.${i}.`;
-    shapes.set(`${p}input_layernorm.weight`, [hidden]);
-    shapes.set(`${p}self_attn.q_proj.weight`, [q, hidden]);
-    shapes.set(`${p}self_attn.k_proj.weight`, [kv, hidden]);
-    shapes.set(`${p}self_attn.v_proj.weight`, [kv, hidden]);
-    if (c.attention_bias) {
-      shapes.set(`${p}self_attn.q_proj.bias`, [q]);
-      shapes.set(`${p}self_attn.k_proj.bias`, [kv]);
-      shapes.set(`${p}self_attn.v_proj.bias`, [kv]);
-    }
-    shapes.set(`${p}self_attn.o_proj.weight`, [hidden, q]);
-    shapes.set(`${p}post_attention_layernorm.weight`, [hidden]);
-    shapes.set(`${p}mlp.gate_proj.weight`, [ffn, hidden]);
-    shapes.set(`${p}mlp.up_proj.weight`, [ffn, hidden]);
-    shapes.set(`${p}mlp.down_proj.weight`, [hidden, ffn]);
-  }
-  shapes.set('model.norm.weight', [hidden]);
-  if (head === 'lm' && !c.tie_word_embeddings) shapes.set('lm_head.weight', [vocab, hidden]);
-  if (head === 'value') {
-    shapes.set('score.weight', [1, hidden]);
-    shapes.set('score.bias', [1]);
-  }
-  return shapes;
 }
 
 function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor {

@@ -3,6 +3,10 @@ import { startBackend } from '../../src/engine/backend';
 import { Rng } from '../../src/engine/rng';
 import { tf } from '../../src/engine/tf';
 import { Qwen2Model, positionsFromMask } from '../../src/model/qwen2';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkWeights, readModelConfig } from '../../src/model/hf_folder';
+import { readCheckpoint } from '../../src/model/safetensors';
 import { tinyConfig } from './tiny';
 
 beforeAll(async () => {
@@ -190,6 +194,27 @@ describe('Qwen2Model', () => {
     }
     expect(tf.memory().numTensors).toBe(before);
     ids.dispose();
+    model.dispose();
+  });
+});
+
+describe('agreement with transformers', () => {
+  test('a tiny random Qwen2 saved by transformers gives the same logits (1e-4)', async () => {
+    const folder = join(import.meta.dir, '../fixtures/qwen2_tiny');
+    const config = readModelConfig(folder);
+    expect(config.rope_theta).toBe(10000);
+    const weights = checkWeights(readCheckpoint(folder).tensors, config, 'qwen2_tiny');
+    const model = Qwen2Model.fromWeights(config, weights);
+    const fixture = JSON.parse(readFileSync(join(folder, 'logits.json'), 'utf8')) as { ids: number[][]; logits: number[][][] };
+    const [batch, length] = [fixture.ids.length, fixture.ids[0]!.length];
+    const ours = await fullLogits(model, Int32Array.from(fixture.ids.flat()), batch, length);
+    const theirs = fixture.logits.flat(2);
+    let worst = 0;
+    theirs.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - ours[i]!))));
+    expect(worst).toBeLessThan(1e-4);
+    // And our save of it reads back the same.
+    const saved = await model.toWeights();
+    for (const [name, tensor] of weights) expect(Array.from(saved.get(name)!.data)).toEqual(Array.from(tensor.data));
     model.dispose();
   });
 });
