@@ -10,10 +10,12 @@ import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm' with { type: 'file' };
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' };
 import { AgenticError } from '../errors';
+import { installWasmKernels } from './kernels';
+import { useWasmThreads, wasmThreadsWanted } from './kernels/wasm_threads';
 
 export type StartableBackend = 'wasm' | 'cpu';
 
-let wasmPathsSet = false;
+let wasmPrepared = false;
 
 // tfjs logs a banner ("install our node backend") on first use under Node/Bun; we choose our
 // backends deliberately, so keep its console quiet.
@@ -37,14 +39,20 @@ async function keepingProcessHandlers<T>(start: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Starts (or switches to) a backend. The wasm backend gets our faster kernels (./kernels), and its
+ * thread count is fixed at its first start: `AGENTIC_WASM_THREADS`, else one thread per core.
+ */
 export async function startBackend(name: StartableBackend): Promise<void> {
-  if (name === 'wasm' && !wasmPathsSet) {
+  if (name === 'wasm' && !wasmPrepared) {
     setWasmPaths({
       'tfjs-backend-wasm.wasm': wasmPlain,
       'tfjs-backend-wasm-simd.wasm': wasmSimd,
       'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
     });
-    wasmPathsSet = true;
+    useWasmThreads(wasmThreadsWanted(), wasmThreaded);
+    installWasmKernels();
+    wasmPrepared = true;
   }
   const ok = await keepingProcessHandlers(() => tf.setBackend(name));
   if (!ok || tf.getBackend() !== name) throw new AgenticError(`the ${name} backend did not start`);

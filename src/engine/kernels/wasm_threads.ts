@@ -1,0 +1,125 @@
+/**
+ * The multi-threaded wasm backend under Bun, also inside `bun build --compile`.
+ *
+ * tfjs never picks its threaded-SIMD build here, for three reasons this module works around:
+ * - its feature flag answers "no threads" whenever it sees Node (Bun counts as Node);
+ * - its loader hands emscripten `blob:` URLs for the pthread worker script and for the script
+ *   each worker evaluates, and Bun's worker_threads refuse `blob:` URLs;
+ * - XNNPACK's thread pool defaults to half the logical cores (one thread on two cores).
+ * So we register our own factory for the 'wasm' backend: it writes the two scripts to real files
+ * in a temporary folder, starts the threaded module with them, and asks for an explicit thread
+ * count. This reaches into tfjs-backend-wasm 4.22.0's internals; package.json pins that version.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { BackendWasm, setThreadsCount } from '@tensorflow/tfjs-backend-wasm';
+import threadedFactory from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js';
+import { wasmWorkerContents } from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.worker.js';
+// The glue's original source, embedded byte for byte: each worker evaluates it, so it must not be
+// the bundler's rewrite (which may rename `require` and friends).
+import threadedGlue from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js' with { type: 'file' };
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../errors';
+import { cwrapOf } from './wasm_heap';
+
+/** tfjs-backend-wasm registers 'wasm' with this priority; ours keeps it. */
+const WASM_PRIORITY = 2;
+const THREADS_ENV = 'AGENTIC_WASM_THREADS';
+
+/**
+ * Threads for the wasm backend: `AGENTIC_WASM_THREADS` when set (1 = the single-threaded SIMD
+ * build), otherwise one per logical core.
+ */
+export function wasmThreadsWanted(env: Record<string, string | undefined> = process.env): number {
+  const raw = env[THREADS_ENV];
+  if (raw === undefined || raw.trim() === '') return Math.max(1, os.cpus().length);
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 64) {
+    throw new ConfigError(`${THREADS_ENV}=${raw} is not a thread count: give a whole number from 1 to 64`);
+  }
+  return n;
+}
+
+/** Writes `text` to `dir/name` unless an identical file is there; atomic for concurrent starts. */
+function writeOnce(dir: string, name: string, text: string): string {
+  const path = join(dir, name);
+  if (existsSync(path) && readFileSync(path, 'utf8') === text) return path;
+  const partial = `${path}.${process.pid}.partial`;
+  writeFileSync(partial, text);
+  renameSync(partial, path);
+  return path;
+}
+
+/** The worker script and the glue it evaluates, as real files (Bun's workers take no blob: URLs). */
+function workerScripts(): { worker: string; glue: string } {
+  // The worker's source lives in a template literal whose `\n` escapes became newlines; restore
+  // them so its string literals parse (tfjs's browser loader does the same).
+  const worker = wasmWorkerContents.replace(/\n/g, '\\n');
+  // A `type: 'file'` import is a path, whatever TypeScript infers from the module it names.
+  const glue = readFileSync(threadedGlue as unknown as string, 'utf8');
+  const key = Bun.hash(worker + glue).toString(36);
+  const dir = join(os.tmpdir(), `agentic-tfjs-wasm-${tf.version_core}-${key}`);
+  mkdirSync(dir, { recursive: true });
+  return {
+    worker: writeOnce(dir, 'tfjs-backend-wasm-threaded-simd.worker.js', worker),
+    glue: writeOnce(dir, 'tfjs-backend-wasm-threaded-simd.js', glue),
+  };
+}
+
+type WasmModule = Awaited<ReturnType<typeof threadedFactory>>;
+
+/**
+ * Runs `start` while `os.cpus()` reports `cores` cores. The module caps its thread pool at half the
+ * cores it sees (assuming two hyperthreads per core), reading them once while it instantiates.
+ */
+async function seeingCores<T>(cores: number, start: () => Promise<T>): Promise<T> {
+  const real = os.cpus;
+  os.cpus = () => Array.from({ length: cores }, (_, i) => real()[i % real().length]!);
+  try {
+    return await start();
+  } finally {
+    os.cpus = real;
+  }
+}
+
+/** Starts the threaded module and builds a BackendWasm on it, as tfjs's own init would. */
+async function startThreaded(wasmFile: string, threads: number): Promise<BackendWasm> {
+  const scripts = workerScripts();
+  const wasm: WasmModule = await seeingCores(2 * threads, () =>
+    new Promise((resolve, reject) => {
+      threadedFactory({
+        locateFile: (path: string) => (path.endsWith('.worker.js') ? scripts.worker : path.endsWith('.wasm') ? wasmFile : path),
+        mainScriptUrlOrBlob: scripts.glue,
+        onAbort: (message: string) => reject(new Error(`the threaded wasm module aborted: ${message}`)),
+      }).then(resolve, reject);
+    }),
+  );
+  const cwrap = cwrapOf(wasm);
+  wasm.tfjs = {
+    init: cwrap('init', null, []),
+    initWithThreadsCount: cwrap('init_with_threads_count', null, ['number']),
+    getThreadsCount: cwrap('get_threads_count', 'number', []),
+    registerTensor: cwrap('register_tensor', null, ['number', 'number', 'number']),
+    disposeData: cwrap('dispose_data', null, ['number']),
+    dispose: cwrap('dispose', null, []),
+  } as WasmModule['tfjs'];
+  setThreadsCount(threads);
+  const backend = new BackendWasm(wasm);
+  // The pool's threads wait for work forever; they must not keep the process alive.
+  const pthreads = (wasm as unknown as { PThread: { runningWorkers: { unref(): void }[]; unusedWorkers: { unref(): void }[] } }).PThread;
+  for (const worker of [...pthreads.runningWorkers, ...pthreads.unusedWorkers]) worker.unref();
+  return backend;
+}
+
+/**
+ * Makes the next start of the 'wasm' backend use `threads` threads (the threaded-SIMD build) when
+ * `threads` > 1; with 1 it keeps tfjs's own single-threaded SIMD start. Call before the backend
+ * starts; the wasm file comes from `wasmFile` (embedded in the binary).
+ */
+export function useWasmThreads(threads: number, wasmFile: string): void {
+  // Once started, the backend holds tensors: never swap it out from under them.
+  if (threads <= 1 || tf.findBackend('wasm')) return;
+  tf.removeBackend('wasm');
+  tf.registerBackend('wasm', () => startThreaded(wasmFile, threads), WASM_PRIORITY);
+}

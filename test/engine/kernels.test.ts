@@ -1,0 +1,224 @@
+/**
+ * Our wasm kernels against tfjs's cpu backend (the reference): every rerouted matmul shape, the
+ * gradients that run through them, gather's gradient (UnsortedSegmentSum), XNNPACK's cache of
+ * packed operands, and tensor bookkeeping. Each case runs on cpu, then the same values on wasm.
+ */
+import { describe, expect, test } from 'bun:test';
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
+import { startBackend } from '../../src/engine/backend';
+import { wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
+import { ConfigError } from '../../src/errors';
+import { Rng } from '../../src/engine/rng';
+import { ROOT } from '../helpers';
+
+type Values = Float32Array | Int32Array;
+type Case = (inputs: tf.Tensor[]) => tf.Tensor | tf.Tensor[];
+
+function randomValues(seed: number, size: number): Float32Array {
+  const rng = Rng.fromSeed(seed);
+  return Float32Array.from({ length: size }, () => rng.normal());
+}
+
+/** Runs `fn` on `backend` with fresh tensors of the given values; returns its outputs' values. */
+async function runOn(backend: 'cpu' | 'wasm', shapes: number[][], values: Values[], fn: Case): Promise<Float32Array[]> {
+  await startBackend(backend);
+  const before = tf.memory().numTensors;
+  const inputs = shapes.map((shape, i) => tf.tensor(values[i]!, shape, values[i] instanceof Int32Array ? 'int32' : 'float32'));
+  const outputs = tf.tidy(() => [fn(inputs)].flat());
+  const data = await Promise.all(outputs.map(async (o) => Float32Array.from(await o.data())));
+  tf.dispose([...inputs, ...outputs]);
+  expect(tf.memory().numTensors).toBe(before);
+  return data;
+}
+
+/**
+ * Expects `fn` on wasm to match `reference` (default `fn`) on cpu, within 1e-4 relative to the
+ * largest reference value.
+ */
+async function expectSameAsCpu(shapes: number[][], fn: Case, values?: Values[], reference: Case = fn): Promise<void> {
+  const inputs = values ?? shapes.map((shape, i) => randomValues(100 + i, tf.util.sizeFromShape(shape)));
+  const onCpu = await runOn('cpu', shapes, inputs, reference);
+  const onWasm = await runOn('wasm', shapes, inputs, fn);
+  expect(onWasm.length).toBe(onCpu.length);
+  onCpu.forEach((ref, i) => {
+    const got = onWasm[i]!;
+    expect(got.length).toBe(ref.length);
+    const scale = Math.max(1, ...Array.from(ref, Math.abs));
+    let worst = 0;
+    for (let j = 0; j < ref.length; j++) worst = Math.max(worst, Math.abs(got[j]! - ref[j]!));
+    expect(worst / scale).toBeLessThanOrEqual(1e-4);
+  });
+}
+
+/** The output and both input gradients of a weighted sum of matMul(a, b). */
+const matMulWithGrads = (transposeA: boolean, transposeB: boolean): Case => ([a, b]) => {
+  const product = tf.matMul(a!, b!, transposeA, transposeB);
+  const weights = tf.sin(tf.range(0, product.size).reshape(product.shape));
+  const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(tf.matMul(x, y, transposeA, transposeB), weights)))([a!, b!]);
+  return [product, da!, db!];
+};
+
+const transposed = (shape: number[], yes: boolean) => (yes ? [...shape.slice(0, -2), shape.at(-1)!, shape.at(-2)!] : shape);
+
+describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', () => {
+  for (const [ta, tb] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+    test(`rank 2, transposeA=${ta}, transposeB=${tb}`, async () => {
+      await expectSameAsCpu([transposed([37, 19], ta), transposed([19, 23], tb)], matMulWithGrads(ta, tb));
+    });
+    test(`rank 3 batched, transposeA=${ta}, transposeB=${tb}`, async () => {
+      await expectSameAsCpu([transposed([3, 17, 9], ta), transposed([3, 9, 11], tb)], matMulWithGrads(ta, tb));
+    });
+  }
+
+  // tfjs's gradient of matMul does not reduce broadcast batch axes, on any backend, so the
+  // broadcasting cases check values only.
+  test('rank 3 times a shared rank-3 operand of batch 1 (folded into rows)', async () => {
+    await expectSameAsCpu([[4, 13, 8], [1, 8, 6]], ([a, b]) => tf.matMul(a!, b!));
+    await expectSameAsCpu([[4, 8, 13], [1, 6, 8]], ([a, b]) => tf.matMul(a!, b!, true, true));
+  });
+
+  test('rank 3 times rank 2 (a linear layer over a batch of sequences)', async () => {
+    await expectSameAsCpu([[4, 13, 8], [8, 6]], ([a, b]) => tf.matMul(a!, b!));
+    await expectSameAsCpu([[4, 13, 8], [6, 8]], ([a, b]) => tf.matMul(a!, b!, false, true));
+  });
+
+  test('a shared left operand against a batch of right ones', async () => {
+    await expectSameAsCpu([[1, 5, 7], [3, 7, 4]], ([a, b]) => tf.matMul(a!, b!));
+  });
+
+  test('rank 4, attention-shaped: scores q kT and the weighted sum of v', async () => {
+    const [b, h, s, d] = [2, 3, 10, 8];
+    await expectSameAsCpu([[b, h, s, d], [b, h, s, d]], matMulWithGrads(false, true));
+    await expectSameAsCpu([[b, h, s, s], [b, h, s, d]], matMulWithGrads(false, false));
+  });
+
+  // The cpu backend broadcasts partially-shared batch axes wrongly (tfjs 4.22), so the reference
+  // repeats the shared heads explicitly.
+  test('grouped-query attention: heads broadcast against shared key/value heads', async () => {
+    const repeated = (kv: tf.Tensor) => tf.tile(kv, [1, 4, 1, 1]);
+    await expectSameAsCpu([[2, 4, 6, 8], [2, 1, 6, 8]], ([q, k]) => tf.matMul(q!, k!, false, true), undefined, ([q, k]) =>
+      tf.matMul(q!, repeated(k!), false, true),
+    );
+    await expectSameAsCpu([[2, 4, 6, 6], [2, 1, 6, 8]], ([p, v]) => tf.matMul(p!, v!), undefined, ([p, v]) => tf.matMul(p!, repeated(v!)));
+  });
+
+  test('fused matMul with bias and relu, transposed operands', async () => {
+    await expectSameAsCpu([[9, 12], [7, 9], [7]], ([a, b, bias]) =>
+      tf.fused.matMul({ a: a!, b: b!, transposeA: true, transposeB: true, bias: bias!, activation: 'relu' }),
+    );
+    await expectSameAsCpu([[3, 5, 12], [12, 7], [7]], ([a, b, bias]) =>
+      tf.fused.matMul({ a: a!, b: b!, bias: bias!, activation: 'linear' }),
+    );
+  });
+
+  test('empty products give zeros or empty tensors', async () => {
+    await expectSameAsCpu([[3, 0], [0, 4]], ([a, b]) => tf.matMul(a!, b!));
+    await expectSameAsCpu([[0, 5], [5, 4]], ([a, b]) => tf.matMul(a!, b!, false, false));
+  });
+});
+
+describe("XNNPACK's packed-operand cache cannot serve stale values", () => {
+  test('repeated products with new contents each time, transposed and not, all correct', async () => {
+    const shapes = [[12, 10], [10, 9]];
+    const cases: Case[] = [
+      ([a, b]) => tf.matMul(a!, b!),
+      ([a, b]) => tf.matMul(a!, b!.transpose(), false, true),
+      ([a, b]) => tf.matMul(a!.transpose(), b!, true, false),
+    ];
+    for (let round = 0; round < 3; round++) {
+      const values = shapes.map((shape, i) => randomValues(1000 * round + i, tf.util.sizeFromShape(shape)));
+      for (const fn of cases) await expectSameAsCpu(shapes, fn, values);
+    }
+  });
+
+  test('a weight reused across steps while it is updated by assign', async () => {
+    const w0 = randomValues(7, 8 * 5);
+    const xs = [0, 1, 2].map((i) => randomValues(20 + i, 6 * 8));
+    const run = async (backend: 'cpu' | 'wasm') => {
+      await startBackend(backend);
+      const w = tf.variable(tf.tensor2d(w0, [8, 5]));
+      const outs: number[][] = [];
+      for (const x of xs) {
+        const y = tf.tidy(() => tf.matMul(tf.tensor2d(x, [6, 8]), w));
+        outs.push(Array.from(await y.data()));
+        y.dispose();
+        tf.tidy(() => w.assign(w.mul(1.5).add(0.25)));
+      }
+      w.dispose();
+      return outs.flat();
+    };
+    const onCpu = await run('cpu');
+    const onWasm = await run('wasm');
+    onCpu.forEach((v, i) => expect(Math.abs(onWasm[i]! - v)).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(v))));
+  });
+});
+
+describe('gather and its gradient on wasm (UnsortedSegmentSum)', () => {
+  test('the gradient of an embedding lookup equals cpu, repeated ids summed', async () => {
+    const ids = Int32Array.from([3, 0, 3, 5, 1, 3, 0, 2]);
+    await expectSameAsCpu(
+      [[7, 4], [8]],
+      ([table, index]) => {
+        const lookup = (t: tf.Tensor) => tf.gather(t, index!);
+        const weights = tf.cos(tf.range(0, 8 * 4).reshape([8, 4]));
+        const grad = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(lookup(t), weights)))(table!);
+        return [lookup(table!), grad];
+      },
+      [randomValues(5, 28), ids],
+    );
+  });
+
+  test('unsortedSegmentSum drops ids outside [0, numSegments)', async () => {
+    const ids = Int32Array.from([2, -1, 0, 4, 2]);
+    await expectSameAsCpu([[5, 3], [5]], ([x, s]) => tf.unsortedSegmentSum(x!, s!, 3), [randomValues(9, 15), ids]);
+  });
+});
+
+describe('wasm threads', () => {
+  test('AGENTIC_WASM_THREADS picks the count; a bad value is a one-line config error', () => {
+    expect(wasmThreadsWanted({ AGENTIC_WASM_THREADS: '3' })).toBe(3);
+    expect(wasmThreadsWanted({})).toBeGreaterThanOrEqual(1);
+    for (const bad of ['0', 'two', '1.5', '-2']) {
+      expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(ConfigError);
+      expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(/AGENTIC_WASM_THREADS/);
+    }
+  });
+
+  test('two threads start under Bun, multiply correctly, and let the process exit', async () => {
+    const script = `
+      import * as tf from '@tensorflow/tfjs-core';
+      import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
+      import { startBackend } from './src/engine/backend';
+      await startBackend('wasm');
+      const a = tf.tensor2d(Array.from({ length: 64 * 64 }, (_, i) => (i % 7) - 3), [64, 64]);
+      const sum = (await tf.sum(tf.matMul(a, a, false, true)).data())[0];
+      console.log(JSON.stringify({ threads: getThreadsCount(), sum }));`;
+    const child = Bun.spawn([process.execPath, '-e', script], {
+      cwd: ROOT,
+      env: { ...process.env, AGENTIC_WASM_THREADS: '2' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const code = await child.exited;
+    expect(await new Response(child.stderr).text()).toBe('');
+    expect(code).toBe(0);
+    const out = JSON.parse(await new Response(child.stdout).text()) as { threads: number; sum: number };
+    expect(out.threads).toBe(2);
+    // sum over i,j of (a aT)_ij = |sum of a's rows|^2 summed over columns, computed directly:
+    let expected = 0;
+    for (let col = 0; col < 64; col++) {
+      let s = 0;
+      for (let row = 0; row < 64; row++) s += ((row * 64 + col) % 7) - 3;
+      expected += s * s;
+    }
+    expect(out.sum).toBe(expected);
+  });
+
+  test('this process runs the wasm backend with the wanted threads', async () => {
+    await startBackend('wasm');
+    expect(getThreadsCount()).toBe(Math.min(wasmThreadsWanted(), 8));
+  });
+});
