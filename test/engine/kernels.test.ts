@@ -173,7 +173,7 @@ describe('gather and its gradient on wasm (UnsortedSegmentSum)', () => {
 
   test('unsortedSegmentSum drops ids outside [0, numSegments)', async () => {
     const ids = Int32Array.from([2, -1, 0, 4, 2]);
-    await expectSameAsCpu([[5, 3], [5]], ([x, s]) => tf.unsortedSegmentSum(x!, s!, 3), [randomValues(9, 15), ids]);
+    await expectSameAsCpu([[5, 3], [5]], ([x, s]) => tf.unsortedSegmentSum(x!, s as tf.Tensor1D, 3), [randomValues(9, 15), ids]);
   });
 });
 
@@ -181,7 +181,7 @@ describe('wasm threads', () => {
   test('AGENTIC_WASM_THREADS picks the count; a bad value is a one-line config error', () => {
     expect(wasmThreadsWanted({ AGENTIC_WASM_THREADS: '3' })).toBe(3);
     expect(wasmThreadsWanted({})).toBeGreaterThanOrEqual(1);
-    for (const bad of ['0', 'two', '1.5', '-2']) {
+    for (const bad of ['0', 'two', '1.5', '-2', '9']) {
       expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(ConfigError);
       expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(/AGENTIC_WASM_THREADS/);
     }
@@ -219,6 +219,6 @@ describe('wasm threads', () => {
 
   test('this process runs the wasm backend with the wanted threads', async () => {
     await startBackend('wasm');
-    expect(getThreadsCount()).toBe(Math.min(wasmThreadsWanted(), 8));
+    expect(getThreadsCount()).toBe(wasmThreadsWanted());
   });
 });

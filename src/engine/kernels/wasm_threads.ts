@@ -9,15 +9,18 @@
  * So we register our own factory for the 'wasm' backend: it writes the two scripts to real files
  * in a temporary folder, starts the threaded module with them, and asks for an explicit thread
  * count. This reaches into tfjs-backend-wasm 4.22.0's internals; package.json pins that version.
+ *
+ * The emscripten glue is embedded as text and evaluated here, on the main thread as in each
+ * worker: the bundler of `bun build --compile` keeps one copy per file, so importing it as a
+ * module as well would leave no original text for the workers.
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { BackendWasm, setThreadsCount } from '@tensorflow/tfjs-backend-wasm';
-import threadedFactory from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js';
+import type threadedFactoryType from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js';
 import { wasmWorkerContents } from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.worker.js';
-// The glue's original source, embedded byte for byte: each worker evaluates it, so it must not be
-// the bundler's rewrite (which may rename `require` and friends).
-import threadedGlue from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js' with { type: 'file' };
+import threadedGlue from '@tensorflow/tfjs-backend-wasm/wasm-out/tfjs-backend-wasm-threaded-simd.js' with { type: 'text' };
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../errors';
@@ -26,17 +29,19 @@ import { cwrapOf } from './wasm_heap';
 /** tfjs-backend-wasm registers 'wasm' with this priority; ours keeps it. */
 const WASM_PRIORITY = 2;
 const THREADS_ENV = 'AGENTIC_WASM_THREADS';
+/** XNNPACK's pool in this build takes at most 8 threads. */
+const MAX_THREADS = 8;
 
 /**
  * Threads for the wasm backend: `AGENTIC_WASM_THREADS` when set (1 = the single-threaded SIMD
- * build), otherwise one per logical core.
+ * build), otherwise one per logical core, at most 8.
  */
 export function wasmThreadsWanted(env: Record<string, string | undefined> = process.env): number {
   const raw = env[THREADS_ENV];
-  if (raw === undefined || raw.trim() === '') return Math.max(1, os.cpus().length);
+  if (raw === undefined || raw.trim() === '') return Math.min(MAX_THREADS, Math.max(1, os.cpus().length));
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 64) {
-    throw new ConfigError(`${THREADS_ENV}=${raw} is not a thread count: give a whole number from 1 to 64`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_THREADS) {
+    throw new ConfigError(`${THREADS_ENV}=${raw} is not a thread count: give a whole number from 1 to ${MAX_THREADS}`);
   }
   return n;
 }
@@ -51,13 +56,19 @@ function writeOnce(dir: string, name: string, text: string): string {
   return path;
 }
 
+/** The glue's source text (a `type: 'text'` import, whatever TypeScript infers from its path). */
+function glueText(): string {
+  const glue = threadedGlue as unknown as string;
+  if (typeof glue !== 'string') throw new Error('the threaded wasm glue was not embedded as text');
+  return glue;
+}
+
 /** The worker script and the glue it evaluates, as real files (Bun's workers take no blob: URLs). */
 function workerScripts(): { worker: string; glue: string } {
   // The worker's source lives in a template literal whose `\n` escapes became newlines; restore
   // them so its string literals parse (tfjs's browser loader does the same).
   const worker = wasmWorkerContents.replace(/\n/g, '\\n');
-  // A `type: 'file'` import is a path, whatever TypeScript infers from the module it names.
-  const glue = readFileSync(threadedGlue as unknown as string, 'utf8');
+  const glue = glueText();
   const key = Bun.hash(worker + glue).toString(36);
   const dir = join(os.tmpdir(), `agentic-tfjs-wasm-${tf.version_core}-${key}`);
   mkdirSync(dir, { recursive: true });
@@ -67,34 +78,45 @@ function workerScripts(): { worker: string; glue: string } {
   };
 }
 
-type WasmModule = Awaited<ReturnType<typeof threadedFactory>>;
+type Factory = typeof threadedFactoryType;
+type WasmModule = Awaited<ReturnType<Factory>>;
+
+const POOL = 'var pthreadPoolSize=8;';
 
 /**
- * Runs `start` while `os.cpus()` reports `cores` cores. The module caps its thread pool at half the
- * cores it sees (assuming two hyperthreads per core), reading them once while it instantiates.
+ * The glue's module factory for `threads` threads, evaluated from its text as CommonJS:
+ * - its `require('os')` reports twice as many cores: the module caps XNNPACK's pool at half the
+ *   cores it sees (assuming two hyperthreads per core), reading them once as it instantiates;
+ * - it preloads `threads` workers rather than 8 (the main thread is one of the pool's threads,
+ *   so one is spare). Workers cannot start later while the main thread waits on them.
  */
-async function seeingCores<T>(cores: number, start: () => Promise<T>): Promise<T> {
-  const real = os.cpus;
-  os.cpus = () => Array.from({ length: cores }, (_, i) => real()[i % real().length]!);
-  try {
-    return await start();
-  } finally {
-    os.cpus = real;
-  }
+function threadedFactory(threads: number): Factory {
+  const realRequire = createRequire(import.meta.url);
+  const fakeOs = { ...os, cpus: () => Array.from({ length: 2 * threads }, () => os.cpus()[0]!) };
+  const require = (name: string) => (name === 'os' ? fakeOs : realRequire(name));
+  const source = glueText();
+  if (!source.includes(POOL)) throw new Error('the threaded wasm glue is not the one this code was written for (tfjs-backend-wasm 4.22.0)');
+  const module = { exports: {} as Factory };
+  new Function('module', 'exports', 'require', '__filename', '__dirname', source.replace(POOL, `var pthreadPoolSize=${threads};`))(
+    module,
+    module.exports,
+    require,
+    undefined,
+    undefined,
+  );
+  return module.exports;
 }
 
 /** Starts the threaded module and builds a BackendWasm on it, as tfjs's own init would. */
 async function startThreaded(wasmFile: string, threads: number): Promise<BackendWasm> {
   const scripts = workerScripts();
-  const wasm: WasmModule = await seeingCores(2 * threads, () =>
-    new Promise((resolve, reject) => {
-      threadedFactory({
-        locateFile: (path: string) => (path.endsWith('.worker.js') ? scripts.worker : path.endsWith('.wasm') ? wasmFile : path),
-        mainScriptUrlOrBlob: scripts.glue,
-        onAbort: (message: string) => reject(new Error(`the threaded wasm module aborted: ${message}`)),
-      }).then(resolve, reject);
-    }),
-  );
+  const wasm: WasmModule = await new Promise((resolve, reject) => {
+    threadedFactory(threads)({
+      locateFile: (path: string) => (path.endsWith('.worker.js') ? scripts.worker : path.endsWith('.wasm') ? wasmFile : path),
+      mainScriptUrlOrBlob: scripts.glue,
+      onAbort: (message: string) => reject(new Error(`the threaded wasm module aborted: ${message}`)),
+    }).then(resolve, reject);
+  });
   const cwrap = cwrapOf(wasm);
   wasm.tfjs = {
     init: cwrap('init', null, []),
