@@ -134,6 +134,17 @@ describe("XNNPACK's packed-operand cache cannot serve stale values", () => {
     }
   });
 
+  test('a right operand reshaped to another matrix shape (same data, same id) multiplies correctly', async () => {
+    const w = randomValues(3, 48);
+    await expectSameAsCpu([[8, 6], [2, 8], [2, 6]], ([w8x6, a, b]) => {
+      const first = tf.matMul(a!, w8x6!);
+      const second = tf.matMul(b!, tf.reshape(w8x6!, [6, 8]));
+      const fused = tf.fused.matMul({ a: a!, b: tf.reshape(w8x6!, [8, 6]), bias: tf.zeros([6]) });
+      const fusedReshaped = tf.fused.matMul({ a: b!, b: tf.reshape(w8x6!, [6, 8]), bias: tf.zeros([8]) });
+      return [first, second, fused, fusedReshaped];
+    }, [w, randomValues(4, 16), randomValues(5, 12)]);
+  });
+
   test('a weight reused across steps while it is updated by assign', async () => {
     const w0 = randomValues(7, 8 * 5);
     const xs = [0, 1, 2].map((i) => randomValues(20 + i, 6 * 8));

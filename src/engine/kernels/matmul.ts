@@ -7,10 +7,12 @@
  * - a transposed operand is transposed explicitly first (a copy, cheap next to the product);
  * - a batch sharing one right operand is folded into the rows of a single call;
  * - a true batch (attention) is a loop of 2-D calls over zero-copy views of each matrix.
+ * XNNPACK caches a packed right operand under its tensor id, ignoring the shape; stock tfjs gives
+ * wrong products for a reshaped matrix reused as a right operand, and this version does not.
  */
 import { broadcast_util, getKernel, util, type KernelConfig, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
-import { allocate, cwrapOf, dropView, freeTemp, makeView, runWasmKernel, wasmId, wasmOffset } from './wasm_heap';
+import { allocate, createdAs, cwrapOf, dropAlias, dropView, freeTemp, makeAlias, makeView, runWasmKernel, wasmId, wasmOffset } from './wasm_heap';
 
 type MatMul2D = (aId: number, aShape: Uint8Array, aRank: number, bId: number, bShape: Uint8Array, bRank: number, transposeA: boolean, transposeB: boolean, outId: number) => void;
 
@@ -96,8 +98,15 @@ function multiply(backend: BackendWasm, a: TensorInfo, b: TensorInfo, out: Tenso
   const batchA = util.sizeFromShape(p.aOuter);
   const batchB = util.sizeFromShape(p.bOuter);
   if (batchB === 1) {
-    // One right operand for every batch: the batch is just more rows of A.
-    product2D(backend, wasmId(backend, a), wasmId(backend, b), wasmId(backend, out), batchA * m, k, n);
+    // One right operand for every batch: the batch is just more rows of A. A right operand used
+    // under its own id keeps its XNNPACK packing while it lives (weights: packed once).
+    const own = createdAs(backend, b, k, n);
+    const bId = own ? wasmId(backend, b) : makeView(backend, wasmOffset(backend, b), k * n);
+    try {
+      product2D(backend, wasmId(backend, a), bId, wasmId(backend, out), batchA * m, k, n);
+    } finally {
+      if (!own) dropView(backend, bId);
+    }
     return;
   }
   const aOf = batchIndices(outOuter, p.aOuter);
@@ -155,17 +164,20 @@ function fastFusedMatMul(stock: KernelFunc): KernelFunc {
     const batchA = util.sizeFromShape(p.aOuter);
     if (util.sizeFromShape(p.bOuter) !== 1 || p.m * p.n * p.k * batchA === 0) return stock(args);
     const temps: TensorInfo[] = [];
+    let alias: TensorInfo | null = null;
     try {
       const a2 = untransposed(backend, a, attrs.transposeA, temps);
       const b2 = untransposed(backend, b, attrs.transposeB, temps);
+      if (!createdAs(backend, b2, p.k, p.n)) alias = makeAlias(backend, b2, [1, p.k, p.n]);
       const out = stock({
         ...args,
-        inputs: { ...args.inputs, a: { ...a2, shape: [1, batchA * p.m, p.k] }, b: { ...b2, shape: [1, p.k, p.n] } },
+        inputs: { ...args.inputs, a: { ...a2, shape: [1, batchA * p.m, p.k] }, b: alias ?? { ...b2, shape: [1, p.k, p.n] } },
         attrs: { ...args.attrs, transposeA: false, transposeB: false },
       }) as TensorInfo;
       out.shape = [...p.outOuter, p.m, p.n];
       return out;
     } finally {
+      if (alias) dropAlias(backend, alias);
       for (const t of temps) freeTemp(backend, t);
     }
   };

@@ -43,6 +43,28 @@ export function dropView(backend: BackendWasm, id: number): void {
   (backend.wasm.tfjs as Registry).disposeData(id);
 }
 
+/**
+ * True when `info`'s data was created as a `rows` x `cols` matrix (leading axes of 1 aside). A
+ * reshape shares its source's data and id, so XNNPACK's packing cached under that id has the
+ * shape the data was created with; only then may the id itself be the right operand.
+ */
+export function createdAs(backend: BackendWasm, info: TensorInfo, rows: number, cols: number): boolean {
+  const shape = backend.dataIdMap.get(info.dataId)!.shape;
+  return shape.length >= 2 && shape.at(-2) === rows && shape.at(-1) === cols && shape.every((d, i) => i >= shape.length - 2 || d === 1);
+}
+
+/** A tensor info over `of`'s data with a fresh id and `shape`; release it with `dropAlias`. */
+export function makeAlias(backend: BackendWasm, of: TensorInfo, shape: number[]): TensorInfo {
+  return backend.makeOutput(shape, of.dtype, wasmOffset(backend, of));
+}
+
+/** Forgets an alias without freeing the memory it shares. */
+export function dropAlias(backend: BackendWasm, alias: TensorInfo): void {
+  const id = wasmId(backend, alias);
+  backend.dataIdMap.delete(alias.dataId);
+  dropView(backend, id);
+}
+
 /** Frees a temporary tensor made inside a kernel. */
 export function freeTemp(backend: BackendWasm, info: TensorInfo): void {
   backend.disposeData(info.dataId);

@@ -140,8 +140,9 @@ async function startThreaded(wasmFile: string, threads: number): Promise<Backend
  * starts; the wasm file comes from `wasmFile` (embedded in the binary).
  */
 export function useWasmThreads(threads: number, wasmFile: string): void {
-  // Once started, the backend holds tensors: never swap it out from under them.
-  if (threads <= 1 || tf.findBackend('wasm')) return;
+  // Once started, the backend holds tensors: never swap it out from under them. (The engine's
+  // registry, not tf.findBackend: that one starts the stock backend as a side effect.)
+  if (threads <= 1 || 'wasm' in tf.engine().registry) return;
   tf.removeBackend('wasm');
   tf.registerBackend('wasm', () => startThreaded(wasmFile, threads), WASM_PRIORITY);
 }
