@@ -106,4 +106,12 @@ describe('the compiled binary in an empty folder', () => {
     expect(stdout).toMatch(/agentic +\S+ \(compiled binary\)/);
     expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
   });
+
+  test('doctor: the wasm backend also runs single-threaded and on 2 threads (workers from the binary)', async () => {
+    for (const threads of ['1', '2']) {
+      const { code, stdout } = await agentic(['doctor'], { bin, cwd: home, env: { PATH: '/usr/bin:/bin', HOME: home, AGENTIC_WASM_THREADS: threads } });
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
+    }
+  });
 });

@@ -198,7 +198,8 @@ describe('wasm threads', () => {
     }
   });
 
-  test('two threads start under Bun, multiply correctly, and let the process exit', async () => {
+  /** Starts wasm in a fresh process with `env`; returns its threads, a checked product, stderr. */
+  async function childRun(env: Record<string, string>) {
     const script = `
       import * as tf from '@tensorflow/tfjs-core';
       import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
@@ -207,18 +208,11 @@ describe('wasm threads', () => {
       const a = tf.tensor2d(Array.from({ length: 64 * 64 }, (_, i) => (i % 7) - 3), [64, 64]);
       const sum = (await tf.sum(tf.matMul(a, a, false, true)).data())[0];
       console.log(JSON.stringify({ threads: getThreadsCount(), sum }));`;
-    const child = Bun.spawn([process.execPath, '-e', script], {
-      cwd: ROOT,
-      env: { ...process.env, AGENTIC_WASM_THREADS: '2' },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    });
-    const code = await child.exited;
-    expect(await new Response(child.stderr).text()).toBe('');
+    const child = Bun.spawn([process.execPath, '-e', script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(0);
-    const out = JSON.parse(await new Response(child.stdout).text()) as { threads: number; sum: number };
-    expect(out.threads).toBe(2);
-    // sum over i,j of (a aT)_ij = |sum of a's rows|^2 summed over columns, computed directly:
+    const out = JSON.parse(stdout) as { threads: number; sum: number };
+    // The sum of all entries of a aT is the sum over columns of (column sum)^2.
     let expected = 0;
     for (let col = 0; col < 64; col++) {
       let s = 0;
@@ -226,6 +220,19 @@ describe('wasm threads', () => {
       expected += s * s;
     }
     expect(out.sum).toBe(expected);
+    return { threads: out.threads, stderr };
+  }
+
+  test('two threads start under Bun, multiply correctly, and let the process exit', async () => {
+    const { threads, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2' });
+    expect(stderr).toBe('');
+    expect(threads).toBe(2);
+  });
+
+  test('when the threaded start fails, one warning line and the single-threaded backend', async () => {
+    const { threads, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2', TMPDIR: '/proc/no-such-folder' });
+    expect(threads).toBe(1);
+    expect(stderr).toMatch(/^warning: the wasm backend runs single-threaded: .*no-such-folder.*\n$/);
   });
 
   test('this process runs the wasm backend with the wanted threads', async () => {

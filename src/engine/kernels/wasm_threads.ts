@@ -137,12 +137,27 @@ async function startThreaded(wasmFile: string, threads: number): Promise<Backend
 /**
  * Makes the next start of the 'wasm' backend use `threads` threads (the threaded-SIMD build) when
  * `threads` > 1; with 1 it keeps tfjs's own single-threaded SIMD start. Call before the backend
- * starts; the wasm file comes from `wasmFile` (embedded in the binary).
+ * starts; the wasm file comes from `wasmFile` (embedded in the binary). Should the threaded start
+ * fail (say, no writable temporary folder), a one-line warning says why and the single-threaded
+ * backend starts instead.
  */
 export function useWasmThreads(threads: number, wasmFile: string): void {
   // Once started, the backend holds tensors: never swap it out from under them. (The engine's
   // registry, not tf.findBackend: that one starts the stock backend as a side effect.)
   if (threads <= 1 || 'wasm' in tf.engine().registry) return;
+  const stock = tf.engine().registryFactory['wasm'];
+  if (!stock) throw new Error('tfjs-backend-wasm did not register the wasm backend');
   tf.removeBackend('wasm');
-  tf.registerBackend('wasm', () => startThreaded(wasmFile, threads), WASM_PRIORITY);
+  tf.registerBackend(
+    'wasm',
+    async () => {
+      try {
+        return await startThreaded(wasmFile, threads);
+      } catch (error) {
+        process.stderr.write(`warning: the wasm backend runs single-threaded: ${(error as Error).message.split('\n')[0]}\n`);
+        return stock.factory();
+      }
+    },
+    WASM_PRIORITY,
+  );
 }
