@@ -7,7 +7,7 @@
  * disposed right after its call and ids are never reused: a cached packing always matches the
  * bytes under its id.
  */
-import { getKernel, type DataType, type TensorInfo } from '@tensorflow/tfjs-core';
+import type { DataType, TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 
 /** Emscripten's wrapper maker for an exported C function (its types are not in our type roots). */
@@ -68,18 +68,6 @@ export function dropAlias(backend: BackendWasm, alias: TensorInfo): void {
 /** Frees a temporary tensor made inside a kernel. */
 export function freeTemp(backend: BackendWasm, info: TensorInfo): void {
   backend.disposeData(info.dataId);
-}
-
-/** Runs another wasm kernel (as registered now) on backend tensors, outside the engine. */
-export function runWasmKernel(
-  name: string,
-  backend: BackendWasm,
-  inputs: Record<string, TensorInfo>,
-  attrs: Record<string, unknown>,
-): TensorInfo {
-  const kernel = getKernel(name, 'wasm');
-  if (!kernel) throw new Error(`the wasm backend has no ${name} kernel`);
-  return kernel.kernelFunc({ inputs, backend, attrs: attrs as never }) as TensorInfo;
 }
 
 /** A float32 tensor of `shape` on the heap; the caller frees it or returns it. */
