@@ -11,6 +11,7 @@ import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' };
 import { AgenticError } from '../errors';
 import { installWasmKernels } from './kernels';
+import { installMatMulGradient } from './kernels/matmul_grad';
 import { useWasmThreads, wasmThreadsWanted } from './kernels/wasm_threads';
 
 export type StartableBackend = 'wasm' | 'cpu';
@@ -40,10 +41,12 @@ async function keepingProcessHandlers<T>(start: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Starts (or switches to) a backend. The wasm backend gets our faster kernels (./kernels), and its
- * thread count is fixed at its first start: `AGENTIC_WASM_THREADS`, else one thread per core.
+ * Starts (or switches to) a backend. Every backend gets a matMul gradient that handles broadcast
+ * batch axes; the wasm backend gets our faster kernels (./kernels), and its thread count is fixed
+ * at its first start: `AGENTIC_WASM_THREADS`, else one thread per core.
  */
 export async function startBackend(name: StartableBackend): Promise<void> {
+  installMatMulGradient();
   if (name === 'wasm' && !wasmPrepared) {
     setWasmPaths({
       'tfjs-backend-wasm.wasm': wasmPlain,

@@ -53,13 +53,19 @@ async function expectSameAsCpu(shapes: number[][], fn: Case, values?: Values[], 
   });
 }
 
-/** The output and both input gradients of a weighted sum of matMul(a, b). */
-const matMulWithGrads = (transposeA: boolean, transposeB: boolean): Case => ([a, b]) => {
-  const product = tf.matMul(a!, b!, transposeA, transposeB);
-  const weights = tf.sin(tf.range(0, product.size).reshape(product.shape));
-  const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(tf.matMul(x, y, transposeA, transposeB), weights)))([a!, b!]);
-  return [product, da!, db!];
-};
+/**
+ * The output and both input gradients of a weighted sum of matMul(a, expand(b)); `expand` lets a
+ * reference repeat shared heads explicitly.
+ */
+const matMulWithGrads =
+  (transposeA: boolean, transposeB: boolean) =>
+  ([a, b]: tf.Tensor[], expand: (b: tf.Tensor) => tf.Tensor = (x) => x): tf.Tensor[] => {
+    const f = (x: tf.Tensor, y: tf.Tensor) => tf.matMul(x, expand(y), transposeA, transposeB);
+    const product = f(a!, b!);
+    const weights = tf.sin(tf.range(0, product.size).reshape(product.shape));
+    const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights)))([a!, b!]);
+    return [product, da!, db!];
+  };
 
 const transposed = (shape: number[], yes: boolean) => (yes ? [...shape.slice(0, -2), shape.at(-1)!, shape.at(-2)!] : shape);
 
@@ -73,20 +79,27 @@ describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', 
     });
   }
 
-  // tfjs's gradient of matMul does not reduce broadcast batch axes, on any backend, so the
-  // broadcasting cases check values only.
   test('rank 3 times a shared rank-3 operand of batch 1 (folded into rows)', async () => {
-    await expectSameAsCpu([[4, 13, 8], [1, 8, 6]], ([a, b]) => tf.matMul(a!, b!));
-    await expectSameAsCpu([[4, 8, 13], [1, 6, 8]], ([a, b]) => tf.matMul(a!, b!, true, true));
+    await expectSameAsCpu([[4, 13, 8], [1, 8, 6]], matMulWithGrads(false, false));
+    await expectSameAsCpu([[4, 8, 13], [1, 6, 8]], matMulWithGrads(true, true));
   });
 
-  test('rank 3 times rank 2 (a linear layer over a batch of sequences)', async () => {
-    await expectSameAsCpu([[4, 13, 8], [8, 6]], ([a, b]) => tf.matMul(a!, b!));
-    await expectSameAsCpu([[4, 13, 8], [6, 8]], ([a, b]) => tf.matMul(a!, b!, false, true));
+  test('rank 3 times rank 2 (a linear layer over a batch of sequences), gradients summed over the batch', async () => {
+    // the reference folds the batch into rows by hand: no broadcasting anywhere
+    const folded =
+      (transposeB: boolean): Case =>
+      ([a, b]) => {
+        const f = (x: tf.Tensor, y: tf.Tensor) => tf.reshape(tf.matMul(tf.reshape(x, [4 * 13, 8]), y, false, transposeB), [4, 13, 6]);
+        const weights = tf.sin(tf.range(0, 4 * 13 * 6).reshape([4, 13, 6]));
+        const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights)))([a!, b!]);
+        return [f(a!, b!), da!, db!];
+      };
+    await expectSameAsCpu([[4, 13, 8], [8, 6]], matMulWithGrads(false, false), undefined, folded(false));
+    await expectSameAsCpu([[4, 13, 8], [6, 8]], matMulWithGrads(false, true), undefined, folded(true));
   });
 
   test('a shared left operand against a batch of right ones', async () => {
-    await expectSameAsCpu([[1, 5, 7], [3, 7, 4]], ([a, b]) => tf.matMul(a!, b!));
+    await expectSameAsCpu([[1, 5, 7], [3, 7, 4]], matMulWithGrads(false, false));
   });
 
   test('rank 4, attention-shaped: scores q kT and the weighted sum of v', async () => {
@@ -96,13 +109,13 @@ describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', 
   });
 
   // The cpu backend broadcasts partially-shared batch axes wrongly (tfjs 4.22), so the reference
-  // repeats the shared heads explicitly.
-  test('grouped-query attention: heads broadcast against shared key/value heads', async () => {
+  // repeats the shared heads explicitly (tile's gradient sums them back).
+  test('grouped-query attention: heads broadcast against shared key/value heads, with gradients', async () => {
     const repeated = (kv: tf.Tensor) => tf.tile(kv, [1, 4, 1, 1]);
-    await expectSameAsCpu([[2, 4, 6, 8], [2, 1, 6, 8]], ([q, k]) => tf.matMul(q!, k!, false, true), undefined, ([q, k]) =>
-      tf.matMul(q!, repeated(k!), false, true),
-    );
-    await expectSameAsCpu([[2, 4, 6, 6], [2, 1, 6, 8]], ([p, v]) => tf.matMul(p!, v!), undefined, ([p, v]) => tf.matMul(p!, repeated(v!)));
+    const scores = (expand: (kv: tf.Tensor) => tf.Tensor): Case => ([q, k]) => matMulWithGrads(false, true)([q!, k!], expand);
+    await expectSameAsCpu([[2, 4, 6, 8], [2, 1, 6, 8]], scores((k) => k), undefined, scores(repeated));
+    const mix = (expand: (kv: tf.Tensor) => tf.Tensor): Case => ([p, v]) => matMulWithGrads(false, false)([p!, v!], expand);
+    await expectSameAsCpu([[2, 4, 6, 6], [2, 1, 6, 8]], mix((v) => v), undefined, mix(repeated));
   });
 
   test('fused matMul with bias and relu, transposed operands', async () => {
