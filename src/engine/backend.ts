@@ -13,6 +13,9 @@ import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' };
 import type { BackendName, WebGpuAdapterChoice } from '../config/schema';
 import { AgenticError } from '../errors';
+import { installWasmKernels } from './kernels';
+import { installMatMulGradient } from './kernels/matmul_grad';
+import { useWasmThreads, wasmThreadsWanted } from './kernels/wasm_threads';
 
 export type { BackendName } from '../config/schema';
 
@@ -27,7 +30,7 @@ export interface StartedBackend {
   detail?: string;
 }
 
-let wasmPathsSet = false;
+let wasmPrepared = false;
 
 // tfjs logs a banner ("install our node backend") on first use under Node/Bun; we choose our
 // backends deliberately, so keep its console quiet.
@@ -55,13 +58,17 @@ async function keepingProcessHandlers<T>(start: () => Promise<T>): Promise<T> {
 async function register(name: BackendName, options: BackendOptions): Promise<string | undefined> {
   switch (name) {
     case 'wasm':
-      if (!wasmPathsSet) {
+      // Our faster kernels (./kernels) replace tfjs's; the thread count is fixed at the first
+      // start: AGENTIC_WASM_THREADS, else one thread per core.
+      if (!wasmPrepared) {
         setWasmPaths({
           'tfjs-backend-wasm.wasm': wasmPlain,
           'tfjs-backend-wasm-simd.wasm': wasmSimd,
           'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
         });
-        wasmPathsSet = true;
+        useWasmThreads(wasmThreadsWanted(), wasmThreaded);
+        installWasmKernels();
+        wasmPrepared = true;
       }
       return undefined;
     case 'cpu':
@@ -79,9 +86,11 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
 
 /**
  * Starts `name` as tfjs's backend and checks that it computes. All roles of a run share it:
- * tfjs has one active backend per process.
+ * tfjs has one active backend per process. Every backend gets a matMul gradient that handles
+ * broadcast batch axes (tfjs 4.22's throws for them).
  */
 export async function startBackend(name: BackendName, options: BackendOptions = {}): Promise<StartedBackend> {
+  installMatMulGradient();
   const detail = await register(name, options);
   if (!tf.findBackendFactory(name)) {
     // the bundler dropped a registration, or the package registered under another name

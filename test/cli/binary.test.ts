@@ -132,4 +132,12 @@ describe('the compiled binary in an empty folder', () => {
     expect(code).toBe(1);
     expect(stdout).toMatch(/backend tensorflow +FAILED: the tensorflow backend needs .* neither is installed: run `bun add @tensorflow\/tfjs-node`/);
   });
+
+  test('doctor: the wasm backend also runs single-threaded and on 2 threads (workers from the binary)', async () => {
+    for (const threads of ['1', '2']) {
+      const { code, stdout } = await agentic(['doctor'], { bin, cwd: home, env: { PATH: '/usr/bin:/bin', HOME: home, AGENTIC_WASM_THREADS: threads } });
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
+    }
+  });
 });

@@ -1,0 +1,255 @@
+/**
+ * Our wasm kernels against tfjs's cpu backend (the reference): every rerouted matmul shape, the
+ * gradients that run through them, gather's gradient (UnsortedSegmentSum), XNNPACK's cache of
+ * packed operands, and tensor bookkeeping. Each case runs on cpu, then the same values on wasm.
+ */
+import { describe, expect, test } from 'bun:test';
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
+import { startBackend } from '../../src/engine/backend';
+import { wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
+import { ConfigError } from '../../src/errors';
+import { Rng } from '../../src/engine/rng';
+import { ROOT } from '../helpers';
+
+type Values = Float32Array | Int32Array;
+type Case = (inputs: tf.Tensor[]) => tf.Tensor | tf.Tensor[];
+
+function randomValues(seed: number, size: number): Float32Array {
+  const rng = Rng.fromSeed(seed);
+  return Float32Array.from({ length: size }, () => rng.normal());
+}
+
+/** Runs `fn` on `backend` with fresh tensors of the given values; returns its outputs' values. */
+async function runOn(backend: 'cpu' | 'wasm', shapes: number[][], values: Values[], fn: Case): Promise<Float32Array[]> {
+  await startBackend(backend);
+  const before = tf.memory().numTensors;
+  const inputs = shapes.map((shape, i) => tf.tensor(values[i]!, shape, values[i] instanceof Int32Array ? 'int32' : 'float32'));
+  const outputs = tf.tidy(() => [fn(inputs)].flat());
+  const data = await Promise.all(outputs.map(async (o) => Float32Array.from(await o.data())));
+  tf.dispose([...inputs, ...outputs]);
+  expect(tf.memory().numTensors).toBe(before);
+  return data;
+}
+
+/**
+ * Expects `fn` on wasm to match `reference` (default `fn`) on cpu, within 1e-4 relative to the
+ * largest reference value.
+ */
+async function expectSameAsCpu(shapes: number[][], fn: Case, values?: Values[], reference: Case = fn): Promise<void> {
+  const inputs = values ?? shapes.map((shape, i) => randomValues(100 + i, tf.util.sizeFromShape(shape)));
+  const onCpu = await runOn('cpu', shapes, inputs, reference);
+  const onWasm = await runOn('wasm', shapes, inputs, fn);
+  expect(onWasm.length).toBe(onCpu.length);
+  onCpu.forEach((ref, i) => {
+    const got = onWasm[i]!;
+    expect(got.length).toBe(ref.length);
+    const scale = Math.max(1, ...Array.from(ref, Math.abs));
+    let worst = 0;
+    for (let j = 0; j < ref.length; j++) worst = Math.max(worst, Math.abs(got[j]! - ref[j]!));
+    expect(worst / scale).toBeLessThanOrEqual(1e-4);
+  });
+}
+
+/**
+ * The output and both input gradients of a weighted sum of matMul(a, expand(b)); `expand` lets a
+ * reference repeat shared heads explicitly.
+ */
+const matMulWithGrads =
+  (transposeA: boolean, transposeB: boolean) =>
+  ([a, b]: tf.Tensor[], expand: (b: tf.Tensor) => tf.Tensor = (x) => x): tf.Tensor[] => {
+    const f = (x: tf.Tensor, y: tf.Tensor) => tf.matMul(x, expand(y), transposeA, transposeB);
+    const product = f(a!, b!);
+    const weights = tf.sin(tf.range(0, product.size).reshape(product.shape));
+    const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights)))([a!, b!]);
+    return [product, da!, db!];
+  };
+
+const transposed = (shape: number[], yes: boolean) => (yes ? [...shape.slice(0, -2), shape.at(-1)!, shape.at(-2)!] : shape);
+
+describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', () => {
+  for (const [ta, tb] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+    test(`rank 2, transposeA=${ta}, transposeB=${tb}`, async () => {
+      await expectSameAsCpu([transposed([37, 19], ta), transposed([19, 23], tb)], matMulWithGrads(ta, tb));
+    });
+    test(`rank 3 batched, transposeA=${ta}, transposeB=${tb}`, async () => {
+      await expectSameAsCpu([transposed([3, 17, 9], ta), transposed([3, 9, 11], tb)], matMulWithGrads(ta, tb));
+    });
+  }
+
+  test('rank 3 times a shared rank-3 operand of batch 1 (folded into rows)', async () => {
+    await expectSameAsCpu([[4, 13, 8], [1, 8, 6]], matMulWithGrads(false, false));
+    await expectSameAsCpu([[4, 8, 13], [1, 6, 8]], matMulWithGrads(true, true));
+  });
+
+  test('rank 3 times rank 2 (a linear layer over a batch of sequences), gradients summed over the batch', async () => {
+    // the reference folds the batch into rows by hand: no broadcasting anywhere
+    const folded =
+      (transposeB: boolean): Case =>
+      ([a, b]) => {
+        const f = (x: tf.Tensor, y: tf.Tensor) => tf.reshape(tf.matMul(tf.reshape(x, [4 * 13, 8]), y, false, transposeB), [4, 13, 6]);
+        const weights = tf.sin(tf.range(0, 4 * 13 * 6).reshape([4, 13, 6]));
+        const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights)))([a!, b!]);
+        return [f(a!, b!), da!, db!];
+      };
+    await expectSameAsCpu([[4, 13, 8], [8, 6]], matMulWithGrads(false, false), undefined, folded(false));
+    await expectSameAsCpu([[4, 13, 8], [6, 8]], matMulWithGrads(false, true), undefined, folded(true));
+  });
+
+  test('a shared left operand against a batch of right ones', async () => {
+    await expectSameAsCpu([[1, 5, 7], [3, 7, 4]], matMulWithGrads(false, false));
+  });
+
+  test('rank 4, attention-shaped: scores q kT and the weighted sum of v', async () => {
+    const [b, h, s, d] = [2, 3, 10, 8];
+    await expectSameAsCpu([[b, h, s, d], [b, h, s, d]], matMulWithGrads(false, true));
+    await expectSameAsCpu([[b, h, s, s], [b, h, s, d]], matMulWithGrads(false, false));
+  });
+
+  // The cpu backend broadcasts partially-shared batch axes wrongly (tfjs 4.22), so the reference
+  // repeats the shared heads explicitly (tile's gradient sums them back).
+  test('grouped-query attention: heads broadcast against shared key/value heads, with gradients', async () => {
+    const repeated = (kv: tf.Tensor) => tf.tile(kv, [1, 4, 1, 1]);
+    const scores = (expand: (kv: tf.Tensor) => tf.Tensor): Case => ([q, k]) => matMulWithGrads(false, true)([q!, k!], expand);
+    await expectSameAsCpu([[2, 4, 6, 8], [2, 1, 6, 8]], scores((k) => k), undefined, scores(repeated));
+    const mix = (expand: (kv: tf.Tensor) => tf.Tensor): Case => ([p, v]) => matMulWithGrads(false, false)([p!, v!], expand);
+    await expectSameAsCpu([[2, 4, 6, 6], [2, 1, 6, 8]], mix((v) => v), undefined, mix(repeated));
+  });
+
+  test('fused matMul with bias and relu, transposed operands', async () => {
+    await expectSameAsCpu([[9, 12], [7, 9], [7]], ([a, b, bias]) =>
+      tf.fused.matMul({ a: a!, b: b!, transposeA: true, transposeB: true, bias: bias!, activation: 'relu' }),
+    );
+    await expectSameAsCpu([[3, 5, 12], [12, 7], [7]], ([a, b, bias]) =>
+      tf.fused.matMul({ a: a!, b: b!, bias: bias!, activation: 'linear' }),
+    );
+  });
+
+  test('empty products give zeros or empty tensors', async () => {
+    await expectSameAsCpu([[3, 0], [0, 4]], ([a, b]) => tf.matMul(a!, b!));
+    await expectSameAsCpu([[0, 5], [5, 4]], ([a, b]) => tf.matMul(a!, b!, false, false));
+  });
+});
+
+describe("XNNPACK's packed-operand cache cannot serve stale values", () => {
+  test('repeated products with new contents each time, transposed and not, all correct', async () => {
+    const shapes = [[12, 10], [10, 9]];
+    const cases: Case[] = [
+      ([a, b]) => tf.matMul(a!, b!),
+      ([a, b]) => tf.matMul(a!, b!.transpose(), false, true),
+      ([a, b]) => tf.matMul(a!.transpose(), b!, true, false),
+    ];
+    for (let round = 0; round < 3; round++) {
+      const values = shapes.map((shape, i) => randomValues(1000 * round + i, tf.util.sizeFromShape(shape)));
+      for (const fn of cases) await expectSameAsCpu(shapes, fn, values);
+    }
+  });
+
+  test('a right operand reshaped to another matrix shape (same data, same id) multiplies correctly', async () => {
+    const w = randomValues(3, 48);
+    await expectSameAsCpu([[8, 6], [2, 8], [2, 6]], ([w8x6, a, b]) => {
+      const first = tf.matMul(a!, w8x6!);
+      const second = tf.matMul(b!, tf.reshape(w8x6!, [6, 8]));
+      const fused = tf.fused.matMul({ a: a!, b: tf.reshape(w8x6!, [8, 6]), bias: tf.zeros([6]) });
+      const fusedReshaped = tf.fused.matMul({ a: b!, b: tf.reshape(w8x6!, [6, 8]), bias: tf.zeros([8]) });
+      return [first, second, fused, fusedReshaped];
+    }, [w, randomValues(4, 16), randomValues(5, 12)]);
+  });
+
+  test('a weight reused across steps while it is updated by assign', async () => {
+    const w0 = randomValues(7, 8 * 5);
+    const xs = [0, 1, 2].map((i) => randomValues(20 + i, 6 * 8));
+    const run = async (backend: 'cpu' | 'wasm') => {
+      await startBackend(backend);
+      const w = tf.variable(tf.tensor2d(w0, [8, 5]));
+      const outs: number[][] = [];
+      for (const x of xs) {
+        const y = tf.tidy(() => tf.matMul(tf.tensor2d(x, [6, 8]), w));
+        outs.push(Array.from(await y.data()));
+        y.dispose();
+        tf.tidy(() => w.assign(w.mul(1.5).add(0.25)));
+      }
+      w.dispose();
+      return outs.flat();
+    };
+    const onCpu = await run('cpu');
+    const onWasm = await run('wasm');
+    onCpu.forEach((v, i) => expect(Math.abs(onWasm[i]! - v)).toBeLessThanOrEqual(1e-4 * Math.max(1, Math.abs(v))));
+  });
+});
+
+describe('gather and its gradient on wasm (UnsortedSegmentSum)', () => {
+  test('the gradient of an embedding lookup equals cpu, repeated ids summed', async () => {
+    const ids = Int32Array.from([3, 0, 3, 5, 1, 3, 0, 2]);
+    await expectSameAsCpu(
+      [[7, 4], [8]],
+      ([table, index]) => {
+        const lookup = (t: tf.Tensor) => tf.gather(t, index!);
+        const weights = tf.cos(tf.range(0, 8 * 4).reshape([8, 4]));
+        const grad = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(lookup(t), weights)))(table!);
+        return [lookup(table!), grad];
+      },
+      [randomValues(5, 28), ids],
+    );
+  });
+
+  test('unsortedSegmentSum drops ids outside [0, numSegments)', async () => {
+    const ids = Int32Array.from([2, -1, 0, 4, 2]);
+    await expectSameAsCpu([[5, 3], [5]], ([x, s]) => tf.unsortedSegmentSum(x!, s as tf.Tensor1D, 3), [randomValues(9, 15), ids]);
+  });
+});
+
+describe('wasm threads', () => {
+  test('AGENTIC_WASM_THREADS picks the count; a bad value is a one-line config error', () => {
+    expect(wasmThreadsWanted({ AGENTIC_WASM_THREADS: '3' })).toBe(3);
+    expect(wasmThreadsWanted({})).toBeGreaterThanOrEqual(1);
+    for (const bad of ['0', 'two', '1.5', '-2', '9']) {
+      expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(ConfigError);
+      expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(/AGENTIC_WASM_THREADS/);
+    }
+  });
+
+  /** Starts wasm in a fresh process with `env`; returns its threads, a checked product, stderr. */
+  async function childRun(env: Record<string, string>) {
+    const script = `
+      import * as tf from '@tensorflow/tfjs-core';
+      import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
+      import { startBackend } from './src/engine/backend';
+      await startBackend('wasm');
+      const a = tf.tensor2d(Array.from({ length: 64 * 64 }, (_, i) => (i % 7) - 3), [64, 64]);
+      const sum = (await tf.sum(tf.matMul(a, a, false, true)).data())[0];
+      console.log(JSON.stringify({ threads: getThreadsCount(), sum }));`;
+    const child = Bun.spawn([process.execPath, '-e', script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect(code).toBe(0);
+    const out = JSON.parse(stdout) as { threads: number; sum: number };
+    // The sum of all entries of a aT is the sum over columns of (column sum)^2.
+    let expected = 0;
+    for (let col = 0; col < 64; col++) {
+      let s = 0;
+      for (let row = 0; row < 64; row++) s += ((row * 64 + col) % 7) - 3;
+      expected += s * s;
+    }
+    expect(out.sum).toBe(expected);
+    return { threads: out.threads, stderr };
+  }
+
+  test('two threads start under Bun, multiply correctly, and let the process exit', async () => {
+    const { threads, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2' });
+    expect(stderr).toBe('');
+    expect(threads).toBe(2);
+  });
+
+  test('when the threaded start fails, one warning line and the single-threaded backend', async () => {
+    const { threads, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2', TMPDIR: '/proc/no-such-folder' });
+    expect(threads).toBe(1);
+    expect(stderr).toMatch(/^warning: the wasm backend runs single-threaded: .*no-such-folder.*\n$/);
+  });
+
+  test('this process runs the wasm backend with the wanted threads', async () => {
+    await startBackend('wasm');
+    expect(getThreadsCount()).toBe(wasmThreadsWanted());
+  });
+});
