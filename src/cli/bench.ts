@@ -6,7 +6,7 @@ import { debugArg } from './args';
 import { command } from './command';
 import { log, out } from './log';
 
-const BACKENDS = ['wasm', 'cpu'] as const;
+const BACKENDS = ['wasm', 'cpu', 'webgpu', 'tensorflow'] as const;
 
 export default command(
   {

@@ -4,10 +4,10 @@
  * a final RMSNorm, and either a language-model head (the policy) or a one-scalar value head
  * (the critic). Read it top to bottom: weights, then the forward pass, then the heads.
  *
- * Layout choices, for speed on tfjs: the q/k/v projections are held as one [hidden, q+k+v]
- * matrix and gate/up as one [hidden, 2*ffn] matrix, each stored input-major so the forward
- * pass is a plain 2-D matMul. `toWeights`/`fromWeights` translate to and from Hugging Face's
- * tensor names and [out, in] layout, so checkpoints are ordinary Qwen2 folders.
+ * Layout choice, for speed on tfjs: linear weights are stored input-major ([in, out]) so every
+ * projection is a plain 2-D matMul of [rows, in] by [in, out], the one form XNNPACK runs fast.
+ * `toWeights`/`fromWeights` translate to and from Hugging Face's tensor names and [out, in]
+ * layout, so checkpoints are ordinary Qwen2 folders.
  */
 import { tf } from '../engine/tf';
 import { Rng } from '../engine/rng';
@@ -35,11 +35,15 @@ export interface LayerKV {
 
 interface Block {
   inputNorm: tf.Variable;
-  qkv: tf.Variable;
-  qkvBias: tf.Variable | null;
+  q: tf.Variable;
+  k: tf.Variable;
+  v: tf.Variable;
+  /** q, k and v biases (Qwen2 has them; attention_bias false drops them). */
+  bias: { q: tf.Variable; k: tf.Variable; v: tf.Variable } | null;
   o: tf.Variable;
   postNorm: tf.Variable;
-  gateUp: tf.Variable;
+  gate: tf.Variable;
+  up: tf.Variable;
   down: tf.Variable;
 }
 
@@ -81,11 +85,14 @@ export class Qwen2Model {
     this.embed = take('embed');
     this.blocks = Array.from({ length: config.num_hidden_layers }, (_, i) => ({
       inputNorm: take(`${i}.input_norm`),
-      qkv: take(`${i}.qkv`),
-      qkvBias: config.attention_bias ? take(`${i}.qkv_bias`) : null,
+      q: take(`${i}.q`),
+      k: take(`${i}.k`),
+      v: take(`${i}.v`),
+      bias: config.attention_bias ? { q: take(`${i}.q_bias`), k: take(`${i}.k_bias`), v: take(`${i}.v_bias`) } : null,
       o: take(`${i}.o`),
       postNorm: take(`${i}.post_norm`),
-      gateUp: take(`${i}.gate_up`),
+      gate: take(`${i}.gate`),
+      up: take(`${i}.up`),
       down: take(`${i}.down`),
     }));
     this.finalNorm = take('final_norm');
@@ -110,11 +117,18 @@ export class Qwen2Model {
     weights.set('embed', normal([vocab, hidden]));
     for (let i = 0; i < config.num_hidden_layers; i++) {
       weights.set(`${i}.input_norm`, tf.ones([hidden]));
-      weights.set(`${i}.qkv`, normal([hidden, q + 2 * kv]));
-      if (config.attention_bias) weights.set(`${i}.qkv_bias`, tf.zeros([q + 2 * kv]));
+      weights.set(`${i}.q`, normal([hidden, q]));
+      weights.set(`${i}.k`, normal([hidden, kv]));
+      weights.set(`${i}.v`, normal([hidden, kv]));
+      if (config.attention_bias) {
+        weights.set(`${i}.q_bias`, tf.zeros([q]));
+        weights.set(`${i}.k_bias`, tf.zeros([kv]));
+        weights.set(`${i}.v_bias`, tf.zeros([kv]));
+      }
       weights.set(`${i}.o`, normal([q, hidden]));
       weights.set(`${i}.post_norm`, tf.ones([hidden]));
-      weights.set(`${i}.gate_up`, normal([hidden, 2 * ffn]));
+      weights.set(`${i}.gate`, normal([hidden, ffn]));
+      weights.set(`${i}.up`, normal([hidden, ffn]));
       weights.set(`${i}.down`, normal([ffn, hidden]));
     }
     weights.set('final_norm', tf.ones([hidden]));
@@ -159,19 +173,14 @@ export class Qwen2Model {
     for (let i = 0; i < config.num_hidden_layers; i++) {
       const p = `model.layers.${i}.`;
       weights.set(`${i}.input_norm`, t(`${p}input_layernorm.weight`));
-      weights.set(
-        `${i}.qkv`,
-        tf.tidy(() => tf.concat(['q', 'k', 'v'].map((x) => t(`${p}self_attn.${x}_proj.weight`)), 0).transpose()),
-      );
-      if (config.attention_bias) {
-        weights.set(`${i}.qkv_bias`, tf.tidy(() => tf.concat(['q', 'k', 'v'].map((x) => t(`${p}self_attn.${x}_proj.bias`)), 0)));
+      for (const x of ['q', 'k', 'v']) {
+        weights.set(`${i}.${x}`, linear(`${p}self_attn.${x}_proj.weight`));
+        if (config.attention_bias) weights.set(`${i}.${x}_bias`, t(`${p}self_attn.${x}_proj.bias`));
       }
       weights.set(`${i}.o`, linear(`${p}self_attn.o_proj.weight`));
       weights.set(`${i}.post_norm`, t(`${p}post_attention_layernorm.weight`));
-      weights.set(
-        `${i}.gate_up`,
-        tf.tidy(() => tf.concat([t(`${p}mlp.gate_proj.weight`), t(`${p}mlp.up_proj.weight`)], 0).transpose()),
-      );
+      weights.set(`${i}.gate`, linear(`${p}mlp.gate_proj.weight`));
+      weights.set(`${i}.up`, linear(`${p}mlp.up_proj.weight`));
       weights.set(`${i}.down`, linear(`${p}mlp.down_proj.weight`));
     }
     weights.set('final_norm', t('model.norm.weight'));
@@ -199,7 +208,6 @@ export class Qwen2Model {
 
   /** The weights in Hugging Face names and layout, read back to the host. */
   async toWeights(): Promise<Map<string, HostTensor>> {
-    const { q, kv, ffn } = sizes(this.config);
     const out = new Map<string, HostTensor>();
     const put = async (name: string, tensor: tf.Tensor) => {
       out.set(name, { shape: tensor.shape.slice(), data: (await tensor.data()) as Float32Array });
@@ -211,23 +219,14 @@ export class Qwen2Model {
     for (const [i, block] of this.blocks.entries()) {
       const p = `model.layers.${i}.`;
       await put(`${p}input_layernorm.weight`, copy(block.inputNorm));
-      const [wq, wk, wv] = tf.split(block.qkv, [q, kv, kv], 1);
-      await put(`${p}self_attn.q_proj.weight`, linear(wq!));
-      await put(`${p}self_attn.k_proj.weight`, linear(wk!));
-      await put(`${p}self_attn.v_proj.weight`, linear(wv!));
-      tf.dispose([wq!, wk!, wv!]);
-      if (block.qkvBias) {
-        const [bq, bk, bv] = tf.split(block.qkvBias, [q, kv, kv], 0);
-        await put(`${p}self_attn.q_proj.bias`, bq!);
-        await put(`${p}self_attn.k_proj.bias`, bk!);
-        await put(`${p}self_attn.v_proj.bias`, bv!);
+      for (const x of ['q', 'k', 'v'] as const) {
+        await put(`${p}self_attn.${x}_proj.weight`, linear(block[x]));
+        if (block.bias) await put(`${p}self_attn.${x}_proj.bias`, copy(block.bias[x]));
       }
       await put(`${p}self_attn.o_proj.weight`, linear(block.o));
       await put(`${p}post_attention_layernorm.weight`, copy(block.postNorm));
-      const [gate, up] = tf.split(block.gateUp, [ffn, ffn], 1);
-      await put(`${p}mlp.gate_proj.weight`, linear(gate!));
-      await put(`${p}mlp.up_proj.weight`, linear(up!));
-      tf.dispose([gate!, up!]);
+      await put(`${p}mlp.gate_proj.weight`, linear(block.gate));
+      await put(`${p}mlp.up_proj.weight`, linear(block.up));
       await put(`${p}mlp.down_proj.weight`, linear(block.down));
     }
     await put('model.norm.weight', copy(this.finalNorm));
@@ -243,7 +242,7 @@ export class Qwen2Model {
   get variables(): tf.Variable[] {
     const list: tf.Variable[] = [this.embed];
     for (const b of this.blocks) {
-      list.push(b.inputNorm, b.qkv, ...(b.qkvBias ? [b.qkvBias] : []), b.o, b.postNorm, b.gateUp, b.down);
+      list.push(b.inputNorm, b.q, b.k, b.v, ...(b.bias ? [b.bias.q, b.bias.k, b.bias.v] : []), b.o, b.postNorm, b.gate, b.up, b.down);
     }
     list.push(this.finalNorm);
     if (this.lmHead) list.push(this.lmHead);
@@ -271,12 +270,12 @@ export class Qwen2Model {
     const pastLength = options.past?.[0]?.k.shape[2] ?? 0;
     const positions = options.positions ?? defaultPositions(batch, length, pastLength);
     const result = tf.tidy(() => {
-      const { cos, sin } = ropeTables(positions, batch, length, this.config);
+      const tables = ropeTables(positions, this.config);
       const mask = attentionMask(batch, length, pastLength, options.keyMask);
       let x = tf.gather(this.embed, ids) as tf.Tensor3D;
       const present: LayerKV[] = [];
       for (const [i, block] of this.blocks.entries()) {
-        const { output, kv } = this.block(block, x, cos, sin, mask, options.past?.[i]);
+        const { output, kv } = this.block(block, x, tables, mask, options.past?.[i]);
         x = output;
         present.push(kv);
       }
@@ -291,27 +290,27 @@ export class Qwen2Model {
   private block(
     block: Block,
     x: tf.Tensor3D,
-    cos: tf.Tensor,
-    sin: tf.Tensor,
+    rope: RopeTables,
     mask: tf.Tensor,
     past: LayerKV | undefined,
   ): { output: tf.Tensor3D; kv: LayerKV } {
     const c = this.config;
     const [batch, length, hidden] = x.shape;
-    const { q: qSize, kv: kvSize, ffn } = sizes(c);
+    const { q: qSize } = sizes(c);
     const heads = c.num_attention_heads;
     const kvHeads = c.num_key_value_heads;
     const groups = heads / kvHeads;
     const headDim = c.head_dim;
 
-    // Attention: one projection for q, k and v.
+    // Attention. Three matMuls rather than one fused one: splitting a fused output by columns
+    // costs more on wasm than the matMuls themselves.
     const h = rmsNorm(x, block.inputNorm, c.rms_norm_eps).reshape([batch * length, hidden]);
-    let qkv = tf.matMul(h, block.qkv);
-    if (block.qkvBias) qkv = qkv.add(block.qkvBias);
-    const [q2, k2, v2] = tf.split(qkv, [qSize, kvSize, kvSize], 1);
-    const q = rope(q2!.reshape([batch, length, heads, headDim]), cos, sin);
-    const kNew = rope(k2!.reshape([batch, length, kvHeads, headDim]), cos, sin).transpose([0, 2, 1, 3]) as tf.Tensor4D;
-    const vNew = v2!.reshape([batch, length, kvHeads, headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+    const project = (w: tf.Variable, b: tf.Variable | undefined) => (b ? tf.matMul(h, w).add(b) : tf.matMul(h, w));
+    const q = applyRope(project(block.q, block.bias?.q), rope.cosQ, rope.sinQ, rope.rotation, [batch, length, heads, headDim]);
+    const kNew = applyRope(project(block.k, block.bias?.k), rope.cosK, rope.sinK, rope.rotation, [batch, length, kvHeads, headDim]).transpose([
+      0, 2, 1, 3,
+    ]) as tf.Tensor4D;
+    const vNew = project(block.v, block.bias?.v).reshape([batch, length, kvHeads, headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
     const k = past ? (tf.concat([past.k, kNew], 2) as tf.Tensor4D) : kNew;
     const v = past ? (tf.concat([past.v, vNew], 2) as tf.Tensor4D) : vNew;
     const keys = k.shape[2];
@@ -322,23 +321,27 @@ export class Qwen2Model {
       .reshape([batch, length, kvHeads, groups, headDim])
       .transpose([0, 2, 3, 1, 4])
       .reshape([batch, kvHeads, groups * length, headDim]);
-    const scores = tf
-      .matMul(qGrouped, k, false, true)
+    // One query row per sequence (decoding): a broadcast multiply and a sum beat a loop of
+    // batch x kv-heads tiny matMuls.
+    const decoding = length === 1;
+    const raw = decoding
+      ? qGrouped.expandDims(3).mul(k.expandDims(2)).sum(-1)
+      : tf.matMul(qGrouped, k, false, true);
+    const scores = raw
       .mul(1 / Math.sqrt(headDim))
       .reshape([batch, kvHeads, groups, length, keys])
       .add(mask);
     const probs = tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]);
-    const attended = tf
-      .matMul(probs, v)
+    const mixed = decoding ? probs.expandDims(4).mul(v.expandDims(2)).sum(3) : tf.matMul(probs, v);
+    const attended = mixed
       .reshape([batch, kvHeads, groups, length, headDim])
       .transpose([0, 3, 1, 2, 4])
       .reshape([batch * length, qSize]);
     const afterAttention = x.add(tf.matMul(attended, block.o).reshape([batch, length, hidden]));
 
-    // SwiGLU MLP: one projection for gate and up.
+    // SwiGLU MLP.
     const h2 = rmsNorm(afterAttention, block.postNorm, c.rms_norm_eps).reshape([batch * length, hidden]);
-    const [gate, up] = tf.split(tf.matMul(h2, block.gateUp), [ffn, ffn], 1);
-    const mlp = tf.matMul(tf.mul(silu(gate!), up!), block.down).reshape([batch, length, hidden]);
+    const mlp = tf.matMul(tf.mul(silu(tf.matMul(h2, block.gate)), tf.matMul(h2, block.up)), block.down).reshape([batch, length, hidden]);
     return { output: afterAttention.add(mlp) as tf.Tensor3D, kv: { k, v } };
   }
 
@@ -438,33 +441,59 @@ export function positionsFromMask(mask: Uint8Array, batch: number, length: numbe
   return positions;
 }
 
-/** cos and sin of RoPE angles per position, [batch, length, 1, head_dim] (rotate-half layout). */
-function ropeTables(positions: Int32Array, batch: number, length: number, c: ModelConfig) {
+/** RoPE's cos and sin per (position, head), tiled for q and k heads so no multiply broadcasts. */
+interface RopeTables {
+  cosQ: tf.Tensor2D;
+  sinQ: tf.Tensor2D;
+  cosK: tf.Tensor2D;
+  sinK: tf.Tensor2D;
+  /** [head_dim, head_dim]: x @ rotation = rotate_half(x) = [-x2, x1]. */
+  rotation: tf.Tensor2D;
+}
+
+/** Tables for rows of [batch * length * heads, head_dim] (rotate-half layout, as Qwen2). */
+function ropeTables(positions: Int32Array, c: ModelConfig): RopeTables {
   const dim = c.head_dim;
   const half = dim / 2;
   const inverseFrequencies = Float64Array.from({ length: half }, (_, i) => 1 / Math.pow(c.rope_theta, (2 * i) / dim));
-  const cos = new Float32Array(batch * length * dim);
-  const sin = new Float32Array(batch * length * dim);
-  for (let r = 0; r < batch * length; r++) {
+  const rows = positions.length;
+  const cos = new Float32Array(rows * dim);
+  const sin = new Float32Array(rows * dim);
+  for (let r = 0; r < rows; r++) {
     for (let i = 0; i < half; i++) {
       // Same float32 rounding as the Python reference: angle = float32(pos) * float32(inv_freq).
       const angle = Math.fround(Math.fround(positions[r]!) * Math.fround(inverseFrequencies[i]!));
-      const cv = Math.cos(angle);
-      const sv = Math.sin(angle);
-      cos[r * dim + i] = cv;
-      cos[r * dim + half + i] = cv;
-      sin[r * dim + i] = sv;
-      sin[r * dim + half + i] = sv;
+      cos[r * dim + i] = cos[r * dim + half + i] = Math.cos(angle);
+      sin[r * dim + i] = sin[r * dim + half + i] = Math.sin(angle);
     }
   }
-  return { cos: tf.tensor4d(cos, [batch, length, 1, dim]), sin: tf.tensor4d(sin, [batch, length, 1, dim]) };
+  const tile = (table: Float32Array, heads: number) => {
+    const tiled = new Float32Array(rows * heads * dim);
+    for (let r = 0; r < rows; r++) for (let h = 0; h < heads; h++) tiled.set(table.subarray(r * dim, (r + 1) * dim), (r * heads + h) * dim);
+    return tf.tensor2d(tiled, [rows * heads, dim]);
+  };
+  const rotation = new Float32Array(dim * dim);
+  for (let j = 0; j < half; j++) {
+    rotation[(j + half) * dim + j] = -1;
+    rotation[j * dim + j + half] = 1;
+  }
+  return {
+    cosQ: tile(cos, c.num_attention_heads),
+    sinQ: tile(sin, c.num_attention_heads),
+    cosK: tile(cos, c.num_key_value_heads),
+    sinK: tile(sin, c.num_key_value_heads),
+    rotation: tf.tensor2d(rotation, [dim, dim]),
+  };
 }
 
-function rope(x: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor): tf.Tensor {
-  const half = x.shape[x.rank - 1]! / 2;
-  const [x1, x2] = tf.split(x, [half, half], -1);
-  const rotated = tf.concat([x2!.neg(), x1!], -1);
-  return x.mul(cos).add(rotated.mul(sin));
+/**
+ * Rotates [batch * length, heads * head_dim] projections by position and returns them as
+ * [batch, length, heads, head_dim]. rotate_half is a matMul with a fixed signed permutation:
+ * on wasm that is far cheaper than splitting and concatenating the halves.
+ */
+function applyRope(x: tf.Tensor, cos: tf.Tensor2D, sin: tf.Tensor2D, rotation: tf.Tensor2D, shape: [number, number, number, number]): tf.Tensor4D {
+  const rows = x.reshape([-1, shape[3]]);
+  return rows.mul(cos).add(tf.matMul(rows, rotation).mul(sin)).reshape(shape) as tf.Tensor4D;
 }
 
 /**
