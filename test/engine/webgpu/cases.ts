@@ -6,6 +6,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { Rng } from '../../../src/engine/rng';
+import { Qwen2Model } from '../../../src/model/qwen2';
+import { tinyConfig } from '../../model/tiny';
 
 type Case = (input: (shape: number[]) => tf.Tensor) => tf.Tensor | tf.Tensor[];
 
@@ -40,6 +42,22 @@ export const CASES: Record<string, Case> = {
     };
     const { value, grads } = tf.valueAndGrads(loss)([w1, w2]);
     return [value, ...grads];
+  },
+  qwen2Model: () => {
+    // The whole policy: logits, and the gradients of a token log-prob loss for every weight.
+    const model = Qwen2Model.random(tinyConfig(), { seed: 3 });
+    try {
+      const ids = tf.tensor2d([1, 5, 9, 33, 2, 30, 7, 7, 0, 12], [2, 5], 'int32');
+      const targets = Int32Array.from([5, 9, 33, 2, 30, 7, 0, 12, 3, 4]);
+      const logits = model.logits(model.forward(ids).hidden);
+      const { value, grads } = tf.variableGrads(
+        () => model.tokenStats(model.forward(ids).hidden, targets, { chunkRows: 4 }).logProbs.mean() as tf.Scalar,
+        model.variables,
+      );
+      return [logits, value, ...model.variables.map((v) => grads[v.name]!)];
+    } finally {
+      model.dispose();
+    }
   },
 };
 
