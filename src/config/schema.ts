@@ -76,6 +76,11 @@ export const TrainingArgs = z.strictObject({
   warmup_ratio: probability()
     .default(0)
     .describe('Warmup as a fraction of max_steps; used when warmup_steps is 0.'),
+  max_grad_norm: z
+    .number()
+    .min(0)
+    .default(1)
+    .describe('Gradients are scaled so their global L2 norm is at most this; 0 turns clipping off.'),
   per_device_train_batch_size: positiveInt().default(8).describe('Rows per forward/backward micro-batch.'),
   gradient_accumulation_steps: positiveInt()
     .default(1)
