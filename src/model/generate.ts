@@ -27,7 +27,8 @@ export interface GenerationRequest {
   stopStrings?: readonly string[];
 }
 
-export type FinishReason = 'stop_token' | 'stop_string' | 'length' | 'context';
+/** Why a sequence ended; 'left' is a sequence removed by `leave` before it finished. */
+export type FinishReason = 'stop_token' | 'stop_string' | 'length' | 'context' | 'left';
 
 export interface GenerationResult {
   id: string | number;
@@ -84,7 +85,12 @@ export class DecodeBatch {
    */
   async join(requests: readonly GenerationRequest[]): Promise<GenerationResult[]> {
     if (requests.length === 0) return [];
-    for (const r of requests) this.checkRequest(r);
+    const seen = new Set<string | number>();
+    for (const r of requests) {
+      this.checkRequest(r);
+      if (seen.has(r.id)) throw new AgenticError(`generation ${r.id}: the id appears twice in one join`);
+      seen.add(r.id);
+    }
     const width = Math.max(...requests.map((r) => r.promptIds.length));
     const n = requests.length;
     const ids = new Int32Array(n * width);
@@ -171,7 +177,7 @@ export class DecodeBatch {
     if (index < 0) return null;
     const row = this.rows[index]!;
     this.keepRows(this.rows.map((_, i) => i).filter((i) => i !== index));
-    return { id, tokens: row.tokens, logProbs: row.logProbs, finishReason: 'length' };
+    return { id, tokens: row.tokens, logProbs: row.logProbs, finishReason: 'left' };
   }
 
   dispose(): void {
@@ -187,7 +193,7 @@ export class DecodeBatch {
     if (r.promptIds.length >= this.maxLength) {
       throw new AgenticError(`generation ${r.id}: prompt of ${r.promptIds.length} tokens leaves no room (max length ${this.maxLength})`);
     }
-    if (r.maxNewTokens < 1) throw new AgenticError(`generation ${r.id}: max_new_tokens must be at least 1`);
+    if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 1) throw new AgenticError(`generation ${r.id}: max_new_tokens must be an integer of at least 1`);
     if (r.stopStrings?.length && !this.options.decode) throw new AgenticError('stop strings need a decode function');
     if (this.rows.some((row) => row.request.id === r.id)) throw new AgenticError(`generation ${r.id}: already in the batch`);
     const vocab = this.model.config.vocab_size;
@@ -228,13 +234,15 @@ export class DecodeBatch {
     const columns = this.cache[0]!.k.shape[2];
     const total = Math.max(columns, width);
     const old = this.cache;
-    this.cache = old.map((layer, i) => {
-      const added = cache[i]!;
-      return {
-        k: tf.concat([padLeft(layer.k, total - columns), padLeft(added.k, total - width)], 0) as tf.Tensor4D,
-        v: tf.concat([padLeft(layer.v, total - columns), padLeft(added.v, total - width)], 0) as tf.Tensor4D,
-      };
-    });
+    this.cache = tf.tidy(() =>
+      old.map((layer, i) => {
+        const added = cache[i]!;
+        return {
+          k: tf.concat([padLeft(layer.k, total - columns), padLeft(added.k, total - width)], 0) as tf.Tensor4D,
+          v: tf.concat([padLeft(layer.v, total - columns), padLeft(added.v, total - width)], 0) as tf.Tensor4D,
+        };
+      }),
+    );
     tf.dispose([...flatten(old), ...flatten(cache)]);
     for (const row of this.rows) row.start += total - columns;
     for (const row of rows) row.start += total - width;

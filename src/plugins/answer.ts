@@ -3,12 +3,35 @@
  * special tokens, take the first match of the answer pattern (dot matches newlines), and map the
  * content to an action name case-insensitively. Anything else is an invalid action.
  */
+import { z } from 'zod';
 
 /** `<answer>...</answer>` anywhere in the response. */
 export const ANSWER_PATTERN = '<answer>(.*?)</answer>';
 /** `<think>...</think>` followed by `<answer>...</answer>`. */
 export const THINK_ANSWER_PATTERN = '<think>(.*?)</think>\\s*<answer>(.*?)</answer>';
 export const CHAT_SPECIAL_TOKENS: readonly string[] = ['<|im_start|>', '<|im_end|>'];
+
+function isRegExp(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 's');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `action_pattern` setting of a text env, checked when the config is: a bad expression is
+ * a one-line config error, not a failure in every step.
+ */
+export function actionPattern(defaultPattern: string = ANSWER_PATTERN) {
+  return z
+    .string()
+    .min(1)
+    .refine(isRegExp, 'not a valid regular expression')
+    .default(defaultPattern)
+    .describe('Regular expression that reads the action from a response (its last group holds the action).');
+}
 
 export interface ParsedAnswer {
   /** The canonical action name, or null when the response holds no valid action. */

@@ -11,6 +11,7 @@ export { Rng, hashSeed, type RngState } from '../engine/rng';
 export { defineEnv, defineReward, defineTool } from './define';
 export {
   ANSWER_PATTERN,
+  actionPattern,
   THINK_ANSWER_PATTERN,
   CHAT_SPECIAL_TOKENS,
   parseAnswer,

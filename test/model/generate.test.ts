@@ -58,6 +58,7 @@ describe('generation with a KV cache', () => {
   });
 
   test('sequences join and leave a running batch without changing each other', async () => {
+    const before = tf.memory().numTensors;
     const alone = await generate(model, [request(7, prompt(7, 4), { maxNewTokens: 8 })]);
     const batch = new DecodeBatch(model);
     await batch.join([request(1, prompt(1, 6), { maxNewTokens: 3 }), request(2, prompt(2, 2), { maxNewTokens: 10 })]);
@@ -67,10 +68,12 @@ describe('generation with a KV cache', () => {
       if (step === 4) {
         const left = batch.leave(2);
         expect(left?.tokens.length).toBe(5);
+        expect(left?.finishReason).toBe('left');
       }
       for (const r of await batch.step()) done.set(r.id as number, r.tokens);
     }
     batch.dispose();
+    expect(tf.memory().numTensors).toBe(before);
     expect(done.get(7)).toEqual(alone[0]!.tokens);
     expect(done.get(1)).toHaveLength(3);
     expect(done.get(8)).toHaveLength(5);
@@ -109,6 +112,8 @@ describe('generation with a KV cache', () => {
     await expect(generate(model, [request(1, [])])).rejects.toThrow('generation 1: empty prompt');
     await expect(generate(model, [request(1, [1, 99])])).rejects.toThrow('token ids outside [0, 37)');
     await expect(generate(model, [request(1, [1], { stopStrings: ['x'] })])).rejects.toThrow('stop strings need a decode function');
+    await expect(generate(model, [request(1, [1]), request(1, [2])])).rejects.toThrow('generation 1: the id appears twice in one join');
+    await expect(generate(model, [request(1, [1], { maxNewTokens: Number.NaN })])).rejects.toThrow('max_new_tokens must be an integer');
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { parseAnswer, THINK_ANSWER_PATTERN } from '../../src/plugins/answer';
+import { actionPattern, ANSWER_PATTERN, parseAnswer, THINK_ANSWER_PATTERN } from '../../src/plugins/answer';
 
 const ACTIONS = ['Left', 'Down', 'Right', 'Up'];
 
@@ -36,5 +36,17 @@ describe('parseAnswer (ROLL semantics)', () => {
   test('custom patterns, including ones without groups', () => {
     expect(parseAnswer('ACTION: Up', { pattern: 'ACTION: (\\w+)', actions: ACTIONS }).action).toBe('Up');
     expect(parseAnswer('go Up now', { pattern: /Up|Down/, actions: ACTIONS }).action).toBe('Up');
+  });
+});
+
+describe('actionPattern (the env setting)', () => {
+  test('defaults to the answer tags and accepts any valid expression', () => {
+    expect(actionPattern().parse(undefined)).toBe(ANSWER_PATTERN);
+    expect(actionPattern().parse(THINK_ANSWER_PATTERN)).toBe(THINK_ANSWER_PATTERN);
+  });
+  test('refuses an expression that does not compile', () => {
+    const result = actionPattern().safeParse('<answer>[a');
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toBe('not a valid regular expression');
   });
 });

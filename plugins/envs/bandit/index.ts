@@ -4,7 +4,7 @@
  * (1.0 x 0.25 > 0.1 with the defaults). The arms are shown in a random order each episode, so the
  * policy has to read their names. After RAGEN's bandit; the wording is ours.
  */
-import { ANSWER_PATTERN, defineEnv, parseAnswer, Rng, z, type Env, type ResetResult, type StepResult } from 'agentic';
+import { actionPattern, defineEnv, type Env, parseAnswer, type ResetResult, Rng, type StepResult, z } from 'agentic';
 
 const Config = z.strictObject({
   safe_arm: z.string().min(1).default('phoenix').describe('Name of the arm that always pays safe_reward.'),
@@ -13,7 +13,7 @@ const Config = z.strictObject({
   risky_reward: z.number().default(1),
   risky_prob: z.number().min(0).max(1).default(0.25),
   format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid arm (<= 0).'),
-  action_pattern: z.string().min(1).default(ANSWER_PATTERN),
+  action_pattern: actionPattern(),
 });
 type BanditConfig = z.output<typeof Config>;
 

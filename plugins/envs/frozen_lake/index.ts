@@ -4,7 +4,7 @@
  * always solvable; on slippery ice a move goes the intended way or to either side, a third each.
  * Reaching the goal pays 1 and ends the episode, a hole ends it with 0.
  */
-import { ANSWER_PATTERN, defineEnv, parseAnswer, Rng, z, type Env, type RenderMode, type ResetResult, type RgbFrame, type StepResult } from 'agentic';
+import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, type Action, type Lake } from './lake';
 import { lakePicture, lakeText, SYMBOLS } from './render';
@@ -15,7 +15,7 @@ const Config = z.strictObject({
   is_slippery: z.boolean().default(true).describe('Whether a move may slip to either side of the intended direction (1/3 each way).'),
   max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
   format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
-  action_pattern: z.string().min(1).default(ANSWER_PATTERN).describe('Regular expression that reads the action from a response.'),
+  action_pattern: actionPattern(),
 });
 type FrozenLakeConfig = z.output<typeof Config>;
 

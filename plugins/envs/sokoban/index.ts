@@ -4,7 +4,7 @@
  * generate.ts). Rewards follow gym-sokoban: -0.1 per move, +1 for a box pushed onto a target, -1
  * for one pushed off, +10 when every box is on a target, which ends the episode.
  */
-import { ANSWER_PATTERN, defineEnv, parseAnswer, Rng, z, type Env, type RenderMode, type ResetResult, type RgbFrame, type StepResult } from 'agentic';
+import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { responseFor } from '../_grid/response';
 import { generateRoom } from './generate';
 import { roomPicture, roomText, SYMBOLS } from './render';
@@ -27,7 +27,7 @@ const Config = z
     max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
     search_depth: z.int().min(1).max(1000).default(30).describe('Most reverse moves the room generator plays from the solved room (deeper: harder rooms).'),
     format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
-    action_pattern: z.string().min(1).default(ANSWER_PATTERN).describe('Regular expression that reads the action from a response.'),
+    action_pattern: actionPattern(),
   })
   .superRefine(({ dim_room, num_boxes }, context) => {
     const [rows, cols] = dim_room;
@@ -79,9 +79,11 @@ class Sokoban implements Env {
     const parsed = parseAnswer(response, { pattern: this.config.action_pattern, actions: ACTIONS });
     if (parsed.action === null) {
       this.over = outOfTurns;
+      // A turn without a move still costs the move price, plus the format penalty: otherwise
+      // answering nothing would pay better than walking (as in ROLL's no-op step).
       return {
         observation: roomText(room),
-        reward: this.config.format_penalty,
+        reward: STEP_REWARD + this.config.format_penalty,
         terminated: false,
         truncated: outOfTurns,
         info: {

@@ -27,7 +27,7 @@
  * Success means r = 1. The step that buys reports r_type, r_att, r_option, r_price (the three
  * fractions, 1 where nothing was asked); earlier steps report them as 0.
  */
-import { ANSWER_PATTERN, defineEnv, parseAnswer, Rng, z, type Env, type EnvContext, type MetricAgg, type ResetResult, type StepResult } from 'agentic';
+import { actionPattern, defineEnv, type Env, type EnvContext, type MetricAgg, parseAnswer, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import type { Goal, Product } from './catalog';
 import { renderPage } from './pages';
 import { scorePurchase, type PurchaseScore } from './scoring';
@@ -55,7 +55,7 @@ const Config = z
     max_text_chars: z.number().int().positive().default(1000).describe('Longest description, feature or review text a page shows.'),
     max_steps: z.number().int().positive().default(10).describe('Actions before the episode is truncated.'),
     format_penalty: z.number().max(0).default(0).describe('Reward of an invalid action (<= 0).'),
-    action_pattern: z.string().min(1).default(ANSWER_PATTERN).describe('Regular expression whose last group holds the action.'),
+    action_pattern: actionPattern(),
   })
   .refine((c) => (c.products_file === null) === (c.goals_file === null), {
     message: 'products_file and goals_file go together (both null: the shipped catalog)',

@@ -222,12 +222,13 @@ describe('sokoban env', () => {
     for (const kind of ['onto', 'off', 'along'] as const) expect(pushes.get(kind) ?? 0).toBeGreaterThan(0);
   });
 
-  test('an unparseable response is an invalid action: state unchanged, format penalty, action null', () => {
+  test('an unparseable response is an invalid action: state unchanged, the move price plus the format penalty, action null', () => {
     const env = make({ format_penalty: -0.15 });
     const text = reset(env, 4);
     for (const response of ['Up', '<answer>push up</answer>', '<answer>north</answer>', '']) {
       const result = step(env, response);
-      expect(result).toMatchObject({ observation: text, reward: -0.15, terminated: false, truncated: false });
+      expect(result).toMatchObject({ observation: text, terminated: false, truncated: false });
+      expect(result.reward).toBeCloseTo(-0.25, 10);
       expect(result.info.action).toBeNull();
       expect(result.info.metrics).toEqual({ success: false, action_is_valid: false, action_is_effective: false, format_penalty: -0.15 });
     }
