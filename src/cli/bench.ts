@@ -1,7 +1,8 @@
 /** `agentic bench`: the model-engine benchmark (see src/bench/model_bench.ts); prints and writes JSON. */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { UsageError } from '../errors';
+import { firstLine, UsageError } from '../errors';
+import { writeFileAtomic } from '../util/atomic';
 import { debugArg } from './args';
 import { command } from './command';
 import { log, out } from './log';
@@ -22,15 +23,20 @@ export default command(
       if (!BACKENDS.includes(backend)) throw new UsageError(`--backend: expected one of ${BACKENDS.join(', ')}, got '${args.backend}'`);
       const steps = Number(args.steps);
       if (!Number.isInteger(steps) || steps < 1) throw new UsageError(`--steps: expected a positive integer, got '${args.steps}'`);
+      // Check the output folder first: a benchmark should not run for a minute and then fail to save.
+      const path = args.out ?? `output/bench/${backend}.json`;
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+        accessSync(dirname(path), constants.W_OK);
+      } catch (error) {
+        throw new UsageError(`--out ${path}: cannot write there: ${firstLine(error)}`);
+      }
       const { startBackend } = await import('../engine/backend');
       const { PEER_SHAPE, runModelBench } = await import('../bench/model_bench');
       await startBackend(backend);
       const result = await runModelBench({ ...PEER_SHAPE, steps }, (line) => log.info(line));
       const json = JSON.stringify(result);
-      const path = args.out ?? `output/bench/${backend}.json`;
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(`${path}.tmp`, `${json}\n`);
-      renameSync(`${path}.tmp`, path);
+      writeFileAtomic(path, `${json}\n`);
       out(json);
       log.info(`wrote ${path}`);
       return 0;

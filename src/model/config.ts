@@ -43,11 +43,14 @@ export type ModelConfig = z.output<typeof ModelConfigShape> & {
  * than silently computed wrong.
  */
 function normaliseRope(input: Record<string, unknown>): Record<string, unknown> {
-  const scaling = (input.rope_parameters ?? input.rope_scaling) as Record<string, unknown> | null | undefined;
-  const type = scaling?.rope_type ?? scaling?.type;
-  if (type !== undefined && type !== 'default') {
-    throw new Error(`rope type '${String(type)}' is not supported (only the default RoPE is)`);
+  for (const key of ['rope_parameters', 'rope_scaling']) {
+    const settings = input[key] as Record<string, unknown> | null | undefined;
+    const type = settings?.rope_type ?? settings?.type;
+    if (type !== undefined && type !== 'default') {
+      throw new Error(`${key}: rope type '${String(type)}' is not supported (only the default RoPE is)`);
+    }
   }
+  const scaling = (input.rope_parameters ?? input.rope_scaling) as Record<string, unknown> | null | undefined;
   if (input.use_sliding_window === true) throw new Error('sliding-window attention is not supported (use_sliding_window: true)');
   if (input.rope_theta === undefined && typeof scaling?.rope_theta === 'number') return { ...input, rope_theta: scaling.rope_theta };
   return input;

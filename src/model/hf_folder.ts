@@ -122,7 +122,7 @@ export function readModelConfig(folder: string): ModelConfig {
       const issue = error.issues[0]!;
       throw new ModelError(`${displayPath(path)}: ${issue.path.join('.') || 'config'}: ${issue.message}`);
     }
-    throw error;
+    throw new ModelError(`${displayPath(path)}: ${firstLine(error)}`);
   }
 }
 

@@ -301,3 +301,18 @@ test('agentic doctor with an unknown webgpu adapter or conflicting role backends
   await expectOneLineError(['doctor', 'webgpu_adapter=metal'], 'webgpu_adapter: expected one of auto, vulkan, opengles, got "metal"');
   await expectOneLineError(['doctor', 'actor_infer.strategy_args.backend=cpu'], /^error: actor_infer\.strategy_args\.backend: cpu differs from wasm/);
 });
+
+describe('agentic bench', () => {
+  test('bad options are one line and exit 2 before any benchmark runs', async () => {
+    for (const [args, message] of [
+      [['bench', '--backend', 'tpu'], "--backend: expected one of wasm, cpu, webgpu, tensorflow, got 'tpu'"],
+      [['bench', '--steps', '0'], "--steps: expected a positive integer, got '0'"],
+      [['bench', '--out', '/proc/agentic/x.json'], '--out /proc/agentic/x.json: cannot write there'],
+    ] as const) {
+      const { code, stderr } = await agentic([...args]);
+      expect(code).toBe(2);
+      expect(stderr.trim().split('\n')).toHaveLength(1);
+      expect(stderr).toContain(message);
+    }
+  });
+});

@@ -138,6 +138,14 @@ describe('save and load', () => {
 });
 
 describe('validation errors name the file and the tensor or key', () => {
+  test('a scaled RoPE, in either spelling, is refused in one line', async () => {
+    const dir = await savedFolder(tinyConfig());
+    const path = join(dir, 'config.json');
+    const json = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...json, rope_parameters: { rope_type: 'default', rope_theta: 10000 }, rope_scaling: { type: 'linear', factor: 2 } }));
+    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${path}: rope_scaling: rope type 'linear' is not supported (only the default RoPE is)`);
+  });
+
   test('missing tensor, wrong shape, unexpected tensor', async () => {
     const config = tinyConfig();
     const dir = await savedFolder(config);

@@ -1,7 +1,7 @@
 /**
  * WebShop (Yao et al. 2022) simulated in process: a text web store where the policy searches,
- * opens products, chooses options and buys, to fit an instruction such as "i need a long clip-in
- * hair extension which is natural looking, and price lower than 40.00 dollars". No server: the
+ * opens products, chooses options and buys, to fit an instruction that names a kind of product,
+ * some attributes, option values and a price limit. No server: the
  * pages (shop.ts, pages.ts), the search engine (BM25, search.ts) and the scoring (scoring.ts) are
  * here. It ships a small generated catalog (scripts/webshop_catalog.ts) and reads the public
  * WebShop data files (items_shuffle_1000.json with items_ins_v2_1000.json or items_human_ins.json;
@@ -50,10 +50,10 @@ const Config = z
       .default(null)
       .describe("Goals as JSON in WebShop's items_ins_v2 or items_human_ins format; null: the shipped goals. Set with products_file."),
     split: z.enum(['train', 'val']).default('train').describe('Which goals reset() draws from.'),
-    results_per_page: z.number().int().positive().default(10).describe('Products on one results page.'),
-    max_results: z.number().int().positive().default(50).describe('Most products a search returns.'),
-    max_text_chars: z.number().int().positive().default(1000).describe('Longest description, feature or review text a page shows.'),
-    max_steps: z.number().int().positive().default(10).describe('Actions before the episode is truncated.'),
+    results_per_page: z.int().positive().default(10).describe('Products on one results page.'),
+    max_results: z.int().positive().default(50).describe('Most products a search returns.'),
+    max_text_chars: z.int().positive().default(1000).describe('Longest description, feature or review text a page shows.'),
+    max_steps: z.int().positive().default(10).describe('Actions before the episode is truncated.'),
     format_penalty: z.number().max(0).default(0).describe('Reward of an invalid action (<= 0).'),
     action_pattern: actionPattern(),
   })
@@ -160,8 +160,8 @@ class WebShop implements Env {
     this.over = true;
     const options = chosen.length > 0 ? ` with ${chosen.join(', ')}` : '';
     this.receipt = [
-      `Thank you for shopping with us! You bought [${product.asin}] ${product.title}${options} for $${product.price.toFixed(2)}.`,
-      `Your score (min 0.0, max 1.0): ${roundScore(score.reward)}`,
+      `Order placed: [${product.asin}] ${product.title}${options}, $${product.price.toFixed(2)}.`,
+      `How well it fits the instruction, from 0 to 1: ${roundScore(score.reward)}`,
     ].join('\n');
     return this.result(written, score.reward, { valid: true, effective: true, desc: `You bought ${product.asin}; the reward is ${roundScore(score.reward)}.`, score });
   }
