@@ -332,7 +332,8 @@ export class Qwen2Model {
       .reshape([batch, kvHeads, groups, length, keys])
       .add(mask);
     const probs = tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]);
-    const mixed = decoding ? probs.expandDims(4).mul(v.expandDims(2)).sum(3) : tf.matMul(probs, v);
+    // (Summing over the innermost axis: wasm's Sum transposes first for any other axis.)
+    const mixed = decoding ? probs.expandDims(3).mul(v.transpose([0, 1, 3, 2]).expandDims(2)).sum(-1) : tf.matMul(probs, v);
     const attended = mixed
       .reshape([batch, kvHeads, groups, length, headDim])
       .transpose([0, 3, 1, 2, 4])

@@ -65,7 +65,7 @@ function plan(a: TensorInfo, b: TensorInfo, transposeA: boolean, transposeB: boo
 
 /**
  * `x` with its last two axes swapped, as a new tensor (or `x` itself when no swap is asked). A
- * tiled JS loop over the heap: 1.2-2.4x faster here than the wasm Transpose kernel on these shapes.
+ * tiled JS loop over the heap: faster here than the wasm Transpose kernel on these shapes.
  */
 function untransposed(backend: BackendWasm, x: TensorInfo, transposed: boolean, temps: TensorInfo[]): TensorInfo {
   if (!transposed) return x;
@@ -76,14 +76,16 @@ function untransposed(backend: BackendWasm, x: TensorInfo, transposed: boolean, 
   // Views after the allocation: growing the heap detaches views taken before it.
   const from = backend.typedArrayFromHeap(x);
   const to = backend.typedArrayFromHeap(out);
-  const tile = 8;
+  // Tiles of 64 x 64, each written sequentially (measured ~1.4x faster than 8 x 8 tiles read
+  // sequentially, on [510, 255] and [4080, 384] matrices).
+  const tile = 64;
   for (let base = 0; base < from.length; base += rows * cols) {
-    for (let r0 = 0; r0 < rows; r0 += tile) {
-      const r1 = Math.min(r0 + tile, rows);
-      for (let c0 = 0; c0 < cols; c0 += tile) {
-        const c1 = Math.min(c0 + tile, cols);
-        for (let r = r0; r < r1; r++) {
-          for (let c = c0, src = base + r * cols + c0, dst = base + c0 * rows + r; c < c1; c++, src++, dst += rows) to[dst] = from[src]!;
+    for (let c0 = 0; c0 < cols; c0 += tile) {
+      const c1 = Math.min(c0 + tile, cols);
+      for (let r0 = 0; r0 < rows; r0 += tile) {
+        const r1 = Math.min(r0 + tile, rows);
+        for (let c = c0; c < c1; c++) {
+          for (let r = r0, src = base + r0 * cols + c, dst = base + c * rows + r0; r < r1; r++, src += cols, dst++) to[dst] = from[src]!;
         }
       }
     }
