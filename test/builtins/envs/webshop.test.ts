@@ -89,7 +89,7 @@ describe('webshop env on the shipped catalog', () => {
       const result = act(env, 'click[Buy Now]');
       expect(result).toMatchObject({ reward: 1, terminated: true, truncated: false });
       expect(result.info.metrics).toMatchObject({ success: true, action_is_valid: true, r_type: 1, r_att: 1, r_option: 1, r_price: 1 });
-      expect(result.observation).toContain(`You bought [${goal.asin}]`);
+      expect(result.observation).toContain(`Order placed: [${goal.asin}]`);
       expect(env.render('text')).toBe(result.observation);
       expect(() => act(env, 'click[Buy Now]')).toThrow('the episode is over');
     }
