@@ -4,8 +4,8 @@
  * `env_config` against its plugin's own schema (which also fills the plugin's defaults).
  */
 import type { z } from 'zod';
-import { ConfigError, PluginError } from '../errors';
-import type { EnvPlugin } from '../plugins/types';
+import { ConfigError, firstLine, PluginError } from '../errors';
+import type { EnvContext, EnvPlugin } from '../plugins/types';
 import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
 import { ConfigShape, type AgenticConfig, type BackendName, type EnvManagerConfig } from './schema';
@@ -15,6 +15,11 @@ export interface EnvResolver {
   /** Loads the `plugins:` paths, so their names resolve. */
   loadAll(paths: readonly string[]): Promise<void>;
   resolveEnv(ref: string): Promise<EnvPlugin>;
+  /**
+   * When given, every custom_envs entry is also built once (and closed), so settings that only
+   * the environment can check (a dataset file, a tool name) fail here, as config errors.
+   */
+  envContext?(): EnvContext;
 }
 
 function show(value: unknown): string {
@@ -173,6 +178,13 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
     const envConfig = plugin.config.safeParse(entry.env_config, { reportInput: true });
     if (!envConfig.success) throw issuesError(envConfig.error.issues as Issue[], plugin.config, [...at, 'env_config']);
     entry.env_config = envConfig.data as Record<string, unknown>;
+    if (envs.envContext) {
+      try {
+        await new plugin.env(entry.env_config as never, envs.envContext()).close();
+      } catch (error) {
+        throw new ConfigError(`${formatPath([...at, 'env_config'])}: env '${plugin.name}' cannot be built: ${firstLine(error)}`, { cause: error });
+      }
+    }
   }
   return config;
 }

@@ -234,3 +234,18 @@ describe('the env entries in configs/envs', () => {
     });
   }
 });
+
+describe('settings only the environment can check', () => {
+  test('an unknown tool, reward or dataset of a tool_use entry is a one-line config error', async () => {
+    for (const [override, message] of [
+      ['custom_envs.Arithmetic.env_config.reward=nosuch', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: unknown reward 'nosuch'"],
+      ['custom_envs.Arithmetic.env_config.tools=[nosuch]', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: unknown tool 'nosuch'"],
+      ['custom_envs.Arithmetic.env_config.dataset=/nope.jsonl', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: dataset /nope.jsonl: no such file"],
+    ]) {
+      const error = await load({ configName: 'tool_use', overrides: [override] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toStartWith(message!);
+      expect((error as Error).message).not.toContain('\n');
+    }
+  });
+});
