@@ -242,7 +242,7 @@ describe('settings only the environment can check', () => {
       ['custom_envs.Arithmetic.env_config.tools=[nosuch]', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: unknown tool 'nosuch'"],
       ['custom_envs.Arithmetic.env_config.dataset=/nope.jsonl', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: dataset /nope.jsonl: no such file"],
     ]) {
-      const error = await load({ configName: 'tool_use', overrides: [override] }).catch((e: unknown) => e);
+      const error = await load({ configName: 'tool_use', overrides: [override!] }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toStartWith(message!);
       expect((error as Error).message).not.toContain('\n');
