@@ -40,6 +40,22 @@ export const PEER_SHAPE: BenchShape = {
   steps: 5,
 };
 
+/** A shape small enough to check the benchmark itself in seconds (`agentic bench --quick`). */
+export const QUICK_SHAPE: BenchShape = {
+  hidden: 32,
+  layers: 1,
+  heads: 2,
+  kv: 1,
+  ffn: 64,
+  vocab: 64,
+  batch: 2,
+  seq: 16,
+  genBatch: 3,
+  prompt: 5,
+  newTokens: 4,
+  steps: 2,
+};
+
 export interface BenchResult {
   backend: string;
   params: number;

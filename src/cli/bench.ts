@@ -16,6 +16,7 @@ export default command(
       backend: { type: 'string', description: `tfjs backend: ${BACKENDS.join(', ')}`, default: 'wasm' },
       out: { type: 'string', description: 'Where to write the JSON (default output/bench/<backend>.json)' },
       steps: { type: 'string', description: 'Timed training steps', default: '5' },
+      quick: { type: 'boolean', description: 'A tiny shape that runs in seconds (checks the benchmark, measures nothing useful)' },
       ...debugArg,
     },
     async run({ args }) {
@@ -32,9 +33,9 @@ export default command(
         throw new UsageError(`--out ${path}: cannot write there: ${firstLine(error)}`);
       }
       const { startBackend } = await import('../engine/backend');
-      const { PEER_SHAPE, runModelBench } = await import('../bench/model_bench');
+      const { PEER_SHAPE, QUICK_SHAPE, runModelBench } = await import('../bench/model_bench');
       await startBackend(backend);
-      const result = await runModelBench({ ...PEER_SHAPE, steps }, (line) => log.info(line));
+      const result = await runModelBench({ ...(args.quick ? QUICK_SHAPE : PEER_SHAPE), steps }, (line) => log.info(line));
       const json = JSON.stringify(result);
       writeFileAtomic(path, `${json}\n`);
       out(json);

@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pkg from '../../package.json';
 import { parseYaml } from '../../src/config/yaml';
 import { agentic, lines, scratch } from '../helpers';
@@ -303,6 +305,16 @@ test('agentic doctor with an unknown webgpu adapter or conflicting role backends
 });
 
 describe('agentic bench', () => {
+  test('--quick runs the whole benchmark on a tiny shape and writes its JSON', async () => {
+    const out = join(scratch(), 'bench.json');
+    const { code, stdout } = await agentic(['bench', '--quick', '--steps', '1', '--out', out]);
+    expect(code).toBe(0);
+    const result = JSON.parse(readFileSync(out, 'utf8'));
+    expect(JSON.parse(stdout)).toEqual(result);
+    expect(result).toMatchObject({ backend: 'wasm', shape: { hidden: 32, steps: 1 } });
+    for (const key of ['train_tok_s', 'gen_tok_s', 'train_gflops', 'sgemm_gflops']) expect(result[key]).toBeGreaterThan(0);
+  });
+
   test('bad options are one line and exit 2 before any benchmark runs', async () => {
     for (const [args, message] of [
       [['bench', '--backend', 'tpu'], "--backend: expected one of wasm, cpu, webgpu, tensorflow, got 'tpu'"],
