@@ -3,7 +3,7 @@
  * files and generation_config.json, as transformers saves and loads them. Weights are checked
  * against the Qwen2 architecture's tensor names and shapes for the config.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ZodError } from 'zod';
 import { firstLine, ModelError } from '../errors';
@@ -11,7 +11,7 @@ import { writeFileAtomic, writeFolderAtomic } from '../util/atomic';
 import { displayPath } from '../util/paths';
 import { hfConfigJson, modelConfig, type ModelConfig } from './config';
 import { INDEX_FILE, readCheckpoint, saveDtype, SINGLE_FILE, torchDtypeName, writeSafetensors, type SaveDtype, type Weights } from './safetensors';
-import { Tokenizer, TOKENIZER_CONFIG_FILE, TOKENIZER_FILE } from './tokenizer';
+import { readJsonObject, Tokenizer, TOKENIZER_CONFIG_FILE, TOKENIZER_FILE } from './tokenizer';
 
 export const CONFIG_FILE = 'config.json';
 export const GENERATION_CONFIG_FILE = 'generation_config.json';
@@ -97,17 +97,6 @@ export function checkWeights(weights: Weights, config: ModelConfig, file: string
     }
   }
   return checked;
-}
-
-function readJsonObject(path: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new ModelError(`${displayPath(path)}: not valid JSON: ${firstLine(error)}`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ModelError(`${displayPath(path)}: not a JSON object`);
-  return value as Record<string, unknown>;
 }
 
 /** config.json parsed into a ModelConfig; a bad field is one line naming the file and key. */

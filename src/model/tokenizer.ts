@@ -34,7 +34,8 @@ function tokenText(value: unknown): string | null {
   return null;
 }
 
-function readJson(path: string): Record<string, unknown> {
+/** A JSON file that must hold an object; anything else is a one-line ModelError naming the file. */
+export function readJsonObject(path: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(path, 'utf8'));
@@ -109,8 +110,8 @@ export class Tokenizer {
     const templatePath = join(folder, CHAT_TEMPLATE_FILE);
     return new Tokenizer(
       {
-        tokenizerJson: readJson(jsonPath),
-        tokenizerConfig: existsSync(configPath) ? readJson(configPath) : {},
+        tokenizerJson: readJsonObject(jsonPath),
+        tokenizerConfig: existsSync(configPath) ? readJsonObject(configPath) : {},
         chatTemplate: existsSync(templatePath) ? readFileSync(templatePath, 'utf8') : null,
       },
       displayPath(jsonPath),

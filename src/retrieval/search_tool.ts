@@ -8,7 +8,7 @@ import { defineTool } from '../plugins/define';
 import type { ToolPlugin } from '../plugins/types';
 import { z } from 'zod';
 import { Bm25Index } from './bm25';
-import { loadCorpus, parseJsonlCorpus, type Passage } from './corpus';
+import { loadCorpus, type Passage } from './corpus';
 
 export interface SearchToolOptions {
   /** The registered tool name. Default 'search'. */

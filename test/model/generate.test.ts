@@ -148,4 +148,24 @@ describe('sampleToken', () => {
     expect(seen({ temperature: 1, topP: 0.8, topK: 0, doSample: true })).toEqual([0, 4]);
     expect(seen({ temperature: 1, topP: 0.5, topK: 0, doSample: true })).toEqual([4]);
   });
+
+  test('on a large vocabulary, top-k and top-p keep exactly the tokens a full sort keeps', () => {
+    const rng = Rng.fromSeed(3);
+    const big = Float32Array.from({ length: 10000 }, () => rng.normal());
+    const sorted = Array.from(big.keys()).sort((a, b) => big[b]! - big[a]! || a - b);
+    const seen = (params: SamplingParams) => {
+      const s = new Set<number>();
+      for (let i = 0; i < 1500; i++) s.add(sampleToken(big, params, rng).token);
+      return [...s].sort((a, b) => a - b);
+    };
+    expect(seen({ temperature: 1, topP: 1, topK: 4, doSample: true })).toEqual(sorted.slice(0, 4).sort((a, b) => a - b));
+    // The nucleus by brute force: the shortest most-likely-first prefix holding 1% of the mass.
+    const weights = sorted.map((i) => Math.exp(big[i]! - big[sorted[0]!]!));
+    const total = weights.reduce((a, b) => a + b, 0);
+    let mass = 0;
+    let keep = 0;
+    while (mass < 1e-2 * total) mass += weights[keep++]!;
+    expect(keep).toBeGreaterThan(1);
+    expect(seen({ temperature: 1, topP: 1e-2, topK: 0, doSample: true })).toEqual(sorted.slice(0, keep).sort((a, b) => a - b));
+  });
 });
