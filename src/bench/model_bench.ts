@@ -140,15 +140,16 @@ export async function runModelBench(shape: BenchShape, onProgress: (line: string
 
   const sgemm = await measureSgemm();
   optimizer.dispose();
+  const params = model.numParameters;
   model.dispose();
 
   const trainTokS = (shape.batch * length) / (trainMs / 1000);
   // The peer's count: 6 FLOPs per parameter per token, plus attention.
-  const flopsPerToken = 6 * model.numParameters + 12 * shape.layers * shape.hidden * shape.seq;
+  const flopsPerToken = 6 * params + 12 * shape.layers * shape.hidden * shape.seq;
   const trainGflops = (trainTokS * flopsPerToken) / 1e9;
   return {
     backend: tf.getBackend(),
-    params: model.numParameters,
+    params,
     train_tok_s: round(trainTokS),
     train_step_ms: round(trainMs),
     gen_tok_s: round((shape.genBatch * shape.newTokens) / (genMs / 1000)),

@@ -5,6 +5,7 @@
  * Reaching the goal pays 1 and ends the episode, a hole ends it with 0.
  */
 import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
+import { gridInstruction } from '../_grid/instruction';
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, type Action, type Lake } from './lake';
 import { lakePicture, lakeText, SYMBOLS } from './render';
@@ -20,15 +21,14 @@ const Config = z.strictObject({
 type FrozenLakeConfig = z.output<typeof Config>;
 
 function instruction(slippery: boolean): string {
-  return [
+  return gridInstruction(
     'You are crossing a frozen lake drawn as a grid. Walk from your position to the goal without stepping into a hole: ' +
       'falling into a hole ends the game. Walking into the edge of the grid leaves you where you are.' +
       (slippery ? ' The ice is slippery: a move can carry you to either side of the direction you chose.' : ''),
-    `Symbols: ${Object.entries(SYMBOLS)
-      .map(([symbol, meaning]) => `${symbol} = ${meaning}`)
-      .join(', ')}.`,
-    `Actions: ${ACTIONS.join(', ')}. Give exactly one action per turn inside answer tags, for example <answer>Right</answer>.`,
-  ].join('\n');
+    SYMBOLS,
+    ACTIONS,
+    'Right',
+  );
 }
 
 class FrozenLake implements Env {

@@ -5,6 +5,7 @@
  * for one pushed off, +10 when every box is on a target, which ends the episode.
  */
 import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
+import { gridInstruction } from '../_grid/instruction';
 import { responseFor } from '../_grid/response';
 import { generateRoom } from './generate';
 import { roomPicture, roomText, SYMBOLS } from './render';
@@ -43,15 +44,14 @@ const Config = z
   });
 type SokobanConfig = z.output<typeof Config>;
 
-const INSTRUCTION = [
+const INSTRUCTION = gridInstruction(
   'You are playing Sokoban in a room drawn as a grid. Push every box onto a target. Walking into a box pushes it one cell ' +
     'the same way if the cell behind it is free floor; you cannot pull a box or push two at once, and walls stop you and the boxes. ' +
     'Every move costs a little, a box pushed onto a target earns a point, one pushed off a target loses it, and solving the puzzle earns a large bonus.',
-  `Symbols: ${Object.entries(SYMBOLS)
-    .map(([symbol, meaning]) => `${symbol} = ${meaning}`)
-    .join(', ')}.`,
-  `Actions: ${ACTIONS.join(', ')}. Give exactly one action per turn inside answer tags, for example <answer>Left</answer>.`,
-].join('\n');
+  SYMBOLS,
+  ACTIONS,
+  'Left',
+);
 
 class Sokoban implements Env {
   private room: Room | null = null;
