@@ -17,6 +17,7 @@ export default command(
       out: { type: 'string', description: 'Where to write the JSON (default output/bench/<backend>.json)' },
       steps: { type: 'string', description: 'Timed training steps', default: '5' },
       quick: { type: 'boolean', description: 'A tiny shape that runs in seconds (checks the benchmark, measures nothing useful)' },
+      rollout: { type: 'boolean', description: 'Benchmark rollouts instead: 64 FrozenLake envs batched vs one env at a time' },
       ...debugArg,
     },
     async run({ args }) {
@@ -25,7 +26,7 @@ export default command(
       const steps = Number(args.steps);
       if (!Number.isInteger(steps) || steps < 1) throw new UsageError(`--steps: expected a positive integer, got '${args.steps}'`);
       // Check the output folder first: a benchmark should not run for a minute and then fail to save.
-      const path = args.out ?? `output/bench/${backend}.json`;
+      const path = args.out ?? `output/bench/${args.rollout ? 'rollout_' : ''}${backend}.json`;
       try {
         mkdirSync(dirname(path), { recursive: true });
         accessSync(dirname(path), constants.W_OK);
@@ -33,9 +34,17 @@ export default command(
         throw new UsageError(`--out ${path}: cannot write there: ${firstLine(error)}`);
       }
       const { startBackend } = await import('../engine/backend');
-      const { PEER_SHAPE, QUICK_SHAPE, runModelBench } = await import('../bench/model_bench');
       await startBackend(backend);
-      const result = await runModelBench({ ...(args.quick ? QUICK_SHAPE : PEER_SHAPE), steps }, (line) => log.info(line));
+      let result: object;
+      if (args.rollout) {
+        const { QUICK_ROLLOUT_BENCH, ROLLOUT_BENCH, runRolloutBench } = await import('../bench/rollout_bench');
+        const report = await runRolloutBench(args.quick ? QUICK_ROLLOUT_BENCH : ROLLOUT_BENCH, (line) => log.info(line));
+        log.info(`batched rollout: ${report.speedup.toFixed(2)}x the tokens/s of one env at a time end to end, ${report.decodeSpeedup.toFixed(2)}x in decoding`);
+        result = { backend, ...report };
+      } else {
+        const { PEER_SHAPE, QUICK_SHAPE, runModelBench } = await import('../bench/model_bench');
+        result = await runModelBench({ ...(args.quick ? QUICK_SHAPE : PEER_SHAPE), steps }, (line) => log.info(line));
+      }
       const json = JSON.stringify(result);
       writeFileAtomic(path, `${json}\n`);
       out(json);
@@ -44,5 +53,7 @@ export default command(
     },
   },
   'Same shape as ../shared/bench/torch_peer.py: hidden 128, 4 layers, 4 heads, 2 kv heads, ffn 384, vocab 512;\n' +
-    'train at batch 16 x seq 256, generation of 64 tokens for 32 prompts of 128.',
+    'train at batch 16 x seq 256, generation of 64 tokens for 32 prompts of 128.\n' +
+    '--rollout: FrozenLake episodes (3 turns, 32 tokens a turn) of the agentic:tiny policy, 64 envs sharing one\n' +
+    'continuously batched decode vs one env at a time; writes output/bench/rollout_<backend>.json.',
 );

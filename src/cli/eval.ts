@@ -1,4 +1,61 @@
-/** `agentic eval`: validation rollouts of a checkpoint. */
-import { validatingCommand } from './pending';
+/**
+ * `agentic eval`: plays val_batch_size episodes with the val env manager and reports, per tag,
+ * success, score, valid actions, actions and response length (a table on stdout, JSON on disk).
+ *
+ * The policy is actor_infer's model (actor_infer.model_args.model_name_or_path, else pretrain:
+ * a built-in preset, a Hugging Face folder or a hub id), decoding with val_env_manager's
+ * generating_args. `--policy random` (or val_env_manager.llm_proxy.proxy_type=random) needs no
+ * model: each env answers itself with random actions.
+ */
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { firstLine, UsageError } from '../errors';
+import { writeFileAtomic } from '../util/atomic';
+import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
+import { command } from './command';
+import { log, out } from './log';
 
-export default validatingCommand('eval', 'Evaluate a policy on the validation environments', 'evaluation', 'checkpoints and eval (issue #8)');
+const POLICIES = ['model', 'random'] as const;
+
+export default command(
+  {
+    meta: { name: 'eval', description: 'Evaluate a policy on the validation environments (table and JSON)' },
+    args: {
+      ...configArgs,
+      policy: { type: 'string', valueHint: 'model|random', description: "model: actor_infer's model (default); random: each env's random actions, no model" },
+      out: { type: 'string', valueHint: 'file', description: 'Where to write the JSON (default <output_dir>/eval.json)' },
+      ...overridesArg,
+    },
+    async run({ args }) {
+      const overrides = overridesFrom(args._);
+      if (args.policy !== undefined) {
+        if (!POLICIES.includes(args.policy as (typeof POLICIES)[number])) {
+          throw new UsageError(`--policy: expected one of ${POLICIES.join(', ')}, got '${args.policy}'`);
+        }
+        overrides.push(`val_env_manager.llm_proxy.proxy_type=${args.policy === 'random' ? 'random' : 'policy'}`);
+      }
+      const { loadConfig } = await import('../config/load');
+      const { PluginHost } = await import('../plugins/host');
+      const host = new PluginHost();
+      const { config } = await loadConfig(configRequest(args, overrides), host);
+      const path = args.out ?? join(config.output_dir, 'eval.json');
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+        accessSync(dirname(path), constants.W_OK);
+      } catch (error) {
+        throw new UsageError(`--out ${path}: cannot write there: ${firstLine(error)}`);
+      }
+      const { evaluate } = await import('../rollout/evaluate');
+      const result = await evaluate(config, host, (line) => log.info(line));
+      out(result.table);
+      writeFileAtomic(path, `${JSON.stringify(result.json, null, 2)}\n`);
+      log.info(`wrote ${path}`);
+      return 0;
+    },
+  },
+  `${OVERRIDES_HELP}
+
+EXAMPLES
+  agentic eval --config-name frozen_lake --policy random
+  agentic eval --config-name frozen_lake pretrain=path/to/hf_folder val_batch_size=64`,
+);

@@ -119,6 +119,28 @@ export const Worker = z.strictObject({
     .describe("Device indices for the role; null is the backend's default device. ROLL's `list(range(a,b))` is accepted."),
 });
 
+export const PROXY_TYPES = ['policy', 'random'] as const;
+
+export const LlmProxy = z.strictObject({
+  proxy_type: z
+    .enum(PROXY_TYPES)
+    .default('policy')
+    .describe(
+      "policy: actor_infer's model generates every response; random: no model, each environment's sampleRandomAction() answers (for testing environments and pipelines).",
+    ),
+});
+
+export const ENV_MANAGER_KINDS = ['traj', 'step'] as const;
+export type EnvManagerKind = (typeof ENV_MANAGER_KINDS)[number];
+
+/** ROLL names env managers by Python class path; its two text managers map onto ours. */
+function parseEnvManagerClass(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  if (/(^|\.)TrajEnvManager$/.test(value)) return 'traj';
+  if (/(^|\.)(StepEnvManager|StepConcatEnvManager)$/.test(value)) return 'step';
+  return value;
+}
+
 export const EnvManager = z.strictObject({
   num_env_groups: positiveInt()
     .default(128)
@@ -139,6 +161,7 @@ export const EnvManager = z.strictObject({
   generating_args: GeneratingArgs.nullable()
     .default(null)
     .describe("Sampling settings for these rollouts; null takes actor_infer's."),
+  llm_proxy: LlmProxy.prefault({}).describe('Who answers the environments: the policy model, or random actions.'),
 });
 
 export const CustomEnv = z.strictObject({
@@ -152,6 +175,32 @@ export const CustomEnv = z.strictObject({
     .describe("Settings passed to the environment; checked against the plugin's own schema."),
   max_steps: positiveInt().default(10).describe('Most actions (turns) per episode.'),
   max_tokens_per_step: positiveInt().default(128).describe('Most tokens the policy may generate per turn.'),
+  env_manager_cls: z
+    .preprocess(parseEnvManagerClass, z.enum(ENV_MANAGER_KINDS))
+    .default('traj')
+    .describe(
+      "traj: one growing chat per episode and one training row per trajectory (StarPO); step: a fresh prompt each turn (instruction, recent history, observation) and one row per step (GiGPO). ROLL's class paths (...TrajEnvManager, ...StepEnvManager) are accepted.",
+    ),
+  history_length: nonNegativeInt()
+    .default(5)
+    .describe('Previous steps shown in a step-wise prompt (env_manager_cls: step).'),
+  agent_system_template: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe("The system prompt, literal text (no placeholders); null takes the built-in one."),
+  agent_template: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe(
+      "The user message of a turn, with {placeholders} (see docs/rollout.md); null takes the manager's default. traj: {turn_idx} {observation} {actions_left} {max_response_length}; step adds {env_instruction} {step_count} {history_length} {history} {current_step} {current_observation}.",
+    ),
+  episode_timeout_s: z
+    .number()
+    .positive()
+    .default(600)
+    .describe('Time budget of one episode in seconds (generation and env calls); an episode over it is cut, marked timed_out, and the others go on.'),
 });
 
 export const RewardNormalization = z.strictObject({
@@ -222,6 +271,9 @@ export const ConfigShape = z.strictObject({
     .default(128)
     .describe('Trajectories per validation; a multiple of val_env_manager.group_size.'),
   sequence_length: positiveInt().default(1024).describe('Most tokens in one trajectory (prompts and responses).'),
+  max_running_requests: positiveInt()
+    .default(128)
+    .describe('Most sequences decoded together in one batch during rollouts; more wait their turn.'),
 
   adv_estimator: z.enum(ADV_ESTIMATORS).default('grpo').describe('Advantage estimator.'),
   reward_normalization: RewardNormalization.prefault({}).describe('How episode scores are normalised before advantages.'),
@@ -285,6 +337,7 @@ export type WorkerConfig = z.output<typeof Worker>;
 export type EnvManagerConfig = z.output<typeof EnvManager>;
 export type CustomEnvConfig = z.output<typeof CustomEnv>;
 export type GeneratingConfig = z.output<typeof GeneratingArgs>;
+export type ProxyType = (typeof PROXY_TYPES)[number];
 
 /** Every key with its default, interpolations unresolved: the lowest config layer. */
 export function configDefaults(): Record<string, unknown> {

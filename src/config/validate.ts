@@ -8,6 +8,7 @@ import { ConfigError, firstLine, PluginError } from '../errors';
 import type { EnvContext, EnvPlugin } from '../plugins/types';
 import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
+import { templateProblem } from '../rollout/templates';
 import { ConfigShape, type AgenticConfig, type BackendName, type EnvManagerConfig } from './schema';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
@@ -127,6 +128,11 @@ function checkRelations(config: AgenticConfig): void {
       throw new ConfigError(`${batchKey}: ${batch} is not a multiple of ${name}.group_size (${manager.group_size})`);
     }
   };
+  for (const [tag, entry] of Object.entries(config.custom_envs)) {
+    // the system prompt is literal text; only the turn template has placeholders
+    const problem = entry.agent_template === null ? null : templateProblem(entry.agent_template, entry.env_manager_cls);
+    if (problem) throw new ConfigError(`custom_envs.${tag}.agent_template: ${problem}`);
+  }
   checkManager('train_env_manager', config.train_env_manager, 'rollout_batch_size');
   checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
 }

@@ -91,6 +91,13 @@ export class DecodeBatch {
       if (seen.has(r.id)) throw new AgenticError(`generation ${r.id}: the id appears twice in one join`);
       seen.add(r.id);
     }
+    const finished: GenerationResult[] = [];
+    for (const chunk of prefillChunks(requests, this.model.config.num_attention_heads)) finished.push(...(await this.prefill(chunk)));
+    return finished;
+  }
+
+  /** Prefills one chunk of joining requests and stacks the unfinished ones onto the batch. */
+  private async prefill(requests: readonly GenerationRequest[]): Promise<GenerationResult[]> {
     const width = Math.max(...requests.map((r) => r.promptIds.length));
     const n = requests.length;
     const ids = new Int32Array(n * width);
@@ -105,8 +112,13 @@ export class DecodeBatch {
       });
     });
     const idsTensor = tf.tensor2d(ids, [n, width], 'int32');
-    const { hidden, present } = this.model.forward(idsTensor, { keyMask, positions });
-    idsTensor.dispose();
+    let forward: ReturnType<Qwen2Model['forward']>;
+    try {
+      forward = this.model.forward(idsTensor, { keyMask, positions });
+    } finally {
+      idsTensor.dispose();
+    }
+    const { hidden, present } = forward;
     const logits = lastLogits(this.model, hidden);
     hidden.dispose();
     const values = (await logits.data()) as Float32Array;
@@ -289,6 +301,30 @@ export async function generate(
     batch.dispose();
   }
   return requests.map((r) => results.get(r.id)!);
+}
+
+/**
+ * Most attention scores (rows x heads x width^2) one prefill may hold at once: 2^24 floats, 64 MB.
+ * Many long prompts joining together would otherwise need more than the wasm heap can give
+ * (64 FrozenLake contexts of 400 ids are 170 MB of scores per layer).
+ */
+const PREFILL_SCORE_BUDGET = 2 ** 24;
+
+/** Joining requests in chunks that fit the budget, similar lengths together (less padding). */
+export function prefillChunks(requests: readonly GenerationRequest[], heads: number): GenerationRequest[][] {
+  const byLength = [...requests].sort((a, b) => a.promptIds.length - b.promptIds.length);
+  const chunks: GenerationRequest[][] = [];
+  let chunk: GenerationRequest[] = [];
+  for (const request of byLength) {
+    const width = request.promptIds.length;
+    if (chunk.length > 0 && (chunk.length + 1) * heads * width * width > PREFILL_SCORE_BUDGET) {
+      chunks.push(chunk);
+      chunk = [];
+    }
+    chunk.push(request);
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
 
 function lastLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {

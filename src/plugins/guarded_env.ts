@@ -114,6 +114,8 @@ export class GuardedEnv {
   private instance: Env | null = null;
   private current: EpisodePhase = 'idle';
   private lastObservation = '';
+  /** Bumped when an episode is abandoned, so a call that settles after it changes nothing. */
+  private epoch = 0;
   private readonly label: string;
   private readonly timeouts: { reset: number; step: number; close: number };
 
@@ -195,6 +197,22 @@ export class GuardedEnv {
     return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
   }
 
+  /**
+   * Gives up on the episode from outside (the rollout's time budget ran out while a call was in
+   * flight): the instance is retired like a failed one, whatever its pending call does later is
+   * ignored, and the next reset() builds a fresh instance.
+   */
+  abandon(): void {
+    if (this.current === 'closed') return;
+    this.epoch += 1;
+    this.retire();
+    this.current = 'failed';
+  }
+
+  private abandoned(method: EnvMethod): EnvFailure {
+    return { method, kind: 'timeout', reason: `${this.label}: ${method}() was abandoned (the episode ran out of time)` };
+  }
+
   /** Closes the current instance (waiting at most the close timeout); the guard is done after it. */
   async close(): Promise<EnvFailure | null> {
     if (this.current === 'closed') return null;
@@ -221,6 +239,7 @@ export class GuardedEnv {
   /** Calls into the plugin; any failure retires the instance and ends the episode. */
   private async call(method: EnvMethod, run: () => unknown, timeoutMs: number | null, problem: (value: unknown) => string | null): Promise<Called<unknown>> {
     let value: unknown;
+    const epoch = this.epoch;
     try {
       value = run();
       if (isThenable(value)) {
@@ -229,9 +248,12 @@ export class GuardedEnv {
         else value.then(undefined, () => {});
       }
     } catch (error) {
+      if (epoch !== this.epoch) return { value: null, failure: this.abandoned(method) };
       if (error === TIMED_OUT) return { value: null, failure: this.fail(method, 'timeout', `did not finish within ${formatDuration(timeoutMs!)}`) };
       return { value: null, failure: this.fail(method, 'threw', `threw: ${thrownText(error)}`) };
     }
+    // abandoned while in flight: the caller has moved on, and this instance is already retired
+    if (epoch !== this.epoch) return { value: null, failure: this.abandoned(method) };
     const bad = problem(value);
     if (bad) return { value: null, failure: this.fail(method, 'malformed', `returned a malformed result: ${bad}`) };
     return { value, failure: null };

@@ -1,0 +1,154 @@
+/**
+ * An env manager (train_env_manager or val_env_manager): `num_env_groups x group_size`
+ * environments built from custom_envs, the groups split over `tags` by `num_groups_partition`.
+ *
+ * Seeds: every environment of a group plays the same episode id, and an episode's seed is a hash
+ * of (run seed, mode, tag, group, episode id), so a group starts from one state and GRPO-style
+ * statistics compare like with like. Training groups advance through fresh episode ids step by
+ * step; validation starts again from episode 0 at each evaluation, so every evaluation plays the
+ * same maps and curves compare like with like (ROLL's validation keeps advancing instead).
+ *
+ * A batch of B trajectories is B / group_size whole groups: round r gives the next episode to
+ * groups 0, 1, ... until enough groups have one, so which episodes make a batch never depends on
+ * which env happens to finish first.
+ */
+import type { AgenticConfig, CustomEnvConfig, EnvManagerConfig, GeneratingConfig } from '../config/schema';
+import { hashSeed } from '../engine/rng';
+import { AgenticError } from '../errors';
+import type { Qwen2Model } from '../model/qwen2';
+import { GuardedEnv } from '../plugins/guarded_env';
+import type { PluginHost } from '../plugins/host';
+import type { ChatFormat } from './chat';
+import { playEpisode, type EpisodeTask } from './episode';
+import { rolloutMetrics } from './metrics';
+import { ModelPolicy, RandomPolicy, type Policy } from './policy';
+import { episodeSamples } from './samples';
+import type { Episode, RolloutBatch, RolloutMode } from './types';
+
+export interface EnvSlot {
+  envId: number;
+  groupId: number;
+  tag: string;
+  custom: CustomEnvConfig;
+  env: GuardedEnv;
+}
+
+export function managerOf(config: AgenticConfig, mode: RolloutMode): EnvManagerConfig {
+  return mode === 'train' ? config.train_env_manager : config.val_env_manager;
+}
+
+/** The sampling settings of a rollout: the manager's own, else actor_infer's. */
+export function generatingArgs(config: AgenticConfig, mode: RolloutMode): GeneratingConfig {
+  return managerOf(config, mode).generating_args ?? config.actor_infer.generating_args;
+}
+
+/** The policy a manager's llm_proxy names; `model` is required for the `policy` proxy. */
+export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen2Model | null, chat: ChatFormat): Policy {
+  if (managerOf(config, mode).llm_proxy.proxy_type === 'random') return new RandomPolicy(chat);
+  if (!model) throw new AgenticError(`${mode === 'train' ? 'train' : 'val'}_env_manager: the policy proxy needs a model`);
+  const gen = generatingArgs(config, mode);
+  return new ModelPolicy(model, chat, {
+    sampling: { temperature: gen.temperature, topP: gen.top_p, topK: gen.top_k, doSample: gen.do_sample },
+    stopStrings: gen.stop_strings,
+    maxRunning: config.max_running_requests,
+    maxLength: config.sequence_length,
+  });
+}
+
+export class EnvManager {
+  /** The next episode id of each group. */
+  private nextEpisode: number[];
+
+  private constructor(
+    readonly mode: RolloutMode,
+    private readonly config: AgenticConfig,
+    readonly slots: readonly EnvSlot[],
+    readonly groupCount: number,
+  ) {
+    this.nextEpisode = new Array<number>(groupCount).fill(0);
+  }
+
+  /** Builds the manager's environments (their instances are made at their first reset). */
+  static async build(mode: RolloutMode, config: AgenticConfig, host: PluginHost): Promise<EnvManager> {
+    const manager = managerOf(config, mode);
+    const partition = manager.num_groups_partition ?? manager.tags.map(() => manager.num_env_groups / manager.tags.length);
+    const context = host.envContext();
+    const slots: EnvSlot[] = [];
+    let groupId = 0;
+    for (const [i, tag] of manager.tags.entries()) {
+      const custom = config.custom_envs[tag]!;
+      const plugin = await host.resolveEnv(custom.env_type);
+      const budgetMs = custom.episode_timeout_s * 1000;
+      for (let g = 0; g < partition[i]!; g++, groupId++) {
+        for (let member = 0; member < manager.group_size; member++) {
+          const envId = groupId * manager.group_size + member;
+          const env = new GuardedEnv(plugin, custom.env_config, context, { label: `env ${tag}#${envId}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
+          slots.push({ envId, groupId, tag, custom, env });
+        }
+      }
+    }
+    return new EnvManager(mode, config, slots, groupId);
+  }
+
+  get groupSize(): number {
+    return managerOf(this.config, this.mode).group_size;
+  }
+
+  /** Episode counters, for checkpoints. */
+  get episodeCounters(): readonly number[] {
+    return [...this.nextEpisode];
+  }
+
+  restoreEpisodeCounters(counters: readonly number[]): void {
+    if (counters.length !== this.groupCount) throw new AgenticError(`rollout state has ${counters.length} groups, this manager ${this.groupCount}`);
+    this.nextEpisode = [...counters];
+  }
+
+  /** Plays `batchSize` trajectories (whole groups) with `policy`, all environments at once. */
+  async collect(batchSize: number, policy: Policy, chat: ChatFormat): Promise<RolloutBatch> {
+    const groupSize = this.groupSize;
+    if (batchSize % groupSize !== 0) throw new AgenticError(`a batch of ${batchSize} trajectories is not whole groups of ${groupSize}`);
+    if (this.mode === 'val') this.nextEpisode.fill(0);
+    const groups = batchSize / groupSize;
+    // episodes of each group, in the order they are played; `order` ranks them for the batch
+    const plan: Array<Array<{ episodeId: number; order: number }>> = Array.from({ length: this.groupCount }, () => []);
+    for (let order = 0; order < groups; order++) {
+      const group = order % this.groupCount;
+      plan[group]!.push({ episodeId: this.nextEpisode[group]!++, order });
+    }
+    const gen = generatingArgs(this.config, this.mode);
+    const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: this.config.sequence_length, runSeed: this.config.seed };
+    const before = policy.stats();
+    const started = performance.now();
+    const played: Array<{ order: number; envId: number; episode: Episode }> = [];
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        for (const { episodeId, order } of plan[slot.groupId]!) {
+          const task: EpisodeTask = {
+            mode: this.mode,
+            tag: slot.tag,
+            envId: slot.envId,
+            groupId: slot.groupId,
+            episodeId,
+            seed: hashSeed(this.config.seed, this.mode, slot.tag, slot.groupId, episodeId),
+          };
+          played.push({ order, envId: slot.envId, episode: await playEpisode(slot.env, slot.custom, task, limits, policy, chat) });
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    played.sort((a, b) => a.order - b.order || a.envId - b.envId);
+    const episodes = played.map((p) => p.episode);
+    const after = policy.stats();
+    return {
+      mode: this.mode,
+      episodes,
+      samples: episodes.flatMap(episodeSamples),
+      metrics: rolloutMetrics(this.mode, episodes, { seconds, generatedTokens: after.generatedTokens - before.generatedTokens }),
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => slot.env.close()));
+  }
+}

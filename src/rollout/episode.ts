@@ -1,0 +1,263 @@
+/**
+ * One episode of one environment: reset with the group's seed, then ask the policy and step the
+ * env turn by turn until the env ends it, the action budget (max_steps) is spent, the next prompt
+ * no longer fits in sequence_length, or the episode's time budget runs out.
+ *
+ * Trajectory-wise (traj) the context grows: each turn's new ids are appended after the previous
+ * response exactly as sampled (see chat.ts). Step-wise (step) every turn is a fresh prompt built
+ * from the instruction, the last `history_length` steps and the current observation.
+ *
+ * The time budget (episode_timeout_s) is the straggler guard: whatever is in flight when it runs
+ * out (a generation, an env call) is abandoned, the episode ends as `timeout`, and the envs and
+ * sequences of the other episodes never wait for it.
+ */
+import { createHash } from 'node:crypto';
+import type { CustomEnvConfig } from '../config/schema';
+import { Rng } from '../engine/rng';
+import type { GuardedEnv } from '../plugins/guarded_env';
+import type { MetricAgg, MetricValue } from '../plugins/types';
+import type { ChatFormat } from './chat';
+import type { Policy } from './policy';
+import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from './templates';
+import type { EndReason, Episode, RolloutMode, Turn } from './types';
+
+export interface EpisodeTask {
+  mode: RolloutMode;
+  tag: string;
+  envId: number;
+  groupId: number;
+  episodeId: number;
+  seed: number;
+}
+
+export interface EpisodeLimits {
+  /** generating_args.max_new_tokens of the rollout. */
+  maxNewTokens: number;
+  /** Most ids in a trajectory (traj) or in one step's prompt and response (step). */
+  sequenceLength: number;
+  /** The run's seed: with the task it seeds each turn's sampling stream. */
+  runSeed: number;
+}
+
+const EXPIRED = Symbol('expired');
+
+/** The episode's time budget as a promise that settles when it runs out. */
+class Deadline {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly expired: Promise<typeof EXPIRED>;
+
+  constructor(ms: number) {
+    this.expired = new Promise((resolve) => {
+      this.timer = setTimeout(() => resolve(EXPIRED), ms);
+    });
+  }
+
+  race<T>(work: Promise<T>): Promise<T | typeof EXPIRED> {
+    return Promise.race([work, this.expired]);
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+export function stateHash(observation: string): string {
+  return createHash('sha256').update(observation).digest('hex');
+}
+
+export function trajGroupId(task: EpisodeTask): string {
+  return `${task.tag}_${task.groupId}_${task.episodeId}_${task.seed}`;
+}
+
+/** Recent steps as a step-wise prompt shows them, oldest first. */
+function historyText(turns: readonly Turn[], firstStep: number): string {
+  if (turns.length === 0) return '(none yet)';
+  return turns
+    .map((turn, i) => {
+      const invalid = turn.metrics.action_is_valid === false ? ' (not a valid action)' : '';
+      return `[step ${firstStep + i + 1}] observation:\n${turn.observation}\nyour response: ${turn.responseText.trim()}${invalid}\nreward: ${turn.reward}`;
+    })
+    .join('\n');
+}
+
+export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task: EpisodeTask, limits: EpisodeLimits, policy: Policy, chat: ChatFormat): Promise<Episode> {
+  const kind = custom.env_manager_cls;
+  const system = custom.agent_system_template ?? DEFAULT_SYSTEM_TEMPLATE;
+  const template = custom.agent_template ?? defaultTemplate(kind);
+  const started = performance.now();
+  const deadline = new Deadline(custom.episode_timeout_s * 1000);
+  const turns: Turn[] = [];
+  const context: number[] = [];
+  let instruction = '';
+  let observation = '';
+  let endReason: EndReason = 'max_actions';
+  let failure: string | null = null;
+
+  try {
+    const reset = await deadline.race(env.reset(task.seed));
+    if (reset === EXPIRED) {
+      env.abandon();
+      endReason = 'timeout';
+      failure = `reset() did not finish within the episode budget of ${custom.episode_timeout_s} s`;
+    } else if (reset.failure) {
+      endReason = 'env_failure';
+      failure = reset.failure.reason;
+    } else {
+      instruction = reset.info.instruction;
+      observation = reset.observation;
+      for (let step = 0; ; step++) {
+        if (step >= custom.max_steps) {
+          endReason = 'max_actions';
+          break;
+        }
+        const actionsLeft = custom.max_steps - step;
+        let promptIds: number[];
+        if (kind === 'traj') {
+          const user = fillTemplate(template, { turn_idx: step + 1, observation, actions_left: actionsLeft, max_response_length: custom.max_tokens_per_step });
+          promptIds = step === 0 ? chat.firstTurn(system, `${instruction}\n${user}`) : chat.nextTurn(turns[step - 1]!.responseIds, user);
+        } else {
+          const memory = custom.history_length > 0 ? turns.slice(-custom.history_length) : [];
+          const user = fillTemplate(template, {
+            env_instruction: instruction,
+            step_count: step,
+            history_length: memory.length,
+            history: historyText(memory, step - memory.length),
+            current_step: step + 1,
+            current_observation: observation,
+            actions_left: actionsLeft,
+            max_response_length: custom.max_tokens_per_step,
+          });
+          promptIds = chat.firstTurn(system, user);
+        }
+        const contextIds = kind === 'traj' ? [...context, ...promptIds] : promptIds;
+        const room = limits.sequenceLength - contextIds.length;
+        if (room <= 0) {
+          endReason = 'context_full';
+          break;
+        }
+        const id = `${task.mode}:${task.envId}:${task.episodeId}:${step}`;
+        const reply = await deadline.race(
+          policy.respond({
+            id,
+            promptIds: contextIds,
+            maxNewTokens: Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room),
+            rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, step),
+            env,
+          }),
+        );
+        if (reply === EXPIRED) {
+          policy.cancel(id);
+          endReason = 'timeout';
+          failure = `the policy's response did not come within the episode budget of ${custom.episode_timeout_s} s`;
+          break;
+        }
+        if (reply.failure) {
+          endReason = 'env_failure';
+          failure = reply.failure.reason;
+          break;
+        }
+        const responseText = chat.responseText(reply.tokens);
+        const result = await deadline.race(env.step(responseText));
+        if (result === EXPIRED) {
+          env.abandon();
+          endReason = 'timeout';
+          failure = `step() did not finish within the episode budget of ${custom.episode_timeout_s} s`;
+          break;
+        }
+        turns.push({
+          observation,
+          promptIds,
+          responseIds: reply.tokens,
+          logProbs: reply.logProbs,
+          responseText,
+          reward: result.reward,
+          action: result.info.action,
+          actionDesc: result.info.actionDesc,
+          metrics: result.info.metrics,
+          metricsAgg: result.info.metricsAgg ?? {},
+          stateHash: stateHash(observation),
+        });
+        context.push(...promptIds, ...reply.tokens);
+        observation = result.observation;
+        if (result.failure) {
+          endReason = 'env_failure';
+          failure = result.failure.reason;
+          break;
+        }
+        if (result.terminated) {
+          endReason = 'terminated';
+          break;
+        }
+        if (result.truncated) {
+          endReason = 'truncated';
+          break;
+        }
+      }
+    }
+  } finally {
+    deadline.clear();
+  }
+
+  const id = trajGroupId(task);
+  return {
+    mode: task.mode,
+    kind,
+    tag: task.tag,
+    envId: task.envId,
+    groupId: task.groupId,
+    episodeId: task.episodeId,
+    seed: task.seed,
+    trajGroupId: id,
+    trajId: `${id}_${task.envId}`,
+    instruction,
+    turns,
+    finalObservation: observation,
+    endReason,
+    score: turns.reduce((sum, t) => sum + t.reward, 0),
+    failure,
+    metrics: episodeMetrics(turns, endReason),
+    responseTokens: turns.reduce((sum, t) => sum + t.responseIds.length, 0),
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+function reduce(values: readonly number[], agg: MetricAgg): number {
+  switch (agg) {
+    case 'sum':
+      return values.reduce((a, b) => a + b, 0);
+    case 'min':
+      return Math.min(...values);
+    case 'max':
+      return Math.max(...values);
+    case 'first':
+      return values[0]!;
+    case 'last':
+      return values[values.length - 1]!;
+    default:
+      return values.reduce((a, b) => a + b, 0) / values.length;
+  }
+}
+
+/**
+ * The env's per-turn metrics reduced over the episode (each by its metricsAgg, default mean;
+ * booleans count as 0/1), plus what the rollout knows: num_actions, and 0/1 flags timed_out,
+ * context_full and env_failure.
+ */
+export function episodeMetrics(turns: readonly Turn[], endReason: EndReason): Record<string, number> {
+  const series = new Map<string, { values: number[]; agg: MetricAgg }>();
+  for (const turn of turns) {
+    for (const [name, value] of Object.entries(turn.metrics) as Array<[string, MetricValue]>) {
+      const entry = series.get(name) ?? { values: [], agg: 'mean' };
+      entry.values.push(typeof value === 'boolean' ? Number(value) : value);
+      entry.agg = turn.metricsAgg[name] ?? entry.agg;
+      series.set(name, entry);
+    }
+  }
+  const metrics: Record<string, number> = {};
+  for (const [name, { values, agg }] of series) metrics[name] = reduce(values, agg);
+  metrics.num_actions = turns.length;
+  metrics.timed_out = Number(endReason === 'timeout');
+  metrics.context_full = Number(endReason === 'context_full');
+  metrics.env_failure = Number(endReason === 'env_failure');
+  return metrics;
+}

@@ -1,0 +1,110 @@
+/**
+ * Who answers the environments during a rollout. `ModelPolicy` samples from a model through the
+ * continuous-batching scheduler; `RandomPolicy` needs no model and answers with each env's
+ * sampleRandomAction(), so envs and pipelines can be tried without one (ROLL's random proxy).
+ * Both return token ids, so the rest of the rollout is the same code either way.
+ */
+import type { Rng } from '../engine/rng';
+import type { FinishReason } from '../model/generate';
+import type { Qwen2Model } from '../model/qwen2';
+import type { SamplingParams } from '../model/sampling';
+import type { EnvFailure, GuardedEnv } from '../plugins/guarded_env';
+import type { ChatFormat } from './chat';
+import { GenerationScheduler, type SchedulerStats } from './scheduler';
+
+export interface TurnQuery {
+  /** Unique among the queries in flight. */
+  id: string;
+  /** The whole context the response continues. */
+  promptIds: readonly number[];
+  maxNewTokens: number;
+  rng: Rng;
+  /** The env being answered (the random policy asks it for an action). */
+  env: GuardedEnv;
+}
+
+export type TurnReply =
+  | { tokens: number[]; logProbs: number[]; finishReason: FinishReason | 'random'; failure: null }
+  | { failure: EnvFailure };
+
+export interface Policy {
+  readonly name: string;
+  respond(query: TurnQuery): Promise<TurnReply>;
+  /** Gives up on a query in flight (its episode ran out of time). */
+  cancel(id: string): void;
+  /** Tokens generated so far, and the batching counters where there is a batch. */
+  stats(): Pick<SchedulerStats, 'generatedTokens'> & Partial<SchedulerStats>;
+  close(): Promise<void>;
+}
+
+export interface ModelPolicyOptions {
+  sampling: SamplingParams;
+  stopStrings: readonly string[] | null;
+  /** Most rows decoded together (max_running_requests). */
+  maxRunning: number;
+  /** Most positions a row may reach (sequence_length). */
+  maxLength: number;
+}
+
+export class ModelPolicy implements Policy {
+  readonly name = 'policy';
+  private readonly scheduler: GenerationScheduler;
+
+  constructor(
+    model: Qwen2Model,
+    private readonly chat: ChatFormat,
+    private readonly options: ModelPolicyOptions,
+  ) {
+    const maxLength = Math.min(options.maxLength, model.config.max_position_embeddings);
+    this.scheduler = new GenerationScheduler(model, { maxRunning: options.maxRunning, maxLength, decode: (ids) => chat.responseText(ids) });
+  }
+
+  async respond(query: TurnQuery): Promise<TurnReply> {
+    const result = await this.scheduler.generate({
+      id: query.id,
+      promptIds: query.promptIds,
+      sampling: this.options.sampling,
+      maxNewTokens: query.maxNewTokens,
+      rng: query.rng,
+      stopTokenIds: this.chat.stopTokenIds,
+      stopStrings: this.options.stopStrings ?? undefined,
+    });
+    return { tokens: result.tokens, logProbs: result.logProbs, finishReason: result.finishReason, failure: null };
+  }
+
+  cancel(id: string): void {
+    this.scheduler.cancel(id);
+  }
+
+  stats(): SchedulerStats {
+    return { ...this.scheduler.stats };
+  }
+
+  close(): Promise<void> {
+    return this.scheduler.close();
+  }
+}
+
+export class RandomPolicy implements Policy {
+  readonly name = 'random';
+  private generated = 0;
+
+  constructor(private readonly chat: ChatFormat) {}
+
+  async respond(query: TurnQuery): Promise<TurnReply> {
+    const sample = await query.env.sampleRandomAction();
+    if (sample.failure) return { failure: sample.failure };
+    // the same token budget a model has; the env then sees the (possibly cut) text of these ids
+    const tokens = this.chat.tokenizer.encode(sample.response, { addSpecialTokens: false }).slice(0, query.maxNewTokens);
+    this.generated += tokens.length;
+    return { tokens, logProbs: tokens.map(() => 0), finishReason: 'random', failure: null };
+  }
+
+  cancel(): void {}
+
+  stats(): Pick<SchedulerStats, 'generatedTokens'> {
+    return { generatedTokens: this.generated };
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,67 @@
+/**
+ * An evaluation's summary per tag, as `agentic eval` prints it and writes it (JSON).
+ */
+import type { Episode, RolloutBatch } from './types';
+
+export interface TagSummary {
+  episodes: number;
+  /** Share of episodes whose env reported success (null if the env has no success metric). */
+  success: number | null;
+  score: { mean: number; min: number; max: number };
+  /** Share of valid actions (null if the env has no action_is_valid metric). */
+  action_is_valid: number | null;
+  /** Actions per episode. */
+  num_actions: number;
+  /** Generated tokens per episode. */
+  response_length: number;
+  timed_out: number;
+  env_failure: number;
+}
+
+const mean = (values: readonly number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
+
+function metricMean(episodes: readonly Episode[], name: string): number | null {
+  if (!episodes.some((e) => name in e.metrics)) return null;
+  return mean(episodes.map((e) => e.metrics[name] ?? 0));
+}
+
+export function summarizeByTag(batch: RolloutBatch): Record<string, TagSummary> {
+  const summary: Record<string, TagSummary> = {};
+  for (const tag of [...new Set(batch.episodes.map((e) => e.tag))]) {
+    const episodes = batch.episodes.filter((e) => e.tag === tag);
+    const scores = episodes.map((e) => e.score);
+    summary[tag] = {
+      episodes: episodes.length,
+      success: metricMean(episodes, 'success'),
+      score: { mean: mean(scores), min: Math.min(...scores), max: Math.max(...scores) },
+      action_is_valid: metricMean(episodes, 'action_is_valid'),
+      num_actions: mean(episodes.map((e) => e.metrics.num_actions ?? 0)),
+      response_length: mean(episodes.map((e) => e.responseTokens)),
+      timed_out: metricMean(episodes, 'timed_out') ?? 0,
+      env_failure: metricMean(episodes, 'env_failure') ?? 0,
+    };
+  }
+  return summary;
+}
+
+const COLUMNS = ['tag', 'episodes', 'success', 'score mean', 'min', 'max', 'valid actions', 'actions', 'response tokens'];
+
+/** A plain-text table: one row per tag. */
+export function formatSummaryTable(summary: Record<string, TagSummary>): string {
+  const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
+  const num = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(3));
+  const rows = Object.entries(summary).map(([tag, s]) => [
+    tag,
+    String(s.episodes),
+    pct(s.success),
+    num(s.score.mean),
+    num(s.score.min),
+    num(s.score.max),
+    pct(s.action_is_valid),
+    s.num_actions.toFixed(2),
+    s.response_length.toFixed(1),
+  ]);
+  const widths = COLUMNS.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  return [line(COLUMNS), ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,91 @@
+/**
+ * Training rows from episodes: one per trajectory (StarPO) or one per step (GiGPO). The rows keep
+ * the ids exactly as they were fed and sampled, so the trainer recomputes the log-probabilities
+ * of the very tokens the policy produced.
+ */
+import type { Episode, Sample, Turn, TurnBounds } from './types';
+
+interface Row {
+  inputIds: Int32Array;
+  responseMask: Uint8Array;
+  logProbs: Float32Array;
+  rewards: Float32Array;
+  turns: TurnBounds[];
+}
+
+function buildRow(turns: readonly Turn[], score: number): Row {
+  const length = turns.reduce((n, t) => n + t.promptIds.length + t.responseIds.length, 0);
+  const inputIds = new Int32Array(length);
+  const responseMask = new Uint8Array(length);
+  const logProbs = new Float32Array(length);
+  const rewards = new Float32Array(length);
+  const bounds: TurnBounds[] = [];
+  let at = 0;
+  for (const turn of turns) {
+    const prompt = at;
+    inputIds.set(turn.promptIds, at);
+    at += turn.promptIds.length;
+    const response = at;
+    inputIds.set(turn.responseIds, at);
+    responseMask.fill(1, at, at + turn.responseIds.length);
+    logProbs.set(turn.logProbs, at);
+    at += turn.responseIds.length;
+    bounds.push({ prompt, response, end: at });
+  }
+  const last = responseMask.lastIndexOf(1);
+  if (last >= 0) rewards[last] = score;
+  return { inputIds, responseMask, logProbs, rewards, turns: bounds };
+}
+
+function identity(episode: Episode) {
+  const { trajGroupId, trajId, tag, envId, groupId, episodeId } = episode;
+  return { trajGroupId, trajId, tag, envId, groupId, episodeId };
+}
+
+/**
+ * One row for the whole episode: every turn's prompt ids and response ids, the response mask on
+ * the sampled ids only, and the episode score on the last sampled id. An episode that never got
+ * to answer (reset failed, timed out, first prompt too long) gives an empty row, so its group
+ * stays whole; it carries no response tokens and so no loss.
+ */
+export function trajectorySample(episode: Episode): Sample {
+  const row = buildRow(episode.turns, episode.score);
+  return {
+    ...identity(episode),
+    step: null,
+    ...row,
+    promptLength: row.turns[0]?.response ?? row.inputIds.length,
+    score: episode.score,
+    episodeScore: episode.score,
+    stepReward: null,
+    stepScores: episode.turns.map((t) => t.reward),
+    stateHash: null,
+    endReason: episode.endReason,
+    truncated: episode.endReason !== 'terminated',
+  };
+}
+
+/** One row per turn: its own prompt and response, the step reward on the last sampled id. */
+export function stepSamples(episode: Episode): Sample[] {
+  const stepScores = episode.turns.map((t) => t.reward);
+  return episode.turns.map((turn, step) => {
+    const row = buildRow([turn], turn.reward);
+    return {
+      ...identity(episode),
+      step,
+      ...row,
+      promptLength: turn.promptIds.length,
+      score: turn.reward,
+      episodeScore: episode.score,
+      stepReward: turn.reward,
+      stepScores,
+      stateHash: turn.stateHash,
+      endReason: episode.endReason,
+      truncated: episode.endReason !== 'terminated',
+    };
+  });
+}
+
+export function episodeSamples(episode: Episode): Sample[] {
+  return episode.kind === 'traj' ? [trajectorySample(episode)] : stepSamples(episode);
+}

@@ -1,0 +1,65 @@
+import { describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { agentic, lines, scratch } from '../helpers';
+
+const SMALL = ['val_batch_size=8', 'val_env_manager.num_env_groups=8', 'custom_envs.FrozenLake.max_steps=2', 'custom_envs.FrozenLake.max_tokens_per_step=8'];
+
+function readJson(path: string) {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+describe('agentic eval', () => {
+  test('--policy random plays FrozenLake without a model: a table per tag and the same as JSON', async () => {
+    const out = join(scratch(), 'eval.json');
+    const { code, stdout, stderr } = await agentic(['eval', '--config-name', 'frozen_lake', '--policy', 'random', '--out', out, ...SMALL]);
+    expect(stderr).not.toContain('error');
+    expect(code).toBe(0);
+    const [header, row] = lines(stdout);
+    expect(header).toMatch(/^tag +episodes +success +score mean +min +max +valid actions +actions +response tokens$/);
+    expect(row).toMatch(/^FrozenLake +8 +\d+\.\d%/);
+    const json = readJson(out);
+    expect(json).toMatchObject({ policy: 'random', model: null, episodes: 8 });
+    expect(json.tags.FrozenLake.episodes).toBe(8);
+    // random actions are always well formed
+    expect(json.tags.FrozenLake.action_is_valid).toBe(1);
+    expect(json.metrics['val/env/FrozenLake/action_is_valid']).toBe(1);
+    expect(json.tags.FrozenLake.num_actions).toBeGreaterThan(0);
+    expect(json.tags.FrozenLake.num_actions).toBeLessThanOrEqual(2);
+  });
+
+  test('the same seed plays the same episodes', async () => {
+    const [a, b] = [join(scratch(), 'a.json'), join(scratch(), 'b.json')];
+    await agentic(['eval', '--config-name', 'frozen_lake', '--policy', 'random', '--out', a, ...SMALL]);
+    await agentic(['eval', '--config-name', 'frozen_lake', '--policy', 'random', '--out', b, ...SMALL]);
+    expect(readJson(a).tags).toEqual(readJson(b).tags);
+  });
+
+  test("a random-init tiny model plays FrozenLake with val_env_manager's greedy decoding", async () => {
+    const out = join(scratch(), 'eval.json');
+    const { code, stdout, stderr } = await agentic(['eval', '--config-name', 'frozen_lake', '--out', out, 'val_batch_size=4', 'val_env_manager.num_env_groups=4', 'custom_envs.FrozenLake.max_steps=2', 'custom_envs.FrozenLake.max_tokens_per_step=6']);
+    expect(code).toBe(0);
+    expect(stderr).toContain('policy: agentic:tiny (random init, seed 42)');
+    expect(lines(stdout)[1]).toMatch(/^FrozenLake +4 /);
+    const json = readJson(out);
+    expect(json).toMatchObject({ policy: 'model', episodes: 4, generating_args: { do_sample: false, temperature: 0 } });
+    expect(json.model).toContain('agentic:tiny');
+    // every turn answered within its 6-token budget
+    expect(json.tags.FrozenLake.response_length).toBeGreaterThan(0);
+    expect(json.tags.FrozenLake.response_length).toBeLessThanOrEqual(12);
+  });
+
+  test('bad flags are one-line errors', async () => {
+    for (const [args, message] of [
+      [['eval', '--policy', 'smart'], "--policy: expected one of model, random, got 'smart'"],
+      [['eval', '--policy', 'random', '--out', '/proc/nope/eval.json'], '--out /proc/nope/eval.json: cannot write there'],
+      [['eval', 'val_env_manager.llm_proxy.proxy_type=oracle'], 'val_env_manager.llm_proxy.proxy_type: expected one of policy, random'],
+    ] as const) {
+      const { code, stderr, stdout } = await agentic([...args]);
+      expect(code).toBe(2);
+      expect(lines(stderr)).toHaveLength(1);
+      expect(stderr).toContain(message);
+      expect(stdout).toBe('');
+    }
+  });
+});

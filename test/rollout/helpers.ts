@@ -1,0 +1,67 @@
+/** Shared set-up of the rollout tests: configs from YAML, a small model on the built-in tokenizer. */
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load';
+import type { AgenticConfig } from '../../src/config/schema';
+import { startBackend } from '../../src/engine/backend';
+import { modelConfig } from '../../src/model/config';
+import { defaultTokenizer } from '../../src/model/default_tokenizer';
+import { Qwen2Model } from '../../src/model/qwen2';
+import { checkDefinition } from '../../src/plugins/registry';
+import { PluginHost } from '../../src/plugins/host';
+import type { PluginDefinition } from '../../src/plugins/types';
+import { ChatFormat } from '../../src/rollout/chat';
+import { scratch } from '../helpers';
+
+await startBackend('wasm');
+
+export const tokenizer = defaultTokenizer();
+export const chat = new ChatFormat(tokenizer);
+
+/** A small random Qwen2 on the built-in 512-id tokenizer: fast enough for many rollouts. */
+export const model = Qwen2Model.random(
+  modelConfig({
+    vocab_size: tokenizer.vocabSize,
+    hidden_size: 32,
+    intermediate_size: 64,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rope_theta: 10000,
+    rms_norm_eps: 1e-6,
+    max_position_embeddings: 2048,
+    tie_word_embeddings: true,
+  }),
+  { seed: 3 },
+);
+
+/** A host with the built-ins and `extra` plugins registered. */
+export function hostWith(...extra: PluginDefinition[]): PluginHost {
+  const host = new PluginHost();
+  for (const definition of extra) host.registry.register(checkDefinition(definition, 'test'), 'test');
+  return host;
+}
+
+export async function configFrom(yaml: string, host: PluginHost = hostWith(), overrides: string[] = []): Promise<AgenticConfig> {
+  const dir = scratch({ 'config.yaml': yaml });
+  return (await loadConfig({ configFile: join(dir, 'config.yaml'), overrides }, host)).config;
+}
+
+/** FrozenLake in `groups` groups of `size`, both managers alike. */
+export function lakeYaml(options: { groups: number; size: number; kind?: 'traj' | 'step'; sequenceLength?: number; maxSteps?: number; tokens?: number; greedy?: boolean }): string {
+  const gen = options.greedy ? '{max_new_tokens: 64, temperature: 0, do_sample: false}' : '{max_new_tokens: 64, temperature: 1, top_p: 1, top_k: 0}';
+  return `
+seed: 7
+sequence_length: ${options.sequenceLength ?? 1024}
+rollout_batch_size: ${options.groups * options.size}
+val_batch_size: ${options.groups * options.size}
+custom_envs:
+  Lake:
+    env_type: frozen_lake
+    env_manager_cls: ${options.kind ?? 'traj'}
+    max_steps: ${options.maxSteps ?? 3}
+    max_tokens_per_step: ${options.tokens ?? 12}
+    env_config: {size: 4, is_slippery: false, format_penalty: -0.01}
+train_env_manager: {num_env_groups: ${options.groups}, group_size: ${options.size}, tags: [Lake], generating_args: ${gen}}
+val_env_manager: {num_env_groups: ${options.groups}, group_size: ${options.size}, tags: [Lake], generating_args: ${gen}}
+`;
+}

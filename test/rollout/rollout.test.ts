@@ -1,0 +1,234 @@
+import { describe, expect, test } from 'bun:test';
+import { tf } from '../../src/engine/tf';
+import { defineEnv } from '../../src/plugins/define';
+import { z } from 'zod';
+import { EnvManager, makePolicy } from '../../src/rollout/env_manager';
+import { stateHash } from '../../src/rollout/episode';
+import type { RolloutBatch, RolloutMode, Sample } from '../../src/rollout/types';
+import type { AgenticConfig } from '../../src/config/schema';
+import type { PluginHost } from '../../src/plugins/host';
+import { chat, configFrom, hostWith, lakeYaml, model, tokenizer } from './helpers';
+
+async function rollout(config: AgenticConfig, host: PluginHost, mode: RolloutMode = 'train', manager?: EnvManager): Promise<RolloutBatch> {
+  const own = manager ?? (await EnvManager.build(mode, config, host));
+  const policy = makePolicy(config, mode, model, chat);
+  try {
+    return await own.collect(mode === 'train' ? config.rollout_batch_size : config.val_batch_size, policy, chat);
+  } finally {
+    await policy.close();
+    if (!manager) await own.close();
+  }
+}
+
+/** log p(inputIds[t] | inputIds[<t]) under the model, by one full forward pass of the row. */
+async function modelLogProbs(sample: Sample): Promise<Float32Array> {
+  const n = sample.inputIds.length;
+  return tf.tidy(() => {
+    const ids = tf.tensor2d(sample.inputIds, [1, n], 'int32');
+    const { hidden } = model.forward(ids);
+    const targets = new Int32Array(n);
+    targets.set(sample.inputIds.subarray(1), 0);
+    const { logProbs } = model.tokenStats(hidden, targets);
+    const shifted = new Float32Array(n);
+    shifted.set((logProbs.dataSync() as Float32Array).subarray(0, n - 1), 1);
+    return shifted;
+  });
+}
+
+describe('trajectory-wise rollout (StarPO)', () => {
+  test('masks cover exactly the sampled tokens, and their log-probs are the model\'s own (<= 1e-4)', async () => {
+    const host = hostWith();
+    const config = await configFrom(lakeYaml({ groups: 2, size: 2 }), host);
+    const before = tf.memory().numTensors;
+    const batch = await rollout(config, host);
+    expect(tf.memory().numTensors).toBe(before);
+    expect(batch.samples).toHaveLength(4);
+    for (const [i, sample] of batch.samples.entries()) {
+      const episode = batch.episodes[i]!;
+      expect(episode.turns.length).toBeGreaterThan(0);
+      // the row is the turns' ids in order, and the mask is on the response ids only
+      const expected = episode.turns.flatMap((t) => [...t.promptIds, ...t.responseIds]);
+      expect([...sample.inputIds]).toEqual(expected);
+      const masked = [...sample.inputIds].filter((_, t) => sample.responseMask[t] === 1);
+      expect(masked).toEqual(episode.turns.flatMap((t) => t.responseIds));
+      for (const [k, turn] of episode.turns.entries()) {
+        const bounds = sample.turns[k]!;
+        expect(bounds.response - bounds.prompt).toBe(turn.promptIds.length);
+        expect([...sample.responseMask.subarray(bounds.prompt, bounds.response)].every((m) => m === 0)).toBe(true);
+        expect([...sample.responseMask.subarray(bounds.response, bounds.end)].every((m) => m === 1)).toBe(true);
+      }
+      expect(sample.inputIds.length).toBeLessThanOrEqual(config.sequence_length);
+      // the score sits on the last sampled token and nowhere else
+      const last = sample.responseMask.lastIndexOf(1);
+      expect(sample.rewards[last]).toBeCloseTo(episode.score, 6);
+      expect([...sample.rewards].filter((r) => r !== 0).length).toBeLessThanOrEqual(1);
+      const recomputed = await modelLogProbs(sample);
+      let worst = 0;
+      for (let t = 0; t < sample.inputIds.length; t++) {
+        if (sample.responseMask[t]) worst = Math.max(worst, Math.abs(recomputed[t]! - sample.logProbs[t]!));
+        else expect(sample.logProbs[t]).toBe(0);
+      }
+      expect(worst).toBeLessThanOrEqual(1e-4);
+    }
+  });
+
+  test('every env of a group starts from the same state; groups advance to fresh seeds, validation repeats its own', async () => {
+    const host = hostWith();
+    const config = await configFrom(lakeYaml({ groups: 4, size: 3, maxSteps: 1, tokens: 4 }), host, ['train_env_manager.llm_proxy.proxy_type=random', 'val_env_manager.llm_proxy.proxy_type=random']);
+    const train = await EnvManager.build('train', config, host);
+    const first = await rollout(config, host, 'train', train);
+    const second = await rollout(config, host, 'train', train);
+    for (const batch of [first, second]) {
+      for (let g = 0; g < 4; g++) {
+        const group = batch.episodes.slice(g * 3, g * 3 + 3);
+        expect(new Set(group.map((e) => e.groupId)).size).toBe(1);
+        expect(new Set(group.map((e) => e.trajGroupId)).size).toBe(1);
+        expect(new Set(group.map((e) => e.turns[0]!.observation)).size).toBe(1);
+        expect(new Set(group.map((e) => e.seed)).size).toBe(1);
+        expect(group.map((e) => e.envId)).toEqual([g * 3, g * 3 + 1, g * 3 + 2]);
+      }
+      expect(new Set(batch.episodes.map((e) => e.trajGroupId)).size).toBe(4);
+    }
+    expect(first.episodes.map((e) => e.episodeId)).toEqual(Array(12).fill(0));
+    expect(second.episodes.map((e) => e.episodeId)).toEqual(Array(12).fill(1));
+    expect(new Set([...first.episodes, ...second.episodes].map((e) => e.seed)).size).toBe(8);
+    await train.close();
+    const val = await EnvManager.build('val', config, host);
+    const a = await rollout(config, host, 'val', val);
+    const b = await rollout(config, host, 'val', val);
+    expect(b.episodes.map((e) => e.seed)).toEqual(a.episodes.map((e) => e.seed));
+    await val.close();
+  });
+
+  test('a batch larger than the envs plays several rounds of whole groups', async () => {
+    const host = hostWith();
+    const config = await configFrom(lakeYaml({ groups: 2, size: 2, maxSteps: 1 }), host, ['rollout_batch_size=12', 'train_env_manager.llm_proxy.proxy_type=random']);
+    const batch = await rollout(config, host);
+    expect(batch.episodes).toHaveLength(12);
+    expect(batch.episodes.map((e) => `${e.groupId}:${e.episodeId}`)).toEqual(['0:0', '0:0', '1:0', '1:0', '0:1', '0:1', '1:1', '1:1', '0:2', '0:2', '1:2', '1:2']);
+  });
+
+  test('batched greedy decoding gives the same trajectories as one env at a time', async () => {
+    const host = hostWith();
+    const yaml = lakeYaml({ groups: 3, size: 2, greedy: true, maxSteps: 2 });
+    const together = await rollout(await configFrom(yaml, host), host);
+    const alone = await rollout(await configFrom(yaml, host, ['max_running_requests=1']), host);
+    expect(together.samples.map((s) => [...s.inputIds])).toEqual(alone.samples.map((s) => [...s.inputIds]));
+    for (const [i, s] of together.samples.entries()) {
+      const other = alone.samples[i]!;
+      s.logProbs.forEach((lp, t) => expect(Math.abs(lp - other.logProbs[t]!)).toBeLessThanOrEqual(1e-5));
+    }
+  });
+
+  test('the context budget ends an episode when the next prompt does not fit, and the row stays within it', async () => {
+    const host = hostWith();
+    // the first prompt is about 300 ids: one or two turns of up to 40 fit in 420
+    const config = await configFrom(lakeYaml({ groups: 1, size: 2, sequenceLength: 420, maxSteps: 10, tokens: 40 }), host);
+    const batch = await rollout(config, host);
+    for (const [i, e] of batch.episodes.entries()) {
+      expect(e.endReason).toBe('context_full');
+      expect(e.turns.length).toBeGreaterThan(0);
+      expect(e.metrics.context_full).toBe(1);
+      expect(batch.samples[i]!.truncated).toBe(true);
+      // each response got at most the room that was left
+      let used = 0;
+      for (const turn of e.turns) {
+        used += turn.promptIds.length;
+        expect(turn.responseIds.length).toBeLessThanOrEqual(Math.min(40, 420 - used));
+        used += turn.responseIds.length;
+      }
+    }
+    for (const s of batch.samples) expect(s.inputIds.length).toBeLessThanOrEqual(420);
+
+    const tight = await configFrom(lakeYaml({ groups: 1, size: 2, sequenceLength: 100 }), host);
+    const none = await rollout(tight, host);
+    expect(none.episodes.map((e) => [e.endReason, e.turns.length])).toEqual([['context_full', 0], ['context_full', 0]]);
+    expect(none.samples.map((s) => s.inputIds.length)).toEqual([0, 0]);
+  });
+});
+
+describe('step-wise rollout (GiGPO)', () => {
+  test('one row per step: a fresh prompt with recent history, the step reward, and the observation hash', async () => {
+    const host = hostWith();
+    const config = await configFrom(lakeYaml({ groups: 2, size: 2, kind: 'step', maxSteps: 3 }), host, ['train_env_manager.llm_proxy.proxy_type=random', 'custom_envs.Lake.history_length=1']);
+    const batch = await rollout(config, host);
+    const turns = batch.episodes.reduce((n, e) => n + e.turns.length, 0);
+    expect(batch.samples).toHaveLength(turns);
+    let at = 0;
+    for (const episode of batch.episodes) {
+      for (const [step, turn] of episode.turns.entries()) {
+        const sample = batch.samples[at++]!;
+        expect(sample.step).toBe(step);
+        expect(sample.trajId).toBe(episode.trajId);
+        expect(sample.stepReward).toBe(turn.reward);
+        expect(sample.episodeScore).toBeCloseTo(episode.score, 9);
+        expect(sample.stateHash).toBe(stateHash(turn.observation));
+        const prompt = tokenizer.decode([...sample.inputIds.subarray(0, sample.promptLength)]);
+        expect(prompt).toStartWith('<|im_start|>system\n');
+        expect(prompt).toContain(turn.observation);
+        expect(prompt).toContain(`Step ${step + 1}. Observation:`);
+        if (step > 0) expect(prompt).toContain(`[step ${step}] observation:\n${episode.turns[step - 1]!.observation}`);
+        if (step > 1) expect(prompt).not.toContain(`[step ${step - 1}]`);
+        expect([...sample.inputIds.subarray(sample.promptLength)]).toEqual(turn.responseIds);
+      }
+    }
+  });
+});
+
+const Stuck = z.strictObject({ hang: z.boolean().default(false) });
+const stuckEnv = defineEnv({
+  name: 'stuck',
+  description: 'Answers instantly, or never (hang: true).',
+  config: Stuck,
+  env: class {
+    constructor(private readonly config: z.output<typeof Stuck>) {}
+    reset(seed: number) {
+      return { observation: `state ${seed % 100}`, info: { instruction: 'Say anything.' } };
+    }
+    step() {
+      if (this.config.hang) return new Promise<never>(() => {});
+      return { observation: 'done', reward: 1, terminated: true, truncated: false, info: { metrics: { success: true } } };
+    }
+    render() {
+      return 'state';
+    }
+    close() {}
+    sampleRandomAction() {
+      return '<answer>ok</answer>';
+    }
+  },
+});
+
+describe('the straggler guard', () => {
+  test('a hanging env is cut at its time budget, and the other envs finish without waiting for it', async () => {
+    const host = hostWith(stuckEnv);
+    const config = await configFrom(
+      `
+rollout_batch_size: 8
+val_batch_size: 8
+sequence_length: 400
+custom_envs:
+  Fine: {env_type: stuck, max_steps: 1, max_tokens_per_step: 8}
+  Hung: {env_type: stuck, max_steps: 1, max_tokens_per_step: 8, episode_timeout_s: 1, env_config: {hang: true}}
+train_env_manager: {num_env_groups: 4, group_size: 2, tags: [Fine, Hung]}
+`,
+      host,
+    );
+    const started = performance.now();
+    const batch = await rollout(config, host);
+    const seconds = (performance.now() - started) / 1000;
+    expect(seconds).toBeLessThan(10);
+    const fine = batch.episodes.filter((e) => e.tag === 'Fine');
+    const hung = batch.episodes.filter((e) => e.tag === 'Hung');
+    expect(fine.map((e) => e.endReason)).toEqual(['terminated', 'terminated', 'terminated', 'terminated']);
+    expect(Math.max(...fine.map((e) => e.seconds))).toBeLessThan(1);
+    for (const e of hung) {
+      expect(e.endReason).toBe('timeout');
+      expect(e.failure).toContain('step() did not finish');
+      expect(e.seconds).toBeGreaterThanOrEqual(0.99);
+    }
+    expect(batch.metrics['env/Hung/timed_out']).toBe(1);
+    expect(batch.metrics['env/Fine/timed_out']).toBe(0);
+    expect(batch.metrics['env/Fine/success']).toBe(1);
+  });
+});
