@@ -33,7 +33,9 @@ export interface RolloutRun {
   maxRunning: number;
   episodes: number;
   generatedTokens: number;
+  /** Prompt ids prefilled, and prompt ids whose keys and values were reused from earlier turns. */
   prefillTokens: number;
+  reusedTokens: number;
   seconds: number;
   tokensPerSecond: number;
   meanRows: number;
@@ -103,6 +105,7 @@ export async function runRolloutBench(options: RolloutBenchOptions, info: (line:
         episodes: batch.episodes.length,
         generatedTokens: stats.generatedTokens,
         prefillTokens: stats.prefillTokens,
+        reusedTokens: stats.reusedTokens,
         seconds,
         tokensPerSecond: stats.generatedTokens / seconds,
         meanRows: stats.decodeSteps ? stats.rowSteps / stats.decodeSteps : 0,

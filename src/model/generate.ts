@@ -25,6 +25,21 @@ export interface GenerationRequest {
   stopTokenIds?: readonly number[];
   /** Generation stops once the decoded new text contains one of these (needs `decode`). */
   stopStrings?: readonly string[];
+  /**
+   * Keys and values already computed for the first `past.length` prompt ids (from an earlier
+   * result's `cache`); only the rest of the prompt is prefilled. Not consumed: the caller
+   * disposes it after `join` returns.
+   */
+  past?: { length: number; kv: readonly LayerKV[] };
+  /** Return the sequence's keys and values with its result (see GenerationResult.cache). */
+  keepCache?: boolean;
+}
+
+/** A sequence's keys and values, [1, kv heads, ids, head dim] per layer, for the ids fed so far. */
+export interface CachedPrefix {
+  /** The ids these keys and values belong to: the prompt and every generated id but the last. */
+  ids: number[];
+  kv: LayerKV[];
 }
 
 /** Why a sequence ended; 'left' is a sequence removed by `leave` before it finished. */
@@ -37,6 +52,8 @@ export interface GenerationResult {
   /** Sampling log-prob of each generated token (see Sampled.logProb). */
   logProbs: number[];
   finishReason: FinishReason;
+  /** With `keepCache`: the sequence's cache, to reuse for a later prompt that extends it. The caller disposes it. */
+  cache?: CachedPrefix;
 }
 
 export interface DecodeOptions {
@@ -98,25 +115,34 @@ export class DecodeBatch {
 
   /** Prefills one chunk of joining requests and stacks the unfinished ones onto the batch. */
   private async prefill(requests: readonly GenerationRequest[]): Promise<GenerationResult[]> {
-    const width = Math.max(...requests.map((r) => r.promptIds.length));
+    // Row b feeds prompt[kept[b]..] after `kept[b]` cached columns. Every row feeds `width` ids,
+    // reusing fewer cached columns where its new part is shorter, so each row stays one
+    // contiguous run of columns (right aligned, padding on the left).
+    const width = Math.max(...requests.map((r) => r.promptIds.length - (r.past?.length ?? 0)));
+    const kept = requests.map((r) => (r.past ? Math.max(0, r.promptIds.length - width) : 0));
+    const pastWidth = Math.max(...kept);
+    const columns = pastWidth + width;
     const n = requests.length;
     const ids = new Int32Array(n * width);
-    const keyMask = new Uint8Array(n * width);
+    const keyMask = new Uint8Array(n * columns);
     const positions = new Int32Array(n * width);
     requests.forEach((r, b) => {
-      const offset = width - r.promptIds.length;
-      r.promptIds.forEach((token, t) => {
-        ids[b * width + offset + t] = token;
-        keyMask[b * width + offset + t] = 1;
-        positions[b * width + offset + t] = t;
-      });
+      const fed = r.promptIds.length - kept[b]!;
+      const offset = width - fed;
+      for (let t = 0; t < fed; t++) {
+        ids[b * width + offset + t] = r.promptIds[kept[b]! + t]!;
+        positions[b * width + offset + t] = kept[b]! + t;
+      }
+      keyMask.fill(1, b * columns + columns - r.promptIds.length, (b + 1) * columns);
     });
+    const past = pastWidth > 0 ? pastBlock(requests, kept, pastWidth) : undefined;
     const idsTensor = tf.tensor2d(ids, [n, width], 'int32');
     let forward: ReturnType<Qwen2Model['forward']>;
     try {
-      forward = this.model.forward(idsTensor, { keyMask, positions });
+      forward = this.model.forward(idsTensor, { keyMask, positions, past });
     } finally {
       idsTensor.dispose();
+      if (past) tf.dispose(flatten(past));
     }
     const { hidden, present } = forward;
     const logits = lastLogits(this.model, hidden);
@@ -125,9 +151,9 @@ export class DecodeBatch {
     logits.dispose();
 
     const vocab = this.model.config.vocab_size;
-    const joining: Row[] = requests.map((request, b) => ({
+    const joining: Row[] = requests.map((request) => ({
       request,
-      start: width - request.promptIds.length,
+      start: columns - request.promptIds.length,
       position: request.promptIds.length,
       pending: -1,
       tokens: [],
@@ -137,13 +163,13 @@ export class DecodeBatch {
     const keep: number[] = [];
     joining.forEach((row, b) => {
       const done = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
-      if (done) finished.push(done);
+      if (done) finished.push(this.withCache(done, row, present, b));
       else keep.push(b);
     });
-    const kept = keep.length === n ? present : gatherRows(present, keep);
-    if (kept !== present) tf.dispose(flatten(present));
-    if (keep.length > 0) this.append(keep.map((b) => joining[b]!), kept, width);
-    else tf.dispose(flatten(kept));
+    const staying = keep.length === n ? present : gatherRows(present, keep);
+    if (staying !== present) tf.dispose(flatten(present));
+    if (keep.length > 0) this.append(keep.map((b) => joining[b]!), staying, columns);
+    else tf.dispose(flatten(staying));
     return finished;
   }
 
@@ -176,7 +202,7 @@ export class DecodeBatch {
     this.rows.forEach((row, b) => {
       row.position += 1;
       const done = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
-      if (done) finished.push(done);
+      if (done) finished.push(this.withCache(done, row, present, b));
       else keep.push(b);
     });
     if (keep.length < n) this.keepRows(keep);
@@ -207,11 +233,27 @@ export class DecodeBatch {
     }
     if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 1) throw new AgenticError(`generation ${r.id}: max_new_tokens must be an integer of at least 1`);
     if (r.stopStrings?.length && !this.options.decode) throw new AgenticError('stop strings need a decode function');
+    if (r.past) {
+      const columns = r.past.kv[0]?.k.shape[2] ?? 0;
+      if (!Number.isInteger(r.past.length) || r.past.length < 0 || r.past.length >= r.promptIds.length || r.past.length > columns) {
+        throw new AgenticError(`generation ${r.id}: a cached prefix of ${r.past.length} ids must be shorter than the prompt (${r.promptIds.length}) and within its cache (${columns})`);
+      }
+    }
     if (this.rows.some((row) => row.request.id === r.id)) throw new AgenticError(`generation ${r.id}: already in the batch`);
     const vocab = this.model.config.vocab_size;
     if (r.promptIds.some((t) => !Number.isInteger(t) || t < 0 || t >= vocab)) {
       throw new AgenticError(`generation ${r.id}: prompt has token ids outside [0, ${vocab})`);
     }
+  }
+
+  /** Adds the row's keys and values (batch row `b` of `cache`) to its result, if it asked for them. */
+  private withCache(result: GenerationResult, row: Row, cache: readonly LayerKV[], b: number): GenerationResult {
+    if (!row.request.keepCache) return result;
+    // gathers run in wasm; a slice of a 4-D tensor is a JavaScript loop that reads the whole tensor
+    const one = gatherRows(cache, [b]);
+    const kv = row.start > 0 ? keepColumns(one, row.start) : one;
+    if (kv !== one) tf.dispose(flatten(one));
+    return { ...result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv } };
   }
 
   /** Samples a row's next token; returns its result when that ends it. */
@@ -273,11 +315,7 @@ export class DecodeBatch {
     // Columns left of every row's start are padding for all: drop them.
     const trim = Math.min(...this.rows.map((r) => r.start));
     if (trim > 0) {
-      const columns = gathered[0]!.k.shape[2];
-      this.cache = gathered.map((layer) => ({
-        k: layer.k.slice([0, 0, trim, 0], [-1, -1, columns - trim, -1]),
-        v: layer.v.slice([0, 0, trim, 0], [-1, -1, columns - trim, -1]),
-      }));
+      this.cache = keepColumns(gathered, trim);
       tf.dispose(flatten(gathered));
       for (const row of this.rows) row.start -= trim;
     } else {
@@ -310,21 +348,55 @@ export async function generate(
  */
 const PREFILL_SCORE_BUDGET = 2 ** 24;
 
-/** Joining requests in chunks that fit the budget, similar lengths together (less padding). */
+/**
+ * Joining requests in chunks that fit the budget, with similar numbers of ids to feed together
+ * (less padding and recomputation). A row's scores are (ids fed) x (its whole prompt).
+ */
 export function prefillChunks(requests: readonly GenerationRequest[], heads: number): GenerationRequest[][] {
-  const byLength = [...requests].sort((a, b) => a.promptIds.length - b.promptIds.length);
+  const fed = (r: GenerationRequest) => r.promptIds.length - (r.past?.length ?? 0);
+  const byLength = [...requests].sort((a, b) => fed(a) - fed(b) || a.promptIds.length - b.promptIds.length);
   const chunks: GenerationRequest[][] = [];
   let chunk: GenerationRequest[] = [];
+  let widest = 0;
+  let longest = 0;
   for (const request of byLength) {
-    const width = request.promptIds.length;
-    if (chunk.length > 0 && (chunk.length + 1) * heads * width * width > PREFILL_SCORE_BUDGET) {
+    const w = Math.max(widest, fed(request));
+    const l = Math.max(longest, request.promptIds.length);
+    // a row feeding far more ids than the chunk's first would make every row recompute that many
+    const unlike = chunk.length > 0 && fed(request) > 2 * fed(chunk[0]!) + 32;
+    if (chunk.length > 0 && (unlike || (chunk.length + 1) * heads * w * l > PREFILL_SCORE_BUDGET)) {
       chunks.push(chunk);
       chunk = [];
+      widest = 0;
+      longest = 0;
     }
     chunk.push(request);
+    widest = Math.max(widest, fed(request));
+    longest = Math.max(longest, request.promptIds.length);
   }
   if (chunk.length > 0) chunks.push(chunk);
   return chunks;
+}
+
+/** The cached columns rows reuse (row b: the first kept[b] of its past), left-padded to `width` and stacked. */
+function pastBlock(requests: readonly GenerationRequest[], kept: readonly number[], width: number): LayerKV[] {
+  return tf.tidy(() => {
+    const layers = requests.find((r) => r.past)!.past!.kv.length;
+    const rowOf = (b: number, layer: number, key: 'k' | 'v'): tf.Tensor4D => {
+      const r = requests[b]!;
+      if (!r.past || kept[b] === 0) {
+        const like = requests.find((q) => q.past)!.past!.kv[layer]![key];
+        return tf.zeros([1, like.shape[1], width, like.shape[3]]) as tf.Tensor4D;
+      }
+      const source = r.past.kv[layer]![key];
+      const used = source.slice([0, 0, 0, 0], [1, -1, kept[b]!, -1]) as tf.Tensor4D;
+      return padLeft(used, width - kept[b]!);
+    };
+    return Array.from({ length: layers }, (_, layer) => ({
+      k: tf.concat(requests.map((_, b) => rowOf(b, layer, 'k')), 0) as tf.Tensor4D,
+      v: tf.concat(requests.map((_, b) => rowOf(b, layer, 'v')), 0) as tf.Tensor4D,
+    }));
+  });
 }
 
 function lastLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {
@@ -344,6 +416,15 @@ function gatherRows(cache: readonly LayerKV[], rows: number[]): LayerKV[] {
   return tf.tidy(() => {
     const index = tf.tensor1d(rows, 'int32');
     return cache.map((layer) => ({ k: tf.gather(layer.k, index, 0) as tf.Tensor4D, v: tf.gather(layer.v, index, 0) as tf.Tensor4D }));
+  });
+}
+
+/** The cache without its first `from` columns. */
+function keepColumns(cache: readonly LayerKV[], from: number): LayerKV[] {
+  return tf.tidy(() => {
+    const columns = cache[0]!.k.shape[2];
+    const index = tf.range(from, columns, 1, 'int32');
+    return cache.map((layer) => ({ k: tf.gather(layer.k, index, 2) as tf.Tensor4D, v: tf.gather(layer.v, index, 2) as tf.Tensor4D }));
   });
 }
 

@@ -143,6 +143,7 @@ export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task
             maxNewTokens: Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room),
             rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, step),
             env,
+            session: `${task.mode}:${task.envId}`,
           }),
         );
         if (reply === EXPIRED) {

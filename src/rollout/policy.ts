@@ -21,6 +21,8 @@ export interface TurnQuery {
   rng: Rng;
   /** The env being answered (the random policy asks it for an action). */
   env: GuardedEnv;
+  /** One per environment: a model policy reuses the keys and values of the session's last turn. */
+  session: string;
 }
 
 export type TurnReply =
@@ -68,7 +70,7 @@ export class ModelPolicy implements Policy {
       rng: query.rng,
       stopTokenIds: this.chat.stopTokenIds,
       stopStrings: this.options.stopStrings ?? undefined,
-    });
+    }, query.session);
     return { tokens: result.tokens, logProbs: result.logProbs, finishReason: result.finishReason, failure: null };
   }
 

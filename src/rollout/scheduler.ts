@@ -7,8 +7,24 @@
  * One loop drives the batch: join what waits (up to max_running_requests rows), decode one
  * token for every row, hand finished responses back, yield to the event loop so their envs can
  * step and ask again, repeat. The loop sleeps while nothing is queued or running.
+ *
+ * Sessions (one per environment) keep the keys and values of their last sequence. A request of
+ * the same session reuses them for the ids its prompt shares with that sequence, so a multi-turn
+ * episode prefills only each turn's new ids instead of its whole history.
  */
-import { DecodeBatch, type GenerationRequest, type GenerationResult } from '../model/generate';
+
+function sharedPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+function disposeCache(cache: CachedPrefix): void {
+  tf.dispose(cache.kv.flatMap((layer) => [layer.k, layer.v]));
+}
+import { tf } from '../engine/tf';
+import { DecodeBatch, type CachedPrefix, type GenerationRequest, type GenerationResult } from '../model/generate';
 import type { Qwen2Model } from '../model/qwen2';
 
 export interface SchedulerOptions {
@@ -25,6 +41,8 @@ export interface SchedulerStats {
   generatedTokens: number;
   /** Prompt tokens prefilled when rows joined. */
   prefillTokens: number;
+  /** Prompt tokens whose keys and values came from the session's earlier turns instead. */
+  reusedTokens: number;
   /** Decode steps (one token for every running row). */
   decodeSteps: number;
   /** Sum over decode steps of the rows decoded: decodeSteps times the mean batch size. */
@@ -38,6 +56,7 @@ export interface SchedulerStats {
 
 interface Waiting {
   request: GenerationRequest;
+  session: string | null;
   resolve: (result: GenerationResult) => void;
   reject: (error: unknown) => void;
 }
@@ -50,7 +69,9 @@ export class GenerationScheduler {
   private readonly running = new Map<string | number, Waiting>();
   private loop: Promise<void> | null = null;
   private failure: unknown = null;
-  readonly stats: SchedulerStats = { generatedTokens: 0, prefillTokens: 0, decodeSteps: 0, rowSteps: 0, peakRows: 0, prefillSeconds: 0, decodeSeconds: 0 };
+  /** Each session's last sequence, for prefix reuse. */
+  private readonly parked = new Map<string, CachedPrefix>();
+  readonly stats: SchedulerStats = { generatedTokens: 0, prefillTokens: 0, reusedTokens: 0, decodeSteps: 0, rowSteps: 0, peakRows: 0, prefillSeconds: 0, decodeSeconds: 0 };
 
   constructor(
     model: Qwen2Model,
@@ -59,11 +80,25 @@ export class GenerationScheduler {
     this.batch = new DecodeBatch(model, { maxLength: options.maxLength, decode: options.decode });
   }
 
-  /** Queues a request; resolves with its response when it finishes (or is cancelled: 'left'). */
-  generate(request: GenerationRequest): Promise<GenerationResult> {
+  /**
+   * Queues a request; resolves with its response when it finishes (or is cancelled: 'left').
+   * With a session, the request reuses what it shares with the session's last sequence.
+   */
+  generate(request: GenerationRequest, session: string | null = null): Promise<GenerationResult> {
     if (this.failure) return Promise.reject(this.failure);
+    let withPast = request;
+    if (session !== null) {
+      const parked = this.parked.get(session);
+      this.parked.delete(session);
+      if (parked) {
+        const length = Math.min(sharedPrefix(parked.ids, request.promptIds), request.promptIds.length - 1, parked.kv[0]!.k.shape[2]);
+        if (length > 0) withPast = { ...request, past: { length, kv: parked.kv } };
+        else disposeCache(parked);
+      }
+      withPast = { ...withPast, keepCache: true };
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
+      this.queue.push({ request: withPast, session, resolve, reject });
       this.loop ??= this.drive().finally(() => {
         this.loop = null;
       });
@@ -75,6 +110,7 @@ export class GenerationScheduler {
     const queued = this.queue.findIndex((w) => w.request.id === id);
     if (queued >= 0) {
       const [waiting] = this.queue.splice(queued, 1);
+      this.dropPast(waiting!.request);
       waiting!.resolve({ id, tokens: [], logProbs: [], finishReason: 'left' });
       return;
     }
@@ -86,10 +122,16 @@ export class GenerationScheduler {
     waiting.resolve(partial ?? { id, tokens: [], logProbs: [], finishReason: 'left' });
   }
 
-  /** Waits for the loop to go idle and frees the KV cache. */
+  /** Waits for the loop to go idle and frees the KV cache and every session's. */
   async close(): Promise<void> {
     await this.loop;
     this.batch.dispose();
+    for (const cache of this.parked.values()) disposeCache(cache);
+    this.parked.clear();
+  }
+
+  private dropPast(request: GenerationRequest): void {
+    if (request.past) tf.dispose(request.past.kv.flatMap((layer) => [layer.k, layer.v]));
   }
 
   private async drive(): Promise<void> {
@@ -100,10 +142,17 @@ export class GenerationScheduler {
           const joining = this.queue.splice(0, room);
           for (const w of joining) {
             this.running.set(w.request.id, w);
-            this.stats.prefillTokens += w.request.promptIds.length;
+            const reused = w.request.past?.length ?? 0;
+            this.stats.prefillTokens += w.request.promptIds.length - reused;
+            this.stats.reusedTokens += reused;
           }
           const started = performance.now();
-          const finished = await this.batch.join(joining.map((w) => w.request));
+          let finished: GenerationResult[];
+          try {
+            finished = await this.batch.join(joining.map((w) => w.request));
+          } finally {
+            for (const w of joining) this.dropPast(w.request);
+          }
           this.stats.prefillSeconds += (performance.now() - started) / 1000;
           this.finish(finished);
         }
@@ -122,6 +171,7 @@ export class GenerationScheduler {
     } catch (error) {
       // a model failure is the run's failure: every waiting env hears it
       this.failure = error;
+      for (const w of this.queue) this.dropPast(w.request);
       for (const w of [...this.queue, ...this.running.values()]) w.reject(error);
       this.queue = [];
       this.running.clear();
@@ -130,10 +180,19 @@ export class GenerationScheduler {
   }
 
   private finish(results: readonly GenerationResult[]): void {
-    for (const result of results) {
+    for (const { cache, ...result } of results) {
       this.stats.generatedTokens += result.tokens.length;
       const waiting = this.running.get(result.id);
       this.running.delete(result.id);
+      if (cache) {
+        if (waiting?.session != null) {
+          const old = this.parked.get(waiting.session);
+          if (old) disposeCache(old);
+          this.parked.set(waiting.session, cache);
+        } else {
+          disposeCache(cache);
+        }
+      }
       waiting?.resolve(result);
     }
   }

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, test } from 'bun:test';
 import { startBackend } from '../../src/engine/backend';
 import { Rng } from '../../src/engine/rng';
 import { tf } from '../../src/engine/tf';
-import { DecodeBatch, generate, type GenerationRequest } from '../../src/model/generate';
+import { DecodeBatch, generate, prefillChunks, type GenerationRequest } from '../../src/model/generate';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { GREEDY, sampleToken, type SamplingParams } from '../../src/model/sampling';
 import { tinyConfig } from './tiny';
@@ -78,6 +78,44 @@ describe('generation with a KV cache', () => {
     expect(done.get(1)).toHaveLength(3);
     expect(done.get(8)).toHaveLength(5);
     await expectMatchesFullForward(prompt(8, 12), done.get(8)!, (await generate(model, [request(8, prompt(8, 12), { maxNewTokens: 5 })]))[0]!.logProbs);
+  });
+
+  test('a continued sequence reuses its cached prefix and generates what a fresh prefill does', async () => {
+    const before = tf.memory().numTensors;
+    const first = prompt(4, 9);
+    const [turn1] = await generate(model, [request(1, first, { keepCache: true })]);
+    const cache = turn1!.cache!;
+    expect(cache.ids).toEqual([...first, ...turn1!.tokens.slice(0, -1)]);
+    expect(cache.kv[0]!.k.shape[2]).toBe(cache.ids.length);
+    // the next turn: everything so far, the last token, and a few new ids
+    const next = [...first, ...turn1!.tokens, ...prompt(5, 3)];
+    const fresh = await generate(model, [request(2, next), request(3, prompt(6, 20))]);
+    const reused = await generate(model, [request(2, next, { past: { length: cache.ids.length, kv: cache.kv } }), request(3, prompt(6, 20))]);
+    const partly = await generate(model, [request(2, next, { past: { length: 4, kv: cache.kv } })]);
+    tf.dispose(cache.kv.flatMap((l) => [l.k, l.v]));
+    expect(tf.memory().numTensors).toBe(before);
+    for (const got of [reused[0]!, partly[0]!]) {
+      expect(got.tokens).toEqual(fresh[0]!.tokens);
+      got.logProbs.forEach((lp, i) => expect(lp).toBeCloseTo(fresh[0]!.logProbs[i]!, 5));
+    }
+    expect(reused[1]!.tokens).toEqual(fresh[1]!.tokens);
+    await expectMatchesFullForward(next, reused[0]!.tokens, reused[0]!.logProbs);
+  });
+
+  test('a cached prefix must leave at least one prompt id to feed', async () => {
+    const [done] = await generate(model, [request(1, prompt(4, 5), { keepCache: true })]);
+    const kv = done!.cache!.kv;
+    await expect(generate(model, [request(2, prompt(4, 5), { past: { length: 5, kv } })])).rejects.toThrow('must be shorter than the prompt');
+    tf.dispose(kv.flatMap((l) => [l.k, l.v]));
+  });
+
+  test('many long prompts are prefilled in chunks that bound the attention scores', () => {
+    const long = (id: number, n: number) => request(id, Array(n).fill(1));
+    const chunks = prefillChunks([long(1, 1000), long(2, 10), long(3, 1000), long(4, 1000), long(5, 12)], 4);
+    // the short ones go together; 1000-id prompts fit 4 to a chunk of 2^24 scores (4 heads)
+    expect(chunks.map((c) => c.map((r) => r.id))).toEqual([[2, 5], [1, 3, 4]]);
+    const many = prefillChunks(Array.from({ length: 10 }, (_, i) => long(i, 1000)), 4);
+    expect(many.map((c) => c.length)).toEqual([4, 4, 2]);
   });
 
   test('sampling is reproducible per sequence, whatever shares the batch', async () => {

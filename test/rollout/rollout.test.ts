@@ -72,6 +72,32 @@ describe('trajectory-wise rollout (StarPO)', () => {
     }
   });
 
+  test('later turns prefill only their new ids: the session keeps the keys and values of the earlier ones', async () => {
+    const host = hostWith();
+    const config = await configFrom(lakeYaml({ groups: 1, size: 2, maxSteps: 3 }), host);
+    const manager = await EnvManager.build('train', config, host);
+    const policy = makePolicy(config, 'train', model, chat);
+    const batch = await manager.collect(2, policy, chat);
+    const stats = policy.stats();
+    await policy.close();
+    await manager.close();
+    const turns = batch.episodes.flatMap((e) => e.turns);
+    expect(turns.length).toBeGreaterThan(2);
+    // every request's prompt is the whole context so far; all but the first turn's was cached
+    let context = 0;
+    let fed = 0;
+    for (const e of batch.episodes) {
+      let sofar = 0;
+      for (const t of e.turns) {
+        context += sofar + t.promptIds.length;
+        sofar += t.promptIds.length + t.responseIds.length;
+      }
+      fed += e.turns.reduce((n, t, i) => n + t.promptIds.length + (i > 0 ? 1 : 0), 0);
+    }
+    expect(stats.prefillTokens! + stats.reusedTokens!).toBe(context);
+    expect(stats.prefillTokens).toBe(fed);
+  });
+
   test('every env of a group starts from the same state; groups advance to fresh seeds, validation repeats its own', async () => {
     const host = hostWith();
     const config = await configFrom(lakeYaml({ groups: 4, size: 3, maxSteps: 1, tokens: 4 }), host, ['train_env_manager.llm_proxy.proxy_type=random', 'val_env_manager.llm_proxy.proxy_type=random']);
