@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import { formatIssue } from '../config/validate';
 import { ConfigError } from '../errors';
-import { badMetricNames } from './env_contract';
+import { aggregateMetric, badMetricNames } from './env_contract';
 import { ENV_FAILURE_METRIC, GuardedEnv, type EnvFailure, type EnvMethod, type GuardOptions } from './guarded_env';
 import type { EnvContext, EnvPlugin, MetricAgg, MetricValue, RgbFrame } from './types';
 
@@ -104,23 +104,6 @@ interface PlayOptions {
 function short(text: string, max = 60): string {
   const shown = JSON.stringify(text);
   return shown.length <= max ? shown : `${shown.slice(0, max - 2)}…"`;
-}
-
-function aggregate(values: readonly number[], agg: MetricAgg): number {
-  switch (agg) {
-    case 'sum':
-      return values.reduce((a, b) => a + b, 0);
-    case 'mean':
-      return values.reduce((a, b) => a + b, 0) / values.length;
-    case 'min':
-      return Math.min(...values);
-    case 'max':
-      return Math.max(...values);
-    case 'first':
-      return values[0]!;
-    case 'last':
-      return values.at(-1)!;
-  }
 }
 
 /** Validates `envConfig` (undefined: the defaults) against the plugin's schema, or throws a ConfigError naming the key. */
@@ -393,7 +376,7 @@ class Checker {
     const returns = finished.map((e) => e.steps.reduce((sum, s) => sum + s.reward, 0));
     const successes = finished.flatMap((e) => {
       const values = e.steps.flatMap((s) => (s.metrics.success === undefined ? [] : [Number(s.metrics.success)]));
-      return values.length === 0 ? [] : [aggregate(values, e.metricsAgg.success ?? 'mean')];
+      return values.length === 0 ? [] : [aggregateMetric(values, e.metricsAgg.success ?? 'mean')];
     });
     const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length);
     return {

@@ -109,3 +109,21 @@ export function renderResultProblem(value: unknown, mode: RenderMode): string | 
 export function badMetricNames(metrics: Readonly<Record<string, unknown>>): string[] {
   return Object.keys(metrics).filter((name) => !METRIC_NAME.test(name));
 }
+
+/** An episode's values of one metric reduced as its metricsAgg says. */
+export function aggregateMetric(values: readonly number[], agg: MetricAgg): number {
+  switch (agg) {
+    case 'sum':
+      return values.reduce((a, b) => a + b, 0);
+    case 'mean':
+      return values.reduce((a, b) => a + b, 0) / values.length;
+    case 'min':
+      return Math.min(...values);
+    case 'max':
+      return Math.max(...values);
+    case 'first':
+      return values[0]!;
+    case 'last':
+      return values.at(-1)!;
+  }
+}

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
+import { aggregateMetric } from '../plugins/env_contract';
 import type { GuardedEnv } from '../plugins/guarded_env';
 import type { MetricAgg, MetricValue } from '../plugins/types';
 import type { ChatFormat } from './chat';
@@ -222,23 +223,6 @@ export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task
   };
 }
 
-function reduce(values: readonly number[], agg: MetricAgg): number {
-  switch (agg) {
-    case 'sum':
-      return values.reduce((a, b) => a + b, 0);
-    case 'min':
-      return Math.min(...values);
-    case 'max':
-      return Math.max(...values);
-    case 'first':
-      return values[0]!;
-    case 'last':
-      return values[values.length - 1]!;
-    default:
-      return values.reduce((a, b) => a + b, 0) / values.length;
-  }
-}
-
 /**
  * The env's per-turn metrics reduced over the episode (each by its metricsAgg, default mean;
  * booleans count as 0/1), plus what the rollout knows: num_actions, and 0/1 flags timed_out,
@@ -255,7 +239,7 @@ export function episodeMetrics(turns: readonly Turn[], endReason: EndReason): Re
     }
   }
   const metrics: Record<string, number> = {};
-  for (const [name, { values, agg }] of series) metrics[name] = reduce(values, agg);
+  for (const [name, { values, agg }] of series) metrics[name] = aggregateMetric(values, agg);
   metrics.num_actions = turns.length;
   metrics.timed_out = Number(endReason === 'timeout');
   metrics.context_full = Number(endReason === 'context_full');
