@@ -11,7 +11,7 @@ const BACKENDS = ['wasm', 'cpu', 'webgpu', 'tensorflow'] as const;
 
 export default command(
   {
-    meta: { name: 'bench', description: 'Benchmark training and generation speed of the model engine (JSON)' },
+    meta: { name: 'bench', description: 'Benchmark the model engine (training, generation), or rollouts with --rollout (JSON)' },
     args: {
       backend: { type: 'string', description: `tfjs backend: ${BACKENDS.join(', ')}`, default: 'wasm' },
       out: { type: 'string', description: 'Where to write the JSON (default output/bench/<backend>.json)' },
