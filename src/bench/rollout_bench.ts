@@ -15,6 +15,7 @@ import { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
 import { EnvManager, makePolicy } from '../rollout/env_manager';
 import type { SchedulerStats } from '../rollout/scheduler';
+import type { RolloutBatch } from '../rollout/types';
 
 export interface RolloutBenchOptions {
   /** Environments playing at once in the batched run. */
@@ -95,32 +96,34 @@ export async function runRolloutBench(options: RolloutBenchOptions, info: (line:
     const manager = await EnvManager.build('train', config, host);
     const policy = makePolicy(config, 'train', model, chat);
     const before = tf.memory().numTensors;
+    let batch: RolloutBatch;
     try {
-      const batch = await manager.collect(envs, policy, chat);
-      const stats = policy.stats() as SchedulerStats;
-      const seconds = batch.metrics['time/rollout']!;
-      const result: RolloutRun = {
-        envs,
-        maxRunning,
-        episodes: batch.episodes.length,
-        generatedTokens: stats.generatedTokens,
-        prefillTokens: stats.prefillTokens,
-        reusedTokens: stats.reusedTokens,
-        seconds,
-        tokensPerSecond: stats.generatedTokens / seconds,
-        meanRows: stats.decodeSteps ? stats.rowSteps / stats.decodeSteps : 0,
-        peakRows: stats.peakRows,
-        prefillSeconds: stats.prefillSeconds,
-        decodeSeconds: stats.decodeSeconds,
-        decodeTokensPerSecond: stats.generatedTokens / stats.decodeSeconds,
-      };
-      info(`${envs} envs, ${maxRunning} at a time: ${result.generatedTokens} tokens in ${seconds.toFixed(2)} s = ${result.tokensPerSecond.toFixed(0)} tokens/s (prefill ${result.prefillSeconds.toFixed(2)} s for ${result.prefillTokens} prompt ids, decode ${result.decodeSeconds.toFixed(2)} s, mean batch ${result.meanRows.toFixed(1)} rows)`);
-      return result;
+      batch = await manager.collect(envs, policy, chat);
     } finally {
       await policy.close();
       await manager.close();
-      if (tf.memory().numTensors !== before) throw new Error(`the rollout leaked ${tf.memory().numTensors - before} tensors`);
     }
+    // checked only after a rollout that worked, so a failure is reported as itself
+    if (tf.memory().numTensors !== before) throw new Error(`the rollout leaked ${tf.memory().numTensors - before} tensors`);
+    const stats = policy.stats() as SchedulerStats;
+    const seconds = batch.metrics['time/rollout']!;
+    const result: RolloutRun = {
+      envs,
+      maxRunning,
+      episodes: batch.episodes.length,
+      generatedTokens: stats.generatedTokens,
+      prefillTokens: stats.prefillTokens,
+      reusedTokens: stats.reusedTokens,
+      seconds,
+      tokensPerSecond: stats.generatedTokens / seconds,
+      meanRows: stats.decodeSteps ? stats.rowSteps / stats.decodeSteps : 0,
+      peakRows: stats.peakRows,
+      prefillSeconds: stats.prefillSeconds,
+      decodeSeconds: stats.decodeSeconds,
+      decodeTokensPerSecond: stats.generatedTokens / stats.decodeSeconds,
+    };
+    info(`${envs} envs, ${maxRunning} at a time: ${result.generatedTokens} tokens in ${seconds.toFixed(2)} s = ${result.tokensPerSecond.toFixed(0)} tokens/s (prefill ${result.prefillSeconds.toFixed(2)} s for ${result.prefillTokens} prompt ids, decode ${result.decodeSeconds.toFixed(2)} s, mean batch ${result.meanRows.toFixed(1)} rows)`);
+    return result;
   };
   try {
     const batched = await run(options.envs, options.envs);

@@ -3,7 +3,9 @@
  * reads an unknown `--flag` as a boolean, so every flag is checked against the command's own.
  */
 import type { ArgsDef } from 'citty';
-import { UsageError } from '../errors';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { firstLine, UsageError } from '../errors';
 import type { ConfigRequest } from '../config/load';
 import { looksLikeOverride } from '../config/overrides';
 import { didYouMean } from '../util/suggest';
@@ -122,4 +124,17 @@ export function overridesFrom(positionals: readonly string[]): string[] {
     }
   }
   return [...positionals];
+}
+
+/**
+ * Makes sure `--out PATH` can be written before a long command runs, so it never works for a
+ * minute and then fails to save.
+ */
+export function checkOutputPath(path: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    accessSync(dirname(path), constants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--out ${path}: cannot write there: ${firstLine(error)}`);
+  }
 }

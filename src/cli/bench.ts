@@ -1,9 +1,7 @@
-/** `agentic bench`: the model-engine benchmark (see src/bench/model_bench.ts); prints and writes JSON. */
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { firstLine, UsageError } from '../errors';
+/** `agentic bench`: the model-engine or rollout benchmark (see src/bench/); prints and writes JSON. */
+import { UsageError } from '../errors';
 import { writeFileAtomic } from '../util/atomic';
-import { debugArg } from './args';
+import { checkOutputPath, debugArg } from './args';
 import { command } from './command';
 import { log, out } from './log';
 
@@ -25,14 +23,8 @@ export default command(
       if (!BACKENDS.includes(backend)) throw new UsageError(`--backend: expected one of ${BACKENDS.join(', ')}, got '${args.backend}'`);
       const steps = Number(args.steps);
       if (!Number.isInteger(steps) || steps < 1) throw new UsageError(`--steps: expected a positive integer, got '${args.steps}'`);
-      // Check the output folder first: a benchmark should not run for a minute and then fail to save.
       const path = args.out ?? `output/bench/${args.rollout ? 'rollout_' : ''}${backend}.json`;
-      try {
-        mkdirSync(dirname(path), { recursive: true });
-        accessSync(dirname(path), constants.W_OK);
-      } catch (error) {
-        throw new UsageError(`--out ${path}: cannot write there: ${firstLine(error)}`);
-      }
+      checkOutputPath(path);
       const { startBackend } = await import('../engine/backend');
       await startBackend(backend);
       let result: object;

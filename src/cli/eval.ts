@@ -7,11 +7,10 @@
  * generating_args. `--policy random` (or val_env_manager.llm_proxy.proxy_type=random) needs no
  * model: each env answers itself with random actions.
  */
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { firstLine, UsageError } from '../errors';
+import { join } from 'node:path';
+import { UsageError } from '../errors';
 import { writeFileAtomic } from '../util/atomic';
-import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
+import { checkOutputPath, configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
 import { log, out } from './log';
 
@@ -39,12 +38,7 @@ export default command(
       const host = new PluginHost();
       const { config } = await loadConfig(configRequest(args, overrides), host);
       const path = args.out ?? join(config.output_dir, 'eval.json');
-      try {
-        mkdirSync(dirname(path), { recursive: true });
-        accessSync(dirname(path), constants.W_OK);
-      } catch (error) {
-        throw new UsageError(`--out ${path}: cannot write there: ${firstLine(error)}`);
-      }
+      checkOutputPath(path);
       const { evaluate } = await import('../rollout/evaluate');
       const result = await evaluate(config, host, (line) => log.info(line));
       out(result.table);

@@ -142,7 +142,7 @@ export class DecodeBatch {
       forward = this.model.forward(idsTensor, { keyMask, positions, past });
     } finally {
       idsTensor.dispose();
-      if (past) tf.dispose(flatten(past));
+      if (past) disposeKv(past);
     }
     const { hidden, present } = forward;
     const logits = lastLogits(this.model, hidden);
@@ -150,7 +150,6 @@ export class DecodeBatch {
     const values = (await logits.data()) as Float32Array;
     logits.dispose();
 
-    const vocab = this.model.config.vocab_size;
     const joining: Row[] = requests.map((request) => ({
       request,
       start: columns - request.promptIds.length,
@@ -159,17 +158,11 @@ export class DecodeBatch {
       tokens: [],
       logProbs: [],
     }));
-    const finished: GenerationResult[] = [];
-    const keep: number[] = [];
-    joining.forEach((row, b) => {
-      const done = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
-      if (done) finished.push(this.withCache(done, row, present, b));
-      else keep.push(b);
-    });
+    const { finished, keep } = this.sampleAll(joining, values, present);
     const staying = keep.length === n ? present : gatherRows(present, keep);
-    if (staying !== present) tf.dispose(flatten(present));
+    if (staying !== present) disposeKv(present);
     if (keep.length > 0) this.append(keep.map((b) => joining[b]!), staying, columns);
-    else tf.dispose(flatten(staying));
+    else disposeKv(staying);
     return finished;
   }
 
@@ -189,22 +182,15 @@ export class DecodeBatch {
     const idsTensor = tf.tensor2d(ids, [n, 1], 'int32');
     const { hidden, present } = this.model.forward(idsTensor, { past: this.cache, positions, keyMask });
     idsTensor.dispose();
-    tf.dispose(flatten(this.cache));
+    disposeKv(this.cache);
     this.cache = present;
     const logits = lastLogits(this.model, hidden);
     hidden.dispose();
     const values = (await logits.data()) as Float32Array;
     logits.dispose();
 
-    const vocab = this.model.config.vocab_size;
-    const finished: GenerationResult[] = [];
-    const keep: number[] = [];
-    this.rows.forEach((row, b) => {
-      row.position += 1;
-      const done = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
-      if (done) finished.push(this.withCache(done, row, present, b));
-      else keep.push(b);
-    });
+    for (const row of this.rows) row.position += 1;
+    const { finished, keep } = this.sampleAll(this.rows, values, present);
     if (keep.length < n) this.keepRows(keep);
     return finished;
   }
@@ -219,7 +205,7 @@ export class DecodeBatch {
   }
 
   dispose(): void {
-    if (this.cache) tf.dispose(flatten(this.cache));
+    if (this.cache) disposeKv(this.cache);
     this.cache = null;
     this.rows = [];
   }
@@ -246,14 +232,33 @@ export class DecodeBatch {
     }
   }
 
-  /** Adds the row's keys and values (batch row `b` of `cache`) to its result, if it asked for them. */
-  private withCache(result: GenerationResult, row: Row, cache: readonly LayerKV[], b: number): GenerationResult {
-    if (!row.request.keepCache) return result;
-    // gathers run in wasm; a slice of a 4-D tensor is a JavaScript loop that reads the whole tensor
-    const one = gatherRows(cache, [b]);
-    const kv = row.start > 0 ? keepColumns(one, row.start) : one;
-    if (kv !== one) tf.dispose(flatten(one));
-    return { ...result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv } };
+  /**
+   * Samples every row's next token from its logits (row b: values[b * vocab ...]). Returns the
+   * results of the rows that finished, with their keys and values where they asked for them
+   * (batch row b of `cache`), and the indices of the rows that go on.
+   */
+  private sampleAll(rows: readonly Row[], values: Float32Array, cache: readonly LayerKV[]): { finished: GenerationResult[]; keep: number[] } {
+    const vocab = this.model.config.vocab_size;
+    const done: Array<{ b: number; result: GenerationResult }> = [];
+    const keep: number[] = [];
+    rows.forEach((row, b) => {
+      const result = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
+      if (result) done.push({ b, result });
+      else keep.push(b);
+    });
+    const caching = done.filter(({ b }) => rows[b]!.request.keepCache);
+    if (caching.length > 0) {
+      // one gather for all of them: gathers run in wasm, while a slice of a 4-D tensor is a
+      // JavaScript loop that first copies the whole tensor
+      const picked = gatherRows(cache, caching.map(({ b }) => b));
+      caching.forEach((entry, i) => {
+        const row = rows[entry.b]!;
+        const kv = rowFrom(picked, i, row.start);
+        entry.result = { ...entry.result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv } };
+      });
+      disposeKv(picked);
+    }
+    return { finished: done.map(({ result }) => result), keep };
   }
 
   /** Samples a row's next token; returns its result when that ends it. */
@@ -310,13 +315,13 @@ export class DecodeBatch {
       return;
     }
     const gathered = gatherRows(this.cache, keep);
-    tf.dispose(flatten(this.cache));
+    disposeKv(this.cache);
     this.rows = keep.map((i) => this.rows[i]!);
     // Columns left of every row's start are padding for all: drop them.
     const trim = Math.min(...this.rows.map((r) => r.start));
     if (trim > 0) {
       this.cache = keepColumns(gathered, trim);
-      tf.dispose(flatten(gathered));
+      disposeKv(gathered);
       for (const row of this.rows) row.start -= trim;
     } else {
       this.cache = gathered;
@@ -417,6 +422,21 @@ function gatherRows(cache: readonly LayerKV[], rows: number[]): LayerKV[] {
     const index = tf.tensor1d(rows, 'int32');
     return cache.map((layer) => ({ k: tf.gather(layer.k, index, 0) as tf.Tensor4D, v: tf.gather(layer.v, index, 0) as tf.Tensor4D }));
   });
+}
+
+/** Row `row` of a cache, without its first `from` columns. */
+function rowFrom(cache: readonly LayerKV[], row: number, from: number): LayerKV[] {
+  return tf.tidy(() => {
+    const rows = tf.tensor1d([row], 'int32');
+    const columns = tf.range(from, cache[0]!.k.shape[2], 1, 'int32');
+    const pick = (x: tf.Tensor4D) => tf.gather(tf.gather(x, rows, 0), columns, 2) as tf.Tensor4D;
+    return cache.map((layer) => ({ k: pick(layer.k), v: pick(layer.v) }));
+  });
+}
+
+/** Frees every tensor of a cache. */
+export function disposeKv(cache: readonly LayerKV[]): void {
+  tf.dispose(flatten(cache));
 }
 
 /** The cache without its first `from` columns. */

@@ -13,7 +13,7 @@ import { loadHfFolder, saveHfFolder, type ModelHead } from './hf_folder';
 import { resolvePretrained, type ResolveOptions } from './hub';
 import { MODEL_PRESETS, PRESET_PREFIX, presetConfig, type PresetName } from './presets';
 import { Qwen2Model } from './qwen2';
-import type { Tokenizer } from './tokenizer';
+import { Tokenizer } from './tokenizer';
 
 export interface LoadedModel {
   model: Qwen2Model;
@@ -31,20 +31,33 @@ export interface LoadModelOptions extends ResolveOptions {
 
 export const DEFAULT_PRESET: PresetName = 'tiny';
 
+/** The preset a reference names (null: the default one), or null when it names a folder or hub id. */
+function presetOf(pretrain: string | null): PresetName | null {
+  if (pretrain !== null && !pretrain.startsWith(PRESET_PREFIX)) return null;
+  const name = pretrain === null ? DEFAULT_PRESET : pretrain.slice(PRESET_PREFIX.length);
+  if (!(name in MODEL_PRESETS)) {
+    throw new ModelError(`pretrain '${pretrain}': no such built-in model; built in: ${Object.keys(MODEL_PRESETS).map((n) => PRESET_PREFIX + n).join(', ')}`);
+  }
+  return name as PresetName;
+}
+
+/** Only the tokenizer of a `pretrain` reference (no weights read), for work that needs no model. */
+export async function loadTokenizer(pretrain: string | null, options: ResolveOptions = {}): Promise<Tokenizer> {
+  if (presetOf(pretrain) !== null) return defaultTokenizer();
+  return Tokenizer.fromFolder(await resolvePretrained(pretrain!, options));
+}
+
 export async function loadModel(pretrain: string | null, options: LoadModelOptions): Promise<LoadedModel> {
   const head = options.head ?? 'lm';
   const trainable = options.trainable ?? true;
-  if (pretrain === null || pretrain.startsWith(PRESET_PREFIX)) {
-    const name = pretrain === null ? DEFAULT_PRESET : pretrain.slice(PRESET_PREFIX.length);
-    if (!(name in MODEL_PRESETS)) {
-      throw new ModelError(`pretrain '${pretrain}': no such built-in model; built in: ${Object.keys(MODEL_PRESETS).map((n) => PRESET_PREFIX + n).join(', ')}`);
-    }
+  const name = presetOf(pretrain);
+  if (name !== null) {
     const tokenizer = defaultTokenizer();
-    const config = modelConfig(presetConfig(name as PresetName, tokenizer.vocabSize));
+    const config = modelConfig(presetConfig(name, tokenizer.vocabSize));
     const model = Qwen2Model.random(config, { seed: options.seed, head, trainable });
     return { model, tokenizer, source: `${PRESET_PREFIX}${name} (random init, seed ${options.seed})` };
   }
-  const folder = await resolvePretrained(pretrain, options);
+  const folder = await resolvePretrained(pretrain!, options);
   const loaded = loadHfFolder(folder, { head });
   if (loaded.tokenizer.vocabSize > loaded.config.vocab_size) {
     throw new ModelError(`${pretrain}: the tokenizer has ${loaded.tokenizer.vocabSize} ids but the model only ${loaded.config.vocab_size} embeddings`);

@@ -5,12 +5,9 @@
 import type { AgenticConfig } from '../config/schema';
 import { runBackend } from '../config/validate';
 import { startBackend } from '../engine/backend';
-import { defaultTokenizer } from '../model/default_tokenizer';
-import { resolvePretrained } from '../model/hub';
-import { loadModel } from '../model/load';
-import { PRESET_PREFIX } from '../model/presets';
+import { loadModel, loadTokenizer } from '../model/load';
 import type { Qwen2Model } from '../model/qwen2';
-import { Tokenizer } from '../model/tokenizer';
+import type { Tokenizer } from '../model/tokenizer';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from './chat';
 import { EnvManager, generatingArgs, makePolicy } from './env_manager';
@@ -33,12 +30,6 @@ export interface EvaluationResult {
   };
 }
 
-/** The tokenizer of the model a config names, without loading its weights. */
-async function tokenizerOf(reference: string | null): Promise<Tokenizer> {
-  if (reference === null || reference.startsWith(PRESET_PREFIX)) return defaultTokenizer();
-  return Tokenizer.fromFolder(await resolvePretrained(reference));
-}
-
 export async function evaluate(config: AgenticConfig, host: PluginHost, info: (line: string) => void = () => {}): Promise<EvaluationResult> {
   const random = config.val_env_manager.llm_proxy.proxy_type === 'random';
   const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
@@ -47,7 +38,7 @@ export async function evaluate(config: AgenticConfig, host: PluginHost, info: (l
   let source: string | null = null;
   let backend: string | null = null;
   if (random) {
-    tokenizer = await tokenizerOf(reference);
+    tokenizer = await loadTokenizer(reference);
   } else {
     const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter });
     backend = started.detail ? `${started.name} (${started.detail})` : started.name;

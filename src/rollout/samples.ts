@@ -37,9 +37,21 @@ function buildRow(turns: readonly Turn[], score: number): Row {
   return { inputIds, responseMask, logProbs, rewards, turns: bounds };
 }
 
-function identity(episode: Episode) {
-  const { trajGroupId, trajId, tag, envId, groupId, episodeId } = episode;
-  return { trajGroupId, trajId, tag, envId, groupId, episodeId };
+/** The fields every row of an episode shares. */
+function fromEpisode(episode: Episode) {
+  const { trajGroupId, trajId, tag, envId, groupId, episodeId, endReason } = episode;
+  return {
+    trajGroupId,
+    trajId,
+    tag,
+    envId,
+    groupId,
+    episodeId,
+    episodeScore: episode.score,
+    stepScores: episode.turns.map((t) => t.reward),
+    endReason,
+    truncated: endReason !== 'terminated',
+  };
 }
 
 /**
@@ -51,39 +63,28 @@ function identity(episode: Episode) {
 export function trajectorySample(episode: Episode): Sample {
   const row = buildRow(episode.turns, episode.score);
   return {
-    ...identity(episode),
+    ...fromEpisode(episode),
     step: null,
     ...row,
     promptLength: row.turns[0]?.response ?? row.inputIds.length,
     score: episode.score,
-    episodeScore: episode.score,
     stepReward: null,
-    stepScores: episode.turns.map((t) => t.reward),
     stateHash: null,
-    endReason: episode.endReason,
-    truncated: episode.endReason !== 'terminated',
   };
 }
 
 /** One row per turn: its own prompt and response, the step reward on the last sampled id. */
 export function stepSamples(episode: Episode): Sample[] {
-  const stepScores = episode.turns.map((t) => t.reward);
-  return episode.turns.map((turn, step) => {
-    const row = buildRow([turn], turn.reward);
-    return {
-      ...identity(episode),
-      step,
-      ...row,
-      promptLength: turn.promptIds.length,
-      score: turn.reward,
-      episodeScore: episode.score,
-      stepReward: turn.reward,
-      stepScores,
-      stateHash: turn.stateHash,
-      endReason: episode.endReason,
-      truncated: episode.endReason !== 'terminated',
-    };
-  });
+  const shared = fromEpisode(episode);
+  return episode.turns.map((turn, step) => ({
+    ...shared,
+    step,
+    ...buildRow([turn], turn.reward),
+    promptLength: turn.promptIds.length,
+    score: turn.reward,
+    stepReward: turn.reward,
+    stateHash: turn.stateHash,
+  }));
 }
 
 export function episodeSamples(episode: Episode): Sample[] {

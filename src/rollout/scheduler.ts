@@ -20,11 +20,7 @@ function sharedPrefix(a: readonly number[], b: readonly number[]): number {
   return i;
 }
 
-function disposeCache(cache: CachedPrefix): void {
-  tf.dispose(cache.kv.flatMap((layer) => [layer.k, layer.v]));
-}
-import { tf } from '../engine/tf';
-import { DecodeBatch, type CachedPrefix, type GenerationRequest, type GenerationResult } from '../model/generate';
+import { DecodeBatch, disposeKv, type CachedPrefix, type GenerationRequest, type GenerationResult } from '../model/generate';
 import type { Qwen2Model } from '../model/qwen2';
 
 export interface SchedulerOptions {
@@ -93,7 +89,7 @@ export class GenerationScheduler {
       if (parked) {
         const length = Math.min(sharedPrefix(parked.ids, request.promptIds), request.promptIds.length - 1, parked.kv[0]!.k.shape[2]);
         if (length > 0) withPast = { ...request, past: { length, kv: parked.kv } };
-        else disposeCache(parked);
+        else disposeKv(parked.kv);
       }
       withPast = { ...withPast, keepCache: true };
     }
@@ -126,12 +122,12 @@ export class GenerationScheduler {
   async close(): Promise<void> {
     await this.loop;
     this.batch.dispose();
-    for (const cache of this.parked.values()) disposeCache(cache);
+    for (const cache of this.parked.values()) disposeKv(cache.kv);
     this.parked.clear();
   }
 
   private dropPast(request: GenerationRequest): void {
-    if (request.past) tf.dispose(request.past.kv.flatMap((layer) => [layer.k, layer.v]));
+    if (request.past) disposeKv(request.past.kv);
   }
 
   private async drive(): Promise<void> {
@@ -187,10 +183,10 @@ export class GenerationScheduler {
       if (cache) {
         if (waiting?.session != null) {
           const old = this.parked.get(waiting.session);
-          if (old) disposeCache(old);
+          if (old) disposeKv(old.kv);
           this.parked.set(waiting.session, cache);
         } else {
-          disposeCache(cache);
+          disposeKv(cache.kv);
         }
       }
       waiting?.resolve(result);

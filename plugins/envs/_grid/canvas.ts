@@ -7,6 +7,9 @@ import type { RgbFrame } from 'agentic';
 
 export type Colour = readonly [red: number, green: number, blue: number];
 
+/** Side of one grid cell in the envs' pictures, in pixels. */
+export const CELL_PX = 20;
+
 export class Canvas {
   private readonly data: Uint8Array;
 

@@ -6,6 +6,7 @@
  */
 import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
+import { invalidActionStep } from '../_grid/invalid';
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, type Action, type Lake } from './lake';
 import { lakePicture, lakeText, SYMBOLS } from './render';
@@ -60,18 +61,14 @@ class FrozenLake implements Env {
     const parsed = parseAnswer(response, { pattern: this.config.action_pattern, actions: ACTIONS });
     if (parsed.action === null) {
       this.over = outOfTurns;
-      return {
+      return invalidActionStep({
         observation: lakeText(lake, this.player),
         reward: this.config.format_penalty,
-        terminated: false,
-        truncated: outOfTurns,
-        info: {
-          action: null,
-          actionDesc: `Turn ${this.turns}: no valid action was given, so you stayed where you were.`,
-          metrics: { success: false, action_is_valid: false, action_is_effective: false, format_penalty: this.config.format_penalty },
-          metricsAgg: { success: 'last' },
-        },
-      };
+        formatPenalty: this.config.format_penalty,
+        outOfTurns,
+        turn: this.turns,
+        effect: 'you stayed where you were',
+      });
     }
     const intended = parsed.action as Action;
     const taken = this.config.is_slippery ? this.slip(intended) : intended;

@@ -1,6 +1,7 @@
 /** FrozenLake as text (ROLL's symbols) and as a picture. */
 import type { RgbFrame } from 'agentic';
-import { Canvas, type Colour } from '../_grid/canvas';
+import { Canvas, CELL_PX, type Colour } from '../_grid/canvas';
+import { gridText } from '../_grid/text';
 import type { Lake, Tile } from './lake';
 
 export const SYMBOLS = {
@@ -16,20 +17,9 @@ const TILE_SYMBOL: Record<Tile, string> = { frozen: '_', hole: 'O', goal: 'G' };
 const PLAYER_SYMBOL: Record<Tile, string> = { frozen: 'P', hole: 'X', goal: '√' };
 
 export function lakeText(lake: Lake, player: number): string {
-  const rows: string[] = [];
-  for (let row = 0; row < lake.size; row++) {
-    let line = '';
-    for (let col = 0; col < lake.size; col++) {
-      const cell = row * lake.size + col;
-      const tile = lake.tiles[cell]!;
-      line += cell === player ? PLAYER_SYMBOL[tile] : TILE_SYMBOL[tile];
-    }
-    rows.push(line);
-  }
-  return rows.join('\n');
+  return gridText(lake.size, lake.size, (cell) => (cell === player ? PLAYER_SYMBOL : TILE_SYMBOL)[lake.tiles[cell]!]);
 }
 
-export const CELL_PX = 20;
 export const COLOURS = {
   gridLine: [150, 180, 200],
   frozen: [215, 238, 250],

@@ -6,6 +6,7 @@
  */
 import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
+import { invalidActionStep } from '../_grid/invalid';
 import { responseFor } from '../_grid/response';
 import { generateRoom } from './generate';
 import { roomPicture, roomText, SYMBOLS } from './render';
@@ -81,18 +82,14 @@ class Sokoban implements Env {
       this.over = outOfTurns;
       // A turn without a move still costs the move price, plus the format penalty: otherwise
       // answering nothing would pay better than walking (as in ROLL's no-op step).
-      return {
+      return invalidActionStep({
         observation: roomText(room),
         reward: STEP_REWARD + this.config.format_penalty,
-        terminated: false,
-        truncated: outOfTurns,
-        info: {
-          action: null,
-          actionDesc: `Turn ${this.turns}: no valid action was given, so nothing moved.`,
-          metrics: { success: false, action_is_valid: false, action_is_effective: false, format_penalty: this.config.format_penalty },
-          metricsAgg: { success: 'last' },
-        },
-      };
+        formatPenalty: this.config.format_penalty,
+        outOfTurns,
+        turn: this.turns,
+        effect: 'nothing moved',
+      });
     }
     const action = parsed.action as Action;
     const outcome = move(room, action);

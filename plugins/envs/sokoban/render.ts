@@ -1,6 +1,7 @@
 /** A Sokoban room as text (ROLL's symbols) and as a picture. */
 import type { RgbFrame } from 'agentic';
-import { Canvas, type Colour } from '../_grid/canvas';
+import { Canvas, CELL_PX, type Colour } from '../_grid/canvas';
+import { gridText } from '../_grid/text';
 import type { Room } from './room';
 
 export const SYMBOLS = {
@@ -34,16 +35,9 @@ const SYMBOL: Record<Content, keyof typeof SYMBOLS> = {
 };
 
 export function roomText(room: Room): string {
-  const rows: string[] = [];
-  for (let row = 0; row < room.rows; row++) {
-    let line = '';
-    for (let col = 0; col < room.cols; col++) line += SYMBOL[contentAt(room, row * room.cols + col)];
-    rows.push(line);
-  }
-  return rows.join('\n');
+  return gridText(room.rows, room.cols, (cell) => SYMBOL[contentAt(room, cell)]);
 }
 
-export const CELL_PX = 20;
 export const COLOURS = {
   wall: [70, 72, 84],
   floor: [228, 222, 206],
