@@ -180,6 +180,7 @@ async function measureSgemm(): Promise<number> {
   return (2 * n ** 3 * runs) / seconds / 1e9;
 }
 
+/** Three significant digits: a tiny shape's GFLOP/s must not round to 0. */
 function round(x: number): number {
-  return Math.round(x * 10) / 10;
+  return Number(x.toPrecision(3));
 }

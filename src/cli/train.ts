@@ -1,9 +1,31 @@
-/** `agentic train`: the RL training loop. */
-import { validatingCommand } from './pending';
+/**
+ * `agentic train [config] [overrides]`: the RL training loop (docs/training.md). With no config
+ * it runs configs/agentic.yaml.
+ */
+import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
+import { command } from './command';
+import { log } from './log';
 
-export default validatingCommand(
-  'train',
-  'Train a policy with RL',
-  'training',
-  'the RL core (issue #6) and the warm-started tiny policies (issue #7)',
+export default command(
+  {
+    meta: { name: 'train', description: 'Train a policy with RL' },
+    args: { ...configArgs, ...overridesArg },
+    async run({ args }) {
+      const { loadConfig } = await import('../config/load');
+      const { PluginHost } = await import('../plugins/host');
+      const { runTraining } = await import('../train/run');
+      const host = new PluginHost();
+      const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
+      const result = await runTraining(loaded, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
+      const skipped = result.skippedUpdates ? `; ${result.skippedUpdates} non-finite update(s) skipped` : '';
+      log.success(`${result.steps} steps${skipped}; policy saved to ${result.modelDir}${result.metricsFile ? `; metrics in ${result.metricsFile}` : ''}`);
+      return 0;
+    },
+  },
+  `${OVERRIDES_HELP}
+
+EXAMPLES
+  agentic train
+  agentic train --config-name frozen_lake max_steps=50 seed=1
+  agentic train --config-name frozen_lake_gigpo actor_train.training_args.learning_rate=1e-4`,
 );

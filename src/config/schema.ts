@@ -6,6 +6,8 @@
  * Defaults may contain `${...}` interpolations; they are resolved with the rest of the config.
  */
 import { z } from 'zod';
+import { KL_PENALTIES, LOSS_AGG_MODES } from '../algo/names';
+import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS } from '../algo/reward_norm';
 
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
@@ -72,19 +74,24 @@ export const TrainingArgs = z.strictObject({
     .enum(['constant', 'linear', 'cosine'])
     .default('constant')
     .describe('Learning-rate schedule after warmup, over max_steps.'),
-  warmup_steps: nonNegativeInt().default(0).describe('Linear warmup length in optimizer steps.'),
+  warmup_steps: nonNegativeInt()
+    .default(0)
+    .describe('Linear warmup length in training steps (the rate is constant within a step).'),
   warmup_ratio: probability()
     .default(0)
     .describe('Warmup as a fraction of max_steps; used when warmup_steps is 0.'),
   max_grad_norm: z
     .number()
     .min(0)
-    .default(1)
-    .describe('Gradients are scaled so their global L2 norm is at most this; 0 turns clipping off.'),
-  per_device_train_batch_size: positiveInt().default(8).describe('Rows per forward/backward micro-batch.'),
+    .nullable()
+    .default(null)
+    .describe("This role's gradient-norm clip (0 turns it off); null takes the top-level max_grad_norm."),
+  per_device_train_batch_size: positiveInt()
+    .default(8)
+    .describe('Rows per forward/backward micro-batch (fewer when long rows would not fit the wasm heap).'),
   gradient_accumulation_steps: positiveInt()
     .default(1)
-    .describe('Micro-batches summed per optimizer step (mini-batch = the two multiplied).'),
+    .describe('Micro-batches per optimizer step: a mini-batch is the two multiplied, in rows; a step makes ppo_epochs passes over its shuffled mini-batches.'),
 });
 
 export const GeneratingArgs = z.strictObject({
@@ -113,6 +120,9 @@ export const Worker = z.strictObject({
   training_args: TrainingArgs.prefault({}).describe('Optimizer settings (roles that train).'),
   generating_args: GeneratingArgs.prefault({}).describe('Sampling settings (roles that generate).'),
   strategy_args: StrategyArgs.prefault({}).describe('Where and how the role computes.'),
+  model_update_frequency: positiveInt()
+    .default(1)
+    .describe("actor_infer: take actor_train's weights every this many steps (1 shares them); other roles ignore it."),
   device_mapping: z
     .preprocess(parseDeviceMapping, z.array(nonNegativeInt()).nullable())
     .default(null)
@@ -205,14 +215,15 @@ export const CustomEnv = z.strictObject({
 
 export const RewardNormalization = z.strictObject({
   grouping: z
-    .string()
-    .min(1)
+    .enum(NORMALIZATION_GROUPINGS)
     .default('traj_group_id')
-    .describe('Samples normalised together: traj_group_id (a group of one seed), tags, batch, ...'),
+    .describe('Rows normalised together: traj_group_id (the episodes of one seed), tags, group_ids, traj_id, or batch (all).'),
   method: z
-    .enum(['identity', 'mean', 'mean_std', 'asym_clip'])
+    .enum(NORMALIZATION_METHODS)
     .default('mean_std')
-    .describe('identity, subtract the mean, or subtract the mean and divide by the std (unbiased).'),
+    .describe(
+      'identity, mean (subtract the group mean), mean_std (then divide by the unbiased std + 1e-6; a group of one or with no spread gives 0), asym_clip (ROLL: as mean_std). Not applied for reinforce_plus_plus, rloo and remax, which take raw scores.',
+    ),
 });
 
 export const CheckpointConfig = z.strictObject({
@@ -275,9 +286,15 @@ export const ConfigShape = z.strictObject({
     .default(128)
     .describe('Most sequences decoded together in one batch during rollouts; more wait their turn.'),
 
-  adv_estimator: z.enum(ADV_ESTIMATORS).default('grpo').describe('Advantage estimator.'),
+  adv_estimator: z
+    .enum(ADV_ESTIMATORS)
+    .default('grpo')
+    .describe(
+      'Advantage estimator (docs/training.md): gae (needs the critic), grpo and reinforce (returns of normalised rewards), gigpo and step_reinforce (step-wise rows), agentic_reinforce, reinforce_plus_plus, rloo, remax (a greedy rollout per group as baseline).',
+    ),
   reward_normalization: RewardNormalization.prefault({}).describe('How episode scores are normalised before advantages.'),
   ppo_epochs: positiveInt().default(1).describe('Passes over each rollout batch.'),
+  critic_warmup: nonNegativeInt().default(0).describe('Steps that train only the critic before the actor starts updating.'),
   gamma: probability().default(1).describe('Discount factor.'),
   lambd: probability().default(0.95).describe('GAE lambda.'),
   pg_clip: z.number().positive().default(0.2).describe('PPO ratio clip range.'),
@@ -289,20 +306,29 @@ export const ConfigShape = z.strictObject({
   init_kl_coef: z.number().min(0).default(0).describe('Initial KL coefficient (ROLL defaults to 0.2; its examples use 0).'),
   target_kl: z.number().positive().nullable().default(null).describe('Target KL of the adaptive controller; null keeps the coefficient fixed.'),
   kl_horizon: positiveInt().default(10000).describe('Horizon of the adaptive KL controller.'),
-  kl_penalty: z.enum(['kl', 'abs', 'mse', 'k3', 'low_var_kl', 'full']).default('kl').describe('KL estimator.'),
+  kl_penalty: z
+    .enum(KL_PENALTIES)
+    .default('kl')
+    .describe('KL estimator of the token-level reward penalty: kl, abs, mse, k3 (= low_var_kl), full (the sampled token\'s p log(p/p_ref)).'),
   add_token_level_kl: z.boolean().default(false).describe('Subtract the KL penalty from token rewards.'),
   use_kl_loss: z.boolean().default(false).describe('Add a KL term to the actor loss.'),
   kl_loss_coef: z.number().min(0).default(0).describe('Weight of the KL loss term.'),
+  kl_loss_type: z.enum(KL_PENALTIES).default('k3').describe('KL estimator of the KL loss (use_kl_loss).'),
   whiten_advantages: z.boolean().default(false).describe('Whiten advantages over all response tokens of the batch.'),
   whiten_rewards: z.boolean().default(false).describe('Whiten token rewards before advantages.'),
   advantage_clip: z.number().positive().nullable().default(null).describe('Clip advantages to ±this; null disables it.'),
   reward_clip: z.number().positive().nullable().default(null).describe('Clip rewards to ±this; null disables it.'),
   entropy_loss_coef: z.number().min(0).default(0).describe('Weight of the entropy bonus.'),
   loss_agg_mode: z
-    .enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'])
+    .enum(LOSS_AGG_MODES)
     .default('seq-mean-token-mean')
     .describe('How token losses are reduced to one number.'),
-  max_grad_norm: z.number().positive().nullable().default(1).describe('Global gradient-norm clip; null disables it.'),
+  max_grad_norm: z
+    .number()
+    .positive()
+    .nullable()
+    .default(1)
+    .describe("Global gradient-norm clip of actor_train and the critic (a role's training_args.max_grad_norm wins); null disables it."),
   step_reward_gamma: probability().default(0.95).describe('Discount of step rewards (gigpo, step_reinforce).'),
   episode_reward_weight: z.number().min(0).default(1).describe('Weight of the episode advantage (gigpo).'),
   step_reward_weight: z.number().min(0).default(1).describe('Weight of the step advantage (gigpo).'),

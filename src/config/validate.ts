@@ -135,6 +135,14 @@ function checkRelations(config: AgenticConfig): void {
   }
   checkManager('train_env_manager', config.train_env_manager, 'rollout_batch_size');
   checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
+  if (config.adv_estimator === 'gigpo' || config.adv_estimator === 'step_reinforce') {
+    const trajTag = config.train_env_manager.tags.find((tag) => config.custom_envs[tag]!.env_manager_cls !== 'step');
+    if (trajTag !== undefined) {
+      throw new ConfigError(
+        `adv_estimator: ${config.adv_estimator} needs one row per step, but custom_envs.${trajTag}.env_manager_cls is traj; set it to step`,
+      );
+    }
+  }
 }
 
 export const ROLES = ['actor_train', 'actor_infer', 'reference', 'critic'] as const;

@@ -21,6 +21,14 @@ export interface AdamWState {
   moments: Array<{ m: Float32Array; v: Float32Array; shape: number[] }>;
 }
 
+/** A non-trainable variable of zeros shaped like `x` (tf.variable keeps its initial tensor alive otherwise). */
+function zeroVariable(x: tf.Tensor): tf.Variable {
+  const zeros = tf.zerosLike(x);
+  const variable = tf.variable(zeros, false);
+  zeros.dispose();
+  return variable;
+}
+
 export class AdamW {
   readonly beta1: number;
   readonly beta2: number;
@@ -38,8 +46,8 @@ export class AdamW {
     this.beta2 = options.beta2 ?? 0.999;
     this.epsilon = options.epsilon ?? 1e-8;
     this.weightDecay = options.weightDecay ?? 0;
-    this.m = variables.map((x) => tf.variable(tf.zerosLike(x), false));
-    this.v = variables.map((x) => tf.variable(tf.zerosLike(x), false));
+    this.m = variables.map((x) => zeroVariable(x));
+    this.v = variables.map((x) => zeroVariable(x));
   }
 
   get step(): number {
@@ -127,7 +135,7 @@ export async function clipByGlobalNorm(gradients: Gradients, maxNorm: number): P
   return { norm, gradients: clipped };
 }
 
-/** Sums gradients of micro-batches; `take` returns their mean over the micro-batches added. */
+/** Sums gradients of micro-batches; `take` returns their mean (or sum) over the micro-batches added. */
 export class GradientAccumulator {
   private sums: Gradients = new Map();
   private count = 0;
@@ -146,11 +154,18 @@ export class GradientAccumulator {
     this.count += 1;
   }
 
-  /** The mean gradients; the caller owns them. Resets the accumulator. */
-  take(): Gradients {
+  /**
+   * The mean gradients (or their sum, for losses that are already normalised over the whole
+   * batch); the caller owns them. Resets the accumulator.
+   */
+  take(reduce: 'mean' | 'sum' = 'mean'): Gradients {
     if (this.count === 0) throw new AgenticError('no gradients accumulated');
     const mean: Gradients = new Map();
     for (const [variable, sum] of this.sums) {
+      if (reduce === 'sum') {
+        mean.set(variable, sum);
+        continue;
+      }
       mean.set(variable, tf.tidy(() => sum.div(this.count)));
       sum.dispose();
     }

@@ -324,16 +324,22 @@ export class Qwen2Model {
     // One query row per sequence (decoding): a broadcast multiply and a sum beat a loop of
     // batch x kv-heads tiny matMuls.
     const decoding = length === 1;
-    const raw = decoding
-      ? qGrouped.expandDims(3).mul(k.expandDims(2)).sum(-1)
-      : tf.matMul(qGrouped, k, false, true);
-    const scores = raw
-      .mul(1 / Math.sqrt(headDim))
-      .reshape([batch, kvHeads, groups, length, keys])
-      .add(mask);
-    const probs = tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]);
-    // (Summing over the innermost axis: wasm's Sum transposes first for any other axis.)
-    const mixed = decoding ? probs.expandDims(3).mul(v.transpose([0, 1, 3, 2]).expandDims(2)).sum(-1) : tf.matMul(probs, v);
+    let mixed: tf.Tensor;
+    if (!decoding && batch * heads * length * keys > attentionLimits.scores) {
+      // Long sequences: the [length, keys] scores of a layer would not fit the wasm heap (and
+      // a backward pass would keep them for every layer), so attend a block of queries at a time.
+      const chunk = Math.max(1, Math.floor(attentionLimits.scores / (batch * heads * keys)));
+      mixed = chunkedAttention(qGrouped.reshape([batch, kvHeads, groups, length, headDim]), k, v, mask, 1 / Math.sqrt(headDim), chunk);
+    } else {
+      const raw = decoding ? qGrouped.expandDims(3).mul(k.expandDims(2)).sum(-1) : tf.matMul(qGrouped, k, false, true);
+      const scores = raw
+        .mul(1 / Math.sqrt(headDim))
+        .reshape([batch, kvHeads, groups, length, keys])
+        .add(mask);
+      const probs = tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]);
+      // (Summing over the innermost axis: wasm's Sum transposes first for any other axis.)
+      mixed = decoding ? probs.expandDims(3).mul(v.transpose([0, 1, 3, 2]).expandDims(2)).sum(-1) : tf.matMul(probs, v);
+    }
     const attended = mixed
       .reshape([batch, kvHeads, groups, length, headDim])
       .transpose([0, 3, 1, 2, 4])
@@ -519,6 +525,82 @@ function attentionMask(batch: number, length: number, past: number, keyMask: Uin
     }
   }
   return tf.tensor(mask, [rows, 1, 1, length, keys]);
+}
+
+/**
+ * Attention scores of one layer (batch x heads x queries x keys) above which queries go in
+ * blocks. A setting rather than a constant so tests can force the blocked path on short inputs.
+ */
+export const attentionLimits = { scores: 1 << 22 };
+
+/**
+ * Attention for a block of queries at a time, with a hand-written gradient that recomputes each
+ * block's probabilities in the backward pass, so no [queries, keys] matrix outlives its block
+ * (memory-efficient attention). q: [batch, kv heads, groups, length, head dim]; k, v: [batch, kv
+ * heads, keys, head dim]; mask: additive, [batch or 1, 1, 1, length, keys]. Returns the mixed
+ * values as [batch, kv heads, groups, length, head dim].
+ *   S = q k^T scale + mask;  P = softmax(S);  O = P v
+ *   dV = P^T dO;  dP = dO v^T;  dS = P (dP - rowsum(dP P));  dq = dS k scale;  dk = dS^T q scale
+ */
+function chunkedAttention(q: tf.Tensor, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor, scale: number, chunk: number): tf.Tensor {
+  const [batch, kvHeads, groups, length, headDim] = q.shape as [number, number, number, number, number];
+  const keys = k.shape[2];
+  const blocks: Array<[number, number]> = [];
+  for (let start = 0; start < length; start += chunk) blocks.push([start, Math.min(length, start + chunk)]);
+  const maskRows = mask.shape[0]!;
+  const blockOf = (x: tf.Tensor, start: number, end: number) => x.slice([0, 0, 0, start, 0], [-1, -1, -1, end - start, -1]);
+  const probsOf = (qq: tf.Tensor, kk: tf.Tensor, mask: tf.Tensor, start: number, end: number) => {
+    const n = end - start;
+    const qBlock = blockOf(qq, start, end).reshape([batch, kvHeads, groups * n, headDim]);
+    const scores = tf
+      .matMul(qBlock, kk, false, true)
+      .mul(scale)
+      .reshape([batch, kvHeads, groups, n, keys])
+      .add(mask.slice([0, 0, 0, start, 0], [maskRows, 1, 1, n, keys]));
+    return { qBlock, probs: tf.softmax(scores).reshape([batch, kvHeads, groups * n, keys]) };
+  };
+  const op = tf.customGrad((qIn, kIn, vIn, save) => {
+    const [qq, kk, vv] = [qIn as tf.Tensor, kIn as tf.Tensor4D, vIn as tf.Tensor4D];
+    // the mask is saved too: the forward pass that made it disposes it before the backward runs
+    (save as tf.GradSaveFunc)([qq, kk, vv, mask]);
+    const value = tf.tidy(() =>
+      tf.concat(
+        blocks.map(([start, end]) =>
+          tf.tidy(() => tf.matMul(probsOf(qq, kk, mask, start, end).probs, vv).reshape([batch, kvHeads, groups, end - start, headDim])),
+        ),
+        3,
+      ),
+    );
+    const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [qs, ks, vs, savedMask] = saved as [tf.Tensor, tf.Tensor4D, tf.Tensor4D, tf.Tensor];
+      const dq: tf.Tensor[] = [];
+      let dk = tf.zerosLike(ks) as tf.Tensor;
+      let dv = tf.zerosLike(vs) as tf.Tensor;
+      for (const [start, end] of blocks) {
+        const n = end - start;
+        const [dqBlock, dkBlock, dvBlock] = tf.tidy(() => {
+          const { qBlock, probs } = probsOf(qs, ks, savedMask, start, end);
+          const dOut = blockOf(dy, start, end).reshape([batch, kvHeads, groups * n, headDim]);
+          const dProbs = tf.matMul(dOut, vs, false, true);
+          const dScores = probs.mul(dProbs.sub(dProbs.mul(probs).sum(-1, true))).mul(scale);
+          return [
+            tf.matMul(dScores, ks).reshape([batch, kvHeads, groups, n, headDim]),
+            tf.matMul(dScores, qBlock, true, false),
+            tf.matMul(probs, dOut, true, false),
+          ];
+        });
+        dq.push(dqBlock);
+        const [nextK, nextV] = [dk.add(dkBlock), dv.add(dvBlock)];
+        tf.dispose([dk, dv, dkBlock, dvBlock]);
+        [dk, dv] = [nextK, nextV];
+      }
+      const dqAll = tf.concat(dq, 3);
+      tf.dispose(dq);
+      return [dqAll, dk, dv];
+    };
+    return { value, gradFunc };
+  });
+  return op(q, k, v);
 }
 
 function defaultChunkRows(vocab: number): number {

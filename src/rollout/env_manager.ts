@@ -42,11 +42,17 @@ export function generatingArgs(config: AgenticConfig, mode: RolloutMode): Genera
   return managerOf(config, mode).generating_args ?? config.actor_infer.generating_args;
 }
 
-/** The policy a manager's llm_proxy names; `model` is required for the `policy` proxy. */
-export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen2Model | null, chat: ChatFormat): Policy {
+/**
+ * The policy a manager's llm_proxy names; `model` is required for the `policy` proxy. `greedy`
+ * decodes greedily whatever generating_args say (ReMax's baseline rollouts).
+ *
+ * A model policy keeps each env's keys and values between turns; they are only valid for the
+ * weights that computed them, so make a new policy after every weight update.
+ */
+export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen2Model | null, chat: ChatFormat, options: { greedy?: boolean } = {}): Policy {
   if (managerOf(config, mode).llm_proxy.proxy_type === 'random') return new RandomPolicy(chat);
   if (!model) throw new AgenticError(`${mode === 'train' ? 'train' : 'val'}_env_manager: the policy proxy needs a model`);
-  const gen = generatingArgs(config, mode);
+  const gen = { ...generatingArgs(config, mode), ...(options.greedy ? { do_sample: false, temperature: 0 } : {}) };
   return new ModelPolicy(model, chat, {
     sampling: { temperature: gen.temperature, topP: gen.top_p, topK: gen.top_k, doSample: gen.do_sample },
     stopStrings: gen.stop_strings,
@@ -146,6 +152,33 @@ export class EnvManager {
       samples: episodes.flatMap(episodeSamples),
       metrics: rolloutMetrics(this.mode, episodes, { seconds, generatedTokens: after.generatedTokens - before.generatedTokens }),
     };
+  }
+
+  /**
+   * ReMax's baselines: each given group's episode played once more, by the group's first env,
+   * with `policy` (greedy). Returns the score of each trajGroupId.
+   */
+  async baselineScores(episodes: readonly Episode[], policy: Policy, chat: ChatFormat): Promise<Map<string, number>> {
+    const wanted = new Map<string, { groupId: number; episodeId: number }>();
+    for (const e of episodes) wanted.set(e.trajGroupId, { groupId: e.groupId, episodeId: e.episodeId });
+    const gen = generatingArgs(this.config, this.mode);
+    const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: this.config.sequence_length, runSeed: this.config.seed };
+    const scores = new Map<string, number>();
+    await Promise.all(
+      [...wanted].map(async ([trajGroupId, { groupId, episodeId }]) => {
+        const slot = this.slots.find((s) => s.groupId === groupId)!;
+        const task: EpisodeTask = {
+          mode: this.mode,
+          tag: slot.tag,
+          envId: slot.envId,
+          groupId,
+          episodeId,
+          seed: hashSeed(this.config.seed, this.mode, slot.tag, groupId, episodeId),
+        };
+        scores.set(trajGroupId, (await playEpisode(slot.env, slot.custom, task, limits, policy, chat)).score);
+      }),
+    );
+    return scores;
   }
 
   async close(): Promise<void> {

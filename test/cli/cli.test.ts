@@ -158,13 +158,15 @@ export default defineEnv({ name: 'coin', description: 'Call a coin flip.', confi
 });
 
 describe('commands that validate and then say what is missing', () => {
-  test('train with no arguments validates the built-in config, then says plainly it is not implemented', async () => {
-    const { code, stdout, stderr } = await agentic(['train']);
-    expect(code).toBe(1);
+  test('train with no config runs the built-in one (here shortened to a step)', async () => {
+    const out = scratch();
+    const args = ['train', 'max_steps=1', 'eval_steps=0', 'rollout_batch_size=8', 'train_env_manager.num_env_groups=1', `output_dir=${out}`];
+    const { code, stdout, stderr } = await agentic(args);
+    expect(code).toBe(0);
     expect(stdout).toBe('');
-    expect(stderr).toContain('config is valid');
-    expect(stderr).toContain('training is not implemented yet');
-  });
+    expect(stderr).toContain('training agentic (seed 42) from configs/agentic.yaml (built in)');
+    expect(stderr).toMatch(/\nstep 1\/1 +score /);
+  }, 60_000);
 
   for (const name of ['train', 'eval', 'render']) {
     test(`${name} rejects a bad config first`, () => expectOneLineError([name, 'seed=abc'], 'seed: expected integer'));

@@ -1,0 +1,7 @@
+/** The names the config accepts for the algorithm's choices (no tfjs here: the schema imports it). */
+
+export const KL_PENALTIES = ['kl', 'abs', 'mse', 'k3', 'low_var_kl', 'full'] as const;
+export type KlPenalty = (typeof KL_PENALTIES)[number];
+
+export const LOSS_AGG_MODES = ['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm'] as const;
+export type LossAggMode = (typeof LOSS_AGG_MODES)[number];

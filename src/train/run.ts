@@ -1,0 +1,80 @@
+/**
+ * A whole training run, as `agentic train` starts it: record the config, start the backend, build
+ * the trainer, log every step to the trackers, and save the trained policy.
+ */
+import { join, resolve } from 'node:path';
+import type { LoadedConfig } from '../config/load';
+import { writeRunConfig } from '../config/save';
+import { runBackend } from '../config/validate';
+import { startBackend } from '../engine/backend';
+import { ConfigError } from '../errors';
+import { saveModel } from '../model/load';
+import type { PluginHost } from '../plugins/host';
+import { ConsoleTracker } from '../tracking/console';
+import { JsonlTracker } from '../tracking/jsonl';
+import { Trainer, type StepReport, type TrainerHooks, type TrainSummary } from './trainer';
+
+export interface RunOptions {
+  info: (line: string) => void;
+  warn: (line: string) => void;
+  /** Where console lines go (stderr by default). */
+  write?: (text: string) => void;
+  tty?: boolean;
+  poison?: TrainerHooks['poison'];
+}
+
+export interface RunResult extends TrainSummary {
+  /** The trained policy, a Hugging Face folder. */
+  modelDir: string;
+  metricsFile: string | null;
+}
+
+/** What the run cannot do yet, said before it starts rather than discovered after. */
+function checkAvailable(loaded: LoadedConfig, warn: (line: string) => void): void {
+  const c = loaded.config;
+  if (c.resume_from_checkpoint !== false) {
+    throw new ConfigError('resume_from_checkpoint: resuming arrives with checkpoints (issue #8); set it to false');
+  }
+  const later: string[] = c.track_with.filter((t) => t === 'tensorboard' || t === 'wandb');
+  const now = c.track_with.filter((t) => !later.includes(t));
+  if (later.length) warn(`track_with: ${later.join(', ')} not implemented yet (issue #8); logging to ${now.join(' and ') || 'nothing else'}`);
+  warn(`checkpoints every save_steps arrive with issue #8; this run saves its final policy only`);
+}
+
+export async function runTraining(loaded: LoadedConfig, host: PluginHost, options: RunOptions): Promise<RunResult> {
+  const c = loaded.config;
+  checkAvailable(loaded, options.warn);
+  options.info(`training ${c.exp_name} (seed ${c.seed}) from ${loaded.files.join(', ')}`);
+  const recordDir = writeRunConfig(loaded);
+  const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter });
+  options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}; config recorded in ${recordDir}`);
+
+  const consoleTracker = new ConsoleTracker(c.max_steps, c.logging_steps, 0, options.write, options.tty);
+  const jsonl = c.track_with.includes('jsonl') ? new JsonlTracker(resolve(c.logging_dir)) : null;
+  const trainer = await Trainer.create(c, host, {
+    warn: (line) => {
+      consoleTracker.clearBar();
+      options.warn(line);
+    },
+    onStep: (report: StepReport) => {
+      jsonl?.log(report);
+      if (c.track_with.includes('console')) consoleTracker.log(report);
+    },
+    poison: options.poison,
+  });
+  try {
+    for (const [role, source] of Object.entries(trainer.roles.sources)) options.info(`${role}: ${source}`);
+    options.info(
+      `${c.max_steps} steps of ${c.rollout_batch_size} trajectories (${c.train_env_manager.tags.join(', ')}), adv_estimator ${c.adv_estimator}` +
+        (c.eval_steps > 0 ? `, validating every ${c.eval_steps} steps on ${c.val_batch_size} episodes` : ''),
+    );
+    const summary = await trainer.run();
+    consoleTracker.clearBar();
+    const modelDir = resolve(join(c.output_dir, 'model'));
+    await saveModel(modelDir, trainer.roles.actor, trainer.roles.tokenizer, c.actor_train.model_args.dtype);
+    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null };
+  } finally {
+    consoleTracker.clearBar();
+    await trainer.close();
+  }
+}

@@ -1,0 +1,312 @@
+/**
+ * The training loop. One step, in ROLL's order:
+ *
+ *   1. model update      actor_infer takes actor_train's weights (every model_update_frequency steps)
+ *   2. validation        every eval_steps steps, with the val env manager
+ *   3. rollout           rollout_batch_size trajectories from the train env manager
+ *   4. reference         the reference's log-probs of the sampled tokens (when a KL term needs them)
+ *   5. old log-probs     recomputed by actor_train, so the PPO ratio compares real policies
+ *   6. values            the critic's (gae)
+ *   7. rewards           normalised response rewards, then token rewards and the KL penalty
+ *   8. advantages        the estimator, then whitening and clipping
+ *   9. critic update     (gae)
+ *  10. actor update      once global_step >= critic_warmup
+ *  11. metrics           and the step hook (trackers, and checkpoints once they exist)
+ *
+ * Everything here is deterministic given the config: rollout seeds and sampling streams come from
+ * the rollout, mini-batch shuffles from (seed, step, role, epoch).
+ */
+import { ADVANTAGE_ESTIMATORS, finishAdvantages } from '../algo/advantage';
+import { klController, type KlController } from '../algo/kl';
+import { responseRewards, tokenRewards } from '../algo/rewards';
+import { summaryStats } from '../algo/stats';
+import type { AgenticConfig } from '../config/schema';
+import { tf } from '../engine/tf';
+import { learningRateAt } from '../model/optim';
+import type { PluginHost } from '../plugins/host';
+import { ChatFormat } from '../rollout/chat';
+import { EnvManager, generatingArgs, makePolicy } from '../rollout/env_manager';
+import type { RolloutBatch, RolloutMode, Sample } from '../rollout/types';
+import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
+import { tokenLogProbs, tokenValues } from './scoring';
+import { updateActor, updateCritic, type UpdateRows, type UpdateSchedule } from './update';
+import { stepDataMetrics } from './step_metrics';
+
+export interface StepReport {
+  /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
+  step: number;
+  metrics: Record<string, number>;
+}
+
+export interface TrainerHooks {
+  /** Start-up lines (what was loaded, what is off). */
+  info?: (line: string) => void;
+  warn?: (line: string) => void;
+  /** Called after every step, with its metrics. */
+  onStep?: (report: StepReport) => void | Promise<void>;
+  /** Test seam: makes the loss of one optimizer step NaN (`update` counts from 0 within the step). */
+  poison?: (step: number, role: 'actor' | 'critic', update: number) => boolean;
+}
+
+export interface TrainSummary {
+  steps: number;
+  reports: StepReport[];
+  /** Optimizer steps skipped because their loss or gradients were not finite. */
+  skippedUpdates: number;
+}
+
+/** The sampling temperature the rollout used, which training log-probs must divide by too. */
+function trainingTemperature(config: AgenticConfig): number {
+  const gen = generatingArgs(config, 'train');
+  return gen.do_sample && gen.temperature > 0 ? gen.temperature : 1;
+}
+
+export class Trainer {
+  readonly chat: ChatFormat;
+  private readonly kl: KlController;
+  private skipped = 0;
+
+  private constructor(
+    readonly config: AgenticConfig,
+    readonly roles: Roles,
+    private readonly trainManager: EnvManager,
+    private readonly valManager: EnvManager | null,
+    private readonly hooks: TrainerHooks,
+  ) {
+    this.chat = new ChatFormat(roles.tokenizer);
+    this.kl = klController({ initKlCoef: config.init_kl_coef, targetKl: config.target_kl, klHorizon: config.kl_horizon });
+  }
+
+  static async create(config: AgenticConfig, host: PluginHost, hooks: TrainerHooks = {}): Promise<Trainer> {
+    const roles = await buildRoles(config, roleNeeds(config));
+    let train: EnvManager | null = null;
+    try {
+      train = await EnvManager.build('train', config, host);
+      const val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
+      return new Trainer(config, roles, train, val, hooks);
+    } catch (error) {
+      await train?.close();
+      roles.dispose();
+      throw error;
+    }
+  }
+
+  /** Runs steps `from`..max_steps-1, then a last validation. */
+  async run(from = 0): Promise<TrainSummary> {
+    const reports: StepReport[] = [];
+    for (let step = from; step < this.config.max_steps; step++) {
+      const report = await this.step(step);
+      reports.push(report);
+      await this.hooks.onStep?.(report);
+    }
+    if (this.valManager) {
+      const started = performance.now();
+      const val = await this.validate();
+      const report = { step: this.config.max_steps, metrics: { ...val.metrics, 'time/step_total': (performance.now() - started) / 1000 } };
+      reports.push(report);
+      await this.hooks.onStep?.(report);
+    }
+    return { steps: this.config.max_steps - from, reports, skippedUpdates: this.skipped };
+  }
+
+  async close(): Promise<void> {
+    await this.trainManager.close();
+    await this.valManager?.close();
+    this.roles.dispose();
+  }
+
+  private async collect(manager: EnvManager, mode: RolloutMode, batchSize: number, options: { greedy?: boolean } = {}): Promise<RolloutBatch> {
+    const policy = makePolicy(this.config, mode, this.roles.infer, this.chat, options);
+    try {
+      return await manager.collect(batchSize, policy, this.chat);
+    } finally {
+      await policy.close();
+    }
+  }
+
+  private validate(): Promise<RolloutBatch> {
+    return this.collect(this.valManager!, 'val', this.config.val_batch_size);
+  }
+
+  /** One training step (see the header). */
+  async step(step: number): Promise<StepReport> {
+    const c = this.config;
+    const { roles } = this;
+    const metrics: Record<string, number> = {};
+    const timed = async <T>(name: string, work: () => T | Promise<T>): Promise<T> => {
+      const started = performance.now();
+      const result = await work();
+      metrics[`time/step_${name}`] = (performance.now() - started) / 1000;
+      return result;
+    };
+    const stepStarted = performance.now();
+
+    // 1-2. model update, validation
+    if (roles.infer !== roles.actor && step % c.actor_infer.model_update_frequency === 0) {
+      await timed('model_update', () => copyWeights(roles.actor, roles.infer));
+    }
+    if (this.valManager && step % c.eval_steps === 0) Object.assign(metrics, (await this.validate()).metrics);
+
+    // 3. rollout
+    const rollout = await this.collect(this.trainManager, 'train', c.rollout_batch_size);
+    Object.assign(metrics, rollout.metrics);
+    const samples = rollout.samples;
+    let baselines: number[] | null = null;
+    if (c.adv_estimator === 'remax') {
+      const scores = await timed('gen_max', async () => {
+        const policy = makePolicy(c, 'train', roles.infer, this.chat, { greedy: true });
+        try {
+          return await this.trainManager.baselineScores(rollout.episodes, policy, this.chat);
+        } finally {
+          await policy.close();
+        }
+      });
+      baselines = samples.map((s) => scores.get(s.trajGroupId) ?? 0);
+      Object.assign(metrics, summaryStats('critic/remax_baseline', [...scores.values()]));
+    }
+
+    // 4-6. reference, old log-probs, values
+    const ids = samples.map((s) => s.inputIds);
+    const masks = samples.map((s) => s.responseMask);
+    const temperature = trainingTemperature(c);
+    const refLogProbs = roles.reference ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature)) : null;
+    const oldLogProbs = await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature));
+    const values = roles.critic ? await timed('values', () => tokenValues(roles.critic!, ids)) : null;
+
+    // 7-8. rewards and advantages
+    const credit = await timed('adv', () => this.credit(samples, masks, oldLogProbs, refLogProbs, values, baselines));
+    Object.assign(metrics, credit.metrics);
+    const rows: UpdateRows = { ids, masks, oldLogProbs, refLogProbs, advantages: credit.advantages, returns: credit.returns, values };
+
+    // 9-10. updates
+    const lrStep = (role: 'actor_train' | 'critic') => {
+      const args = c[role].training_args;
+      return learningRateAt(step, {
+        type: args.lr_scheduler_type,
+        peak: args.learning_rate,
+        totalSteps: c.max_steps,
+        warmupSteps: args.warmup_steps || Math.round(args.warmup_ratio * c.max_steps),
+      });
+    };
+    const schedule = (role: 'actor_train' | 'critic'): UpdateSchedule => {
+      const args = c[role].training_args;
+      const poison = this.hooks.poison;
+      return {
+        epochs: c.ppo_epochs,
+        miniBatchRows: args.per_device_train_batch_size * args.gradient_accumulation_steps,
+        microBatchRows: args.per_device_train_batch_size,
+        gradientAccumulationSteps: args.gradient_accumulation_steps,
+        sequenceLength: c.sequence_length,
+        learningRate: lrStep(role),
+        maxGradNorm: args.max_grad_norm ?? c.max_grad_norm,
+        shuffleSeed: [c.seed, 'shuffle', role, step],
+        poison: poison ? (update) => poison(step, role === 'critic' ? 'critic' : 'actor', update) : undefined,
+      };
+    };
+    if (roles.critic && roles.criticOptimizer) {
+      const result = await timed('critic_train', () =>
+        updateCritic(roles.critic!, roles.criticOptimizer!, rows, schedule('critic'), { valueClip: c.value_clip, aggMode: c.loss_agg_mode }),
+      );
+      Object.assign(metrics, result.metrics);
+      this.noteSkipped('critic', step, result.skipped);
+    }
+    if (step >= c.critic_warmup) {
+      const result = await timed('actor_train', () =>
+        updateActor(roles.actor, roles.actorOptimizer, rows, schedule('actor_train'), {
+          policy: {
+            clipLow: c.use_pg_clip_range ? c.pg_clip_low : c.pg_clip,
+            clipHigh: c.use_pg_clip_range ? c.pg_clip_high : c.pg_clip,
+            dualClip: c.dual_clip_loss ? 1 + 2 * c.pg_clip : null,
+            aggMode: c.loss_agg_mode,
+          },
+          temperature,
+          klLoss: c.use_kl_loss && c.kl_loss_coef > 0 && roles.reference ? { coef: c.kl_loss_coef, type: c.kl_loss_type } : null,
+          entropyCoef: c.entropy_loss_coef,
+        }),
+      );
+      Object.assign(metrics, result.metrics);
+      this.noteSkipped('actor', step, result.skipped);
+    }
+
+    // 11. metrics
+    const seconds = (performance.now() - stepStarted) / 1000;
+    const tokens = ids.reduce((n, row) => n + row.length, 0);
+    Object.assign(metrics, stepDataMetrics(samples, oldLogProbs), {
+      'time/step_total': seconds,
+      'system/tps': tokens / seconds,
+      'system/samples': samples.length,
+      'system/skipped_updates': this.skipped,
+      'system/tensors': tf.memory().numTensors,
+    });
+    return { step, metrics };
+  }
+
+  private noteSkipped(role: string, step: number, skipped: number): void {
+    if (skipped === 0) return;
+    this.skipped += skipped;
+    this.hooks.warn?.(`step ${step}: skipped ${skipped} ${role} update${skipped > 1 ? 's' : ''} whose loss or gradients were not finite (weights unchanged; ${this.skipped} so far)`);
+  }
+
+  /** Steps 7-8: response rewards, token rewards with KL, advantages. */
+  private credit(
+    samples: readonly Sample[],
+    masks: readonly Uint8Array[],
+    oldLogProbs: readonly Float32Array[],
+    refLogProbs: readonly Float32Array[] | null,
+    values: readonly Float32Array[] | null,
+    baselines: readonly number[] | null,
+  ) {
+    const c = this.config;
+    const response = responseRewards(samples, {
+      estimator: c.adv_estimator,
+      grouping: c.reward_normalization.grouping,
+      method: c.reward_normalization.method,
+      stepRewardGamma: c.step_reward_gamma,
+      episodeRewardWeight: c.episode_reward_weight,
+      stepRewardWeight: c.step_reward_weight,
+      rewardClip: c.reward_clip,
+    });
+    const beta = this.kl.value;
+    const tokens = tokenRewards(response.rewards, masks, oldLogProbs, refLogProbs, {
+      addTokenLevelKl: c.add_token_level_kl && refLogProbs !== null,
+      klCoef: beta,
+      klPenalty: c.kl_penalty,
+      whitenRewards: c.whiten_rewards,
+    });
+    this.kl.update(tokens.meanKl, samples.length);
+    const estimated = ADVANTAGE_ESTIMATORS[c.adv_estimator](
+      { masks, tokenRewards: tokens.tokenRewards, values, groups: samples.map((s) => s.trajGroupId), baselines },
+      { gamma: c.gamma, lambd: c.lambd },
+    );
+    const finished = finishAdvantages(estimated.advantages, masks, { whitenAdvantages: c.whiten_advantages, advantageClip: c.advantage_clip });
+    const metrics: Record<string, number> = {
+      ...response.metrics,
+      ...maskedStats('critic/advantages', finished.advantages, masks),
+      ...maskedStats('critic/returns', estimated.returns, masks),
+      ...(values ? maskedStats('critic/values', values, masks) : {}),
+      ...summaryStats('critic/rewards', tokens.tokenRewards.map((r) => r.reduce((a, b) => a + b, 0))),
+      'critic/kl': tokens.meanKl,
+      'critic/kl_coef': c.add_token_level_kl && refLogProbs !== null ? beta : 0,
+    };
+    if (c.advantage_clip !== null) metrics['critic/advantage_clip_frac'] = finished.clippedFraction;
+    return { advantages: finished.advantages, returns: estimated.returns, metrics };
+  }
+}
+
+function maskedStats(prefix: string, rows: readonly Float32Array[], masks: readonly Uint8Array[]): Record<string, number> {
+  let sum = 0;
+  let count = 0;
+  let max = -Infinity;
+  let min = Infinity;
+  rows.forEach((row, i) =>
+    row.forEach((x, t) => {
+      if (!masks[i]![t]) return;
+      sum += x;
+      count++;
+      max = Math.max(max, x);
+      min = Math.min(min, x);
+    }),
+  );
+  if (count === 0) return {};
+  return { [`${prefix}/mean`]: sum / count, [`${prefix}/max`]: max, [`${prefix}/min`]: min };
+}

@@ -1,0 +1,246 @@
+/**
+ * The gradient updates of one training step: `ppo_epochs` passes over the batch in shuffled
+ * mini-batches (per_device_train_batch_size x gradient_accumulation_steps rows), each mini-batch
+ * an optimizer step whose gradients are summed over its micro-batches. An optimizer step whose
+ * loss or gradient norm is not finite is skipped: weights and optimizer moments stay as they were.
+ */
+import { Rng } from '../engine/rng';
+import { tf } from '../engine/tf';
+import { entropyLoss, klLoss, policyLoss, valueLoss, type LossAggMode, type LossNorms, type PolicyLossOptions } from '../algo/loss';
+import type { KlPenalty } from '../algo/kl';
+import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
+import type { Qwen2Model } from '../model/qwen2';
+import { planMicroBatches, shiftedIds, shiftedValues, type MicroBatch } from './micro_batches';
+
+/** Per-token host rows of the batch, all aligned with `ids`. */
+export interface UpdateRows {
+  ids: readonly Int32Array[];
+  masks: readonly Uint8Array[];
+  oldLogProbs: readonly Float32Array[];
+  refLogProbs: readonly Float32Array[] | null;
+  advantages: readonly Float32Array[];
+  returns: readonly Float32Array[];
+  values: readonly Float32Array[] | null;
+}
+
+export interface UpdateSchedule {
+  epochs: number;
+  miniBatchRows: number;
+  microBatchRows: number;
+  gradientAccumulationSteps: number;
+  sequenceLength: number;
+  learningRate: number;
+  /** 0 or null: no clipping. */
+  maxGradNorm: number | null;
+  /** Seeds the shuffles of this step's mini-batches. */
+  shuffleSeed: readonly [number, ...Array<number | string>];
+  /** Test seam: makes an optimizer step's loss NaN (the n-th of this update, 0-based). */
+  poison?: (optimizerStep: number) => boolean;
+}
+
+export interface ActorLossOptions {
+  policy: PolicyLossOptions;
+  temperature: number;
+  /** use_kl_loss: coefficient and estimator; null when off. */
+  klLoss: { coef: number; type: KlPenalty } | null;
+  entropyCoef: number;
+}
+
+export interface UpdateResult {
+  metrics: Record<string, number>;
+  optimizerSteps: number;
+  skipped: number;
+}
+
+function miniBatches(rows: number, schedule: UpdateSchedule, epoch: number): number[][] {
+  const order = Rng.fromSeed(...schedule.shuffleSeed, 'epoch', epoch).shuffle(Array.from({ length: rows }, (_, i) => i));
+  const out: number[][] = [];
+  for (let at = 0; at < order.length; at += schedule.miniBatchRows) out.push(order.slice(at, at + schedule.miniBatchRows));
+  return out;
+}
+
+function normsOf(indices: readonly number[], masks: readonly Uint8Array[], schedule: UpdateSchedule): LossNorms {
+  let tokens = 0;
+  let sequences = 0;
+  for (const i of indices) {
+    const n = masks[i]!.reduce((a, b) => a + b, 0);
+    tokens += n;
+    if (n > 0) sequences++;
+  }
+  return { tokens, sequences, sumNormScale: schedule.sequenceLength * schedule.gradientAccumulationSteps };
+}
+
+type MicroLoss = (batch: MicroBatch, inputs: tf.Tensor2D, targets: Int32Array, norms: LossNorms) => { loss: tf.Scalar; stats: tf.Tensor1D };
+
+/**
+ * The shared loop: epochs, shuffled mini-batches, micro-batches, the NaN guard, clipping and the
+ * AdamW step. `microLoss` builds one micro-batch's loss and its statistics (kept for metrics).
+ */
+async function runUpdate(
+  model: Qwen2Model,
+  optimizer: AdamW,
+  rows: UpdateRows,
+  schedule: UpdateSchedule,
+  microLoss: MicroLoss,
+  onStats: (stats: Float32Array, loss: number) => void,
+): Promise<{ gradNorms: number[]; optimizerSteps: number; skipped: number; losses: number[] }> {
+  const gradNorms: number[] = [];
+  const losses: number[] = [];
+  let optimizerSteps = 0;
+  let skipped = 0;
+  let attempt = 0;
+  for (let epoch = 0; epoch < schedule.epochs; epoch++) {
+    for (const indices of miniBatches(rows.ids.length, schedule, epoch)) {
+      const norms = normsOf(indices, rows.masks, schedule);
+      if (norms.tokens === 0) continue;
+      const poisoned = schedule.poison?.(attempt++) ?? false;
+      const accumulator = new GradientAccumulator();
+      let total = 0;
+      const micro = planMicroBatches(
+        indices,
+        rows.ids.map((r) => r.length),
+        model.config,
+        { maxRows: schedule.microBatchRows, backward: true },
+      );
+      for (const batch of micro) {
+        const { inputs, targets } = shiftedIds(batch, rows.ids);
+        let stats: tf.Tensor1D | null = null;
+        const { loss, gradients } = lossAndGradients(() => {
+          const out = microLoss(batch, inputs, targets, norms);
+          stats = tf.keep(out.stats);
+          return poisoned ? (tf.mul(out.loss, Number.NaN) as tf.Scalar) : out.loss;
+        }, model.variables);
+        accumulator.add(gradients);
+        disposeGradients(gradients);
+        const value = (await loss.data())[0]!;
+        total += value;
+        onStats((await stats!.data()) as Float32Array, value);
+        tf.dispose([loss, stats!, inputs]);
+      }
+      const summed = accumulator.take('sum');
+      const clipped = await clipByGlobalNorm(summed, schedule.maxGradNorm ?? 0);
+      disposeGradients(summed);
+      if (!Number.isFinite(total) || !Number.isFinite(clipped.norm)) {
+        skipped++;
+      } else {
+        optimizer.apply(clipped.gradients, schedule.learningRate);
+        optimizerSteps++;
+        gradNorms.push(clipped.norm);
+        losses.push(total);
+      }
+      disposeGradients(clipped.gradients);
+    }
+  }
+  return { gradNorms, optimizerSteps, skipped, losses };
+}
+
+const average = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
+
+/** actor_train's PPO update. Metrics use ROLL's and verl's names (actor/...). */
+export async function updateActor(
+  model: Qwen2Model,
+  optimizer: AdamW,
+  rows: UpdateRows,
+  schedule: UpdateSchedule,
+  o: ActorLossOptions,
+): Promise<UpdateResult> {
+  // sums over sampled tokens of: clipped, ratio, approxkl, policykl, dual-clipped; then max/min ratio
+  const sums = new Float64Array(5);
+  let ratioMax = -Infinity;
+  let ratioMin = Infinity;
+  let tokens = 0;
+  const parts = { pg: 0, kl: 0, entropy: 0 };
+  let partsCount = 0;
+  const microLoss: MicroLoss = (batch, inputs, targets, norms) => {
+    const mask = shiftedValues(batch, rows.masks);
+    const old = shiftedValues(batch, rows.oldLogProbs);
+    const advantages = shiftedValues(batch, rows.advantages);
+    const ref = o.klLoss && rows.refLogProbs ? shiftedValues(batch, rows.refLogProbs) : null;
+    tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
+    const { hidden, present } = model.forward(inputs);
+    tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
+    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: o.temperature });
+    const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms);
+    let loss: tf.Scalar = pg.loss;
+    const kl = ref && o.klLoss ? klLoss(logProbs, ref, mask, o.klLoss.type, o.policy.aggMode, norms) : null;
+    if (kl && o.klLoss) loss = tf.add(loss, tf.mul(kl, o.klLoss.coef)) as tf.Scalar;
+    const ent = entropyLoss(entropy, mask, o.policy.aggMode, norms);
+    if (o.entropyCoef > 0) loss = tf.sub(loss, tf.mul(ent, o.entropyCoef)) as tf.Scalar;
+    // the parts, for metrics, travel in the stats vector after the policy statistics
+    const stats = tf.concat([pg.stats, tf.stack([pg.loss, kl ?? tf.scalar(0), ent])]) as tf.Tensor1D;
+    return { loss, stats };
+  };
+  const onStats = (stats: Float32Array) => {
+    for (let i = 0; i < 5; i++) sums[i]! += stats[i]!;
+    ratioMax = Math.max(ratioMax, stats[5]!);
+    ratioMin = Math.min(ratioMin, stats[6]!);
+    parts.pg += stats[7]!;
+    parts.kl += stats[8]!;
+    parts.entropy += stats[9]!;
+    partsCount++;
+  };
+  const run = await runUpdate(model, optimizer, rows, schedule, microLoss, onStats);
+  // micro-batch parts are fractions of their mini-batch's value; per mini-batch they sum to it
+  const miniBatchesSeen = Math.max(1, run.optimizerSteps + run.skipped);
+  const perToken = (i: number) => (tokens === 0 ? 0 : sums[i]! / tokens);
+  return {
+    metrics: {
+      'actor/pg_loss': parts.pg / miniBatchesSeen,
+      'actor/kl_loss': parts.kl / miniBatchesSeen,
+      'actor/entropy': parts.entropy / miniBatchesSeen,
+      'actor/total_loss': average(run.losses),
+      'actor/clipfrac': perToken(0),
+      'actor/ratio_mean': perToken(1),
+      'actor/approxkl': perToken(2),
+      'actor/policykl': perToken(3),
+      'actor/dual_clipfrac': perToken(4),
+      'actor/ratio_max': partsCount ? ratioMax : 1,
+      'actor/ratio_min': partsCount ? ratioMin : 1,
+      'actor/grad_norm': average(run.gradNorms),
+      'actor/lr': schedule.learningRate,
+      'actor/optimizer_steps': run.optimizerSteps,
+      'actor/skipped_steps': run.skipped,
+    },
+    optimizerSteps: run.optimizerSteps,
+    skipped: run.skipped,
+  };
+}
+
+/** The critic's update (gae). Metrics: critic/vf_loss, critic/vf_clipfrac, critic/vpred_mean, ... */
+export async function updateCritic(
+  critic: Qwen2Model,
+  optimizer: AdamW,
+  rows: UpdateRows,
+  schedule: UpdateSchedule,
+  o: { valueClip: number | null; aggMode: LossAggMode },
+): Promise<UpdateResult> {
+  if (!rows.values) throw new Error('the critic update needs the old values');
+  const oldValues = rows.values;
+  const sums = new Float64Array(2);
+  let tokens = 0;
+  const microLoss: MicroLoss = (batch, inputs, _targets, norms) => {
+    const mask = shiftedValues(batch, rows.masks);
+    const old = shiftedValues(batch, oldValues);
+    const returns = shiftedValues(batch, rows.returns);
+    tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
+    const { hidden, present } = critic.forward(inputs);
+    tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
+    return valueLoss(critic.values(hidden), old, returns, mask, o.valueClip, o.aggMode, norms);
+  };
+  const run = await runUpdate(critic, optimizer, rows, schedule, microLoss, (stats) => {
+    sums[0]! += stats[0]!;
+    sums[1]! += stats[1]!;
+  });
+  return {
+    metrics: {
+      'critic/vf_loss': average(run.losses),
+      'critic/vf_clipfrac': tokens ? sums[0]! / tokens : 0,
+      'critic/vpred_mean': tokens ? sums[1]! / tokens : 0,
+      'critic/grad_norm': average(run.gradNorms),
+      'critic/lr': schedule.learningRate,
+      'critic/skipped_steps': run.skipped,
+    },
+    optimizerSteps: run.optimizerSteps,
+    skipped: run.skipped,
+  };
+}

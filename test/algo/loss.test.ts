@@ -1,0 +1,250 @@
+/** The actor's and critic's losses, aggregated with global norms, and their gradients. */
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { aggLoss, entropyLoss, klLoss, type LossNorms, policyLoss, type PolicyLossOptions, valueLoss } from '../../src/algo/loss';
+import { LOSS_AGG_MODES } from '../../src/algo/names';
+import { startBackend } from '../../src/engine/backend';
+import { tf } from '../../src/engine/tf';
+import { expectClose } from './close';
+
+beforeAll(async () => {
+  await startBackend('wasm');
+});
+
+const t2 = (rows: number[][]) => tf.tensor2d(rows);
+/** Reads a scalar and disposes it. */
+const read = (x: tf.Tensor) => {
+  const value = x.dataSync()[0]!;
+  x.dispose();
+  return value;
+};
+
+describe('aggLoss', () => {
+  // masked token losses: row 0 -> 1, 2; row 1 -> 4; row 2 -> 7, 8, 9
+  const losses = [
+    [1, 2, 3],
+    [4, 5, 6],
+    [7, 8, 9],
+  ];
+  const masks = [
+    [1, 1, 0],
+    [1, 0, 0],
+    [1, 1, 1],
+  ];
+  const norms: LossNorms = { tokens: 6, sequences: 3, sumNormScale: 4 };
+  // by hand, over the whole batch (token sum 3 + 4 + 24 = 31)
+  const whole = {
+    'token-mean': 31 / 6,
+    'seq-mean-token-sum': 31 / 3,
+    'seq-mean-token-mean': (3 / 2 + 4 / 1 + 24 / 3) / 3,
+    'seq-mean-token-sum-norm': 31 / 4,
+  } as const;
+  const agg = (rows: number[], mode: (typeof LOSS_AGG_MODES)[number]) => {
+    const loss = t2(rows.map((i) => losses[i]!));
+    const mask = t2(rows.map((i) => masks[i]!));
+    const value = read(aggLoss(loss, mask, mode, norms));
+    tf.dispose([loss, mask]);
+    return value;
+  };
+
+  test('each mode on the whole batch', () => {
+    for (const mode of LOSS_AGG_MODES) expect(agg([0, 1, 2], mode)).toBeCloseTo(whole[mode], 5);
+  });
+
+  test('two micro-batches with the same norms sum to the batch loss', () => {
+    for (const mode of LOSS_AGG_MODES) expect(agg([0], mode) + agg([1, 2], mode)).toBeCloseTo(whole[mode], 5);
+  });
+
+  test('divides by the global norms, not the micro-batch counts', () => {
+    // row 1 alone: 4 / 6 tokens, 4 / 3 sequences, (4 / 1) / 3, 4 / 4
+    expect(agg([1], 'token-mean')).toBeCloseTo(4 / 6, 6);
+    expect(agg([1], 'seq-mean-token-sum')).toBeCloseTo(4 / 3, 6);
+    expect(agg([1], 'seq-mean-token-mean')).toBeCloseTo(4 / 3, 6);
+    expect(agg([1], 'seq-mean-token-sum-norm')).toBeCloseTo(1, 6);
+  });
+
+  test('a row without sampled tokens adds nothing to seq-mean-token-mean', () => {
+    const loss = t2([
+      [2, 4],
+      [5, 5],
+    ]);
+    const mask = t2([
+      [1, 1],
+      [0, 0],
+    ]);
+    // row 0 mean 3, row 1 0 (not NaN); / 1 sequence
+    expect(read(aggLoss(loss, mask, 'seq-mean-token-mean', { tokens: 2, sequences: 1, sumNormScale: 2 }))).toBeCloseTo(3, 5);
+    tf.dispose([loss, mask]);
+  });
+});
+
+describe('policyLoss', () => {
+  // two rows; old log p = -1, log p = -1 + ln(ratio); the last token of row 1 is not sampled
+  const ratios = [
+    [1.5, 0.5, 1.2],
+    [0.7, 1.5, 100],
+  ];
+  const advantages = [
+    [1, -2, 1],
+    [2, -1, 1],
+  ];
+  const mask = [
+    [1, 1, 1],
+    [1, 1, 0],
+  ];
+  const norms: LossNorms = { tokens: 5, sequences: 2, sumNormScale: 6 };
+  const options: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.3, dualClip: null, aggMode: 'token-mean' };
+  // per token, -min(r A, clip(r, 0.8, 1.3) A):
+  //   r 1.5, A  1: -min(1.5, 1.3)  = -1.3   clipped (above 1 + high, A > 0)
+  //   r 0.5, A -2: -min(-1, -1.6)  =  1.6   clipped (below 1 - low, A < 0)
+  //   r 1.2, A  1: -1.2                     inside [0.8, 1.3]: 1.2 > 1 + low shows the high bound is used
+  //   r 0.7, A  2: -min(1.4, 1.6)  = -1.4   below 1 - low but A > 0: not clipped
+  //   r 1.5, A -1: -min(-1.5, -1.3) = 1.5   above 1 + high but A < 0: not clipped
+
+  const run = (o: PolicyLossOptions, rows = ratios, adv = advantages, m = mask, n = norms) => {
+    const before = tf.memory().numTensors;
+    const old = t2(rows.map((r) => r.map(() => -1)));
+    const logp = t2(rows.map((r) => r.map((x) => -1 + Math.log(x))));
+    const a = t2(adv);
+    const k = t2(m);
+    const result = policyLoss(logp, old, a, k, o, n);
+    const gradient = tf.grad((x: tf.Tensor) => policyLoss(x, old, a, k, o, n).loss)(logp);
+    const out = { loss: read(result.loss), stats: Array.from(result.stats.dataSync()), gradient: gradient.arraySync() as number[][] };
+    tf.dispose([old, logp, a, k, result.stats, gradient]);
+    expect(tf.memory().numTensors).toBe(before);
+    return out;
+  };
+
+  test('clipped surrogate, token-mean', () => {
+    // (-1.3 + 1.6 - 1.2 - 1.4 + 1.5) / 5 tokens = -0.8 / 5
+    expect(run(options).loss).toBeCloseTo(-0.16, 5);
+  });
+
+  test('clipped surrogate, seq-mean-token-mean', () => {
+    // row 0: (-1.3 + 1.6 - 1.2) / 3 = -0.3; row 1: (-1.4 + 1.5) / 2 = 0.05; / 2 rows
+    expect(run({ ...options, aggMode: 'seq-mean-token-mean' }).loss).toBeCloseTo((-0.3 + 0.05) / 2, 5);
+  });
+
+  test('stats: clipped count, ratio sum, approxkl, policykl, dual count, ratio max and min', () => {
+    const logs = [Math.log(1.5), Math.log(0.5), Math.log(1.2), Math.log(0.7), Math.log(1.5)];
+    expectClose(run(options).stats, [
+      2, // the first two tokens
+      1.5 + 0.5 + 1.2 + 0.7 + 1.5,
+      logs.reduce((a, l) => a + 0.5 * l * l, 0),
+      logs.reduce((a, l) => a + l, 0),
+      0,
+      1.5, // the unsampled ratio 100 is left out
+      0.5,
+    ]);
+  });
+
+  test('gradient is zero on clipped tokens and -r A / tokens elsewhere', () => {
+    const { gradient } = run(options);
+    expectClose(gradient[0]!, [0, 0, (-1.2 * 1) / 5]);
+    expectClose(gradient[1]!, [(-0.7 * 2) / 5, (-1.5 * -1) / 5, 0]);
+  });
+
+  test('dual clip bounds a negative advantage loss by (1 + 2 x 0.2) |A|', () => {
+    const dual: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: 1 + 2 * 0.2, aggMode: 'seq-mean-token-sum' };
+    const one: LossNorms = { tokens: 4, sequences: 1, sumNormScale: 4 };
+    // r 10,  A -1: -min(-10, -1.2) = 10  -> bounded to 1.4        dual-clipped
+    // r 1.3, A -1: -min(-1.3, -1.2) = 1.3 < 1.4: unchanged
+    // r 10,  A  2: -min(20, 2.4) = -2.4 (positive A: no dual clip)  clipped
+    // r 1000, A -3: 3000 -> bounded to 1.4 * 3 = 4.2              dual-clipped
+    const rows = [[10, 1.3, 10, 1000]];
+    const adv = [[-1, -1, 2, -3]];
+    const m = [[1, 1, 1, 1]];
+    const { loss, stats, gradient } = run(dual, rows, adv, m, one);
+    expect(loss).toBeCloseTo(1.4 + 1.3 - 2.4 + 4.2, 4); // token sum / 1 sequence
+    expect(stats[0]).toBe(1); // clipped
+    expect(stats[4]).toBe(2); // dual-clipped
+    expectClose(gradient[0]!, [0, 1.3, 0, 0]); // only the unbounded token: -r A
+    expect(run({ ...dual, dualClip: null }, rows, adv, m, one).loss).toBeCloseTo(10 + 1.3 - 2.4 + 3000, 1);
+  });
+
+  test('the log-ratio is clamped to ±20', () => {
+    // log p - old = 50 -> ratio e^20; A = -1 -> loss e^20 (token-mean over 1)
+    const old = t2([[-60]]);
+    const logp = t2([[-10]]);
+    const a = t2([[-1]]);
+    const k = t2([[1]]);
+    const { loss, stats } = policyLoss(logp, old, a, k, options, { tokens: 1, sequences: 1, sumNormScale: 1 });
+    expect(read(loss) / Math.exp(20)).toBeCloseTo(1, 5);
+    expect(stats.dataSync()[3]).toBeCloseTo(20, 4); // policykl: the clamped log-ratio
+    tf.dispose([old, logp, a, k, stats]);
+  });
+});
+
+describe('klLoss and entropyLoss', () => {
+  test('klLoss aggregates the chosen estimator', () => {
+    // d = 0.5, -1 (row 0) and 2 (row 1; its second token not sampled); mse = d^2 / 2
+    const logp = t2([
+      [-1, -2],
+      [-1, -1],
+    ]);
+    const ref = t2([
+      [-1.5, -1],
+      [-3, 0],
+    ]);
+    const mask = t2([
+      [1, 1],
+      [1, 0],
+    ]);
+    const norms = { tokens: 3, sequences: 2, sumNormScale: 2 };
+    // (0.125 + 0.5 + 2) / 3
+    expect(read(klLoss(logp, ref, mask, 'mse', 'token-mean', norms))).toBeCloseTo(2.625 / 3, 5);
+    // rows: (0.5 - 1) / 2 = -0.25 and 2; / 2
+    expect(read(klLoss(logp, ref, mask, 'kl', 'seq-mean-token-mean', norms))).toBeCloseTo(0.875, 5);
+    tf.dispose([logp, ref, mask]);
+  });
+
+  test('entropyLoss aggregates the entropy', () => {
+    const entropy = t2([
+      [1, 3],
+      [5, 7],
+    ]);
+    const mask = t2([
+      [1, 1],
+      [1, 0],
+    ]);
+    const norms = { tokens: 3, sequences: 2, sumNormScale: 2 };
+    expect(read(entropyLoss(entropy, mask, 'token-mean', norms))).toBeCloseTo(9 / 3, 5);
+    expect(read(entropyLoss(entropy, mask, 'seq-mean-token-mean', norms))).toBeCloseTo((2 + 5) / 2, 5);
+    tf.dispose([entropy, mask]);
+  });
+});
+
+describe('valueLoss', () => {
+  // V, V_old, R per token; the last token is not sampled; value clip 0.5
+  //   V 2,   V_old 1, R 1: plain 1,    clip(2) = 1.5 -> 0.25:  max 1
+  //   V 2,   V_old 1, R 3: plain 1,    clip(2) = 1.5 -> 2.25:  max 2.25, clipped
+  //   V 0.8, V_old 1, R 0: plain 0.64, inside the clip -> 0.64: max 0.64
+  const values = [[2, 2, 0.8, 100]];
+  const oldValues = [[1, 1, 1, 0]];
+  const returns = [[1, 3, 0, 0]];
+  const mask = [[1, 1, 1, 0]];
+  const norms: LossNorms = { tokens: 3, sequences: 1, sumNormScale: 4 };
+
+  const run = (clip: number | null) => {
+    const [v, o, r, m] = [values, oldValues, returns, mask].map(t2) as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
+    const result = valueLoss(v, o, r, m, clip, 'token-mean', norms);
+    const gradient = tf.grad((x: tf.Tensor) => valueLoss(x, o, r, m, clip, 'token-mean', norms).loss)(v);
+    const out = { loss: read(result.loss), stats: Array.from(result.stats.dataSync()), gradient: Array.from(gradient.dataSync()) };
+    tf.dispose([v, o, r, m, result.stats, gradient]);
+    return out;
+  };
+
+  test('with value clip: 0.5 x agg(max(plain, clipped))', () => {
+    const { loss, stats, gradient } = run(0.5);
+    expect(loss).toBeCloseTo((0.5 * (1 + 2.25 + 0.64)) / 3, 5);
+    expectClose(stats, [1, 2 + 2 + 0.8]); // clipped tokens, sum of predictions
+    // d/dV of 0.5 (V - R)^2 / 3 = (V - R) / 3; 0 where the clipped branch wins (V is out of V_old ± 0.5)
+    expectClose(gradient, [1 / 3, 0, 0.8 / 3, 0]);
+  });
+
+  test('without value clip: 0.5 x agg((V - R)^2)', () => {
+    const { loss, stats, gradient } = run(null);
+    expect(loss).toBeCloseTo((0.5 * (1 + 1 + 0.64)) / 3, 5);
+    expectClose(stats, [0, 4.8]);
+    expectClose(gradient, [1 / 3, -1 / 3, 0.8 / 3, 0]);
+  });
+});

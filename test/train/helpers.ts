@@ -1,0 +1,131 @@
+/**
+ * Shared set-up of the training tests: a micro policy saved as a Hugging Face folder (so configs
+ * name it as `pretrain`), and a small env whose reward a random policy already varies on, so the
+ * advantages, losses and gradients are not all zero.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { loadConfig, type ConfigRequest } from '../../src/config/load';
+import type { AgenticConfig } from '../../src/config/schema';
+import { startBackend } from '../../src/engine/backend';
+import { modelConfig } from '../../src/model/config';
+import { defaultTokenizer } from '../../src/model/default_tokenizer';
+import { saveModel } from '../../src/model/load';
+import { Qwen2Model } from '../../src/model/qwen2';
+import { defineEnv } from '../../src/plugins/define';
+import { PluginHost } from '../../src/plugins/host';
+import { checkDefinition } from '../../src/plugins/registry';
+import { scratch } from '../helpers';
+
+await startBackend('wasm');
+
+/** A 2-layer, 32-wide Qwen2 on the built-in tokenizer, saved once per test file. */
+export async function microPolicyFolder(): Promise<string> {
+  const tokenizer = defaultTokenizer();
+  const model = Qwen2Model.random(
+    modelConfig({
+      vocab_size: tokenizer.vocabSize,
+      hidden_size: 32,
+      intermediate_size: 64,
+      num_hidden_layers: 2,
+      num_attention_heads: 4,
+      num_key_value_heads: 2,
+      rope_theta: 10000,
+      rms_norm_eps: 1e-6,
+      max_position_embeddings: 2048,
+      tie_word_embeddings: true,
+    }),
+    { seed: 11 },
+  );
+  const folder = join(scratch(), 'micro');
+  await saveModel(folder, model, tokenizer);
+  model.dispose();
+  return folder;
+}
+
+const VOWELS = new Set('aeiou');
+
+const Vowels = z.strictObject({ rounds: z.int().min(1).default(1) });
+
+/**
+ * Each round the reward is the fraction of the response's characters that are lowercase vowels:
+ * random responses differ in it, and a policy can learn to raise it. The observation names the
+ * round only, so every env of a group sees the same states (GiGPO anchors).
+ */
+export const vowelsEnv = defineEnv({
+  name: 'vowels',
+  description: 'Reward: the share of vowels in each response.',
+  config: Vowels,
+  env: class {
+    private round = 0;
+    constructor(private readonly config: z.output<typeof Vowels>) {}
+    reset() {
+      this.round = 0;
+      return { observation: 'round 1: write something', info: { instruction: 'Write lowercase text.' } };
+    }
+    step(response: string) {
+      const chars = [...response];
+      const reward = chars.length === 0 ? 0 : chars.filter((ch) => VOWELS.has(ch)).length / chars.length;
+      this.round++;
+      const done = this.round >= this.config.rounds;
+      return {
+        observation: `round ${this.round + 1}: write something`,
+        reward,
+        terminated: done,
+        truncated: false,
+        info: { metrics: { success: reward > 0.2 } },
+      };
+    }
+    render() {
+      return `round ${this.round + 1}`;
+    }
+    close() {}
+    sampleRandomAction() {
+      return 'aeiou';
+    }
+  },
+});
+
+export function hostWithVowels(): PluginHost {
+  const host = new PluginHost();
+  host.registry.register(checkDefinition(vowelsEnv, 'test'), 'test');
+  return host;
+}
+
+/** A config over the vowels env: `groups` groups of `size`, responses of at most `tokens`. */
+export function vowelsYaml(pretrain: string, o: { groups?: number; size?: number; rounds?: number; kind?: 'traj' | 'step'; tokens?: number } = {}): string {
+  const groups = o.groups ?? 2;
+  const size = o.size ?? 4;
+  return `
+seed: 5
+pretrain: ${pretrain}
+max_steps: 2
+eval_steps: 0
+sequence_length: 512
+rollout_batch_size: ${groups * size}
+val_batch_size: 2
+custom_envs:
+  Vowels:
+    env_type: vowels
+    env_manager_cls: ${o.kind ?? 'traj'}
+    max_steps: ${o.rounds ?? 1}
+    max_tokens_per_step: ${o.tokens ?? 8}
+    env_config: {rounds: ${o.rounds ?? 1}}
+train_env_manager: {num_env_groups: ${groups}, group_size: ${size}, tags: [Vowels], generating_args: {max_new_tokens: ${o.tokens ?? 8}}}
+val_env_manager: {num_env_groups: 2, group_size: 1, tags: [Vowels], generating_args: {max_new_tokens: ${o.tokens ?? 8}, temperature: 0, do_sample: false}}
+actor_train:
+  training_args: {learning_rate: 1.0e-3, per_device_train_batch_size: 4, gradient_accumulation_steps: 1}
+critic:
+  training_args: {learning_rate: 1.0e-3, per_device_train_batch_size: 4}
+`;
+}
+
+export async function configOf(yaml: string, host: PluginHost, overrides: string[] = []): Promise<AgenticConfig> {
+  const dir = scratch({ 'config.yaml': yaml });
+  return (await loadConfig({ configFile: join(dir, 'config.yaml'), overrides }, host)).config;
+}
+
+export async function shippedConfig(name: string, overrides: string[]): Promise<AgenticConfig> {
+  const request: ConfigRequest = { configName: name, overrides };
+  return (await loadConfig(request, new PluginHost())).config;
+}

@@ -1,0 +1,186 @@
+/**
+ * The training loop on a micro policy: every estimator, KL and loss setting runs with finite
+ * losses and a flat tensor count; the PPO ratio is real; actor_infer follows its update frequency;
+ * a non-finite update is skipped without touching the weights; the same seed gives the same run.
+ * (Whether runs learn is issue #7's subject, with its own tests.)
+ */
+import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { tf } from '../../src/engine/tf';
+import { Trainer, type StepReport } from '../../src/train/trainer';
+import { configOf, hostWithVowels, microPolicyFolder, vowelsYaml } from './helpers';
+
+setDefaultTimeout(30_000);
+
+let folder = '';
+const host = hostWithVowels();
+
+beforeAll(async () => {
+  folder = await microPolicyFolder();
+});
+
+async function train(overrides: string[], options: { rounds?: number; kind?: 'traj' | 'step'; poison?: (step: number, role: string, update: number) => boolean } = {}) {
+  const config = await configOf(vowelsYaml(folder, { rounds: options.rounds, kind: options.kind }), host, overrides);
+  const before = tf.memory().numTensors;
+  const trainer = await Trainer.create(config, host, { poison: options.poison });
+  try {
+    const summary = await trainer.run();
+    return summary;
+  } finally {
+    await trainer.close();
+    expect(tf.memory().numTensors).toBe(before);
+  }
+}
+
+function expectHealthy(reports: readonly StepReport[]): void {
+  const steps = reports.filter((r) => r.metrics['system/tensors'] !== undefined);
+  expect(steps.length).toBeGreaterThan(0);
+  for (const { metrics } of steps) {
+    for (const [key, value] of Object.entries(metrics)) if (!Number.isFinite(value)) throw new Error(`${key} is ${value}`);
+    expect(metrics['actor/skipped_steps'] ?? 0).toBe(0);
+  }
+  // every step leaves the tensor count where it found it
+  expect(new Set(steps.map((r) => r.metrics['system/tensors'])).size).toBe(1);
+}
+
+describe('every estimator, KL and loss setting trains', () => {
+  const cases: Array<[string, string[], { rounds?: number; kind?: 'traj' | 'step' }]> = [
+    ['grpo', [], {}],
+    ['reinforce', ['adv_estimator=reinforce', 'reward_normalization.grouping=batch', 'reward_normalization.method=mean'], {}],
+    ['gae, with value clip', ['adv_estimator=gae', 'value_clip=0.2', 'lambd=0.9', 'gamma=0.99'], { rounds: 2 }],
+    ['reinforce_plus_plus', ['adv_estimator=reinforce_plus_plus'], { rounds: 2 }],
+    ['rloo', ['adv_estimator=rloo'], {}],
+    ['remax', ['adv_estimator=remax'], {}],
+    ['agentic_reinforce', ['adv_estimator=agentic_reinforce', 'gamma=0.9'], { rounds: 2 }],
+    ['gigpo', ['adv_estimator=gigpo'], { rounds: 2, kind: 'step' }],
+    ['step_reinforce', ['adv_estimator=step_reinforce'], { rounds: 2, kind: 'step' }],
+    ['KL in the reward, adaptive', ['add_token_level_kl=true', 'init_kl_coef=0.05', 'target_kl=0.01', 'kl_horizon=100', 'kl_penalty=k3'], {}],
+    ['KL loss, whitening, clips', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_type=mse', 'whiten_advantages=true', 'advantage_clip=0.5', 'reward_clip=1', 'whiten_rewards=true'], {}],
+    ['dual clip, clip range, entropy, 2 epochs', ['dual_clip_loss=true', 'use_pg_clip_range=true', 'pg_clip_low=0.1', 'pg_clip_high=0.3', 'entropy_loss_coef=0.01', 'ppo_epochs=2'], {}],
+    ['token-mean', ['loss_agg_mode=token-mean'], {}],
+    ['seq-mean-token-sum', ['loss_agg_mode=seq-mean-token-sum'], {}],
+    ['seq-mean-token-sum-norm, cosine schedule', ['loss_agg_mode=seq-mean-token-sum-norm', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'], {}],
+  ];
+  for (const [name, overrides, options] of cases) {
+    test(name, async () => {
+      const summary = await train(overrides, options);
+      expectHealthy(summary.reports);
+      const last = summary.reports.at(-1)!.metrics;
+      expect(last['actor/optimizer_steps']).toBeGreaterThan(0);
+      expect(Math.abs(last['actor/pg_loss']!) + last['actor/grad_norm']!).toBeGreaterThan(0);
+    });
+  }
+
+  test('the metrics carry ROLL and verl names', async () => {
+    const summary = await train(['adv_estimator=gae', 'use_kl_loss=true', 'kl_loss_coef=0.1', 'eval_steps=1']);
+    const first = summary.reports[0]!.metrics;
+    for (const key of [
+      'actor/pg_loss', 'actor/kl_loss', 'actor/entropy', 'actor/clipfrac', 'actor/approxkl', 'actor/ratio_mean', 'actor/grad_norm', 'actor/lr',
+      'critic/vf_loss', 'critic/score/mean', 'critic/advantages/mean', 'critic/returns/mean', 'critic/values/mean', 'critic/kl', 'critic/kl_coef',
+      'tokens/response_length/mean', 'time/step_total', 'time/step_ref', 'time/step_old_logp', 'time/step_values', 'time/step_actor_train',
+      'time/step_critic_train', 'system/tps', 'env/Vowels/success', 'val/env/Vowels/success', 'time/step_val',
+    ]) {
+      expect(first).toHaveProperty([key]);
+    }
+    // the last report is the validation after the last step
+    expect(summary.reports.at(-1)!.step).toBe(2);
+    expect(summary.reports.at(-1)!.metrics['val/score/mean']).toBeDefined();
+  });
+
+  test('GiGPO groups anchor states within each group', async () => {
+    const summary = await train(['adv_estimator=gigpo'], { rounds: 2, kind: 'step' });
+    const m = summary.reports[0]!.metrics;
+    // 2 groups x 4 envs x 2 rounds: each round's observation is shared by the 4 envs of a group
+    expect(m['system/samples']).toBe(16);
+    expect(m['system/state_batch_size/mean']).toBe(4);
+    expect(m['critic/step_rewards_norm/mean']).toBeDefined();
+  });
+
+  test('gigpo on trajectory rows is a config error that names the key', async () => {
+    await expect(configOf(vowelsYaml(folder), host, ['adv_estimator=gigpo'])).rejects.toThrow(
+      'adv_estimator: gigpo needs one row per step, but custom_envs.Vowels.env_manager_cls is traj; set it to step',
+    );
+  });
+});
+
+describe('the roles', () => {
+  test('old log-probs are actor_train\'s: equal to the sampling ones on-policy, and the ratio moves once weights do', async () => {
+    const onePass = await train(['actor_train.training_args.per_device_train_batch_size=8']);
+    const first = onePass.reports[0]!.metrics;
+    // the tokens are scored where they were sampled (no shift error), by the same weights
+    expect(first['actor/train_infer_logprob_gap']!).toBeLessThan(1e-4);
+    // one mini-batch, one epoch: the ratio is exactly 1 and nothing is clipped
+    expect(Math.abs(first['actor/ratio_max']! - 1)).toBeLessThan(1e-4);
+    expect(Math.abs(first['actor/ratio_min']! - 1)).toBeLessThan(1e-4);
+    const twoEpochs = await train(['actor_train.training_args.per_device_train_batch_size=8', 'ppo_epochs=2', 'pg_clip=0.01']);
+    const second = twoEpochs.reports[0]!.metrics;
+    expect(second['actor/ratio_max']! - second['actor/ratio_min']!).toBeGreaterThan(1e-3);
+    expect(second['actor/clipfrac']!).toBeGreaterThan(0);
+  });
+
+  test('actor_infer takes the weights every model_update_frequency steps', async () => {
+    const summary = await train(['max_steps=3', 'actor_infer.model_update_frequency=2']);
+    const gap = summary.reports.map((r) => r.metrics['actor/train_infer_logprob_gap']!);
+    expect(gap[0]).toBeLessThan(1e-4); // synced at step 0
+    expect(gap[1]).toBeGreaterThan(1e-3); // step 1 samples with step 0's weights
+    expect(gap[2]).toBeLessThan(1e-4); // synced again at step 2
+    expect(summary.reports[2]!.metrics['time/step_model_update']).toBeDefined();
+  });
+
+  test('critic_warmup trains only the critic first', async () => {
+    const summary = await train(['adv_estimator=gae', 'critic_warmup=1']);
+    expect(summary.reports[0]!.metrics['critic/vf_loss']).toBeDefined();
+    expect(summary.reports[0]!.metrics['actor/pg_loss']).toBeUndefined();
+    expect(summary.reports[1]!.metrics['actor/pg_loss']).toBeDefined();
+  });
+
+  test('the reference exists only when a KL term uses it, the critic only for gae', async () => {
+    const config = await configOf(vowelsYaml(folder), host, ['use_kl_loss=true']); // kl_loss_coef 0: no KL term
+    const trainer = await Trainer.create(config, host);
+    expect(trainer.roles.reference).toBeNull();
+    expect(trainer.roles.critic).toBeNull();
+    expect(trainer.roles.infer).toBe(trainer.roles.actor);
+    await trainer.close();
+  });
+});
+
+describe('a non-finite update', () => {
+  test('is skipped, counted and warned about; the weights stay and the run goes on', async () => {
+    const config = await configOf(vowelsYaml(folder), host, ['max_steps=3', 'actor_train.training_args.per_device_train_batch_size=8']);
+    const warnings: string[] = [];
+    const trainer = await Trainer.create(config, host, {
+      warn: (line) => warnings.push(line),
+      poison: (step, role) => step === 1 && role === 'actor',
+    });
+    const weights = async () => Promise.all(trainer.roles.actor.variables.map(async (v) => Array.from(await v.data())));
+    try {
+      await trainer.step(0);
+      const before = await weights();
+      const poisoned = await trainer.step(1);
+      expect(await weights()).toEqual(before);
+      expect(poisoned.metrics['actor/skipped_steps']).toBe(1);
+      expect(poisoned.metrics['system/skipped_updates']).toBe(1);
+      expect(warnings).toEqual([
+        'step 1: skipped 1 actor update whose loss or gradients were not finite (weights unchanged; 1 so far)',
+      ]);
+      const next = await trainer.step(2);
+      expect(next.metrics['actor/skipped_steps']).toBe(0);
+      expect(Number.isFinite(next.metrics['actor/pg_loss']!)).toBe(true);
+      expect(await weights()).not.toEqual(before);
+    } finally {
+      await trainer.close();
+    }
+  });
+});
+
+describe('determinism', () => {
+  const comparable = (reports: readonly StepReport[]) =>
+    reports.map((r) => Object.fromEntries(Object.entries(r.metrics).filter(([k]) => !/^time\/|tokens_per_second|system\/tps/.test(k))));
+
+  test('the same seed gives the same run', async () => {
+    const a = await train(['adv_estimator=gae', 'ppo_epochs=2']);
+    const b = await train(['adv_estimator=gae', 'ppo_epochs=2']);
+    expect(comparable(b.reports)).toEqual(comparable(a.reports));
+    const c = await train(['adv_estimator=gae', 'ppo_epochs=2', 'seed=6']);
+    expect(comparable(c.reports)).not.toEqual(comparable(a.reports));
+  });
+});
