@@ -294,19 +294,5 @@ export class Trainer {
 }
 
 function maskedStats(prefix: string, rows: readonly Float32Array[], masks: readonly Uint8Array[]): Record<string, number> {
-  let sum = 0;
-  let count = 0;
-  let max = -Infinity;
-  let min = Infinity;
-  rows.forEach((row, i) =>
-    row.forEach((x, t) => {
-      if (!masks[i]![t]) return;
-      sum += x;
-      count++;
-      max = Math.max(max, x);
-      min = Math.min(min, x);
-    }),
-  );
-  if (count === 0) return {};
-  return { [`${prefix}/mean`]: sum / count, [`${prefix}/max`]: max, [`${prefix}/min`]: min };
+  return summaryStats(prefix, rows.flatMap((row, i) => Array.from(row).filter((_, t) => masks[i]![t])));
 }

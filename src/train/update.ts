@@ -89,6 +89,7 @@ async function runUpdate(
   let optimizerSteps = 0;
   let skipped = 0;
   let attempt = 0;
+  const lengths = rows.ids.map((r) => r.length);
   for (let epoch = 0; epoch < schedule.epochs; epoch++) {
     for (const indices of miniBatches(rows.ids.length, schedule, epoch)) {
       const norms = normsOf(indices, rows.masks, schedule);
@@ -96,12 +97,7 @@ async function runUpdate(
       const poisoned = schedule.poison?.(attempt++) ?? false;
       const accumulator = new GradientAccumulator();
       let total = 0;
-      const micro = planMicroBatches(
-        indices,
-        rows.ids.map((r) => r.length),
-        model.config,
-        { maxRows: schedule.microBatchRows, backward: true },
-      );
+      const micro = planMicroBatches(indices, lengths, model.config, { maxRows: schedule.microBatchRows, backward: true });
       for (const batch of micro) {
         const { inputs, targets } = shiftedIds(batch, rows.ids);
         let stats: tf.Tensor1D | null = null;

@@ -16,3 +16,19 @@ export function tinyConfig(overrides: Record<string, unknown> = {}): ModelConfig
     ...overrides,
   });
 }
+
+/** A 2-layer, 32-wide policy shape on a real tokenizer's vocabulary: fast enough for many rollouts and training steps. */
+export function microPolicyConfig(vocabSize: number): ModelConfig {
+  return modelConfig({
+    vocab_size: vocabSize,
+    hidden_size: 32,
+    intermediate_size: 64,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    rope_theta: 10000,
+    rms_norm_eps: 1e-6,
+    max_position_embeddings: 2048,
+    tie_word_embeddings: true,
+  });
+}

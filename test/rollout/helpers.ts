@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load';
 import type { AgenticConfig } from '../../src/config/schema';
 import { startBackend } from '../../src/engine/backend';
-import { modelConfig } from '../../src/model/config';
 import { defaultTokenizer } from '../../src/model/default_tokenizer';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { checkDefinition } from '../../src/plugins/registry';
@@ -11,6 +10,7 @@ import { PluginHost } from '../../src/plugins/host';
 import type { PluginDefinition } from '../../src/plugins/types';
 import { ChatFormat } from '../../src/rollout/chat';
 import { scratch } from '../helpers';
+import { microPolicyConfig } from '../model/tiny';
 
 await startBackend('wasm');
 
@@ -19,18 +19,7 @@ export const chat = new ChatFormat(tokenizer);
 
 /** A small random Qwen2 on the built-in 512-id tokenizer: fast enough for many rollouts. */
 export const model = Qwen2Model.random(
-  modelConfig({
-    vocab_size: tokenizer.vocabSize,
-    hidden_size: 32,
-    intermediate_size: 64,
-    num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
-    rope_theta: 10000,
-    rms_norm_eps: 1e-6,
-    max_position_embeddings: 2048,
-    tie_word_embeddings: true,
-  }),
+  microPolicyConfig(tokenizer.vocabSize),
   { seed: 3 },
 );
 

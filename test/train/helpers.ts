@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { loadConfig, type ConfigRequest } from '../../src/config/load';
 import type { AgenticConfig } from '../../src/config/schema';
 import { startBackend } from '../../src/engine/backend';
-import { modelConfig } from '../../src/model/config';
 import { defaultTokenizer } from '../../src/model/default_tokenizer';
 import { saveModel } from '../../src/model/load';
 import { Qwen2Model } from '../../src/model/qwen2';
@@ -16,6 +15,7 @@ import { defineEnv } from '../../src/plugins/define';
 import { PluginHost } from '../../src/plugins/host';
 import { checkDefinition } from '../../src/plugins/registry';
 import { scratch } from '../helpers';
+import { microPolicyConfig } from '../model/tiny';
 
 await startBackend('wasm');
 
@@ -23,18 +23,7 @@ await startBackend('wasm');
 export async function microPolicyFolder(): Promise<string> {
   const tokenizer = defaultTokenizer();
   const model = Qwen2Model.random(
-    modelConfig({
-      vocab_size: tokenizer.vocabSize,
-      hidden_size: 32,
-      intermediate_size: 64,
-      num_hidden_layers: 2,
-      num_attention_heads: 4,
-      num_key_value_heads: 2,
-      rope_theta: 10000,
-      rms_norm_eps: 1e-6,
-      max_position_embeddings: 2048,
-      tie_word_embeddings: true,
-    }),
+    microPolicyConfig(tokenizer.vocabSize),
     { seed: 11 },
   );
   const folder = join(scratch(), 'micro');
