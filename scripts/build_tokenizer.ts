@@ -13,7 +13,7 @@ import { BUILTIN_CHAT_TEMPLATE, renderChatTemplate, type TemplateMessage } from 
 import { PluginHost } from '../src/plugins/host';
 import { writeFileAtomic } from '../src/util/atomic';
 
-const VOCAB_SIZE = 512;
+const VOCAB_SIZE = 1024;
 const EPISODES_PER_ENV = 200;
 const MAX_TURNS = 30;
 
@@ -34,7 +34,10 @@ async function collectCorpus(): Promise<{ texts: string[]; envs: string[] }> {
       const messages: TemplateMessage[] = [{ role: 'user', content: `${reset.info.instruction}\n${reset.observation}` }];
       for (let turn = 0; turn < MAX_TURNS; turn++) {
         const action = env.sampleRandomAction();
-        messages.push({ role: 'assistant', content: action });
+        // every other episode thinks first, as warm starts with warm_start.think teach, and asks about the board
+        const notes = seed % 2 === 1 && env.stateNotes ? `<think>${env.stateNotes()}</think>` : '';
+        if (seed % 2 === 1 && env.stateQuestions) for (const q of env.stateQuestions()) texts.push(`${q.question}\n${q.answer}`);
+        messages.push({ role: 'assistant', content: `${notes}${action}` });
         const step = await env.step(action);
         const feedback = [step.info.actionDesc, step.observation].filter((s) => typeof s === 'string' && s !== '').join('\n');
         if (step.terminated || step.truncated) {

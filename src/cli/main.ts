@@ -18,10 +18,12 @@ import { log, out } from './log';
 import pluginsCommand from './plugins';
 import renderCommand from './render';
 import resumeCommand from './resume';
+import sftCommand from './sft';
 import trainCommand from './train';
 
 const COMMANDS: Record<string, Command> = {
   train: trainCommand as Command,
+  sft: sftCommand as Command,
   eval: evalCommand as Command,
   render: renderCommand as Command,
   resume: resumeCommand as Command,

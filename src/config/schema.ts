@@ -33,7 +33,7 @@ export const ADV_ESTIMATORS = [
   'agentic_reinforce',
 ] as const;
 
-export const TRACKERS = ['console', 'jsonl', 'tensorboard', 'wandb'] as const;
+export const TRACKERS = ['console', 'jsonl', 'html', 'tensorboard', 'wandb'] as const;
 
 /** A tag names an entry of custom_envs; it appears in metric names (`env/<tag>/success`). */
 export const TAG_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
@@ -231,6 +231,33 @@ export const CheckpointConfig = z.strictObject({
   output_dir: z.string().min(1).default('${output_dir}/checkpoints').describe('Folder that holds checkpoint-N/.'),
 });
 
+export const WarmStart = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Fine-tune `pretrain` (null: the tiny preset from seeded random weights) on data the run generates itself before RL starts, and start every role from the result (`agentic sft` runs this stage alone).',
+    ),
+  output_dir: z
+    .string()
+    .min(1)
+    .default('./output/bases/${exp_name}')
+    .describe('Folder of the warm-started base model; reused when it was built from the same settings, rebuilt otherwise.'),
+  episodes: positiveInt()
+    .default(512)
+    .describe("Episodes of train_env_manager's environments played with each env's random valid actions (sampleRandomAction): the format is taught, never a solution."),
+  state_questions: nonNegativeInt()
+    .default(0)
+    .describe("Questions about the current state (Env.stateQuestions: where things are, what lies next to the player) asked per state of the random episodes, with the env's answers; 0 asks none. They teach reading the board, never which move to make."),
+  think: z
+    .boolean()
+    .default(false)
+    .describe("Teach the policy to write the env's notes on the state (Env.stateNotes: where things are) in <think> tags before each random action; step-wise envs only. RL then learns which move the notes call for."),
+  epochs: positiveInt().default(2).describe('Passes over the generated rows.'),
+  batch_size: positiveInt().default(64).describe('Rows per optimizer step.'),
+  learning_rate: z.number().positive().default(1e-3).describe('Constant AdamW learning rate of the warm start.'),
+});
+
 const Tracker = z.enum(TRACKERS);
 
 export const ConfigShape = z.strictObject({
@@ -345,11 +372,13 @@ export const ConfigShape = z.strictObject({
     .default({})
     .describe('Environment definitions by tag.'),
 
+  warm_start: WarmStart.prefault({}).describe('A supervised first stage that teaches the response format (docs/learning.md).'),
+
   checkpoint_config: CheckpointConfig.prefault({}).describe('Where checkpoints are written.'),
   track_with: z
     .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(Tracker).min(1))
     .default(['console'])
-    .describe('Metric trackers, one or several: console, jsonl, tensorboard, wandb.'),
+    .describe('Metric trackers, one or several: console, jsonl (<logging_dir>/metrics.jsonl), html (learning curves, <logging_dir>/curves.html), tensorboard, wandb.'),
   tracker_kwargs: z.record(z.string(), z.unknown()).default({}).describe('Settings passed to the trackers.'),
 
   vars: z
@@ -363,6 +392,7 @@ export type WorkerConfig = z.output<typeof Worker>;
 export type EnvManagerConfig = z.output<typeof EnvManager>;
 export type CustomEnvConfig = z.output<typeof CustomEnv>;
 export type GeneratingConfig = z.output<typeof GeneratingArgs>;
+export type WarmStartConfig = z.output<typeof WarmStart>;
 export type ProxyType = (typeof PROXY_TYPES)[number];
 
 /** Every key with its default, interpolations unresolved: the lowest config layer. */

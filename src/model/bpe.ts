@@ -13,11 +13,16 @@ export const DEFAULT_SPECIAL_TOKENS: readonly string[] = ['<|endoftext|>', '<|im
 
 /**
  * The pre-tokenizer split regex (Oniguruma syntax for tokenizer.json, also valid JavaScript with
- * the `u` flag): contractions, a letter run with one optional leading non-letter, one digit, a
- * punctuation run, newlines, and whitespace.
+ * the `u` flag): a grid cell, contractions, a letter run with one optional leading non-letter, one
+ * digit, a punctuation run, newlines, and whitespace.
+ *
+ * A grid cell is one of the built-in grid games' symbols followed by another symbol, a line break
+ * or the end of the text, so a drawn board is one piece (and, after training, one token) per cell
+ * whatever its neighbours: a small policy then sees each cell as itself instead of learning merged
+ * runs like `__` and `_O`. Words that merely start with one of those letters are unaffected.
  */
 export const SPLIT_PATTERN =
-  "'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+  "[_#OPGXS\u221a](?=[_#OPGXS\u221a\r\n]|$)|'(?:[sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 /** GPT-2's reversible map from bytes to printable characters: token strings are made of these. */
 export const BYTE_TO_CHAR: readonly string[] = (() => {

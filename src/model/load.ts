@@ -1,7 +1,7 @@
 /**
  * From a `pretrain` reference to a model and its tokenizer, and back to a folder.
  *
- *   null, `agentic:tiny`, `agentic:small`  the embedded family: seeded random weights of a preset
+ *   null, `agentic:nano`, `agentic:tiny`, `agentic:small`  the embedded family: seeded random weights of a preset
  *                                          shape with the project's own tokenizer
  *   a folder path                          a Hugging Face folder (config.json, safetensors, tokenizer)
  *   `org/name[@revision]`                  a hub id, from the local Hugging Face cache or downloaded

@@ -8,7 +8,9 @@ import type { ModelConfigInput } from './config';
 export const PRESET_PREFIX = 'agentic:';
 
 export const MODEL_PRESETS = {
-  /** About 0.8M parameters with a 512-token vocabulary: the default run's policy. */
+  /** About 0.17M parameters: two narrow layers, for the grid games' compact prompts (cheap enough for hundreds of RL steps). */
+  nano: { hidden_size: 64, intermediate_size: 192, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 },
+  /** About 0.9M parameters with the built-in 1024-token vocabulary. */
   tiny: { hidden_size: 128, intermediate_size: 384, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2 },
   /** About 5M parameters. */
   small: { hidden_size: 256, intermediate_size: 768, num_hidden_layers: 6, num_attention_heads: 8, num_key_value_heads: 2 },

@@ -71,6 +71,24 @@ export interface Env {
   close(): void | Promise<void>;
   /** A well-formed response with a random valid action (for smoke tests and env checks). */
   sampleRandomAction(): string;
+  /**
+   * Optional: questions about the current state with their correct responses ("Where is the
+   * goal?"), which the warm start (warm_start.state_questions) uses to teach reading the state.
+   * They must never say which action is good.
+   */
+  stateQuestions?(): readonly StateQuestion[];
+  /**
+   * Optional: the current state read out in a few words (`goal 2 below 1 east; holes Down`),
+   * which the warm start (warm_start.think) teaches the policy to write inside <think> tags
+   * before each answer. A reading of the state, never advice on the move.
+   */
+  stateNotes?(): string;
+}
+
+export interface StateQuestion {
+  question: string;
+  /** The whole correct response, in the env's answer form (e.g. `<answer>row 2, column 3</answer>`). */
+  answer: string;
 }
 
 /**

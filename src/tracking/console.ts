@@ -15,13 +15,15 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** Mean of `<prefix>env/<tag>/success` over tags, if the envs report success. */
-function success(metrics: Record<string, number>, prefix: string): number | undefined {
+/** Mean of `<prefix>env/<tag>/<name>` over tags (`success`, `action_is_valid`), if the envs report it. */
+export function tagMean(metrics: Record<string, number>, prefix: '' | 'val/', name: string): number | undefined {
   const values = Object.entries(metrics)
-    .filter(([key]) => key.startsWith(`${prefix}env/`) && key.endsWith('/success') && key.split('/').length === (prefix ? 4 : 3))
+    .filter(([key]) => key.startsWith(`${prefix}env/`) && key.endsWith(`/${name}`) && key.split('/').length === (prefix ? 4 : 3))
     .map(([, v]) => v);
   return values.length ? values.reduce((a, b) => a + b, 0) / values.length : undefined;
 }
+
+const success = (metrics: Record<string, number>, prefix: '' | 'val/') => tagMean(metrics, prefix, 'success');
 
 /** The one line of a step. */
 export function stepLine(report: StepReport, maxSteps: number): string {

@@ -11,7 +11,9 @@ import { ConfigError } from '../errors';
 import { saveModel } from '../model/load';
 import type { PluginHost } from '../plugins/host';
 import { ConsoleTracker } from '../tracking/console';
+import { CurvesTracker } from '../tracking/curves';
 import { JsonlTracker } from '../tracking/jsonl';
+import { warmStart } from './warm_start';
 import { Trainer, type StepReport, type TrainerHooks, type TrainSummary } from './trainer';
 
 export interface RunOptions {
@@ -27,6 +29,7 @@ export interface RunResult extends TrainSummary {
   /** The trained policy, a Hugging Face folder. */
   modelDir: string;
   metricsFile: string | null;
+  curvesFile: string | null;
 }
 
 /** What the run cannot do yet, said before it starts rather than discovered after. */
@@ -42,22 +45,33 @@ function checkAvailable(loaded: LoadedConfig, warn: (line: string) => void): voi
 }
 
 export async function runTraining(loaded: LoadedConfig, host: PluginHost, options: RunOptions): Promise<RunResult> {
-  const c = loaded.config;
+  let c = loaded.config;
+  const started = performance.now();
   checkAvailable(loaded, options.warn);
   options.info(`training ${c.exp_name} (seed ${c.seed}) from ${loaded.files.join(', ')}`);
   const recordDir = writeRunConfig(loaded);
   const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter });
   options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}; config recorded in ${recordDir}`);
 
+  if (c.warm_start.enabled) {
+    const base = await warmStart(c, host, { info: options.info });
+    options.info(base.built ? `warm start: base saved to ${base.folder}` : `warm start: reusing the base in ${base.folder} (built from the same settings)`);
+    c = { ...c, pretrain: base.folder };
+  }
+
   const consoleTracker = new ConsoleTracker(c.max_steps, c.logging_steps, 0, options.write, options.tty);
   const jsonl = c.track_with.includes('jsonl') ? new JsonlTracker(resolve(c.logging_dir)) : null;
+  const curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name) : null;
   const trainer = await Trainer.create(c, host, {
     warn: (line) => {
       consoleTracker.clearBar();
       options.warn(line);
     },
-    onStep: (report: StepReport) => {
+    onStep: (given: StepReport) => {
+      // wall time since the run began, warm start included: the x axis the learning targets use
+      const report = { step: given.step, metrics: { ...given.metrics, 'time/elapsed': (performance.now() - started) / 1000 } };
       jsonl?.log(report);
+      curves?.log(report);
       if (c.track_with.includes('console')) consoleTracker.log(report);
     },
     poison: options.poison,
@@ -72,7 +86,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     consoleTracker.clearBar();
     const modelDir = resolve(join(c.output_dir, 'model'));
     await saveModel(modelDir, trainer.roles.actor, trainer.roles.tokenizer, c.actor_train.model_args.dtype);
-    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null };
+    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null, curvesFile: curves?.path ?? null };
   } finally {
     consoleTracker.clearBar();
     await trainer.close();

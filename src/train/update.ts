@@ -79,7 +79,7 @@ type MicroLoss = (batch: MicroBatch, inputs: tf.Tensor2D, targets: Int32Array, n
 async function runUpdate(
   model: Qwen2Model,
   optimizer: AdamW,
-  rows: UpdateRows,
+  rows: Pick<UpdateRows, 'ids' | 'masks'>,
   schedule: UpdateSchedule,
   microLoss: MicroLoss,
   onStats: (stats: Float32Array, loss: number) => void,
@@ -196,6 +196,45 @@ export async function updateActor(
       'actor/lr': schedule.learningRate,
       'actor/optimizer_steps': run.optimizerSteps,
       'actor/skipped_steps': run.skipped,
+    },
+    optimizerSteps: run.optimizerSteps,
+    skipped: run.skipped,
+  };
+}
+
+/**
+ * Supervised fine-tuning (the warm start): the mean negative log-likelihood of the masked tokens of
+ * each mini-batch, through the same mini-batch, clipping and NaN-guard loop as the RL updates.
+ */
+export async function updateSupervised(
+  model: Qwen2Model,
+  optimizer: AdamW,
+  rows: Pick<UpdateRows, 'ids' | 'masks'>,
+  schedule: UpdateSchedule,
+): Promise<UpdateResult> {
+  let nll = 0;
+  let tokens = 0;
+  const microLoss: MicroLoss = (batch, inputs, targets, norms) => {
+    const mask = shiftedValues(batch, rows.masks);
+    const { hidden, present } = model.forward(inputs);
+    tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
+    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: 1 });
+    entropy.dispose();
+    const summed = tf.neg(tf.sum(tf.mul(logProbs, mask))) as tf.Scalar;
+    const stats = tf.stack([summed, tf.sum(mask)]) as tf.Tensor1D;
+    return { loss: tf.div(summed, norms.tokens) as tf.Scalar, stats };
+  };
+  const run = await runUpdate(model, optimizer, rows, schedule, microLoss, (stats) => {
+    nll += stats[0]!;
+    tokens += stats[1]!;
+  });
+  return {
+    metrics: {
+      'sft/loss': tokens === 0 ? 0 : nll / tokens,
+      'sft/grad_norm': average(run.gradNorms),
+      'sft/lr': schedule.learningRate,
+      'sft/optimizer_steps': run.optimizerSteps,
+      'sft/skipped_steps': run.skipped,
     },
     optimizerSteps: run.optimizerSteps,
     skipped: run.skipped,

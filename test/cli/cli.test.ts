@@ -79,7 +79,7 @@ describe('agentic config', () => {
     expect(stdout).toContain('seed: 123\n');
     const config = parseYaml(stdout, 'stdout') as Record<string, any>;
     expect(config.output_dir).toBe('./output/foo');
-    expect(config.custom_envs.Bandit.env_config.risky_prob).toBe(0.25);
+    expect(config.custom_envs.FrozenLake.env_config.p).toBe(0.8);
   });
 
   test('bad values and unknown keys: one line naming the key', async () => {
@@ -160,11 +160,13 @@ export default defineEnv({ name: 'coin', description: 'Call a coin flip.', confi
 describe('commands that validate and then say what is missing', () => {
   test('train with no config runs the built-in one (here shortened to a step)', async () => {
     const out = scratch();
-    const args = ['train', 'max_steps=1', 'eval_steps=0', 'rollout_batch_size=8', 'train_env_manager.num_env_groups=1', `output_dir=${out}`];
+    const warm = ['warm_start.episodes=8', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`];
+    const args = ['train', 'max_steps=1', 'eval_steps=0', 'rollout_batch_size=8', 'train_env_manager.num_env_groups=1', `output_dir=${out}`, ...warm];
     const { code, stdout, stderr } = await agentic(args);
     expect(code).toBe(0);
     expect(stdout).toBe('');
     expect(stderr).toContain('training agentic (seed 42) from configs/agentic.yaml (built in)');
+    expect(stderr).toContain('warm start: base saved to');
     expect(stderr).toMatch(/\nstep 1\/1 +score /);
   }, 60_000);
 

@@ -24,8 +24,34 @@ const SMALL = [
   'train_env_manager.group_size=4',
   'val_batch_size=2',
   'val_env_manager.num_env_groups=2',
-  'track_with=[console,jsonl]',
+  'track_with=[console,jsonl,html]',
 ];
+
+describe('agentic sft', () => {
+  test('builds the base model of a config: a Hugging Face folder with the fingerprint of its settings', async () => {
+    const out = scratch();
+    const args = ['sft', '--config-name', 'agentic', `pretrain=${pretrain}`, 'warm_start.episodes=8', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`];
+    const { code, stderr } = await agentic(args);
+    expect(stderr).not.toContain('error');
+    expect(code).toBe(0);
+    expect(lines(stderr).at(-1)).toMatch(/base model saved to .*base \(\d+ rows, final loss [\d.]+\)$/);
+    expect(stderr).toContain('(notes in <think>, then a random action)');
+    expect(existsSync(join(out, 'base', 'model.safetensors'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(out, 'base', 'warm_start.json'), 'utf8')).fingerprint).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  test('think notes need step-wise prompts and an env that can write them: one line naming the key', async () => {
+    const base = ['sft', '--config-name', 'bandit_grpo', `pretrain=${pretrain}`, 'warm_start.think=true', `warm_start.output_dir=${scratch()}/b`];
+    const traj = await agentic(base);
+    expect(traj.code).toBe(2);
+    expect(lines(traj.stderr)).toEqual([
+      'error: warm_start.think: custom_envs.Bandit must be step-wise with history_length 0 (the prompts the notes are taught on hold only the current state)',
+    ]);
+    const step = await agentic([...base, 'custom_envs.Bandit.env_manager_cls=step', 'custom_envs.Bandit.history_length=0']);
+    expect(step.code).toBe(2);
+    expect(lines(step.stderr)).toEqual(['error: warm_start.think: env bandit (custom_envs.Bandit) has no stateNotes(), so there is nothing to teach in <think>']);
+  });
+});
 
 describe('agentic train', () => {
   test('trains, logs a line per step, and writes the config, the metrics and the policy', async () => {
@@ -37,7 +63,7 @@ describe('agentic train', () => {
     expect(log.filter((l) => /^step [12]\/2 +score /.test(l))).toHaveLength(2);
     expect(log.some((l) => /^final +val_/.test(l))).toBe(true);
     expect(log).toContain('warning: checkpoints every save_steps arrive with issue #8; this run saves its final policy only');
-    expect(log.at(-1)).toMatch(/^done: 2 steps; policy saved to .*model; metrics in .*metrics\.jsonl$/);
+    expect(log.at(-1)).toMatch(/^done: 2 steps; policy saved to .*model; metrics in .*metrics\.jsonl; curves in .*curves\.html$/);
 
     expect(readFileSync(join(out, '.agentic', 'config.yaml'), 'utf8')).toContain('exp_name: bandit_grpo');
     const records = lines(readFileSync(join(out, 'logs', 'metrics.jsonl'), 'utf8')).map((l) => JSON.parse(l));
@@ -46,6 +72,9 @@ describe('agentic train', () => {
     expect(records[2].metrics['val/score/mean']).toBeNumber();
     expect(existsSync(join(out, 'model', 'config.json'))).toBe(true);
     expect(existsSync(join(out, 'model', 'model.safetensors'))).toBe(true);
+    const curves = readFileSync(join(out, 'logs', 'curves.html'), 'utf8');
+    expect(curves).toContain('<svg');
+    expect(curves).toContain('validation score');
 
     const evaluated = await agentic(['eval', '--config-name', 'bandit_grpo', `pretrain=${join(out, 'model')}`, 'val_batch_size=2', 'val_env_manager.num_env_groups=2', `--out=${join(out, 'eval.json')}`]);
     expect(evaluated.code).toBe(0);
@@ -58,10 +87,10 @@ describe('agentic train', () => {
   });
 
   test('a config the algorithm cannot use is one line naming the key', async () => {
-    const { code, stderr } = await agentic(['train', 'adv_estimator=gigpo']);
+    const { code, stderr } = await agentic(['train', 'custom_envs.FrozenLake.env_manager_cls=traj', '~custom_envs.FrozenLake.agent_template']);
     expect(code).toBe(2);
     expect(lines(stderr)).toEqual([
-      'error: adv_estimator: gigpo needs one row per step, but custom_envs.Bandit.env_manager_cls is traj; set it to step',
+      'error: adv_estimator: gigpo needs one row per step, but custom_envs.FrozenLake.env_manager_cls is traj; set it to step',
     ]);
   });
 });

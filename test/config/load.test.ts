@@ -23,7 +23,7 @@ describe('layers', () => {
     expect(config.output_dir).toBe('./output/agentic');
     expect(config.logging_dir).toBe('./output/agentic/logs');
     expect(config.checkpoint_config.output_dir).toBe('./output/agentic/checkpoints');
-    expect(config.train_env_manager.tags).toEqual(['Bandit']);
+    expect(config.train_env_manager.tags).toEqual(['FrozenLake']);
     // a default the built-in file does not set comes from the schema
     expect(config.actor_train.training_args.adam_beta2).toBe(0.999);
   });
@@ -99,12 +99,12 @@ describe('layers', () => {
   });
 
   test('env_config keys declared by the plugin can be overridden without +', async () => {
-    const { config } = await load({ overrides: ['custom_envs.Bandit.env_config.risky_prob=0.75'] });
-    expect(config.custom_envs.Bandit!.env_config.risky_prob).toBe(0.75);
+    const { config } = await load({ overrides: ['custom_envs.FrozenLake.env_config.p=0.75'] });
+    expect(config.custom_envs.FrozenLake!.env_config.p).toBe(0.75);
   });
 
   test('deleting a key restores its default; deleting an entry removes it', async () => {
-    const { config } = await load({ overrides: ['~max_steps', '~val_env_manager.tags', '~custom_envs.Bandit', '+custom_envs.Other={env_type: bandit}', 'train_env_manager.tags=[Other]'] });
+    const { config } = await load({ overrides: ['~max_steps', '~adv_estimator', '~val_env_manager.tags', '~custom_envs.FrozenLake', '+custom_envs.Other={env_type: bandit}', 'train_env_manager.tags=[Other]'] });
     expect(config.max_steps).toBe(configDefaults().max_steps as number);
     expect(config.val_env_manager.tags).toEqual([]);
     expect(Object.keys(config.custom_envs)).toEqual(['Other']);
@@ -128,11 +128,11 @@ describe('errors name the key', () => {
     await fails({ overrides: ['seed=-1'] }, 'seed: must be >= 0, got -1');
     await fails({ overrides: ['actor_train.training_args.learning_rate=fast'] }, 'actor_train.training_args.learning_rate: expected number, got "fast"');
     await fails({ overrides: ['adv_estimator=grpp'] }, /^adv_estimator: expected one of gae, grpo, .*, got "grpp" \(did you mean grpo\?\)$/);
-    await fails({ overrides: ['track_with=[console, nope]'] }, /^track_with\[1\]: expected one of console, jsonl, tensorboard, wandb, got "nope"/);
+    await fails({ overrides: ['track_with=[console, nope]'] }, /^track_with\[1\]: expected one of console, jsonl, html, tensorboard, wandb, got "nope"/);
     await fails({ overrides: ['pretrain=3'] }, 'pretrain: expected string or null, got 3');
     await fails({ overrides: ['resume_from_checkpoint=[1]'] }, 'resume_from_checkpoint: expected boolean or string, got a list');
     await fails({ overrides: ['exp_name=a/b'] }, 'exp_name: no path separators: it names folders, got "a/b"');
-    await fails({ overrides: ['train_env_manager.tags=[]', 'val_env_manager.tags=[]'] }, 'train_env_manager.tags: name at least one entry of custom_envs (defined: Bandit)');
+    await fails({ configName: 'bandit_grpo', overrides: ['train_env_manager.tags=[]', 'val_env_manager.tags=[]'] }, 'train_env_manager.tags: name at least one entry of custom_envs (defined: Bandit)');
     await fails({ overrides: ['actor_train.device_mapping=list(range(a))'] }, 'actor_train.device_mapping: expected a list of integers or null, got "list(range(a))"');
   });
 
@@ -141,7 +141,7 @@ describe('errors name the key', () => {
     await fails({ overrides: ['sed=1'] }, 'sed: unknown key (did you mean seed?)');
     await fails({ overrides: ['+sed=1'] }, 'sed: unknown key (did you mean seed?)');
     await fails({ overrides: ['actor_train.model_args.dtyp=x'] }, 'actor_train.model_args.dtyp: unknown key (did you mean dtype?)');
-    await fails({ overrides: ['custom_envs.Bandit.env_config.riskyprob=1'] }, 'custom_envs.Bandit.env_config.riskyprob: unknown key (did you mean risky_prob?)');
+    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_config.riskyprob=1'] }, 'custom_envs.Bandit.env_config.riskyprob: unknown key (did you mean risky_prob?)');
     const dir = scratch({ 'c.yaml': `${MINIMAL}actor_train: {training_args: {learning_rat: 1}}\n` });
     await fails({ cwd: dir, configFile: 'c.yaml' }, 'actor_train.training_args.learning_rat: unknown key (did you mean learning_rate?)');
     const roll = scratch({ 'c.yaml': `${MINIMAL}hydra: {run: {dir: .}}\nactor_train:\n  model_args: {attn_implementation: fa2}\n` });
@@ -151,18 +151,18 @@ describe('errors name the key', () => {
 
   test('relations between keys', async () => {
     await fails({ overrides: ['rollout_batch_size=100'] }, 'rollout_batch_size: 100 is not a multiple of train_env_manager.group_size (8)');
-    await fails({ overrides: ['train_env_manager.tags=[Bandt]'] }, "train_env_manager.tags[0]: 'Bandt' is not defined in custom_envs (did you mean Bandit?)");
+    await fails({ configName: 'bandit_grpo', overrides: ['train_env_manager.tags=[Bandt]'] }, "train_env_manager.tags[0]: 'Bandt' is not defined in custom_envs (did you mean Bandit?)");
     await fails({ overrides: ['train_env_manager.num_groups_partition=[3, 4]'] }, 'train_env_manager.num_groups_partition: has 2 entries for 1 tags');
     await fails({ overrides: ['train_env_manager.num_groups_partition=[3]'] }, 'sums to 3, but num_env_groups is 8');
-    await fails({ overrides: ['+custom_envs.B2={env_type: bandit}', 'train_env_manager.tags=[Bandit, B2]', 'train_env_manager.num_env_groups=7'] }, 'train_env_manager.num_env_groups: 7 groups do not split equally over 2 tags');
+    await fails({ configName: 'bandit_grpo', overrides: ['+custom_envs.B2={env_type: bandit}', 'train_env_manager.tags=[Bandit, B2]', 'train_env_manager.num_env_groups=7'] }, 'train_env_manager.num_env_groups: 7 groups do not split equally over 2 tags');
     await fails({ overrides: ['val_batch_size=33', 'val_env_manager.group_size=2', 'val_env_manager.num_env_groups=16'] }, 'val_batch_size: 33 is not a multiple of val_env_manager.group_size (2)');
   });
 
   test('environment plugins check their own config', async () => {
-    await fails({ overrides: ['custom_envs.Bandit.env_config.risky_prob=2'] }, 'custom_envs.Bandit.env_config.risky_prob: must be <= 1, got 2');
-    await fails({ overrides: ['custom_envs.Bandit.env_type=nosuch'] }, "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: bandit");
-    await fails({ overrides: ['custom_envs.Bandit.env_type=bandti'] }, "custom_envs.Bandit.env_type: unknown env 'bandti' (did you mean bandit?)");
-    await fails({ overrides: ['custom_envs.Bandit.env_type=./nope.ts'] }, 'custom_envs.Bandit.env_type: ./nope.ts: no such plugin file or folder');
+    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_config.risky_prob=2'] }, 'custom_envs.Bandit.env_config.risky_prob: must be <= 1, got 2');
+    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=nosuch'] }, "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: bandit");
+    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=bandti'] }, "custom_envs.Bandit.env_type: unknown env 'bandti' (did you mean bandit?)");
+    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=./nope.ts'] }, 'custom_envs.Bandit.env_type: ./nope.ts: no such plugin file or folder');
   });
 
   test('interpolation and files', async () => {

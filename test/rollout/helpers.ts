@@ -17,7 +17,7 @@ await startBackend('wasm');
 export const tokenizer = defaultTokenizer();
 export const chat = new ChatFormat(tokenizer);
 
-/** A small random Qwen2 on the built-in 512-id tokenizer: fast enough for many rollouts. */
+/** A small random Qwen2 on the built-in tokenizer: fast enough for many rollouts. */
 export const model = Qwen2Model.random(
   microPolicyConfig(tokenizer.vocabSize),
   { seed: 3 },

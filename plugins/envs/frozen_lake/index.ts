@@ -7,6 +7,7 @@
 import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
+import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, type Action, type Lake } from './lake';
 import { lakePicture, lakeText, SYMBOLS } from './render';
@@ -20,6 +21,9 @@ const Config = z.strictObject({
   action_pattern: actionPattern(),
 });
 type FrozenLakeConfig = z.output<typeof Config>;
+
+/** What the warm start's questions and notes name on the board. */
+const BOARD: GridQuestionSpec = { player: ['P', 'X', '√'], things: [{ name: 'the goal', symbols: ['G'] }], hazards: { name: 'holes', symbols: ['O'] } };
 
 function instruction(slippery: boolean): string {
   return gridInstruction(
@@ -110,6 +114,16 @@ class FrozenLake implements Env {
 
   sampleRandomAction(): string {
     return responseFor(this.randomActions.choice(ACTIONS), this.config.action_pattern, ACTIONS);
+  }
+
+  stateQuestions() {
+    if (!this.lake) throw new Error('call reset() before stateQuestions()');
+    return gridQuestions(lakeText(this.lake, this.player), BOARD);
+  }
+
+  stateNotes(): string {
+    if (!this.lake) throw new Error('call reset() before stateNotes()');
+    return gridNotes(lakeText(this.lake, this.player), BOARD);
   }
 }
 

@@ -7,6 +7,7 @@
 import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
+import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
 import { responseFor } from '../_grid/response';
 import { generateRoom } from './generate';
 import { roomPicture, roomText, SYMBOLS } from './render';
@@ -130,7 +131,27 @@ class Sokoban implements Env {
   sampleRandomAction(): string {
     return responseFor(this.randomActions.choice(ACTIONS), this.config.action_pattern, ACTIONS);
   }
+
+  stateQuestions() {
+    if (!this.room) throw new Error('call reset() before stateQuestions()');
+    return gridQuestions(roomText(this.room), BOARD);
+  }
+
+  stateNotes(): string {
+    if (!this.room) throw new Error('call reset() before stateNotes()');
+    return gridNotes(roomText(this.room), BOARD);
+  }
 }
+
+/** What the warm start's questions and notes name in the room. */
+const BOARD: GridQuestionSpec = {
+  player: ['P', 'S'],
+  things: [
+    { name: 'the box', symbols: ['X'] },
+    { name: 'the target', symbols: ['O', 'S'] },
+  ],
+  hazards: { name: 'walls', symbols: ['#'] },
+};
 
 export default defineEnv({
   name: 'sokoban',

@@ -1,0 +1,105 @@
+/**
+ * A learning run with its target: `bun scripts/learn.ts <config-name> [overrides...]`
+ * (`bun run learn:frozen_lake` trains configs/agentic.yaml; `learn:sokoban` and `learn:sokoban_grpo`
+ * train configs/sokoban_compact.yaml with GiGPO and with GRPO).
+ *
+ * Trains the shipped config end to end (warm start included) exactly as `agentic train` does,
+ * then prints the validation curve against wall time and whether the issue-#7 target was met
+ * (validation success over held-out seeds, reached within the time budget). The run writes its
+ * curves to <logging_dir>/curves.html; a summary goes to <output_dir>/learn_summary.json.
+ *
+ * `--compare a,b` instead draws the curves of finished runs (their output folders) on one page.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadConfig } from '../src/config/load';
+import { PluginHost } from '../src/plugins/host';
+import { tagMean } from '../src/tracking/console';
+import { curvesPage, type ChartSpec, type CurveRun } from '../src/tracking/curves';
+import { runTraining } from '../src/train/run';
+import type { StepReport } from '../src/train/trainer';
+import { writeFileAtomic } from '../src/util/atomic';
+
+/** Issue #7's targets: validation success and the wall-time budget it must be reached in. */
+const TARGETS: Record<string, { success: number; seconds: number }> = {
+  agentic: { success: 0.8, seconds: 1800 },
+  sokoban_compact: { success: 0.5, seconds: 3600 },
+};
+
+function readReports(outputDir: string): StepReport[] {
+  const text = readFileSync(join(outputDir, 'logs', 'metrics.jsonl'), 'utf8');
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const parsed = JSON.parse(line) as StepReport;
+      const metrics = { ...parsed.metrics };
+      const success = tagMean(metrics, 'val/', 'success');
+      if (success !== undefined) metrics['val/success'] = success;
+      return { step: parsed.step, metrics };
+    });
+}
+
+async function compare(outputDirs: string[]): Promise<void> {
+  const runs: CurveRun[] = outputDirs.map((dir) => ({ label: dir.split('/').filter(Boolean).at(-1)!, reports: readReports(resolve(dir)) }));
+  const charts: ChartSpec[] = [
+    { title: 'validation success vs wall time (s)', keys: ['val/success'], x: 'time' },
+    { title: 'validation success vs step', keys: ['val/success'], x: 'step' },
+    { title: 'training score', keys: ['rollout/score/mean'], x: 'step' },
+    { title: 'actor entropy', keys: ['actor/entropy'], x: 'step' },
+  ];
+  const out = resolve('output', `compare_${runs.map((r) => r.label).join('_vs_')}.html`);
+  writeFileAtomic(out, curvesPage(runs.map((r) => r.label).join(' vs '), runs, charts));
+  for (const run of runs) {
+    const vals = run.reports.filter((r) => r.metrics['val/success'] !== undefined);
+    console.log(`${run.label}: ${vals.map((r) => `${r.step}@${Math.round(r.metrics['time/elapsed'] ?? 0)}s=${r.metrics['val/success']!.toFixed(2)}`).join(' ')}`);
+  }
+  console.log(`curves: ${out}`);
+}
+
+async function learn(name: string, overrides: string[]): Promise<void> {
+  const host = new PluginHost();
+  const loaded = await loadConfig({ configName: name, overrides: [...overrides, 'track_with=[console,jsonl,html]'] }, host);
+  const result = await runTraining(loaded, host, { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) });
+  const c = loaded.config;
+  const vals = readReports(resolve(c.output_dir)).filter((r) => r.metrics['val/success'] !== undefined || r.metrics['val/score/mean'] !== undefined);
+  const value = (r: StepReport) => r.metrics['val/success'] ?? r.metrics['val/score/mean']!;
+  console.log(`\nvalidation curve of ${c.exp_name} (seed ${c.seed}; ${c.val_batch_size} held-out episodes each):`);
+  console.log('  step  wall(s)  val_success');
+  for (const r of vals) console.log(`  ${String(r.step).padStart(4)}  ${String(Math.round(r.metrics['time/elapsed'] ?? 0)).padStart(7)}  ${value(r).toFixed(3)}`);
+  const target = TARGETS[name];
+  const base = vals[0] ? value(vals[0]) : null;
+  const final = vals.at(-1) ? value(vals.at(-1)!) : null;
+  const best = vals.length ? Math.max(...vals.map(value)) : null;
+  const reached = target ? vals.find((r) => value(r) >= target.success && (r.metrics['time/elapsed'] ?? Infinity) <= target.seconds) : undefined;
+  const summary = {
+    config: name,
+    overrides,
+    seed: c.seed,
+    steps: result.steps,
+    wall_seconds: vals.at(-1)?.metrics['time/elapsed'] ?? null,
+    base,
+    final,
+    best,
+    target: target ?? null,
+    reached: reached ? { step: reached.step, seconds: reached.metrics['time/elapsed'], success: value(reached) } : null,
+    curves: result.curvesFile,
+  };
+  writeFileAtomic(join(resolve(c.output_dir), 'learn_summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  console.log(`base ${base?.toFixed(3)}  final ${final?.toFixed(3)}  best ${best?.toFixed(3)}`);
+  if (target) {
+    console.log(
+      reached
+        ? `target met: val success ${value(reached).toFixed(3)} >= ${target.success} at step ${reached.step}, ${Math.round(reached.metrics['time/elapsed']!)} s (budget ${target.seconds} s)`
+        : `target NOT met: val success ${target.success} within ${target.seconds} s`,
+    );
+  }
+  console.log(`curves: ${result.curvesFile}`);
+}
+
+const args = process.argv.slice(2);
+if (args[0] === '--compare') await compare(args.slice(1).join(',').split(',').filter(Boolean));
+else if (!args[0]) {
+  console.error('usage: bun scripts/learn.ts <config-name> [overrides...] | --compare <output-dir>,<output-dir>');
+  process.exit(2);
+} else await learn(args[0], args.slice(1));
