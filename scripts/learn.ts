@@ -10,12 +10,11 @@
  *
  * `--compare a,b` instead draws the curves of finished runs (their output folders) on one page.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../src/config/load';
 import { PluginHost } from '../src/plugins/host';
-import { tagMean } from '../src/tracking/console';
-import { curvesPage, type ChartSpec, type CurveRun } from '../src/tracking/curves';
+import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../src/tracking/curves';
 import { runTraining } from '../src/train/run';
 import type { StepReport } from '../src/train/trainer';
 import { writeFileAtomic } from '../src/util/atomic';
@@ -27,17 +26,15 @@ const TARGETS: Record<string, { success: number; seconds: number }> = {
 };
 
 function readReports(outputDir: string): StepReport[] {
-  const text = readFileSync(join(outputDir, 'logs', 'metrics.jsonl'), 'utf8');
-  return text
+  const file = join(outputDir, 'logs', 'metrics.jsonl');
+  if (!existsSync(file)) {
+    console.error(`error: ${file}: no metrics (run the config with jsonl in track_with first)`);
+    process.exit(2);
+  }
+  return readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const parsed = JSON.parse(line) as StepReport;
-      const metrics = { ...parsed.metrics };
-      const success = tagMean(metrics, 'val/', 'success');
-      if (success !== undefined) metrics['val/success'] = success;
-      return { step: parsed.step, metrics };
-    });
+    .map((line) => withTagMeans(JSON.parse(line) as StepReport));
 }
 
 async function compare(outputDirs: string[]): Promise<void> {

@@ -106,6 +106,20 @@ export function curvesPage(title: string, runs: readonly CurveRun[], charts: rea
   ].join('\n');
 }
 
+/** A report with the charts' cross-tag keys added: val/success, rollout/success, rollout/action_is_valid. */
+export function withTagMeans(report: StepReport): StepReport {
+  const derived: Record<string, number> = {};
+  for (const [key, prefix, name] of [
+    ['val/success', 'val/', 'success'],
+    ['rollout/success', '', 'success'],
+    ['rollout/action_is_valid', '', 'action_is_valid'],
+  ] as const) {
+    const value = tagMean(report.metrics, prefix, name);
+    if (value !== undefined) derived[key] = value;
+  }
+  return { step: report.step, metrics: { ...report.metrics, ...derived } };
+}
+
 export class CurvesTracker {
   readonly path: string;
   private readonly reports: StepReport[] = [];
@@ -119,17 +133,7 @@ export class CurvesTracker {
   }
 
   log(report: StepReport): void {
-    // the charts' keys for the per-tag success and validity, averaged over tags
-    const derived: Record<string, number> = {};
-    for (const [key, prefix, name] of [
-      ['val/success', 'val/', 'success'],
-      ['rollout/success', '', 'success'],
-      ['rollout/action_is_valid', '', 'action_is_valid'],
-    ] as const) {
-      const value = tagMean(report.metrics, prefix, name);
-      if (value !== undefined) derived[key] = value;
-    }
-    this.reports.push({ step: report.step, metrics: { ...report.metrics, ...derived } });
+    this.reports.push(withTagMeans(report));
     writeFileAtomic(this.path, curvesPage(this.title, [{ label: this.title, reports: this.reports }]));
   }
 }
