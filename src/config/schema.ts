@@ -321,6 +321,18 @@ export const ConfigShape = z.strictObject({
     ),
   reward_normalization: RewardNormalization.prefault({}).describe('How episode scores are normalised before advantages.'),
   ppo_epochs: positiveInt().default(1).describe('Passes over each rollout batch.'),
+  think_credit: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Give the response tokens inside <think>…</think> their advantage like the rest (true), or none (false): the policy gradient then shapes only what follows the thinking, while the KL loss still holds the thinking near the reference.',
+    ),
+  enable_old_logprobs_recompute: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Recompute the old log-probs with actor_train before the update; false takes the rollout's sampling log-probs instead (the same numbers up to rounding while actor_infer holds actor_train's weights) and saves a forward pass. Either way the PPO ratio is real (ROLL's false makes it 1).",
+    ),
   critic_warmup: nonNegativeInt().default(0).describe('Steps that train only the critic before the actor starts updating.'),
   gamma: probability().default(1).describe('Discount factor.'),
   lambd: probability().default(0.95).describe('GAE lambda.'),

@@ -8,8 +8,12 @@ import type { ModelConfigInput } from './config';
 export const PRESET_PREFIX = 'agentic:';
 
 export const MODEL_PRESETS = {
-  /** About 0.17M parameters: two narrow layers, for the grid games' compact prompts (cheap enough for hundreds of RL steps). */
-  nano: { hidden_size: 64, intermediate_size: 192, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 },
+  /**
+   * About 0.16M parameters: four narrow layers, for the grid games' compact prompts (cheap enough
+   * for hundreds of RL steps). Depth over width: two 64-wide layers cost the same but read a
+   * cell's column far worse (docs/learning.md).
+   */
+  nano: { hidden_size: 48, intermediate_size: 144, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2 },
   /** About 0.9M parameters with the built-in 1024-token vocabulary. */
   tiny: { hidden_size: 128, intermediate_size: 384, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2 },
   /** About 5M parameters. */

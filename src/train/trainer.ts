@@ -20,6 +20,7 @@ import { ADVANTAGE_ESTIMATORS, finishAdvantages } from '../algo/advantage';
 import { klController, type KlController } from '../algo/kl';
 import { responseRewards, tokenRewards } from '../algo/rewards';
 import { summaryStats } from '../algo/stats';
+import { dropThinkCredit } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
 import { learningRateAt } from '../model/optim';
@@ -63,6 +64,8 @@ function trainingTemperature(config: AgenticConfig): number {
 
 export class Trainer {
   readonly chat: ChatFormat;
+  /** The text of one token id, memoised (think_credit reads responses token by token). */
+  private readonly pieceOf: (id: number) => string;
   private readonly kl: KlController;
   private skipped = 0;
 
@@ -74,6 +77,12 @@ export class Trainer {
     private readonly hooks: TrainerHooks,
   ) {
     this.chat = new ChatFormat(roles.tokenizer);
+    const pieces = new Map<number, string>();
+    this.pieceOf = (id) => {
+      let piece = pieces.get(id);
+      if (piece === undefined) pieces.set(id, (piece = roles.tokenizer.decode([id], { skipSpecialTokens: false })));
+      return piece;
+    };
     this.kl = klController({ initKlCoef: config.init_kl_coef, targetKl: config.target_kl, klHorizon: config.kl_horizon });
   }
 
@@ -170,7 +179,10 @@ export class Trainer {
     const masks = samples.map((s) => s.responseMask);
     const temperature = trainingTemperature(c);
     const refLogProbs = roles.reference ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature)) : null;
-    const oldLogProbs = await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature));
+    // The sampler's log-probs are over the whole vocabulary at the training temperature, so without
+    // a recompute they stand in as the behaviour policy's (docs/training.md)
+    const recomputed = c.enable_old_logprobs_recompute ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature)) : null;
+    const oldLogProbs = recomputed ?? samples.map((s) => s.logProbs);
     const values = roles.critic ? await timed('values', () => tokenValues(roles.critic!, ids)) : null;
 
     // 7-8. rewards and advantages
@@ -231,7 +243,7 @@ export class Trainer {
     // 11. metrics
     const seconds = (performance.now() - stepStarted) / 1000;
     const tokens = ids.reduce((n, row) => n + row.length, 0);
-    Object.assign(metrics, stepDataMetrics(samples, oldLogProbs), {
+    Object.assign(metrics, stepDataMetrics(samples, recomputed), {
       'time/step_total': seconds,
       'system/tps': tokens / seconds,
       'system/samples': samples.length,
@@ -279,6 +291,7 @@ export class Trainer {
       { gamma: c.gamma, lambd: c.lambd },
     );
     const finished = finishAdvantages(estimated.advantages, masks, { whitenAdvantages: c.whiten_advantages, advantageClip: c.advantage_clip });
+    const thinkTokens = c.think_credit ? null : dropThinkCredit(finished.advantages, samples.map((s, i) => ({ ids: s.inputIds, mask: masks[i]! })), this.pieceOf);
     const metrics: Record<string, number> = {
       ...response.metrics,
       ...maskedStats('critic/advantages', finished.advantages, masks),
@@ -289,6 +302,10 @@ export class Trainer {
       'critic/kl_coef': c.add_token_level_kl && refLogProbs !== null ? beta : 0,
     };
     if (c.advantage_clip !== null) metrics['critic/advantage_clip_frac'] = finished.clippedFraction;
+    if (thinkTokens !== null) {
+      const responseTokens = masks.reduce((n, m) => n + m.reduce((a, b) => a + b, 0), 0);
+      metrics['critic/think_token_frac'] = responseTokens ? thinkTokens / responseTokens : 0;
+    }
     return { advantages: finished.advantages, returns: estimated.returns, metrics };
   }
 }

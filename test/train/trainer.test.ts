@@ -57,6 +57,7 @@ describe('every estimator, KL and loss setting trains', () => {
     ['KL loss, whitening, clips', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_type=mse', 'whiten_advantages=true', 'advantage_clip=0.5', 'reward_clip=1', 'whiten_rewards=true'], {}],
     ['dual clip, clip range, entropy, 2 epochs', ['dual_clip_loss=true', 'use_pg_clip_range=true', 'pg_clip_low=0.1', 'pg_clip_high=0.3', 'entropy_loss_coef=0.01', 'ppo_epochs=2'], {}],
     ['token-mean', ['loss_agg_mode=token-mean'], {}],
+    ['no credit for thinking', ['think_credit=false'], {}],
     ['seq-mean-token-sum', ['loss_agg_mode=seq-mean-token-sum'], {}],
     ['seq-mean-token-sum-norm, cosine schedule', ['loss_agg_mode=seq-mean-token-sum-norm', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'], {}],
   ];
@@ -115,6 +116,20 @@ describe('the roles', () => {
     const second = twoEpochs.reports[0]!.metrics;
     expect(second['actor/ratio_max']! - second['actor/ratio_min']!).toBeGreaterThan(1e-3);
     expect(second['actor/clipfrac']!).toBeGreaterThan(0);
+  });
+
+  test('without the recompute the sampling log-probs stand in: the same losses up to rounding, one forward pass fewer', async () => {
+    const args = ['actor_train.training_args.per_device_train_batch_size=8', 'ppo_epochs=2', 'pg_clip=0.01'];
+    const recomputed = (await train(args)).reports[0]!.metrics;
+    const sampled = (await train([...args, 'enable_old_logprobs_recompute=false'])).reports[0]!.metrics;
+    expect(sampled['time/step_old_logp']).toBeUndefined();
+    expect(sampled['actor/train_infer_logprob_gap']).toBeUndefined();
+    expect(recomputed['time/step_old_logp']).toBeDefined();
+    for (const key of ['actor/pg_loss', 'actor/ratio_max', 'actor/ratio_min', 'actor/clipfrac', 'critic/score/mean']) {
+      expect(Math.abs(sampled[key]! - recomputed[key]!)).toBeLessThan(1e-3);
+    }
+    // the ratio is still real: the second epoch moves it
+    expect(sampled['actor/ratio_max']! - sampled['actor/ratio_min']!).toBeGreaterThan(1e-3);
   });
 
   test('actor_infer takes the weights every model_update_frequency steps', async () => {

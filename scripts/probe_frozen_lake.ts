@@ -1,0 +1,106 @@
+/**
+ * How a FrozenLake policy reads and decides: `bun scripts/probe_frozen_lake.ts <model-folder> [boards]`.
+ *
+ * On the first state of held-out boards (seeds no run trains or validates on), with the default
+ * run's prompt (system "Reach G.", the bare board) and greedy decoding:
+ *   - reading: how often the model's own think notes equal the env's (`Env.stateNotes`), whole and
+ *     by part (the goal's row offset, its column offset, the adjacent holes);
+ *   - deciding: with the env's true notes forced into the response, how often the move that follows
+ *     is a shortest-path move (breadth-first search around the holes).
+ * docs/learning.md quotes both for the warm-started bases and the trained policies.
+ */
+import { startBackend } from '../src/engine/backend';
+import { hashSeed, Rng } from '../src/engine/rng';
+import { generate, type GenerationRequest } from '../src/model/generate';
+import { loadModel } from '../src/model/load';
+import { PluginHost } from '../src/plugins/host';
+import { ChatFormat } from '../src/rollout/chat';
+import frozenLake from '../plugins/envs/frozen_lake';
+
+const MOVES: Record<string, readonly [number, number]> = { Up: [-1, 0], Down: [1, 0], Left: [0, -1], Right: [0, 1] };
+
+/** The moves that shorten the path to the goal around the holes. */
+function shortestMoves(board: string): Set<string> {
+  const grid = board.split('\n').map((line) => [...line]);
+  const at = (symbol: string): [number, number] => {
+    const row = grid.findIndex((cells) => cells.includes(symbol));
+    return [row, grid[row]!.indexOf(symbol)];
+  };
+  const [goal, player] = [at('G'), at('P')];
+  const key = ([r, c]: readonly [number, number]) => `${r},${c}`;
+  const open = ([r, c]: readonly [number, number]) => grid[r]?.[c] !== undefined && grid[r]![c] !== 'O';
+  const distance = new Map([[key(goal), 0]]);
+  const queue = [goal];
+  while (queue.length) {
+    const cell = queue.shift()!;
+    for (const [dr, dc] of Object.values(MOVES)) {
+      const next: [number, number] = [cell[0] + dr, cell[1] + dc];
+      if (!open(next) || distance.has(key(next))) continue;
+      distance.set(key(next), distance.get(key(cell))! + 1);
+      queue.push(next);
+    }
+  }
+  const here = distance.get(key(player)) ?? Infinity;
+  return new Set(Object.keys(MOVES).filter((move) => (distance.get(key([player[0] + MOVES[move]![0], player[1] + MOVES[move]![1]])) ?? Infinity) < here));
+}
+
+const [folder, count = '256'] = process.argv.slice(2);
+if (!folder) {
+  console.error('usage: bun scripts/probe_frozen_lake.ts <model-folder> [boards]');
+  process.exit(2);
+}
+await startBackend('wasm');
+const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
+const chat = new ChatFormat(tokenizer);
+const env = new frozenLake.env(frozenLake.config.parse({ is_slippery: false }), new PluginHost().envContext());
+const boards: Array<{ observation: string; notes: string; shortest: Set<string> }> = [];
+for (let i = 0; i < Number(count); i++) {
+  const { observation } = await env.reset(hashSeed(i, 'probe_frozen_lake'));
+  boards.push({ observation, notes: env.stateNotes!(), shortest: shortestMoves(observation) });
+}
+const request = (id: number, promptIds: number[], maxNewTokens: number): GenerationRequest => ({
+  id,
+  promptIds,
+  sampling: { temperature: 0, topP: 1, topK: 0, doSample: false },
+  maxNewTokens,
+  rng: Rng.fromSeed(id),
+  stopTokenIds: chat.stopTokenIds,
+});
+const promptOf = (board: string) => chat.firstTurn('Reach G.', board);
+
+// reading: the model's own notes against the env's
+const own = await generate(model, boards.map((b, i) => request(i, promptOf(b.observation), 32)));
+const parts = { whole: 0, rows: 0, columns: 0, holes: 0 };
+own.forEach((result, i) => {
+  const text = tokenizer.decode(result.tokens, { skipSpecialTokens: true });
+  const notes = /<think>(.*?)<\/think>/.exec(text)?.[1] ?? '';
+  const [goal = '', holes = ''] = notes.split('; ');
+  const [trueGoal, trueHoles] = boards[i]!.notes.split('; ') as [string, string];
+  const words = goal.split(' ');
+  const trueWords = trueGoal.split(' ');
+  // "goal 2 below 1 east" / "goal same row 2 west": words 1-2 the row, 3-4 the column
+  if (notes === boards[i]!.notes) parts.whole++;
+  if (words.slice(1, 3).join(' ') === trueWords.slice(1, 3).join(' ')) parts.rows++;
+  if (words.slice(3).join(' ') === trueWords.slice(3).join(' ')) parts.columns++;
+  if (holes === trueHoles) parts.holes++;
+});
+
+// deciding: the true notes forced, then the move. `<answer` ends the forced text because the
+// built-in tokenizer writes `>Right` as one token.
+const forced = await generate(
+  model,
+  boards.map((b, i) => request(i, [...promptOf(b.observation), ...tokenizer.encode(`<think>${b.notes}</think><answer`, { addSpecialTokens: false })], 4)),
+);
+let good = 0;
+const moves: Record<string, number> = {};
+forced.forEach((result, i) => {
+  const move = /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)';
+  moves[move] = (moves[move] ?? 0) + 1;
+  if (boards[i]!.shortest.has(move)) good++;
+});
+const n = boards.length;
+const share = (k: number) => `${k}/${n} (${((100 * k) / n).toFixed(0)}%)`;
+console.log(`${folder}: ${n} held-out first states`);
+console.log(`  reading   notes exact ${share(parts.whole)}; goal row ${share(parts.rows)}, goal column ${share(parts.columns)}, holes ${share(parts.holes)}`);
+console.log(`  deciding  with the true notes, a shortest-path move ${share(good)}; moves ${JSON.stringify(moves)}`);
+model.dispose();

@@ -1,0 +1,61 @@
+/**
+ * Where a row's thinking is: the response tokens that fall inside `<think>…</think>`. With
+ * `think_credit: false` the trainer gives them no advantage, so the policy gradient shapes only
+ * the decision that follows, and the KL loss alone keeps the thinking near the reference's (a
+ * warm-started reading of the board, say, that RL would otherwise drift into a second decision).
+ */
+const SPAN = /<think>([\s\S]*?)(?:<\/think>|$)/g;
+
+/**
+ * 1 for each token of `ids` that is part of a response (`mask`) and shows at least one character of
+ * a think span's content. Each run of response tokens (one turn) is read on its own; an unclosed
+ * span runs to the end of its turn.
+ */
+export function thinkTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string): Uint8Array {
+  const inside = new Uint8Array(ids.length);
+  let t = 0;
+  while (t < ids.length) {
+    if (!mask[t]) {
+      t++;
+      continue;
+    }
+    const start = t;
+    while (t < ids.length && mask[t]) t++;
+    const ends: number[] = [];
+    let text = '';
+    for (let k = start; k < t; k++) {
+      text += pieceOf(ids[k]!);
+      ends.push(text.length);
+    }
+    for (const match of text.matchAll(SPAN)) {
+      const from = match.index + '<think>'.length;
+      const to = from + match[1]!.length;
+      if (to === from) continue;
+      let begin = 0;
+      for (let k = 0; k < ends.length; k++) {
+        if (begin < to && ends[k]! > from) inside[start + k] = 1;
+        begin = ends[k]!;
+      }
+    }
+  }
+  return inside;
+}
+
+/** Zeroes, in place, the advantages of each row's think tokens (see thinkTokenMask); returns how many. */
+export function dropThinkCredit(
+  advantages: readonly Float32Array[],
+  rows: ReadonlyArray<{ ids: Int32Array; mask: Uint8Array }>,
+  pieceOf: (id: number) => string,
+): number {
+  let dropped = 0;
+  rows.forEach(({ ids, mask }, i) => {
+    const inside = thinkTokenMask(ids, mask, pieceOf);
+    const row = advantages[i]!;
+    inside.forEach((flag, t) => {
+      if (!flag) return;
+      row[t] = 0;
+      dropped++;
+    });
+  });
+  return dropped;
+}
