@@ -20,9 +20,7 @@ function scoreRows(model: Qwen2Model, ids: readonly Int32Array[], read: (hidden:
   for (const batch of batches) {
     const { inputs, targets } = shiftedIds(batch, ids);
     const result = tf.tidy(() => {
-      const { hidden, present } = model.forward(inputs);
-      tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
-      return read(hidden, targets);
+      return read(hiddenStates(model, inputs), targets);
     });
     unshift(batch, result.dataSync() as Float32Array, out);
     tf.dispose([inputs, result]);
@@ -31,6 +29,13 @@ function scoreRows(model: Qwen2Model, ids: readonly Int32Array[], read: (hidden:
 }
 
 /** log p(token t | tokens before t) for every t >= 1, logits divided by `temperature`. */
+/** The last layer's hidden states of a full forward pass; the key-value cache it also builds is dropped. */
+export function hiddenStates(model: Qwen2Model, inputs: tf.Tensor2D): tf.Tensor3D {
+  const { hidden, present } = model.forward(inputs);
+  tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
+  return hidden;
+}
+
 export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], temperature: number): Float32Array[] {
   return scoreRows(model, ids, (hidden, targets) => {
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature });

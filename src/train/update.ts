@@ -11,6 +11,7 @@ import type { KlPenalty } from '../algo/kl';
 import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
 import { planMicroBatches, shiftedIds, shiftedValues, type MicroBatch } from './micro_batches';
+import { hiddenStates } from './scoring';
 
 /** Per-token host rows of the batch, all aligned with `ids`. */
 export interface UpdateRows {
@@ -153,8 +154,7 @@ export async function updateActor(
     const advantages = shiftedValues(batch, rows.advantages);
     const ref = o.klLoss && rows.refLogProbs ? shiftedValues(batch, rows.refLogProbs) : null;
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
-    const { hidden, present } = model.forward(inputs);
-    tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
+    const hidden = hiddenStates(model, inputs);
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: o.temperature });
     const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms);
     let loss: tf.Scalar = pg.loss;
@@ -216,8 +216,7 @@ export async function updateSupervised(
   let tokens = 0;
   const microLoss: MicroLoss = (batch, inputs, targets, norms) => {
     const mask = shiftedValues(batch, rows.masks);
-    const { hidden, present } = model.forward(inputs);
-    tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
+    const hidden = hiddenStates(model, inputs);
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: 1 });
     entropy.dispose();
     const summed = tf.neg(tf.sum(tf.mul(logProbs, mask))) as tf.Scalar;
@@ -258,8 +257,7 @@ export async function updateCritic(
     const old = shiftedValues(batch, oldValues);
     const returns = shiftedValues(batch, rows.returns);
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
-    const { hidden, present } = critic.forward(inputs);
-    tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
+    const hidden = hiddenStates(critic, inputs);
     return valueLoss(critic.values(hidden), old, returns, mask, o.valueClip, o.aggMode, norms);
   };
   const run = await runUpdate(critic, optimizer, rows, schedule, microLoss, (stats) => {
