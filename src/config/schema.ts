@@ -256,6 +256,14 @@ export const WarmStart = z.strictObject({
   epochs: positiveInt().default(2).describe('Passes over the generated rows.'),
   batch_size: positiveInt().default(64).describe('Rows per optimizer step.'),
   learning_rate: z.number().positive().default(1e-3).describe('Constant AdamW learning rate of the warm start.'),
+  rehearsal_coef: z
+    .number()
+    .min(0)
+    .default(0)
+    .describe(
+      "Rehearse the reading during RL: after each actor update, one supervised step on fresh random-action rows whose loss covers only what reads the state (the think notes, the state questions' answers), never the random move, at this multiple of the actor's learning rate. 0 turns it off. Needs think or state_questions.",
+    ),
+  rehearsal_episodes: positiveInt().default(8).describe('Random-action episodes whose states make the rehearsal rows of one RL step.'),
 });
 
 const Tracker = z.enum(TRACKERS);

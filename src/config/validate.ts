@@ -143,6 +143,10 @@ function checkRelations(config: AgenticConfig): void {
       );
     }
   }
+  const ws = config.warm_start;
+  if (ws.rehearsal_coef > 0 && !ws.think && ws.state_questions === 0) {
+    throw new ConfigError('warm_start.rehearsal_coef: rehearsal replays the reading (warm_start.think or warm_start.state_questions), and both are off');
+  }
 }
 
 export const ROLES = ['actor_train', 'actor_infer', 'reference', 'critic'] as const;

@@ -10,7 +10,8 @@
  *   7. rewards           normalised response rewards, then token rewards and the KL penalty
  *   8. advantages        the estimator, then whitening and clipping
  *   9. critic update     (gae)
- *  10. actor update      once global_step >= critic_warmup
+ *  10. actor update      once global_step >= critic_warmup, then the reading's rehearsal
+ *                        (warm_start.rehearsal_coef: one supervised step on fresh reading rows)
  *  11. metrics           and the step hook (trackers, and checkpoints once they exist)
  *
  * Everything here is deterministic given the config: rollout seeds and sampling streams come from
@@ -30,7 +31,8 @@ import { EnvManager, generatingArgs, makePolicy } from '../rollout/env_manager';
 import type { RolloutBatch, RolloutMode, Sample } from '../rollout/types';
 import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
 import { tokenLogProbs, tokenValues } from './scoring';
-import { updateActor, updateCritic, type UpdateRows, type UpdateSchedule } from './update';
+import { updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
+import { rehearsalRows } from './warm_start';
 import { stepDataMetrics } from './step_metrics';
 
 export interface StepReport {
@@ -75,6 +77,7 @@ export class Trainer {
     private readonly trainManager: EnvManager,
     private readonly valManager: EnvManager | null,
     private readonly hooks: TrainerHooks,
+    private readonly host: PluginHost,
   ) {
     this.chat = new ChatFormat(roles.tokenizer);
     const pieces = new Map<number, string>();
@@ -92,7 +95,7 @@ export class Trainer {
     try {
       train = await EnvManager.build('train', config, host);
       const val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
-      return new Trainer(config, roles, train, val, hooks);
+      return new Trainer(config, roles, train, val, hooks, host);
     } catch (error) {
       await train?.close();
       roles.dispose();
@@ -238,6 +241,11 @@ export class Trainer {
       );
       Object.assign(metrics, result.metrics);
       this.noteSkipped('actor', step, result.skipped);
+      if (c.warm_start.rehearsal_coef > 0) {
+        const rehearsal = await timed('rehearsal', () => this.rehearse(step, lrStep('actor_train') * c.warm_start.rehearsal_coef));
+        Object.assign(metrics, rehearsal.metrics);
+        this.noteSkipped('rehearsal', step, rehearsal.skipped);
+      }
     }
 
     // 11. metrics
@@ -251,6 +259,27 @@ export class Trainer {
       'system/tensors': tf.memory().numTensors,
     });
     return { step, metrics };
+  }
+
+  /** One supervised step of actor_train on this step's reading rows; its loss is the reading's NLL before the step. */
+  private async rehearse(step: number, learningRate: number) {
+    const c = this.config;
+    const rows = await rehearsalRows(c, this.host, this.chat, step);
+    const args = c.actor_train.training_args;
+    const result = await updateSupervised(this.roles.actor, this.roles.actorOptimizer, rows, {
+      epochs: 1,
+      miniBatchRows: rows.ids.length,
+      microBatchRows: args.per_device_train_batch_size,
+      gradientAccumulationSteps: 1,
+      sequenceLength: c.sequence_length,
+      learningRate,
+      maxGradNorm: args.max_grad_norm ?? c.max_grad_norm,
+      shuffleSeed: [c.seed, 'rehearsal', step],
+    });
+    return {
+      metrics: { 'rehearsal/loss': result.metrics['sft/loss']!, 'rehearsal/grad_norm': result.metrics['sft/grad_norm']!, 'rehearsal/rows': rows.ids.length, 'rehearsal/lr': learningRate },
+      skipped: result.skipped,
+    };
   }
 
   private noteSkipped(role: string, step: number, skipped: number): void {

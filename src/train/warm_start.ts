@@ -47,7 +47,8 @@ export interface WarmStartResult {
 /** The settings a base depends on: everything that shapes its data or its training. */
 export function warmStartFingerprint(config: AgenticConfig): string {
   const manager = config.train_env_manager;
-  const { output_dir: _, enabled: __, ...settings } = config.warm_start;
+  // rehearsal acts during RL, not on the base
+  const { output_dir: _, enabled: __, rehearsal_coef: ___, rehearsal_episodes: ____, ...settings } = config.warm_start;
   const relevant = {
     settings,
     pretrain: config.pretrain,
@@ -105,7 +106,15 @@ export function supervisedRows(samples: readonly Sample[], chat: ChatFormat): { 
  * notes on the state in <think> tags and then a random valid action. Envs without the methods give
  * none. A plugin that throws costs its episode, not the stage.
  */
-async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number }> {
+interface StateRowsOptions {
+  /** Names the seed stream of the episodes: the warm start's own, or a rehearsal step's. */
+  stream: ReadonlyArray<string | number>;
+  episodes: number;
+  /** Learn only the reading: an action row's loss covers its <think> notes, not the random move. */
+  readingOnly: boolean;
+}
+
+async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat, options: StateRowsOptions): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number }> {
   const ids: Int32Array[] = [];
   const masks: Uint8Array[] = [];
   let questions = 0;
@@ -114,10 +123,16 @@ async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatForm
   const manager = config.train_env_manager;
   const stop = chat.stopTokenIds[0]!;
   const context = host.envContext();
-  const push = (prompt: readonly number[], response: string) => {
-    const row = Int32Array.from([...prompt, ...chat.tokenizer.encode(response, { addSpecialTokens: false }), stop]);
+  const encode = (text: string) => chat.tokenizer.encode(text, { addSpecialTokens: false });
+  const push = (prompt: readonly number[], response: string, learned: 'all' | 'notes' = 'all') => {
+    const responseIds = encode(response);
+    const row = Int32Array.from([...prompt, ...responseIds, stop]);
+    const mask = new Uint8Array(row.length);
+    const notes = learned === 'notes' ? tokensCovering(responseIds, response.indexOf('</think>') + '</think>'.length, chat, response) : null;
+    if (learned === 'notes' && notes === null) return;
+    mask.fill(1, prompt.length, notes === null ? row.length : prompt.length + notes);
     ids.push(row);
-    masks.push(new Uint8Array(row.length).fill(1, prompt.length));
+    masks.push(mask);
   };
   for (const [t, tag] of manager.tags.entries()) {
     const custom = config.custom_envs[tag]!;
@@ -131,11 +146,11 @@ async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatForm
     }
     const system = custom.agent_system_template ?? DEFAULT_SYSTEM_TEMPLATE;
     const template = custom.agent_template ?? defaultTemplate(custom.env_manager_cls);
-    const episodes = Math.ceil(config.warm_start.episodes / manager.tags.length);
+    const episodes = Math.ceil(options.episodes / manager.tags.length);
     for (let episode = 0; episode < episodes; episode++) {
-      const rng = Rng.fromSeed(config.seed, 'warm_start', 'states', t, episode);
+      const rng = Rng.fromSeed(config.seed, ...options.stream, t, episode);
       try {
-        const reset = await env.reset(hashSeed(config.seed, 'warm_start', 'states', tag, episode));
+        const reset = await env.reset(hashSeed(config.seed, ...options.stream, tag, episode));
         let observation = reset.observation;
         for (let step = 0; step < custom.max_steps; step++) {
           const user = fillTemplate(template, {
@@ -155,7 +170,7 @@ async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatForm
           for (const { question, answer } of asked) push(chat.firstTurn(system, `${first}\n${question}`), answer);
           questions += asked.length;
           const action = env.sampleRandomAction();
-          if (think) push(chat.firstTurn(system, first), `<think>${env.stateNotes!()}</think>${action}`);
+          if (think) push(chat.firstTurn(system, first), `<think>${env.stateNotes!()}</think>${action}`, options.readingOnly ? 'notes' : 'all');
           const result = await env.step(action);
           if (result.terminated || result.truncated) break;
           observation = result.observation;
@@ -170,8 +185,32 @@ async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatForm
   return { ids, masks, questions };
 }
 
+/**
+ * How many leading response tokens it takes to cover the first `chars` characters of the response:
+ * where the notes end. The token holding `</think>`'s last character may run on into the answer's
+ * tag (`><`), which is format, never the move. Null when the tokens do not spell the response.
+ */
+function tokensCovering(ids: readonly number[], chars: number, chat: ChatFormat, response: string): number | null {
+  let text = '';
+  for (let i = 0; i < ids.length; i++) {
+    text += chat.tokenizer.decode([ids[i]!], { skipSpecialTokens: false });
+    if (text.length >= chars) return response.startsWith(text) ? i + 1 : null;
+  }
+  return null;
+}
+
+/**
+ * Rehearsal rows for RL step `step` (warm_start.rehearsal_coef): fresh random-action episodes of
+ * their own seed stream, whose rows teach only the reading (the notes, the state questions'
+ * answers), never the random move. RL then cannot wear the reading down unopposed.
+ */
+export async function rehearsalRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat, step: number): Promise<{ ids: Int32Array[]; masks: Uint8Array[] }> {
+  const { ids, masks } = await stateRows(config, host, chat, { stream: ['rehearsal', step], episodes: config.warm_start.rehearsal_episodes, readingOnly: true });
+  return { ids, masks };
+}
+
 async function generateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat) {
-  const state = await stateRows(config, host, chat);
+  const state = await stateRows(config, host, chat, { stream: ['warm_start', 'states'], episodes: config.warm_start.episodes, readingOnly: false });
   // with think, the action rows are the state rows' own (each answer after its notes)
   if (config.warm_start.think) return state;
   // its own seed stream: the warm start never plays the episodes RL or validation will
