@@ -63,6 +63,7 @@ export default command(
       const host = new PluginHost();
       const { config } = await loadConfig(configRequest(args, overrides), host);
       const { resolve } = await import('node:path');
+      // before playing, so minutes of play never end in a refusal to write
       checkRenderFolder(resolve(config.render_save_dir));
 
       let episodes: SavedEpisode[];

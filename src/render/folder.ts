@@ -9,10 +9,10 @@
  * Nothing is written until every episode has replayed, and the folder is swapped in whole
  * (writeFolderAtomic), so a failed render leaves the previous one as it was.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { AgenticConfig } from '../config/schema';
-import { UsageError } from '../errors';
+import { firstLine, UsageError } from '../errors';
 import type { PluginHost } from '../plugins/host';
 import { episodeMetrics } from '../rollout/episode';
 import { formatSummaryTable, summarizeByTag, type TagSummary } from '../rollout/report';
@@ -56,6 +56,13 @@ interface RenderedEpisode {
  * replaces the whole folder.
  */
 export function checkRenderFolder(folder: string): void {
+  const parent = dirname(folder);
+  try {
+    mkdirSync(parent, { recursive: true });
+    accessSync(parent, constants.W_OK);
+  } catch (error) {
+    throw new UsageError(`render_save_dir: cannot write in ${parent}: ${firstLine(error)}`);
+  }
   if (!existsSync(folder)) return;
   if (!statSync(folder).isDirectory()) throw new UsageError(`render_save_dir: ${folder} is a file, not a folder`);
   const entries = readdirSync(folder);
@@ -71,7 +78,8 @@ function savedFrom(saved: SavedEpisode, replay: Replay): SavedEpisode {
     tag: saved.tag,
     seed: saved.seed,
     instruction: replay.instruction,
-    turns: replay.turns.map((t) => ({ observation: t.observation, responseText: t.responseText, action: t.action ?? null, reward: t.reward })),
+    // an env that does not say which action it parsed gets no action field, not null ("none parsed")
+    turns: replay.turns.map((t) => ({ observation: t.observation, responseText: t.responseText, ...(t.action === undefined ? {} : { action: t.action }), reward: t.reward })),
     finalObservation: replay.finalObservation,
     endReason: replay.endReason,
     score: replay.turns.reduce((sum, t) => sum + t.reward, 0),

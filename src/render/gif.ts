@@ -201,7 +201,8 @@ function checkFrames(frames: readonly RgbFrame[], delays: readonly number[]): vo
 
 /** Encodes frames of one size as an animated GIF. */
 export function encodeGif(frames: readonly RgbFrame[], options: GifOptions): Uint8Array {
-  const delays = typeof options.delays === 'number' ? frames.map(() => options.delays as number) : [...options.delays];
+  const given = options.delays;
+  const delays = typeof given === 'number' ? frames.map(() => given) : [...given];
   checkFrames(frames, delays);
   const loop = options.loop ?? 0;
   if (!Number.isInteger(loop) || loop < 0 || loop > 0xffff) throw new RangeError(`a GIF loop count is 0 to 65535, got ${loop}`);

@@ -93,6 +93,11 @@ describe('agentic render', () => {
     expect(lines(stranger.stderr)).toEqual([`error: render_save_dir: ${join(bad, 'stranger')} holds files but no earlier render (no report.html); a render replaces the whole folder, so choose an empty or new one`]);
     expect(readFileSync(join(bad, 'stranger', 'notes.txt'), 'utf8')).toBe('keep me');
     expect(existsSync(join(bad, 'stranger', 'report.html'))).toBe(false);
+    // nor does it play for minutes before finding it cannot write
+    const nowhere = await agentic(['render', '--config-name', 'frozen_lake', '--policy', 'random', 'render_save_dir=/proc/nowhere/render', ...SMALL]);
+    expect(nowhere.code).toBe(2);
+    expect(lines(nowhere.stderr)).toHaveLength(1);
+    expect(nowhere.stderr).toStartWith('error: render_save_dir: cannot write in /proc/nowhere: ');
   });
 
   test('--help describes the command, its flags and what it writes', async () => {

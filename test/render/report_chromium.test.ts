@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { inflateSync } from 'node:zlib';
 import { loadConfig } from '../../src/config/load';
+import type { AgenticConfig } from '../../src/config/schema';
 import { Rng } from '../../src/engine/rng';
 import { PluginHost } from '../../src/plugins/host';
 import type { RgbFrame } from '../../src/plugins/types';
@@ -23,7 +24,7 @@ import { renderToFolder } from '../../src/render/folder';
 import { encodeGif } from '../../src/render/gif';
 import { replayEpisode } from '../../src/render/replay';
 import { evaluate } from '../../src/rollout/evaluate';
-import { scratch } from '../helpers';
+import { ROOT, scratch } from '../helpers';
 import { findChromium, launchChromium, type Browser } from './chromium';
 
 const chromium = findChromium();
@@ -111,7 +112,7 @@ function rgbOf(rgba: Uint8Array): Uint8Array {
   return rgb;
 }
 
-async function shortRender(): Promise<{ reportPath: string; folder: string }> {
+async function shortRender(): Promise<{ reportPath: string; folder: string; config: AgenticConfig; host: PluginHost }> {
   const dir = scratch({
     'logs/metrics.jsonl': `${[0, 1, 2, 3, 4]
       .map((step) => JSON.stringify({ step, metrics: { 'val/env/FrozenLake/success': [0.1, 0.2, 0.35, 0.3, 0.5][step], 'rollout/score/mean': step / 8, 'actor/entropy': 2 - step / 5, 'time/elapsed': 6 * step } }))
@@ -120,6 +121,7 @@ async function shortRender(): Promise<{ reportPath: string; folder: string }> {
   const host = new PluginHost();
   const { config } = await loadConfig(
     {
+      configPath: join(ROOT, 'configs'),
       configName: 'frozen_lake',
       overrides: [`output_dir=${dir}`, 'val_env_manager.llm_proxy.proxy_type=random', 'custom_envs.FrozenLake.max_steps=4'],
     },
@@ -128,7 +130,7 @@ async function shortRender(): Promise<{ reportPath: string; folder: string }> {
   const played = await evaluate(config, host, () => {}, 3);
   const episodes = played.batch.episodes.map((e) => ({ tag: e.tag, seed: e.seed, turns: e.turns, endReason: e.endReason, responseTokens: e.responseTokens }));
   const result = await renderToFolder(config, host, episodes, { source: '3 validation episodes played by random actions.' });
-  return { reportPath: join(result.folder, 'report.html'), folder: result.folder };
+  return { reportPath: join(result.folder, 'report.html'), folder: result.folder, config, host };
 }
 
 let browser: Browser | null = null;
@@ -141,7 +143,7 @@ describe('report.html in headless Chromium', () => {
     'loads with no errors, shows the curves and every episode, decodes our GIFs exactly; screenshot kept',
     async () => {
       if (!chromium) throw new Error('chromium is not installed, and CI needs it for this test (Debian: apt-get install chromium)');
-      const { reportPath, folder } = await shortRender();
+      const { reportPath, folder, config, host } = await shortRender();
       browser = await launchChromium(chromium, VIEWPORT);
       const { page, problems } = browser;
 
@@ -189,8 +191,6 @@ describe('report.html in headless Chromium', () => {
       expect(rgbOf(Buffer.from(drawn.pixels, 'base64'))).toEqual(exact.data);
       // ...and an episode's animation shows one of the frames we encoded
       const saved = readEpisodesFile(join(folder, 'episodes.json'));
-      const host = new PluginHost();
-      const { config } = await loadConfig({ configName: 'frozen_lake', overrides: ['custom_envs.FrozenLake.max_steps=4'] }, host);
       const replay = await replayEpisode(config, host, saved[0]!);
       const frames = captionFrames(replay.frames!, replay.captions);
       const src = await page.evaluate<string>("document.querySelector('#episodes img.frames').src");
