@@ -228,7 +228,7 @@ export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task
  * booleans count as 0/1), plus what the rollout knows: num_actions, and 0/1 flags timed_out,
  * context_full and env_failure.
  */
-export function episodeMetrics(turns: readonly Turn[], endReason: EndReason): Record<string, number> {
+export function episodeMetrics(turns: readonly Pick<Turn, 'metrics' | 'metricsAgg'>[], endReason: EndReason): Record<string, number> {
   const series = new Map<string, { values: number[]; agg: MetricAgg }>();
   for (const turn of turns) {
     for (const [name, value] of Object.entries(turn.metrics) as Array<[string, MetricValue]>) {

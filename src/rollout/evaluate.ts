@@ -12,9 +12,12 @@ import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from './chat';
 import { EnvManager, generatingArgs, makePolicy } from './env_manager';
 import { formatSummaryTable, summarizeByTag, type TagSummary } from './report';
+import type { RolloutBatch } from './types';
 
 export interface EvaluationResult {
   table: string;
+  /** The episodes played, with their samples and metrics. */
+  batch: RolloutBatch;
   json: {
     exp_name: string;
     seed: number;
@@ -30,7 +33,8 @@ export interface EvaluationResult {
   };
 }
 
-export async function evaluate(config: AgenticConfig, host: PluginHost, info: (line: string) => void = () => {}): Promise<EvaluationResult> {
+/** Plays `episodes` episodes (default val_batch_size; whole groups of val_env_manager.group_size). */
+export async function evaluate(config: AgenticConfig, host: PluginHost, info: (line: string) => void = () => {}, episodes = config.val_batch_size): Promise<EvaluationResult> {
   const random = config.val_env_manager.llm_proxy.proxy_type === 'random';
   const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
   let model: Qwen2Model | null = null;
@@ -49,14 +53,15 @@ export async function evaluate(config: AgenticConfig, host: PluginHost, info: (l
   const chat = new ChatFormat(tokenizer);
   const manager = await EnvManager.build('val', config, host);
   const policy = makePolicy(config, 'val', model, chat);
-  info(`playing ${config.val_batch_size} episodes on ${manager.slots.length} environments (${random ? 'random actions' : 'the model'})`);
+  info(`playing ${episodes} episodes on ${manager.slots.length} environments (${random ? 'random actions' : 'the model'})`);
   try {
-    const batch = await manager.collect(config.val_batch_size, policy, chat);
+    const batch = await manager.collect(episodes, policy, chat);
     const tags = summarizeByTag(batch);
     const seconds = batch.metrics['time/step_val'] ?? 0;
     if (!random) info(`generated ${batch.metrics['val/rollout/generated_tokens']} tokens in ${seconds.toFixed(1)} s (${(batch.metrics['val/rollout/tokens_per_second'] ?? 0).toFixed(0)} tokens/s)`);
     return {
       table: formatSummaryTable(tags),
+      batch,
       json: {
         exp_name: config.exp_name,
         seed: config.seed,

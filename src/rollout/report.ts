@@ -1,7 +1,7 @@
 /**
  * An evaluation's summary per tag, as `agentic eval` prints it and writes it (JSON).
  */
-import type { Episode, RolloutBatch } from './types';
+import type { Episode } from './types';
 
 export interface TagSummary {
   episodes: number;
@@ -18,14 +18,21 @@ export interface TagSummary {
   env_failure: number;
 }
 
+/**
+ * What the summary reads of an episode (a rollout's Episode, or a replayed one). A replayed
+ * episode saved without its token count has responseTokens NaN, and its tag's response_length
+ * is NaN ("-" in the table): unknown, not zero.
+ */
+export type SummarizedEpisode = Pick<Episode, 'tag' | 'metrics' | 'score' | 'responseTokens'>;
+
 const mean = (values: readonly number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
 
-function metricMean(episodes: readonly Episode[], name: string): number | null {
+function metricMean(episodes: readonly SummarizedEpisode[], name: string): number | null {
   if (!episodes.some((e) => name in e.metrics)) return null;
   return mean(episodes.map((e) => e.metrics[name] ?? 0));
 }
 
-export function summarizeByTag(batch: RolloutBatch): Record<string, TagSummary> {
+export function summarizeByTag(batch: { readonly episodes: readonly SummarizedEpisode[] }): Record<string, TagSummary> {
   const summary: Record<string, TagSummary> = {};
   for (const tag of [...new Set(batch.episodes.map((e) => e.tag))]) {
     const episodes = batch.episodes.filter((e) => e.tag === tag);
@@ -59,7 +66,7 @@ export function formatSummaryTable(summary: Record<string, TagSummary>): string 
     num(s.score.max),
     pct(s.action_is_valid),
     s.num_actions.toFixed(2),
-    s.response_length.toFixed(1),
+    Number.isFinite(s.response_length) ? s.response_length.toFixed(1) : '-',
   ]);
   const widths = COLUMNS.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');

@@ -54,7 +54,8 @@ function pointsOf(run: CurveRun, spec: ChartSpec): Array<[number, number]> {
 
 const tick = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(1) : v.toFixed(2));
 
-function chart(runs: readonly CurveRun[], spec: ChartSpec): string | null {
+/** One chart as inline SVG, or null when no run has a point for it. */
+export function chartSvg(runs: readonly CurveRun[], spec: ChartSpec): string | null {
   const series = runs.map((run) => pointsOf(run, spec));
   const all = series.flat();
   if (all.length === 0) return null;
@@ -93,7 +94,7 @@ function chart(runs: readonly CurveRun[], spec: ChartSpec): string | null {
 
 /** A page of charts for one or several runs; charts no run has data for are left out. */
 export function curvesPage(title: string, runs: readonly CurveRun[], charts: readonly ChartSpec[] = DEFAULT_CHARTS, notes: readonly string[] = []): string {
-  const drawn = charts.map((spec) => chart(runs, spec)).filter((svg): svg is string => svg !== null);
+  const drawn = charts.map((spec) => chartSvg(runs, spec)).filter((svg): svg is string => svg !== null);
   return [
     '<!doctype html>',
     `<html><head><meta charset="utf-8"><title>${escape(title)}</title></head>`,

@@ -3,8 +3,9 @@
  * `<logging_dir>/metrics.jsonl` (`{"step": 3, "metrics": {...}}`). Each line is written whole, so
  * a crash can lose the line being written but never leaves a torn one behind another.
  */
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AgenticError } from '../errors';
 import type { StepReport } from '../train/trainer';
 
 export class JsonlTracker {
@@ -21,4 +22,36 @@ export class JsonlTracker {
     const metrics = Object.fromEntries(Object.entries(report.metrics).map(([k, v]) => [k, Number.isFinite(v) ? v : String(v)]));
     appendFileSync(this.path, `${JSON.stringify({ step: report.step, metrics })}\n`);
   }
+}
+
+/**
+ * The steps of a metrics.jsonl, in file order. A last line without its newline is what a crash
+ * mid-write leaves, and is skipped; any other line that is not a `{step, metrics}` record is a
+ * one-line error naming the file and line. Non-finite values written as strings come back as numbers.
+ */
+export function readMetricsJsonl(path: string): StepReport[] {
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  const torn = !text.endsWith('\n') ? lines.length - 1 : -1;
+  const reports: StepReport[] = [];
+  lines.forEach((line, i) => {
+    if (line.trim() === '' || i === torn) return;
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      throw new AgenticError(`${path}:${i + 1}: not a JSON line`);
+    }
+    const { step, metrics } = (record ?? {}) as { step?: unknown; metrics?: unknown };
+    if (typeof step !== 'number' || !Number.isInteger(step) || typeof metrics !== 'object' || metrics === null || Array.isArray(metrics)) {
+      throw new AgenticError(`${path}:${i + 1}: not a metrics record (expected {"step": <integer>, "metrics": {...}})`);
+    }
+    const values: Record<string, number> = {};
+    for (const [key, value] of Object.entries(metrics)) {
+      const number = typeof value === 'string' ? Number(value) : value;
+      if (typeof number === 'number' && !Number.isNaN(number)) values[key] = number;
+    }
+    reports.push({ step, metrics: values });
+  });
+  return reports;
 }

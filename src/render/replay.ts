@@ -1,0 +1,190 @@
+/**
+ * Rebuilds an episode's pictures by playing it again: reset a fresh env of the episode's tag
+ * (custom_envs.<tag>) with the episode's seed, then step it with the recorded responses, drawing
+ * `render('rgb')` after the reset and after every step. Envs are deterministic given the seed and
+ * the responses (the Env contract), so the replay must show what the policy saw; every recorded
+ * observation, reward and ending is checked against it, and the first difference is a one-line
+ * ReplayError rather than a picture of some other episode.
+ *
+ * What the replay returns is also a complete record (observations, parsed actions, rewards,
+ * metrics), so a saved episode that holds only its responses still gets a full transcript.
+ */
+import type { AgenticConfig } from '../config/schema';
+import { AgenticError, PluginError } from '../errors';
+import { GuardedEnv } from '../plugins/guarded_env';
+import type { PluginHost } from '../plugins/host';
+import type { MetricAgg, MetricValue, RgbFrame } from '../plugins/types';
+import type { EndReason } from '../rollout/types';
+
+/** A turn as saved: the response is required, the rest is checked when present. */
+export interface RecordedTurn {
+  responseText: string;
+  observation?: string;
+  reward?: number;
+}
+
+/** An episode as saved (a rollout's Episode is one). */
+export interface RecordedEpisode {
+  tag: string;
+  seed: number;
+  turns: readonly RecordedTurn[];
+  finalObservation?: string;
+  endReason?: EndReason;
+}
+
+export interface ReplayedTurn {
+  observation: string;
+  responseText: string;
+  /** The action the env parsed, null if it found none, undefined if the env does not say. */
+  action: string | null | undefined;
+  reward: number;
+  metrics: Record<string, MetricValue>;
+  metricsAgg: Record<string, MetricAgg>;
+}
+
+export interface Replay {
+  instruction: string;
+  turns: ReplayedTurn[];
+  finalObservation: string;
+  endReason: EndReason;
+  /** One line about an env failure the recording also ended with, else null. */
+  failure: string | null;
+  /** The state after the reset and after each turn (turns + 1 pictures); null if the env draws none. */
+  frames: RgbFrame[] | null;
+  /** One caption per state: the turn, the action (or "invalid"), the reward; the score at the end. */
+  captions: string[];
+}
+
+/** The replay does not match the recording (or could not be played at all). */
+export class ReplayError extends AgenticError {}
+
+const REWARD_TOLERANCE = 1e-9;
+
+/** Where two observations first differ, as a short phrase for a one-line error. */
+function firstDifference(recorded: string, replayed: string): string {
+  const a = recorded.split('\n');
+  const b = replayed.split('\n');
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) {
+      const show = (line: string | undefined) => (line === undefined ? 'nothing' : JSON.stringify(line.length > 40 ? `${line.slice(0, 40)}...` : line));
+      return `line ${i + 1}: recorded ${show(a[i])}, replayed ${show(b[i])}`;
+    }
+  }
+  return 'they differ in whitespace only';
+}
+
+const formatNumber = (value: number) => String(+value.toFixed(3));
+
+/** What a caption calls a turn's action: the parsed action, "invalid", or the start of the response. */
+export function actionLabel(turn: Pick<ReplayedTurn, 'action' | 'metrics' | 'responseText'>): string {
+  if (typeof turn.action === 'string') return turn.action;
+  if (turn.action === null || turn.metrics.action_is_valid === false) return 'invalid';
+  const text = turn.responseText.trim().replace(/\s+/g, ' ');
+  return text.length > 24 ? `"${text.slice(0, 24)}..."` : `"${text}"`;
+}
+
+function captionsOf(turns: readonly ReplayedTurn[], seed: number): string[] {
+  const score = turns.reduce((sum, t) => sum + t.reward, 0);
+  const captions = [`start\nseed ${seed}`];
+  turns.forEach((turn, i) => captions.push(`turn ${i + 1}: ${actionLabel(turn)}\nreward ${formatNumber(turn.reward)}`));
+  captions[captions.length - 1] += `\nscore ${formatNumber(score)}`;
+  return captions;
+}
+
+/**
+ * Replays `episode` with the env its tag names in `config`. `label` names the episode in errors
+ * (default: its tag and seed).
+ */
+export async function replayEpisode(config: AgenticConfig, host: PluginHost, episode: RecordedEpisode, label = `episode (${episode.tag}, seed ${episode.seed})`): Promise<Replay> {
+  const custom = config.custom_envs[episode.tag];
+  if (!custom) {
+    const defined = Object.keys(config.custom_envs);
+    throw new ReplayError(`${label}: tag '${episode.tag}' is not in custom_envs (defined: ${defined.join(', ') || 'none'})`);
+  }
+  const plugin = await host.resolveEnv(custom.env_type);
+  const budgetMs = custom.episode_timeout_s * 1000;
+  const env = new GuardedEnv(plugin, custom.env_config, host.envContext(), { label: `env ${episode.tag}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
+  const recordingFailed = episode.endReason === 'env_failure';
+  const diverges = (where: string, what: string) => new ReplayError(`${label}: the replay diverges ${where}: ${what}`);
+
+  const picture = async (): Promise<RgbFrame | null> => {
+    const drawn = await env.render('rgb');
+    if (drawn.failure) throw new PluginError(`${label}: ${drawn.failure.reason}`);
+    // the guard has already refused text for 'rgb'; this only narrows the type
+    return typeof drawn.value === 'string' ? null : drawn.value;
+  };
+
+  try {
+    const reset = await env.reset(episode.seed);
+    if (reset.failure) {
+      if (recordingFailed && episode.turns.length === 0) {
+        return { instruction: '', turns: [], finalObservation: '', endReason: 'env_failure', failure: reset.failure.reason, frames: null, captions: [] };
+      }
+      throw new ReplayError(`${label}: the env failed on replay: ${reset.failure.reason}`);
+    }
+    const first = await picture();
+    const frames: RgbFrame[] | null = first ? [first] : null;
+    const turns: ReplayedTurn[] = [];
+    let observation = reset.observation;
+    let endReason: EndReason | null = null;
+    let failure: string | null = null;
+    for (const [i, recorded] of episode.turns.entries()) {
+      const where = `at turn ${i + 1}`;
+      if (endReason !== null) throw diverges(where, `the env ended the episode (${endReason}) after turn ${i}, but ${episode.turns.length} turns are recorded`);
+      if (recorded.observation !== undefined && recorded.observation !== observation) {
+        throw diverges(where, `the observation differs from the recorded one (${firstDifference(recorded.observation, observation)})`);
+      }
+      const step = await env.step(recorded.responseText);
+      if (step.failure) {
+        if (recordingFailed && i === episode.turns.length - 1) {
+          failure = step.failure.reason;
+          endReason = 'env_failure';
+        } else {
+          throw new ReplayError(`${label}: the env failed on replay ${where}: ${step.failure.reason}`);
+        }
+      }
+      if (recorded.reward !== undefined && Math.abs(recorded.reward - step.reward) > REWARD_TOLERANCE) {
+        throw diverges(where, `reward ${formatNumber(step.reward)}, recorded ${formatNumber(recorded.reward)}`);
+      }
+      turns.push({
+        observation,
+        responseText: recorded.responseText,
+        action: step.info.action,
+        reward: step.reward,
+        metrics: step.info.metrics,
+        metricsAgg: step.info.metricsAgg ?? {},
+      });
+      observation = step.observation;
+      if (endReason === null) {
+        if (step.terminated) endReason = 'terminated';
+        else if (step.truncated) endReason = 'truncated';
+      }
+      if (frames && endReason !== 'env_failure') {
+        const next = await picture();
+        if (!next) throw new PluginError(`${label}: env ${episode.tag}: render('rgb') returned null after turn ${i + 1}, though it drew the start`);
+        frames.push(next);
+      }
+    }
+    if (episode.finalObservation !== undefined && episode.finalObservation !== observation && endReason !== 'env_failure') {
+      throw diverges('at the end', `the final observation differs from the recorded one (${firstDifference(episode.finalObservation, observation)})`);
+    }
+    const recordedEnd = episode.endReason;
+    if ((recordedEnd === 'terminated' || recordedEnd === 'truncated') && endReason !== recordedEnd) {
+      throw diverges('at the end', `the recording ended ${recordedEnd}, the replay ${endReason ?? `with the episode still running after ${turns.length} turns`}`);
+    }
+    // a failed last step left no picture of its own: the caption list follows the pictures
+    const captions = captionsOf(turns, episode.seed);
+    if (frames && frames.length < captions.length) captions.length = frames.length;
+    return {
+      instruction: reset.info.instruction,
+      turns,
+      finalObservation: observation,
+      endReason: endReason ?? recordedEnd ?? 'max_actions',
+      failure,
+      frames,
+      captions,
+    };
+  } finally {
+    await env.close();
+  }
+}
