@@ -32,7 +32,7 @@ export interface LoadModelOptions extends ResolveOptions {
 export const DEFAULT_PRESET: PresetName = 'tiny';
 
 /** The preset a reference names (null: the default one), or null when it names a folder or hub id. */
-function presetOf(pretrain: string | null): PresetName | null {
+export function presetOf(pretrain: string | null): PresetName | null {
   if (pretrain !== null && !pretrain.startsWith(PRESET_PREFIX)) return null;
   const name = pretrain === null ? DEFAULT_PRESET : pretrain.slice(PRESET_PREFIX.length);
   if (!(name in MODEL_PRESETS)) {

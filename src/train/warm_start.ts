@@ -17,7 +17,8 @@ import { join, resolve } from 'node:path';
 import type { AgenticConfig } from '../config/schema';
 import { hashSeed, Rng } from '../engine/rng';
 import { AgenticError, ConfigError } from '../errors';
-import { loadModel, saveModel } from '../model/load';
+import { loadModel, presetOf, saveModel } from '../model/load';
+import { MODEL_PRESETS } from '../model/presets';
 import { AdamW } from '../model/optim';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
@@ -52,12 +53,23 @@ export function warmStartFingerprint(config: AgenticConfig): string {
   const relevant = {
     settings,
     pretrain: config.pretrain,
+    // a preset's shape can change under the same name; a base of the old shape must not be reused
+    preset: presetShape(config.pretrain),
     seed: config.seed,
     sequence_length: config.sequence_length,
     manager: { tags: manager.tags, num_env_groups: manager.num_env_groups, group_size: manager.group_size, partition: manager.num_groups_partition },
     envs: manager.tags.map((tag) => config.custom_envs[tag]),
   };
   return createHash('sha256').update(JSON.stringify(relevant)).digest('hex').slice(0, 16);
+}
+
+function presetShape(pretrain: string | null): object | null {
+  try {
+    const name = presetOf(pretrain);
+    return name === null ? null : MODEL_PRESETS[name];
+  } catch {
+    return null; // an unknown preset fails where the model is loaded, with its own message
+  }
 }
 
 /** The folder of a base built from these settings, or null. */
