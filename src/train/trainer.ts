@@ -42,7 +42,7 @@ export interface StepReport {
 }
 
 /** How many validation episodes a report carries. */
-export const REPORTED_VAL_EPISODES = 3;
+const REPORTED_VAL_EPISODES = 3;
 
 export interface TrainerHooks {
   /** Start-up lines (what was loaded, what is off). */
