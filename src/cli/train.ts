@@ -18,7 +18,7 @@ export default command(
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
       const result = await runTraining(loaded, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
       const skipped = result.skippedUpdates ? `; ${result.skippedUpdates} non-finite update(s) skipped` : '';
-      log.success(`${result.steps} steps${skipped}; policy saved to ${result.modelDir}${result.metricsFile ? `; metrics in ${result.metricsFile}` : ''}${result.curvesFile ? `; curves in ${result.curvesFile}` : ''}`);
+      log.success(`${result.steps} steps${skipped}; policy saved to ${result.modelDir}${result.metricsFile ? `; metrics in ${result.metricsFile}` : ''}${result.curvesFile ? `; curves in ${result.curvesFile}` : ''}${result.tensorboardDir ? `; tensorboard --logdir ${result.tensorboardDir}` : ''}`);
       return 0;
     },
   },

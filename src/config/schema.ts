@@ -398,7 +398,9 @@ export const ConfigShape = z.strictObject({
   track_with: z
     .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(Tracker).min(1))
     .default(['console'])
-    .describe('Metric trackers, one or several: console, jsonl (<logging_dir>/metrics.jsonl), html (learning curves, <logging_dir>/curves.html), tensorboard, wandb.'),
+    .describe(
+      'Metric trackers, one or several: console, jsonl (<logging_dir>/metrics.jsonl), html (learning curves, <logging_dir>/curves.html), tensorboard (event files in <logging_dir>/tensorboard: scalars and validation transcripts), wandb (refused at start-up: no W&B client; upload the TensorBoard logs with wandb sync).',
+    ),
   tracker_kwargs: z.record(z.string(), z.unknown()).default({}).describe('Settings passed to the trackers.'),
 
   vars: z

@@ -13,6 +13,9 @@ import type { PluginHost } from '../plugins/host';
 import { ConsoleTracker } from '../tracking/console';
 import { CurvesTracker } from '../tracking/curves';
 import { JsonlTracker } from '../tracking/jsonl';
+import { TensorboardTracker } from '../tracking/tensorboard';
+import { episodeMarkdown } from '../tracking/transcript';
+import { refuseWandb, type ReachProbe } from '../tracking/wandb';
 import { warmStart } from './warm_start';
 import { Trainer, type StepReport, type TrainerHooks, type TrainSummary } from './trainer';
 
@@ -23,6 +26,10 @@ export interface RunOptions {
   write?: (text: string) => void;
   tty?: boolean;
   poison?: TrainerHooks['poison'];
+  /** How `track_with: wandb` checks that W&B answers (tests replace the network call). */
+  wandbProbe?: ReachProbe;
+  /** Where WANDB_API_KEY and WANDB_BASE_URL are read (process.env by default). */
+  env?: Record<string, string | undefined>;
 }
 
 export interface RunResult extends TrainSummary {
@@ -30,24 +37,24 @@ export interface RunResult extends TrainSummary {
   modelDir: string;
   metricsFile: string | null;
   curvesFile: string | null;
+  /** The TensorBoard log folder, for `tensorboard --logdir`. */
+  tensorboardDir: string | null;
 }
 
-/** What the run cannot do yet, said before it starts rather than discovered after. */
-function checkAvailable(loaded: LoadedConfig, warn: (line: string) => void): void {
+/** What the run cannot do, said before it starts rather than discovered after. */
+async function checkAvailable(loaded: LoadedConfig, options: RunOptions): Promise<void> {
   const c = loaded.config;
   if (c.resume_from_checkpoint !== false) {
     throw new ConfigError('resume_from_checkpoint: resuming arrives with checkpoints (issue #8); set it to false');
   }
-  const later: string[] = c.track_with.filter((t) => t === 'tensorboard' || t === 'wandb');
-  const now = c.track_with.filter((t) => !later.includes(t));
-  if (later.length) warn(`track_with: ${later.join(', ')} not implemented yet (issue #8); logging to ${now.join(' and ') || 'nothing else'}`);
-  warn(`checkpoints every save_steps arrive with issue #8; this run saves its final policy only`);
+  if (c.track_with.includes('wandb')) await refuseWandb(resolve(c.logging_dir), options.env, options.wandbProbe);
+  options.warn(`checkpoints every save_steps arrive with issue #8; this run saves its final policy only`);
 }
 
 export async function runTraining(loaded: LoadedConfig, host: PluginHost, options: RunOptions): Promise<RunResult> {
   let c = loaded.config;
   const started = performance.now();
-  checkAvailable(loaded, options.warn);
+  await checkAvailable(loaded, options);
   options.info(`training ${c.exp_name} (seed ${c.seed}) from ${loaded.files.join(', ')}`);
   const recordDir = writeRunConfig(loaded);
   const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter });
@@ -62,6 +69,8 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   const consoleTracker = new ConsoleTracker(c.max_steps, c.logging_steps, 0, options.write, options.tty);
   const jsonl = c.track_with.includes('jsonl') ? new JsonlTracker(resolve(c.logging_dir)) : null;
   const curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name) : null;
+  // TODO(render): images of rendered validation episodes (tensorboard.image) once replay rebuilds their frames
+  const tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(c.logging_dir)) : null;
   const trainer = await Trainer.create(c, host, {
     warn: (line) => {
       consoleTracker.clearBar();
@@ -72,6 +81,8 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
       const report = { step: given.step, metrics: { ...given.metrics, 'time/elapsed': (performance.now() - started) / 1000 } };
       jsonl?.log(report);
       curves?.log(report);
+      tensorboard?.log(report);
+      given.valEpisodes?.forEach((episode, i) => tensorboard?.text(report.step, `val/episode_${i}`, episodeMarkdown(episode)));
       if (c.track_with.includes('console')) consoleTracker.log(report);
     },
     poison: options.poison,
@@ -84,9 +95,10 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     );
     const summary = await trainer.run();
     consoleTracker.clearBar();
+    if (tensorboard?.skippedNonFinite) options.warn(`tensorboard: ${tensorboard.skippedNonFinite} NaN or infinite metric values were left out${jsonl ? ' (metrics.jsonl has them)' : ''}`);
     const modelDir = resolve(join(c.output_dir, 'model'));
     await saveModel(modelDir, trainer.roles.actor, trainer.roles.tokenizer, c.actor_train.model_args.dtype);
-    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null, curvesFile: curves?.path ?? null };
+    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null, curvesFile: curves?.path ?? null, tensorboardDir: tensorboard?.dir ?? null };
   } finally {
     consoleTracker.clearBar();
     await trainer.close();

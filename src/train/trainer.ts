@@ -28,7 +28,7 @@ import { learningRateAt } from '../model/optim';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
 import { EnvManager, generatingArgs, makePolicy } from '../rollout/env_manager';
-import type { RolloutBatch, RolloutMode, Sample } from '../rollout/types';
+import type { Episode, RolloutBatch, RolloutMode, Sample } from '../rollout/types';
 import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
 import { tokenLogProbs, tokenValues } from './scoring';
 import { updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
@@ -39,7 +39,12 @@ export interface StepReport {
   /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
   step: number;
   metrics: Record<string, number>;
+  /** On validation steps: the first few validation episodes, for trackers that show transcripts. */
+  valEpisodes?: Episode[];
 }
+
+/** How many validation episodes a report carries. */
+const REPORTED_VAL_EPISODES = 3;
 
 export interface TrainerHooks {
   /** Start-up lines (what was loaded, what is off). */
@@ -114,7 +119,11 @@ export class Trainer {
     if (this.valManager) {
       const started = performance.now();
       const val = await this.validate();
-      const report = { step: this.config.max_steps, metrics: { ...val.metrics, 'time/step_total': (performance.now() - started) / 1000 } };
+      const report: StepReport = {
+        step: this.config.max_steps,
+        metrics: { ...val.metrics, 'time/step_total': (performance.now() - started) / 1000 },
+        valEpisodes: val.episodes.slice(0, REPORTED_VAL_EPISODES),
+      };
       reports.push(report);
       await this.hooks.onStep?.(report);
     }
@@ -157,7 +166,12 @@ export class Trainer {
     if (roles.infer !== roles.actor && step % c.actor_infer.model_update_frequency === 0) {
       await timed('model_update', () => copyWeights(roles.actor, roles.infer));
     }
-    if (this.valManager && step % c.eval_steps === 0) Object.assign(metrics, (await this.validate()).metrics);
+    let valEpisodes: Episode[] | undefined;
+    if (this.valManager && step % c.eval_steps === 0) {
+      const val = await this.validate();
+      Object.assign(metrics, val.metrics);
+      valEpisodes = val.episodes.slice(0, REPORTED_VAL_EPISODES);
+    }
 
     // 3. rollout
     const rollout = await this.collect(this.trainManager, 'train', c.rollout_batch_size);
@@ -258,7 +272,7 @@ export class Trainer {
       'system/skipped_updates': this.skipped,
       'system/tensors': tf.memory().numTensors,
     });
-    return { step, metrics };
+    return valEpisodes ? { step, metrics, valEpisodes } : { step, metrics };
   }
 
   /** One supervised step of actor_train on this step's reading rows; its loss is the reading's NLL before the step. */

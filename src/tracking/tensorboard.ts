@@ -1,0 +1,57 @@
+/**
+ * The tensorboard tracker: `<logging_dir>/tensorboard/events.out.tfevents.<seconds>.<hostname>`,
+ * which `tensorboard --logdir <logging_dir>/tensorboard` shows. Every numeric metric of a step
+ * becomes a scalar; validation episodes become markdown in the text tab; rendered frames become
+ * images. Each call is written out at once, so a crash loses at most the step being logged.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RgbFrame } from '../plugins/types';
+import { encodePng } from '../render/png';
+import type { StepReport } from '../train/trainer';
+import { EventFileWriter, type EventWriterOptions, type SummaryValue } from './tfevents';
+
+export class TensorboardTracker {
+  readonly dir: string;
+  private readonly writer: EventFileWriter;
+  private nonFinite = 0;
+
+  /**
+   * A new run removes the event files an earlier run left in the folder, as the jsonl tracker
+   * starts its file afresh: TensorBoard would otherwise draw both runs as one. `append` keeps
+   * them, for a continued run.
+   */
+  constructor(loggingDir: string, options: EventWriterOptions & { append?: boolean } = {}) {
+    this.dir = join(loggingDir, 'tensorboard');
+    if (!options.append && existsSync(this.dir)) {
+      for (const name of readdirSync(this.dir)) if (name.startsWith('events.out.tfevents.')) rmSync(join(this.dir, name), { force: true });
+    }
+    this.writer = new EventFileWriter(this.dir, options);
+  }
+
+  get path(): string {
+    return this.writer.path;
+  }
+
+  /** Metric values left out because they were NaN or infinite (metrics.jsonl keeps them). */
+  get skippedNonFinite(): number {
+    return this.nonFinite;
+  }
+
+  log(report: StepReport): void {
+    const values: SummaryValue[] = [];
+    for (const [tag, value] of Object.entries(report.metrics)) {
+      if (Number.isFinite(value)) values.push({ kind: 'scalar', tag, value });
+      else this.nonFinite++;
+    }
+    if (values.length) this.writer.write(report.step, values);
+  }
+
+  text(step: number, tag: string, markdown: string): void {
+    this.writer.write(step, [{ kind: 'text', tag, text: markdown }]);
+  }
+
+  image(step: number, tag: string, frame: RgbFrame): void {
+    this.writer.write(step, [{ kind: 'image', tag, width: frame.width, height: frame.height, png: encodePng(frame) }]);
+  }
+}
