@@ -18,17 +18,13 @@ import { episodeMetrics } from '../rollout/episode';
 import { formatSummaryTable, summarizeByTag, type TagSummary } from '../rollout/report';
 import { readMetricsJsonl } from '../tracking/jsonl';
 import { writeFileAtomic, writeFolderAtomic } from '../util/atomic';
-import { captionFrames } from './caption';
+import { episodeAnimation } from './animation';
 import { EPISODES_FILE, episodesFileText, type SavedEpisode } from './episodes_file';
-import { encodeGif } from './gif';
 import { replayEpisode, type Replay } from './replay';
 import { reportPage, type ReportEpisode } from './report';
 import { transcriptText } from './transcript';
 
 export const REPORT_FILE = 'report.html';
-/** Hundredths of a second each frame shows; the last one stays longer before the loop restarts. */
-export const FRAME_DELAY_CS = 70;
-export const LAST_FRAME_DELAY_CS = 250;
 
 export interface RenderOptions {
   /** One sentence on where the episodes came from, for the report and the transcripts. */
@@ -90,12 +86,7 @@ function savedFrom(saved: SavedEpisode, replay: Replay): SavedEpisode {
 async function renderOne(config: AgenticConfig, host: PluginHost, saved: SavedEpisode, index: number, count: number, source: string): Promise<RenderedEpisode> {
   const name = `${String(index + 1).padStart(3, '0')}_${fileSafe(saved.tag)}_seed${saved.seed}`;
   const replay = await replayEpisode(config, host, saved, `episode ${index + 1} (${saved.tag}, seed ${saved.seed})`);
-  let gif: ReportEpisode['gif'] = null;
-  if (replay.frames && replay.frames.length > 0) {
-    const frames = captionFrames(replay.frames, replay.captions);
-    const delays = frames.map((_, i) => (i === frames.length - 1 ? LAST_FRAME_DELAY_CS : FRAME_DELAY_CS));
-    gif = { bytes: encodeGif(frames, { delays }), width: frames[0]!.width, height: frames[0]!.height };
-  }
+  const gif: ReportEpisode['gif'] = episodeAnimation(replay);
   const metrics = episodeMetrics(replay.turns, replay.endReason);
   return {
     saved: savedFrom(saved, replay),

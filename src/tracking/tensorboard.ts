@@ -52,6 +52,11 @@ export class TensorboardTracker {
   }
 
   image(step: number, tag: string, frame: RgbFrame): void {
-    this.writer.write(step, [{ kind: 'image', tag, width: frame.width, height: frame.height, png: encodePng(frame) }]);
+    this.writer.write(step, [{ kind: 'image', tag, width: frame.width, height: frame.height, encoded: encodePng(frame) }]);
+  }
+
+  /** An animated GIF (an episode): TensorBoard's image tab plays it, as it shows whatever image bytes it is given. */
+  animation(step: number, tag: string, gif: { bytes: Uint8Array; width: number; height: number }): void {
+    this.writer.write(step, [{ kind: 'image', tag, width: gif.width, height: gif.height, encoded: gif.bytes }]);
   }
 }

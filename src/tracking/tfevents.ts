@@ -42,13 +42,13 @@ export function maskedCrc32c(bytes: Uint8Array): number {
 export type SummaryValue =
   | { kind: 'scalar'; tag: string; value: number }
   | { kind: 'text'; tag: string; text: string }
-  | { kind: 'image'; tag: string; width: number; height: number; png: Uint8Array };
+  | { kind: 'image'; tag: string; width: number; height: number; encoded: Uint8Array };
 
 export interface TfImage {
   width: number;
   height: number;
   colorspace: number;
-  /** The encoded image (PNG, as we write it). */
+  /** The encoded image: a PNG, or a GIF for an episode. */
   data: Uint8Array;
 }
 
@@ -89,7 +89,7 @@ function encodeValue(value: SummaryValue): Uint8Array {
           encodeField.varint(IMAGE.height, value.height),
           encodeField.varint(IMAGE.width, value.width),
           encodeField.varint(IMAGE.colorspace, COLORSPACE_RGB),
-          encodeField.bytes(IMAGE.encoded, value.png),
+          encodeField.bytes(IMAGE.encoded, value.encoded),
         ]),
       ]);
   }

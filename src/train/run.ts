@@ -7,7 +7,11 @@ import type { LoadedConfig } from '../config/load';
 import { writeRunConfig } from '../config/save';
 import { runBackend } from '../config/validate';
 import { startBackend } from '../engine/backend';
-import { ConfigError } from '../errors';
+import { ConfigError, firstLine } from '../errors';
+import type { AgenticConfig } from '../config/schema';
+import { episodeAnimation, type Animation } from '../render/animation';
+import { replayEpisode } from '../render/replay';
+import type { Episode } from '../rollout/types';
 import { saveModel } from '../model/load';
 import type { PluginHost } from '../plugins/host';
 import { ConsoleTracker } from '../tracking/console';
@@ -51,6 +55,20 @@ async function checkAvailable(loaded: LoadedConfig, options: RunOptions): Promis
   options.warn(`checkpoints every save_steps arrive with issue #8; this run saves its final policy only`);
 }
 
+/** Validation episodes replayed into captioned GIFs; a replay that fails costs its picture, with one warning a run. */
+function episodeAnimator(config: AgenticConfig, host: PluginHost, warn: (line: string) => void) {
+  let warned = false;
+  return async (episode: Episode): Promise<Animation | null> => {
+    try {
+      return episodeAnimation(await replayEpisode(config, host, episode));
+    } catch (error) {
+      if (!warned) warn(`tensorboard: no picture of a validation episode: ${firstLine(error)}`);
+      warned = true;
+      return null;
+    }
+  };
+}
+
 export async function runTraining(loaded: LoadedConfig, host: PluginHost, options: RunOptions): Promise<RunResult> {
   let c = loaded.config;
   const started = performance.now();
@@ -69,20 +87,26 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   const consoleTracker = new ConsoleTracker(c.max_steps, c.logging_steps, 0, options.write, options.tty);
   const jsonl = c.track_with.includes('jsonl') ? new JsonlTracker(resolve(c.logging_dir)) : null;
   const curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name) : null;
-  // TODO(render): images of rendered validation episodes (tensorboard.image) once replay rebuilds their frames
   const tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(c.logging_dir)) : null;
+  const animate = episodeAnimator(c, host, options.warn);
   const trainer = await Trainer.create(c, host, {
     warn: (line) => {
       consoleTracker.clearBar();
       options.warn(line);
     },
-    onStep: (given: StepReport) => {
+    onStep: async (given: StepReport) => {
       // wall time since the run began, warm start included: the x axis the learning targets use
       const report = { step: given.step, metrics: { ...given.metrics, 'time/elapsed': (performance.now() - started) / 1000 } };
       jsonl?.log(report);
       curves?.log(report);
       tensorboard?.log(report);
-      given.valEpisodes?.forEach((episode, i) => tensorboard?.text(report.step, `val/episode_${i}`, episodeMarkdown(episode)));
+      if (tensorboard && given.valEpisodes) {
+        for (const [i, episode] of given.valEpisodes.entries()) {
+          tensorboard.text(report.step, `val/episode_${i}`, episodeMarkdown(episode));
+          const gif = await animate(episode);
+          if (gif) tensorboard.animation(report.step, `val/episode_${i}`, gif);
+        }
+      }
       if (c.track_with.includes('console')) consoleTracker.log(report);
     },
     poison: options.poison,

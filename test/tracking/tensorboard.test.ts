@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load';
 import { tf } from '../../src/engine/tf';
 import type { Episode } from '../../src/rollout/types';
+import { PluginHost } from '../../src/plugins/host';
 import { readEventFile } from '../../src/tracking/tfevents';
 import { TensorboardTracker } from '../../src/tracking/tensorboard';
 import { episodeMarkdown } from '../../src/tracking/transcript';
@@ -154,5 +155,41 @@ describe('a training run with track_with: [tensorboard]', () => {
     expect(texts.map((t) => `${t.step} ${t.tag}`)).toEqual(['0 val/episode_0', '0 val/episode_1', '2 val/episode_0', '2 val/episode_1']);
     expect(texts[0]!.text).toMatch(/^\*\*Vowels\*\* · seed \d+ · score [\d.]+ · 1 turn · ended: terminated\n\n\*\*Instruction\*\*\n\n```\nWrite lowercase text\.\n```/);
     expect(texts[0]!.text).toContain('Observation\n\n```\nround 1: write something\n```\n\nResponse\n\n```');
+  });
+
+  test('validation episodes of an env that draws itself also go out as animated GIFs, played back from their seeds', async () => {
+    const host = new PluginHost();
+    const dir = scratch();
+    const loaded = await loadConfig(
+      {
+        configName: 'agentic',
+        overrides: [
+          `pretrain=${pretrain}`,
+          'warm_start.enabled=false',
+          'track_with=[tensorboard]',
+          'max_steps=1',
+          'eval_steps=1',
+          'rollout_batch_size=4',
+          'train_env_manager.num_env_groups=2',
+          'train_env_manager.group_size=2',
+          'val_batch_size=2',
+          'val_env_manager.num_env_groups=2',
+          'custom_envs.FrozenLake.max_steps=2',
+          `output_dir=${dir}`,
+        ],
+      },
+      host,
+    );
+    const warnings: string[] = [];
+    const result = await runTraining(loaded, host, { info: () => {}, warn: (line) => warnings.push(line), write: () => {} });
+    expect(warnings.filter((w) => w.startsWith('tensorboard'))).toEqual([]);
+    const [file] = readdirSync(result.tensorboardDir!);
+    const images = readEventFile(join(result.tensorboardDir!, file!)).flatMap((e) => Object.entries(e.images).map(([tag, image]) => ({ step: e.step, tag, image })));
+    expect(images.map((i) => `${i.step} ${i.tag}`)).toEqual(['0 val/episode_0', '0 val/episode_1', '1 val/episode_0', '1 val/episode_1']);
+    for (const { image } of images) {
+      expect(new TextDecoder().decode(image.data.subarray(0, 6))).toBe('GIF89a');
+      // the logical screen size in the GIF header is the size the event states
+      expect([image.data[6]! | (image.data[7]! << 8), image.data[8]! | (image.data[9]! << 8)]).toEqual([image.width, image.height]);
+    }
   });
 });

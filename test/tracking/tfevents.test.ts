@@ -75,7 +75,7 @@ describe('writing and reading back', () => {
     ]);
     writer.write(7, [
       { kind: 'text', tag: 'val/episode_0', text: '**bold** · ünïcode\n```\ngrid\n```' },
-      { kind: 'image', tag: 'frame', width: 3, height: 2, png },
+      { kind: 'image', tag: 'frame', width: 3, height: 2, encoded: png },
     ]);
     const events = readEventFile(writer.path);
     expect(events).toHaveLength(3);
