@@ -18,7 +18,25 @@ export class JsonlTracker {
   }
 
   log(report: StepReport): void {
-    const metrics = Object.fromEntries(Object.entries(report.metrics).map(([k, v]) => [k, Number.isFinite(v) ? v : String(v)]));
-    appendFileSync(this.path, `${JSON.stringify({ step: report.step, metrics })}\n`);
+    appendFileSync(this.path, jsonlLine(report));
   }
+}
+
+/** One report as a line of metrics.jsonl; JSON has no NaN or Infinity, so those are written as strings. */
+export function jsonlLine(report: StepReport): string {
+  const metrics = Object.fromEntries(Object.entries(report.metrics).map(([k, v]) => [k, Number.isFinite(v) ? v : String(v)]));
+  return `${JSON.stringify({ step: report.step, metrics })}\n`;
+}
+
+/** The reports of a metrics.jsonl text, non-finite values restored; throws on a malformed line. */
+export function parseJsonl(text: string): StepReport[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const parsed = JSON.parse(line) as { step?: unknown; metrics?: unknown };
+      if (typeof parsed.step !== 'number' || typeof parsed.metrics !== 'object' || parsed.metrics === null) throw new Error(`not a metrics line: ${line.slice(0, 80)}`);
+      const metrics = Object.fromEntries(Object.entries(parsed.metrics).map(([k, v]) => [k, Number(v)]));
+      return { step: parsed.step, metrics };
+    });
 }

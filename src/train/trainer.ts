@@ -11,10 +11,12 @@
  *   8. advantages        the estimator, then whitening and clipping
  *   9. critic update     (gae)
  *  10. actor update      once global_step >= critic_warmup
- *  11. metrics           and the step hook (trackers, and checkpoints once they exist)
+ *  11. metrics           and the step hook (trackers, checkpoints)
  *
  * Everything here is deterministic given the config: rollout seeds and sampling streams come from
- * the rollout, mini-batch shuffles from (seed, step, role, epoch).
+ * the rollout, mini-batch shuffles from (seed, step, role, epoch). What carries over from one step
+ * to the next is the weights, the optimizer moments and `LoopState`, which is all a checkpoint
+ * needs to continue a run exactly.
  */
 import { ADVANTAGE_ESTIMATORS, finishAdvantages } from '../algo/advantage';
 import { klController, type KlController } from '../algo/kl';
@@ -37,6 +39,17 @@ export interface StepReport {
   /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
   step: number;
   metrics: Record<string, number>;
+}
+
+/** What the loop itself carries from step to step, besides the roles' weights and moments. */
+export interface LoopState {
+  /** Steps done: the global_step the next step has. */
+  step: number;
+  /** The KL coefficient of the reward, which an adaptive controller moves. */
+  klCoef: number;
+  skippedUpdates: number;
+  /** The next episode id of each training group (env seeds and sampling streams follow from it). */
+  trainEpisodes: number[];
 }
 
 export interface TrainerHooks {
@@ -66,8 +79,9 @@ export class Trainer {
   readonly chat: ChatFormat;
   /** The text of one token id, memoised (think_credit reads responses token by token). */
   private readonly pieceOf: (id: number) => string;
-  private readonly kl: KlController;
+  private kl: KlController;
   private skipped = 0;
+  private stepsDone = 0;
 
   private constructor(
     readonly config: AgenticConfig,
@@ -116,6 +130,19 @@ export class Trainer {
       await this.hooks.onStep?.(report);
     }
     return { steps: this.config.max_steps - from, reports, skippedUpdates: this.skipped };
+  }
+
+  loopState(): LoopState {
+    return { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, trainEpisodes: [...this.trainManager.episodeCounters] };
+  }
+
+  /** Continues from a saved state: the next step is `state.step`. */
+  restoreLoopState(state: LoopState): void {
+    const c = this.config;
+    this.trainManager.restoreEpisodeCounters(state.trainEpisodes);
+    this.kl = klController({ initKlCoef: state.klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
+    this.skipped = state.skippedUpdates;
+    this.stepsDone = state.step;
   }
 
   async close(): Promise<void> {
@@ -250,6 +277,7 @@ export class Trainer {
       'system/skipped_updates': this.skipped,
       'system/tensors': tf.memory().numTensors,
     });
+    this.stepsDone = step + 1;
     return { step, metrics };
   }
 
