@@ -18,7 +18,7 @@ import { copyWeights, roleNeeds } from '../train/roles';
 import type { StepReport, Trainer } from '../train/trainer';
 import { displayPath } from '../util/paths';
 import { listCheckpoints } from './folders';
-import { verifyCheckpoint } from './manifest';
+import { MANIFEST_FILE, verifyCheckpoint } from './manifest';
 import { CONFIG_FILE, HISTORY_FILE, momentName, OPTIMIZER_FILE } from './save';
 import { loopStateOf, TRAINER_STATE_FILE, TrainerStateFile, type SavedRole } from './state';
 
@@ -33,17 +33,26 @@ export interface Checkpoint {
 /** A verified checkpoint; a CheckpointError naming the folder when it is missing, partial or corrupt. */
 export function openCheckpoint(path: string): Checkpoint {
   const folder = resolve(path);
+  const inside = existsSync(join(folder, MANIFEST_FILE)) ? [] : listCheckpoints(folder);
+  if (inside.length) throw new CheckpointError(`${displayPath(folder)}: a folder of checkpoints, not one; name one of them (checkpoint-${inside[0]!.step}) or resume with auto`);
   const manifest = verifyCheckpoint(folder);
   const statePath = join(folder, TRAINER_STATE_FILE);
   if (!(TRAINER_STATE_FILE in manifest.files)) throw new CheckpointError(`${displayPath(folder)}: no ${TRAINER_STATE_FILE} (not an agentic checkpoint)`);
-  const parsed = TrainerStateFile.safeParse(JSON.parse(readFileSync(statePath, 'utf8')));
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(statePath, 'utf8'));
+  } catch (error) {
+    throw new CheckpointError(`${displayPath(statePath)}: ${firstLine(error)}`);
+  }
+  const parsed = TrainerStateFile.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new CheckpointError(`${displayPath(statePath)}: ${issue.path.join('.') || 'state'}: ${issue.message}`);
   }
   const state = parsed.data;
   if (state.global_step !== manifest.step) throw new CheckpointError(`${displayPath(folder)}: ${TRAINER_STATE_FILE} is at step ${state.global_step}, the manifest at ${manifest.step}`);
-  for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...state.roles.map((role) => `${role}/config.json`)]) {
+  const roleFiles = ['actor', ...state.roles].flatMap((role) => [`${role}/config.json`, `${role}/model.safetensors`]);
+  for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...roleFiles]) {
     if (!(file in manifest.files)) throw new CheckpointError(`${displayPath(folder)}: ${file} is not in the manifest`);
   }
   return { path: folder, step: state.global_step, state };

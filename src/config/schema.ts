@@ -403,7 +403,7 @@ export const ConfigShape = z.strictObject({
 
   warm_start: WarmStart.prefault({}).describe('A supervised first stage that teaches the response format (docs/learning.md).'),
 
-  checkpoint_config: CheckpointConfig.prefault({}).describe('Where checkpoints are written.'),
+  checkpoint_config: CheckpointConfig.prefault({}).describe('Where checkpoints are written, and how many are kept.'),
   track_with: z
     .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(Tracker).min(1))
     .default(['console'])

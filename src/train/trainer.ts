@@ -140,7 +140,9 @@ export class Trainer {
   restoreLoopState(state: LoopState): void {
     const c = this.config;
     this.trainManager.restoreEpisodeCounters(state.trainEpisodes);
-    this.kl = klController({ initKlCoef: state.klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
+    // only an adaptive coefficient is state; a fixed one is the config's, overrides included
+    const klCoef = c.target_kl === null ? c.init_kl_coef : state.klCoef;
+    this.kl = klController({ initKlCoef: klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
     this.skipped = state.skippedUpdates;
     this.stepsDone = state.step;
   }

@@ -104,6 +104,11 @@ describe('a checkpoint named explicitly', () => {
     });
   }
 
+  test('is a checkpoint, not the folder that holds them', () => {
+    const root = join(straight.out, 'checkpoints');
+    expect(() => openCheckpoint(root)).toThrow(new CheckpointError(`${root}: a folder of checkpoints, not one; name one of them (checkpoint-3) or resume with auto`));
+  });
+
   test('by resume_from_checkpoint, is refused before anything runs, naming the key', async () => {
     const out = copyOfRun();
     const folder = join(out, 'checkpoints', 'checkpoint-2');

@@ -5,7 +5,7 @@
  * its JSON beside the checkpoint; a damaged or missing checkpoint is one line and exit 2.
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseJsonl } from '../../src/tracking/jsonl';
 import { comparable } from '../checkpoint/helpers';
@@ -47,11 +47,9 @@ const metricsOf = (out: string) => parseJsonl(readFileSync(join(out, 'logs', 'me
 const weightsOf = (out: string) => readFileSync(join(out, 'model', 'model.safetensors'));
 
 describe('agentic resume', () => {
-  let killed = '';
-
   test('continues a run killed with SIGKILL after its first checkpoint to the very bytes of an uninterrupted run', async () => {
     const straight = scratch();
-    killed = scratch();
+    const killed = scratch();
     const env = { ...process.env, NO_COLOR: '1' };
     const child = Bun.spawn([process.execPath, MAIN, 'train', ...RUN(), `output_dir=${killed}`], { cwd: ROOT, env, stdout: 'ignore', stderr: 'ignore' });
     const uninterrupted = agentic(['train', ...RUN(), `output_dir=${straight}`]);
@@ -74,19 +72,29 @@ describe('agentic resume', () => {
     expect(comparable(b)).toEqual(comparable(a));
   });
 
-  test('refuses a damaged checkpoint named on the command line in one line, and resumes nothing without one', async () => {
-    const folder = join(killed, 'checkpoints', 'checkpoint-3');
-    rmSync(join(folder, 'manifest.json'));
+  test('refuses in one line a partial or missing checkpoint, config flags beside a folder, and a run without checkpoints', async () => {
+    // what a writer killed before the manifest would leave, were the folder not renamed into place last
+    const folder = join(scratch(), 'checkpoint-3');
+    mkdirSync(join(folder, 'actor'), { recursive: true });
     const damaged = await agentic(['resume', folder, 'max_steps=4']);
     expect(damaged.code).toBe(2);
     expect(lines(damaged.stderr)).toEqual([`error: ${folder}: incomplete checkpoint (no manifest.json)`]);
+
+    for (const [args, line] of [
+      [['/no/such/checkpoint'], 'error: /no/such/checkpoint: no such checkpoint folder'],
+      [[`output_dir=${scratch()}`, 'max_steps=[1,'], "error: override 'max_steps=[1,': unclosed '['"],
+    ] as const) {
+      const result = await agentic(['resume', ...args]);
+      expect(result.code).toBe(2);
+      expect(lines(result.stderr)).toEqual([line]);
+    }
 
     const empty = scratch();
     const none = await agentic(['resume', `output_dir=${empty}`]);
     expect(none.code).toBe(2);
     expect(lines(none.stderr)).toEqual([`error: no complete checkpoint in ${join(empty, 'checkpoints')} (checkpoint_config.output_dir of exp_name agentic)`]);
 
-    const flags = await agentic(['resume', join(killed, 'checkpoints', 'checkpoint-2'), '--config-name', 'bandit_grpo']);
+    const flags = await agentic(['resume', folder, '--config-name', 'bandit_grpo']);
     expect(flags.code).toBe(2);
     expect(lines(flags.stderr)).toEqual(['error: --config-name: a checkpoint folder brings its own config; give overrides only (or use auto to find the checkpoint through a config)']);
   });
