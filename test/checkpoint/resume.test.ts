@@ -1,12 +1,12 @@
 /**
  * Resuming is exact: a run of N steps, and a run interrupted right after its checkpoint at k and
- * continued by a fresh trainer from that checkpoint, end with byte-identical weights (actor, critic)
+ * continued by a fresh trainer from that checkpoint, end with byte-identical weights (every role)
  * and the same metrics, timings aside; with a critic (gae), with a reference and an adaptive KL
  * controller, and with a lagging actor_infer. The checkpoint holds what the issue lists, and the
  * log of the resumed run has every step once.
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openCheckpoint } from '../../src/checkpoint/load';
 import { tf } from '../../src/engine/tf';
@@ -41,21 +41,32 @@ async function expectSameEnd(straight: TrainedRun, resumed: TrainedRun, roles: r
   expect(comparable(b)).toEqual(comparable(a));
 }
 
+/**
+ * `stopped`: the run is stopped right after checkpoint-2 and resumed with auto; otherwise a fresh
+ * trainer resumes from a copy of the uninterrupted run's checkpoint-2 (the same bytes a stopped
+ * run leaves, as the stopped cases show), whose later steps and log it must replace.
+ */
 describe('a resumed run ends where the uninterrupted one does', () => {
-  const cases: Array<[string, string[], string[]]> = [
-    ['gae with a critic, two PPO epochs, cosine schedule', ['adv_estimator=gae', 'ppo_epochs=2', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'], ['actor', 'critic']],
-    ['a reference, an adaptive KL controller and a KL loss', ['add_token_level_kl=true', 'init_kl_coef=0.05', 'target_kl=0.01', 'kl_horizon=10', 'use_kl_loss=true', 'kl_loss_coef=0.1'], ['actor', 'reference']],
-    ['a lagging actor_infer and validation', ['actor_infer.model_update_frequency=2', 'eval_steps=2'], ['actor', 'actor_infer']],
+  const cases: Array<[string, string[], string[], 'stopped' | 'copied']> = [
+    ['gae with a critic, two PPO epochs, cosine schedule', ['adv_estimator=gae', 'ppo_epochs=2', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'], ['actor', 'critic'], 'copied'],
+    ['a reference, an adaptive KL controller and a KL loss', ['add_token_level_kl=true', 'init_kl_coef=0.05', 'target_kl=0.01', 'kl_horizon=10', 'use_kl_loss=true', 'kl_loss_coef=0.1'], ['actor', 'reference'], 'stopped'],
+    ['a lagging actor_infer and validation', ['actor_infer.model_update_frequency=2', 'eval_steps=2'], ['actor', 'actor_infer'], 'copied'],
   ];
-  for (const [name, overrides, roles] of cases) {
+  for (const [name, overrides, roles, how] of cases) {
     test(name, async () => {
       const before = tf.memory().numTensors;
       const settings = [...overrides, 'max_steps=3', 'save_steps=1'];
       const straight = await runIn(scratch(), host, pretrain, settings);
       const out = scratch();
-      await interrupted(out, host, pretrain, settings, 2);
-      const resumed = await runIn(out, host, pretrain, [...settings, 'resume_from_checkpoint=auto']);
-      expect(resumed.result.resumedFrom).toEndWith('checkpoint-2');
+      let resumeFrom = 'auto';
+      if (how === 'stopped') {
+        await interrupted(out, host, pretrain, settings, 2);
+      } else {
+        cpSync(straight.out, out, { recursive: true });
+        resumeFrom = join(out, 'checkpoints', 'checkpoint-2');
+      }
+      const resumed = await runIn(out, host, pretrain, [...settings, `resume_from_checkpoint=${resumeFrom}`]);
+      expect(resumed.result.resumedFrom).toBe(join(out, 'checkpoints', 'checkpoint-2'));
       expect(resumed.result.steps).toBe(1);
       await expectSameEnd(straight, resumed, roles);
       expect(tf.memory().numTensors).toBe(before);
