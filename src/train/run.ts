@@ -18,10 +18,10 @@ import type { PluginHost } from '../plugins/host';
 import { ConsoleTracker } from '../tracking/console';
 import { CurvesTracker } from '../tracking/curves';
 import { JsonlTracker, jsonlLine } from '../tracking/jsonl';
+import { writeFileAtomic } from '../util/atomic';
 import { displayPath } from '../util/paths';
 import { warmStart } from './warm_start';
 import { Trainer, type StepReport, type TrainerHooks, type TrainSummary } from './trainer';
-import { writeFileAtomic } from '../util/atomic';
 
 export interface RunOptions {
   info: (line: string) => void;
@@ -39,16 +39,15 @@ export interface RunResult extends TrainSummary {
   modelDir: string;
   metricsFile: string | null;
   curvesFile: string | null;
-  /** The newest checkpoint this run saved, or null. */
-  lastCheckpoint: string | null;
   /** The checkpoint it continued from, or null for a run from step 0. */
   resumedFrom: string | null;
 }
 
 /** What the run cannot do yet, said before it starts rather than discovered after. */
 function checkAvailable(loaded: LoadedConfig, warn: (line: string) => void): void {
-  const later: string[] = loaded.config.track_with.filter((t) => t === 'tensorboard' || t === 'wandb');
-  const now = loaded.config.track_with.filter((t) => !later.includes(t));
+  const c = loaded.config;
+  const later: string[] = c.track_with.filter((t) => t === 'tensorboard' || t === 'wandb');
+  const now = c.track_with.filter((t) => !later.includes(t));
   if (later.length) warn(`track_with: ${later.join(', ')} not implemented yet (issue #8); logging to ${now.join(' and ') || 'nothing else'}`);
 }
 
@@ -119,7 +118,6 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     jsonl = new JsonlTracker(resolve(c.logging_dir), { append: resumed !== null });
   }
   const curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name, history) : null;
-  let lastCheckpoint: string | null = null;
   const trainer: Trainer = await Trainer.create(c, host, {
     warn: (line) => {
       consoleTracker.clearBar();
@@ -134,9 +132,9 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
       if (report.step >= c.max_steps) return;
       history.push(report);
       if (!checkpointDue(report.step + 1, c)) return;
-      lastCheckpoint = await saveCheckpoint(checkpointRoot, { trainer, config: loaded.config, history, resumedFrom: resumed?.path ?? null });
+      const path = await saveCheckpoint(checkpointRoot, { trainer, config: loaded.config, history, resumedFrom: resumed?.path ?? null });
       pruneCheckpoints(checkpointRoot, c.checkpoint_config.max_ckpt_to_keep);
-      await options.onCheckpoint?.(lastCheckpoint);
+      await options.onCheckpoint?.(path);
     },
     poison: options.poison,
   });
@@ -152,7 +150,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     consoleTracker.clearBar();
     const modelDir = resolve(join(c.output_dir, 'model'));
     await saveModel(modelDir, trainer.roles.actor, trainer.roles.tokenizer, c.actor_train.model_args.dtype);
-    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null, curvesFile: curves?.path ?? null, lastCheckpoint, resumedFrom: resumed?.path ?? null };
+    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null, curvesFile: curves?.path ?? null, resumedFrom: resumed?.path ?? null };
   } finally {
     consoleTracker.clearBar();
     await trainer.close();
