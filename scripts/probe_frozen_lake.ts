@@ -6,7 +6,10 @@
  *   - reading: how often the model's own think notes equal the env's (`Env.stateNotes`), whole and
  *     by part (the goal's row offset, its column offset, the adjacent holes);
  *   - deciding: with the env's true notes forced into the response, how often the move that follows
- *     is a shortest-path move (breadth-first search around the holes).
+ *     is a shortest-path move (breadth-first search around the holes);
+ *   - playing: as many whole validation episodes (the default config's held-out seeds, greedy):
+ *     success, failures by kind (into a hole, and how many of those on wrong notes; out of turns),
+ *     and how often the notes are exact over every turn played.
  * docs/learning.md quotes both for the warm-started bases and the trained policies.
  */
 import { startBackend } from '../src/engine/backend';
@@ -15,6 +18,8 @@ import { generate, type GenerationRequest } from '../src/model/generate';
 import { loadModel } from '../src/model/load';
 import { PluginHost } from '../src/plugins/host';
 import { ChatFormat } from '../src/rollout/chat';
+import { loadConfig } from '../src/config/load';
+import { evaluate } from '../src/rollout/evaluate';
 import frozenLake from '../plugins/envs/frozen_lake';
 
 const MOVES: Record<string, readonly [number, number]> = { Up: [-1, 0], Down: [1, 0], Left: [0, -1], Right: [0, 1] };
@@ -104,3 +109,33 @@ console.log(`${folder}: ${n} held-out first states`);
 console.log(`  reading   notes exact ${share(parts.whole)}; goal row ${share(parts.rows)}, goal column ${share(parts.columns)}, holes ${share(parts.holes)}`);
 console.log(`  deciding  with the true notes, a shortest-path move ${share(good)}; moves ${JSON.stringify(moves)}`);
 model.dispose();
+
+// playing: whole held-out episodes as validation plays them (the default config's val seeds,
+// greedy), each failure sorted by kind, and the notes checked at every turn against the env's
+const host = new PluginHost();
+const { config } = await loadConfig(
+  { configName: 'agentic', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`] },
+  host,
+);
+const { batch } = await evaluate(config, host);
+const replayer = new frozenLake.env(frozenLake.config.parse(config.custom_envs.FrozenLake!.env_config), host.envContext());
+let turns = 0;
+let exactTurns = 0;
+const failures = { hole: 0, holeWithWrongNotes: 0, outOfTurns: 0 };
+for (const episode of batch.episodes) {
+  await replayer.reset(episode.seed);
+  for (const turn of episode.turns) {
+    const truth = replayer.stateNotes!();
+    const said = /<think>(.*?)<\/think>/.exec(turn.responseText)?.[1];
+    turns++;
+    if (said === truth) exactTurns++;
+    const result = await replayer.step(turn.responseText);
+    if (result.terminated && result.reward <= 0) {
+      failures.hole++;
+      if (said !== truth) failures.holeWithWrongNotes++;
+    }
+  }
+  if (episode.score < 1 && episode.endReason !== 'terminated') failures.outOfTurns++;
+}
+const won = batch.episodes.filter((e) => e.score >= 1).length;
+console.log(`  playing   ${batch.episodes.length} held-out episodes: success ${share(won)}; into a hole ${failures.hole} (${failures.holeWithWrongNotes} of them on wrong notes), out of turns ${failures.outOfTurns}; notes exact at ${exactTurns}/${turns} turns (${((100 * exactTurns) / turns).toFixed(0)}%)`);

@@ -30,6 +30,11 @@ export class ModelError extends AgenticError {
   override readonly exitCode = 2;
 }
 
+/** A checkpoint folder that cannot be resumed from: missing, incomplete or corrupt. The message names the folder. */
+export class CheckpointError extends AgenticError {
+  override readonly exitCode = 2;
+}
+
 /** The first line of whatever was thrown, e.g. a parser's message without its code frame. */
 export function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

@@ -6,8 +6,13 @@
  * a built-in preset, a Hugging Face folder or a hub id), decoding with val_env_manager's
  * generating_args. `--policy random` (or val_env_manager.llm_proxy.proxy_type=random) needs no
  * model: each env answers itself with random actions.
+ *
+ * `--checkpoint PATH|auto` evaluates a checkpoint's actor with the config it was saved with
+ * (overrides on top); `auto` takes the newest complete checkpoint of the run the config names.
+ * The JSON then goes next to the checkpoint: checkpoint-N.eval.json.
  */
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import type { AgenticConfig } from '../config/schema';
 import { UsageError } from '../errors';
 import { writeFileAtomic } from '../util/atomic';
 import { checkOutputPath, configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
@@ -22,7 +27,12 @@ export default command(
     args: {
       ...configArgs,
       policy: { type: 'string', valueHint: 'model|random', description: "model: actor_infer's model (default); random: each env's random actions, no model" },
-      out: { type: 'string', valueHint: 'file', description: 'Where to write the JSON (default <output_dir>/eval.json)' },
+      checkpoint: {
+        type: 'string',
+        valueHint: 'path|auto',
+        description: "Evaluate a checkpoint's actor with its saved config: a checkpoint folder, or auto for the newest of the run the config names",
+      },
+      out: { type: 'string', valueHint: 'file', description: 'Where to write the JSON (default <output_dir>/eval.json; with --checkpoint, checkpoint-N.eval.json beside it)' },
       ...overridesArg,
     },
     async run({ args }) {
@@ -36,13 +46,28 @@ export default command(
       const { loadConfig } = await import('../config/load');
       const { PluginHost } = await import('../plugins/host');
       const host = new PluginHost();
-      const { config } = await loadConfig(configRequest(args, overrides), host);
-      const path = args.out ?? join(config.output_dir, 'eval.json');
+      let config: AgenticConfig;
+      let path: string;
+      let checkpoint: { checkpoint: string; global_step: number } | null = null;
+      if (args.checkpoint !== undefined) {
+        if (args.checkpoint === '') throw new UsageError("option '--checkpoint' needs a value");
+        const { checkpointConfig, locateCheckpoint } = await import('./checkpoints');
+        const found = await locateCheckpoint(args.checkpoint, args, overrides, host);
+        const saved = (await checkpointConfig(found, overrides, host)).config;
+        const actor = join(found.path, 'actor');
+        config = { ...saved, pretrain: actor, actor_infer: { ...saved.actor_infer, model_args: { ...saved.actor_infer.model_args, model_name_or_path: null } } };
+        path = args.out ?? join(dirname(found.path), `${basename(found.path)}.eval.json`);
+        checkpoint = { checkpoint: found.path, global_step: found.step };
+        log.info(`checkpoint ${found.path} (step ${found.step}), with its saved config`);
+      } else {
+        config = (await loadConfig(configRequest(args, overrides), host)).config;
+        path = args.out ?? join(config.output_dir, 'eval.json');
+      }
       checkOutputPath(path);
       const { evaluate } = await import('../rollout/evaluate');
       const result = await evaluate(config, host, (line) => log.info(line));
       out(result.table);
-      writeFileAtomic(path, `${JSON.stringify(result.json, null, 2)}\n`);
+      writeFileAtomic(path, `${JSON.stringify(checkpoint ? { ...checkpoint, ...result.json } : result.json, null, 2)}\n`);
       log.info(`wrote ${path}`);
       return 0;
     },
@@ -51,5 +76,7 @@ export default command(
 
 EXAMPLES
   agentic eval --config-name frozen_lake --policy random
-  agentic eval --config-name frozen_lake pretrain=path/to/hf_folder val_batch_size=64`,
+  agentic eval --config-name frozen_lake pretrain=path/to/hf_folder val_batch_size=64
+  agentic eval --checkpoint output/frozen_lake/checkpoints/checkpoint-50 val_batch_size=64
+  agentic eval --config-name frozen_lake --checkpoint auto`,
 );

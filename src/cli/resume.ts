@@ -1,27 +1,43 @@
-/** `agentic resume [CHECKPOINT] [overrides]`: continue a run from a checkpoint with its saved config. */
-import { existsSync } from 'node:fs';
-import { parseOverride } from '../config/overrides';
-import { ConfigError } from '../errors';
-import { debugArg, OVERRIDES_HELP, overridesFrom } from './args';
+/**
+ * `agentic resume [CHECKPOINT] [overrides]`: continue a run from a checkpoint with the config it
+ * was saved with (checkpoint-N/config.yaml), overrides on top (e.g. max_steps=2000). Without a
+ * CHECKPOINT it takes the newest complete checkpoint of the run that the config flags and
+ * overrides name, as `agentic train` would resolve them (docs/training.md).
+ */
+import { looksLikeOverride } from '../config/overrides';
+import { configArgs, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
-import { notImplemented } from './pending';
+import { log } from './log';
+import { doneLine } from './train';
 
 export default command(
   {
-    meta: { name: 'resume', description: 'Continue a run from a checkpoint (not implemented yet: checks its arguments only)' },
+    meta: { name: 'resume', description: 'Continue a run from a checkpoint, with its saved config' },
     args: {
-      ...debugArg,
-      checkpoint: { type: 'positional', required: false, valueHint: 'path', description: 'Checkpoint folder (default: the newest of the run)' },
-      overrides: { type: 'positional', required: false, valueHint: 'key=value...', description: 'Overrides of the saved config, e.g. max_steps=2000' },
+      ...configArgs,
+      checkpoint: { type: 'positional', required: false, valueHint: 'path', description: 'Checkpoint folder; without one, the newest intact checkpoint of the run the config flags and overrides name' },
+      ...overridesArg,
     },
-    run({ args }) {
+    async run({ args }) {
       const [first, ...rest] = args._;
-      const isPath = first !== undefined && !first.includes('=') && !first.startsWith('~');
-      const checkpoint = isPath ? first : undefined;
-      if (checkpoint !== undefined && !existsSync(checkpoint)) throw new ConfigError(`${checkpoint}: no such checkpoint folder`);
-      for (const text of overridesFrom(isPath ? rest : args._)) parseOverride(text);
-      return notImplemented('resume', 'resuming from a checkpoint', 'checkpoints (issue #8)');
+      const folder = first !== undefined && !looksLikeOverride(first) ? first : undefined;
+      const overrides = overridesFrom(folder === undefined ? args._ : rest);
+      const { PluginHost } = await import('../plugins/host');
+      const { checkpointConfig, locateCheckpoint } = await import('./checkpoints');
+      const { runTraining } = await import('../train/run');
+      const host = new PluginHost();
+      const checkpoint = await locateCheckpoint(folder ?? 'auto', args, overrides, host);
+      const loaded = await checkpointConfig(checkpoint, overrides, host);
+      const resuming = { ...loaded, config: { ...loaded.config, resume_from_checkpoint: checkpoint.path } };
+      const result = await runTraining(resuming, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
+      log.success(doneLine(result));
+      return 0;
     },
   },
-  OVERRIDES_HELP,
+  `${OVERRIDES_HELP}
+
+EXAMPLES
+  agentic resume                                          # the newest checkpoint of ./output/agentic
+  agentic resume --config-name frozen_lake max_steps=400  # the run configs/frozen_lake.yaml names
+  agentic resume output/agentic/checkpoints/checkpoint-50 max_steps=2000`,
 );

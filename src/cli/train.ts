@@ -1,10 +1,17 @@
 /**
  * `agentic train [config] [overrides]`: the RL training loop (docs/training.md). With no config
- * it runs configs/agentic.yaml.
+ * it runs configs/agentic.yaml; `resume_from_checkpoint=auto` continues the run's newest checkpoint.
  */
+import type { RunResult } from '../train/run';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
 import { log } from './log';
+
+/** The last line of a run (`agentic train`, `agentic resume`). */
+export function doneLine(result: RunResult): string {
+  const skipped = result.skippedUpdates ? `; ${result.skippedUpdates} non-finite update(s) skipped` : '';
+  return `${result.steps} step${result.steps === 1 ? '' : 's'}${skipped}; policy saved to ${result.modelDir}${result.metricsFile ? `; metrics in ${result.metricsFile}` : ''}${result.curvesFile ? `; curves in ${result.curvesFile}` : ''}${result.tensorboardDir ? `; tensorboard --logdir ${result.tensorboardDir}` : ''}`;
+}
 
 export default command(
   {
@@ -17,8 +24,7 @@ export default command(
       const host = new PluginHost();
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
       const result = await runTraining(loaded, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
-      const skipped = result.skippedUpdates ? `; ${result.skippedUpdates} non-finite update(s) skipped` : '';
-      log.success(`${result.steps} steps${skipped}; policy saved to ${result.modelDir}${result.metricsFile ? `; metrics in ${result.metricsFile}` : ''}${result.curvesFile ? `; curves in ${result.curvesFile}` : ''}${result.tensorboardDir ? `; tensorboard --logdir ${result.tensorboardDir}` : ''}`);
+      log.success(doneLine(result));
       return 0;
     },
   },
@@ -27,5 +33,6 @@ export default command(
 EXAMPLES
   agentic train
   agentic train --config-name frozen_lake max_steps=50 seed=1
-  agentic train --config-name frozen_lake_gigpo actor_train.training_args.learning_rate=1e-4`,
+  agentic train --config-name frozen_lake_gigpo actor_train.training_args.learning_rate=1e-4
+  agentic train --config-name frozen_lake resume_from_checkpoint=auto   # continue if it was interrupted`,
 );

@@ -12,6 +12,8 @@ import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS } from '../algo/reward_n
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
 const probability = () => z.number().min(0).max(1);
+/** Words that look like a setting of resume_from_checkpoint rather than a folder's name. */
+const RESUME_WORDS = /^(auto|latest|last|newest|true|false|yes|no|none|null)$/i;
 
 export const BACKENDS = ['wasm', 'cpu', 'webgpu', 'tensorflow'] as const;
 export const Backend = z.enum(BACKENDS);
@@ -228,7 +230,15 @@ export const RewardNormalization = z.strictObject({
 
 export const CheckpointConfig = z.strictObject({
   type: z.literal('file_system').default('file_system').describe('Where checkpoints go; only file_system.'),
-  output_dir: z.string().min(1).default('${output_dir}/checkpoints').describe('Folder that holds checkpoint-N/.'),
+  output_dir: z
+    .string()
+    .min(1)
+    .default('${output_dir}/checkpoints')
+    .describe('Folder that holds checkpoint-N/ (the state after N steps; docs/training.md, "Checkpoints and resuming").'),
+  max_ckpt_to_keep: nonNegativeInt()
+    .nullable()
+    .default(null)
+    .describe('Keep only the newest this many checkpoints, deleting older ones after each save; null or 0 keeps them all.'),
 });
 
 export const WarmStart = z.strictObject({
@@ -302,13 +312,20 @@ export const ConfigShape = z.strictObject({
     .describe('Reward-model folder or hub id, for reward functions that use a model.'),
 
   max_steps: positiveInt().default(500).describe('Training steps (one rollout batch and its updates each).'),
-  save_steps: nonNegativeInt().default(50).describe('Checkpoint every this many steps; 0 saves only at the end.'),
+  save_steps: nonNegativeInt()
+    .default(50)
+    .describe('Save a checkpoint (checkpoint_config.output_dir/checkpoint-N) every this many steps and after the last; 0 saves after the last step only.'),
   logging_steps: positiveInt().default(1).describe('Log metrics every this many steps.'),
   eval_steps: nonNegativeInt().default(10).describe('Validate every this many steps; 0 never validates.'),
   resume_from_checkpoint: z
     .union([z.boolean(), z.string().min(1)])
+    .refine((v) => typeof v !== 'string' || v === 'auto' || !RESUME_WORDS.test(v), {
+      message: 'expected false, auto (the newest complete checkpoint) or the path of a checkpoint folder',
+    })
     .default(false)
-    .describe('false, a checkpoint folder, or auto (true) for the newest complete checkpoint of this run.'),
+    .describe(
+      'false starts afresh; auto (or true) continues from the newest complete checkpoint in checkpoint_config.output_dir, skipping corrupt ones with a warning, and starts afresh when there is none; a path continues from that checkpoint folder, which must be complete.',
+    ),
 
   rollout_batch_size: positiveInt()
     .default(128)
@@ -394,7 +411,7 @@ export const ConfigShape = z.strictObject({
 
   warm_start: WarmStart.prefault({}).describe('A supervised first stage that teaches the response format (docs/learning.md).'),
 
-  checkpoint_config: CheckpointConfig.prefault({}).describe('Where checkpoints are written.'),
+  checkpoint_config: CheckpointConfig.prefault({}).describe('Where checkpoints are written, and how many are kept.'),
   track_with: z
     .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(Tracker).min(1))
     .default(['console'])

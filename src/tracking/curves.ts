@@ -125,12 +125,15 @@ export class CurvesTracker {
   readonly path: string;
   private readonly reports: StepReport[] = [];
 
+  /** `earlier`: the reports of the steps before this process (a resumed run draws them too). */
   constructor(
     loggingDir: string,
     private readonly title: string,
+    earlier: readonly StepReport[] = [],
   ) {
     mkdirSync(loggingDir, { recursive: true });
     this.path = join(loggingDir, 'curves.html');
+    this.reports.push(...earlier.map(withTagMeans));
   }
 
   log(report: StepReport): void {

@@ -19,9 +19,14 @@ export class JsonlTracker {
   }
 
   log(report: StepReport): void {
-    const metrics = Object.fromEntries(Object.entries(report.metrics).map(([k, v]) => [k, Number.isFinite(v) ? v : String(v)]));
-    appendFileSync(this.path, `${JSON.stringify({ step: report.step, metrics })}\n`);
+    appendFileSync(this.path, jsonlLine(report));
   }
+}
+
+/** One report as a line of metrics.jsonl; JSON has no NaN or Infinity, so those are written as strings. */
+export function jsonlLine(report: StepReport): string {
+  const metrics = Object.fromEntries(Object.entries(report.metrics).map(([k, v]) => [k, Number.isFinite(v) ? v : String(v)]));
+  return `${JSON.stringify({ step: report.step, metrics })}\n`;
 }
 
 /**
@@ -48,8 +53,9 @@ export function readMetricsJsonl(path: string): StepReport[] {
     }
     const values: Record<string, number> = {};
     for (const [key, value] of Object.entries(metrics)) {
-      const number = typeof value === 'string' ? Number(value) : value;
-      if (typeof number === 'number' && !Number.isNaN(number)) values[key] = number;
+      // NaN and the infinities are written as strings (jsonlLine), and come back as themselves
+      if (typeof value === 'number') values[key] = value;
+      else if (value === 'NaN' || value === 'Infinity' || value === '-Infinity') values[key] = Number(value);
     }
     reports.push({ step, metrics: values });
   });

@@ -1,8 +1,13 @@
 /**
  * A whole training run, as `agentic train` starts it: record the config, start the backend, build
- * the trainer, log every step to the trackers, and save the trained policy.
+ * the trainer (or resume it from a checkpoint), log every step to the trackers, save checkpoints,
+ * and save the trained policy.
  */
 import { join, resolve } from 'node:path';
+import { changedSettings } from '../checkpoint/changes';
+import { listCheckpoints, removeAbandonedTemporaries, removeCheckpoint } from '../checkpoint/folders';
+import { checkpointHistory, checkpointToResume, restoreTrainer, resumedRolesConfig, savedConfigFile, type Checkpoint } from '../checkpoint/load';
+import { pruneCheckpoints, saveCheckpoint } from '../checkpoint/save';
 import type { LoadedConfig } from '../config/load';
 import { writeRunConfig } from '../config/save';
 import { runBackend } from '../config/validate';
@@ -16,10 +21,12 @@ import { saveModel } from '../model/load';
 import type { PluginHost } from '../plugins/host';
 import { ConsoleTracker } from '../tracking/console';
 import { CurvesTracker } from '../tracking/curves';
-import { JsonlTracker } from '../tracking/jsonl';
+import { JsonlTracker, jsonlLine } from '../tracking/jsonl';
 import { TensorboardTracker } from '../tracking/tensorboard';
 import { episodeMarkdown } from '../tracking/transcript';
 import { refuseWandb, type ReachProbe } from '../tracking/wandb';
+import { writeFileAtomic } from '../util/atomic';
+import { displayPath } from '../util/paths';
 import { warmStart } from './warm_start';
 import { Trainer, type StepReport, type TrainerHooks, type TrainSummary } from './trainer';
 
@@ -34,6 +41,8 @@ export interface RunOptions {
   wandbProbe?: ReachProbe;
   /** Where WANDB_API_KEY and WANDB_BASE_URL are read (process.env by default). */
   env?: Record<string, string | undefined>;
+  /** Called after each checkpoint is in place. */
+  onCheckpoint?: (path: string) => void | Promise<void>;
 }
 
 export interface RunResult extends TrainSummary {
@@ -43,16 +52,14 @@ export interface RunResult extends TrainSummary {
   curvesFile: string | null;
   /** The TensorBoard log folder, for `tensorboard --logdir`. */
   tensorboardDir: string | null;
+  /** The checkpoint it continued from, or null for a run from step 0. */
+  resumedFrom: string | null;
 }
 
 /** What the run cannot do, said before it starts rather than discovered after. */
 async function checkAvailable(loaded: LoadedConfig, options: RunOptions): Promise<void> {
   const c = loaded.config;
-  if (c.resume_from_checkpoint !== false) {
-    throw new ConfigError('resume_from_checkpoint: resuming arrives with checkpoints (issue #8); set it to false');
-  }
   if (c.track_with.includes('wandb')) await refuseWandb(resolve(c.logging_dir), options.env, options.wandbProbe);
-  options.warn(`checkpoints every save_steps arrive with issue #8; this run saves its final policy only`);
 }
 
 /** Validation episodes replayed into captioned GIFs; a replay that fails costs its picture, with one warning a run. */
@@ -69,34 +76,84 @@ function episodeAnimator(config: AgenticConfig, host: PluginHost, warn: (line: s
   };
 }
 
+/** A checkpoint is due after the step that makes `done` steps. */
+function checkpointDue(done: number, c: LoadedConfig['config']): boolean {
+  return done === c.max_steps || (c.save_steps > 0 && done % c.save_steps === 0);
+}
+
+/**
+ * Clears the checkpoint folder of what cannot belong to this run: folders a killed writer left
+ * half-written, and checkpoints beyond the step the run starts at, which record another history
+ * (an earlier run, or steps after the checkpoint resumed from).
+ */
+function prepareCheckpointFolder(root: string, startStep: number, warn: (line: string) => void): void {
+  removeAbandonedTemporaries(root);
+  const later = listCheckpoints(root).filter((c) => c.step > startStep);
+  if (later.length === 0) return;
+  for (const { path } of later) removeCheckpoint(path);
+  const names = later.map((c) => `checkpoint-${c.step}`).reverse().join(', ');
+  warn(
+    startStep === 0
+      ? `starting afresh: removed the earlier run's ${names} from ${displayPath(root)} (resume_from_checkpoint=auto continues a run instead)`
+      : `removed ${names} from ${displayPath(root)}: beyond step ${startStep}, where this run continues, so of another history`,
+  );
+}
+
 export async function runTraining(loaded: LoadedConfig, host: PluginHost, options: RunOptions): Promise<RunResult> {
   let c = loaded.config;
   const started = performance.now();
   await checkAvailable(loaded, options);
+  const resumed: Checkpoint | null = checkpointToResume(c, options.warn);
+  const from = resumed?.step ?? 0;
+  if (from > c.max_steps) {
+    throw new ConfigError(`max_steps: ${c.max_steps} is below the step of ${displayPath(resumed!.path)} (${from}); raise it to continue that run`);
+  }
+  // every role loads from the checkpoint: a warm start's base is neither rebuilt nor read
+  const fromCheckpoint = resumed ? resumedRolesConfig(c, resumed) : null;
+  const history: StepReport[] = resumed ? checkpointHistory(resumed) : [];
   options.info(`training ${c.exp_name} (seed ${c.seed}) from ${loaded.files.join(', ')}`);
+  if (resumed) {
+    options.info(`resuming from ${displayPath(resumed.path)}: step ${from} of ${c.max_steps}`);
+    const changes = changedSettings(savedConfigFile(resumed), c);
+    if (changes.length) options.warn(`resuming with settings that differ from the checkpoint's: ${changes.join(', ')}`);
+  } else if (c.resume_from_checkpoint !== false) {
+    options.info(`no complete checkpoint in ${displayPath(resolve(c.checkpoint_config.output_dir))}; starting at step 0`);
+  }
   const recordDir = writeRunConfig(loaded);
   const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter });
   options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}; config recorded in ${recordDir}`);
+  const checkpointRoot = resolve(c.checkpoint_config.output_dir);
+  prepareCheckpointFolder(checkpointRoot, from, options.warn);
 
-  if (c.warm_start.enabled) {
+  if (fromCheckpoint) {
+    c = fromCheckpoint;
+  } else if (c.warm_start.enabled) {
     const base = await warmStart(c, host, { info: options.info });
     options.info(base.built ? `warm start: base saved to ${base.folder}` : `warm start: reusing the base in ${base.folder} (built from the same settings)`);
     c = { ...c, pretrain: base.folder };
   }
 
-  const consoleTracker = new ConsoleTracker(c.max_steps, c.logging_steps, 0, options.write, options.tty);
-  const jsonl = c.track_with.includes('jsonl') ? new JsonlTracker(resolve(c.logging_dir)) : null;
-  const curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name) : null;
-  const tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(c.logging_dir)) : null;
+  // wall time carries on from where the checkpoint's run left it
+  const elapsedBefore = history.at(-1)?.metrics['time/elapsed'] ?? 0;
+  const consoleTracker = new ConsoleTracker(c.max_steps, c.logging_steps, from, options.write, options.tty);
+  let jsonl: JsonlTracker | null = null;
+  if (c.track_with.includes('jsonl')) {
+    // the log holds exactly the checkpoint's steps, whatever the interrupted run wrote after it
+    if (resumed) writeFileAtomic(join(resolve(c.logging_dir), 'metrics.jsonl'), history.map(jsonlLine).join(''));
+    jsonl = new JsonlTracker(resolve(c.logging_dir), { append: resumed !== null });
+  }
+  const curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name, history) : null;
+  // TensorBoard drops the events of steps a restarted run writes again (its purge of orphaned data)
+  const tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(c.logging_dir), { append: resumed !== null }) : null;
   const animate = episodeAnimator(c, host, options.warn);
-  const trainer = await Trainer.create(c, host, {
+  const trainer: Trainer = await Trainer.create(c, host, {
     warn: (line) => {
       consoleTracker.clearBar();
       options.warn(line);
     },
     onStep: async (given: StepReport) => {
-      // wall time since the run began, warm start included: the x axis the learning targets use
-      const report = { step: given.step, metrics: { ...given.metrics, 'time/elapsed': (performance.now() - started) / 1000 } };
+      const elapsed = elapsedBefore + (performance.now() - started) / 1000;
+      const report = { step: given.step, metrics: { ...given.metrics, 'time/elapsed': elapsed } };
       jsonl?.log(report);
       curves?.log(report);
       tensorboard?.log(report);
@@ -108,21 +165,36 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
         }
       }
       if (c.track_with.includes('console')) consoleTracker.log(report);
+      if (report.step >= c.max_steps) return;
+      history.push(report);
+      if (!checkpointDue(report.step + 1, c)) return;
+      const path = await saveCheckpoint(checkpointRoot, { trainer, config: loaded.config, history, resumedFrom: resumed?.path ?? null });
+      pruneCheckpoints(checkpointRoot, c.checkpoint_config.max_ckpt_to_keep);
+      await options.onCheckpoint?.(path);
     },
     poison: options.poison,
   });
   try {
+    if (resumed) restoreTrainer(trainer, resumed);
     for (const [role, source] of Object.entries(trainer.roles.sources)) options.info(`${role}: ${source}`);
     options.info(
       `${c.max_steps} steps of ${c.rollout_batch_size} trajectories (${c.train_env_manager.tags.join(', ')}), adv_estimator ${c.adv_estimator}` +
-        (c.eval_steps > 0 ? `, validating every ${c.eval_steps} steps on ${c.val_batch_size} episodes` : ''),
+        (c.eval_steps > 0 ? `, validating every ${c.eval_steps} steps on ${c.val_batch_size} episodes` : '') +
+        `; checkpoints ${c.save_steps > 1 ? `every ${c.save_steps} steps and ` : c.save_steps === 1 ? 'every step and ' : ''}after the last in ${displayPath(checkpointRoot)}`,
     );
-    const summary = await trainer.run();
+    const summary = await trainer.run(from);
     consoleTracker.clearBar();
     if (tensorboard?.skippedNonFinite) options.warn(`tensorboard: ${tensorboard.skippedNonFinite} NaN or infinite metric values were left out${jsonl ? ' (metrics.jsonl has them)' : ''}`);
     const modelDir = resolve(join(c.output_dir, 'model'));
     await saveModel(modelDir, trainer.roles.actor, trainer.roles.tokenizer, c.actor_train.model_args.dtype);
-    return { ...summary, modelDir, metricsFile: jsonl?.path ?? null, curvesFile: curves?.path ?? null, tensorboardDir: tensorboard?.dir ?? null };
+    return {
+      ...summary,
+      modelDir,
+      metricsFile: jsonl?.path ?? null,
+      curvesFile: curves?.path ?? null,
+      tensorboardDir: tensorboard?.dir ?? null,
+      resumedFrom: resumed?.path ?? null,
+    };
   } finally {
     consoleTracker.clearBar();
     await trainer.close();

@@ -12,10 +12,12 @@
  *   9. critic update     (gae)
  *  10. actor update      once global_step >= critic_warmup, then the reading's rehearsal
  *                        (warm_start.rehearsal_coef: one supervised step on fresh reading rows)
- *  11. metrics           and the step hook (trackers, and checkpoints once they exist)
+ *  11. metrics           and the step hook (trackers, checkpoints)
  *
  * Everything here is deterministic given the config: rollout seeds and sampling streams come from
- * the rollout, mini-batch shuffles from (seed, step, role, epoch).
+ * the rollout, mini-batch shuffles from (seed, step, role, epoch). What carries over from one step
+ * to the next is the weights, the optimizer moments and `LoopState`, which is all a checkpoint
+ * needs to continue a run exactly.
  */
 import { ADVANTAGE_ESTIMATORS, finishAdvantages } from '../algo/advantage';
 import { klController, type KlController } from '../algo/kl';
@@ -46,6 +48,17 @@ export interface StepReport {
 /** How many validation episodes a report carries. */
 const REPORTED_VAL_EPISODES = 3;
 
+/** What the loop itself carries from step to step, besides the roles' weights and moments. */
+export interface LoopState {
+  /** Steps done: the global_step the next step has. */
+  step: number;
+  /** The KL coefficient of the reward, which an adaptive controller moves. */
+  klCoef: number;
+  skippedUpdates: number;
+  /** The next episode id of each training group (env seeds and sampling streams follow from it). */
+  trainEpisodes: number[];
+}
+
 export interface TrainerHooks {
   /** Start-up lines (what was loaded, what is off). */
   info?: (line: string) => void;
@@ -73,8 +86,9 @@ export class Trainer {
   readonly chat: ChatFormat;
   /** The text of one token id, memoised (think_credit reads responses token by token). */
   private readonly pieceOf: (id: number) => string;
-  private readonly kl: KlController;
+  private kl: KlController;
   private skipped = 0;
+  private stepsDone = 0;
 
   private constructor(
     readonly config: AgenticConfig,
@@ -128,6 +142,21 @@ export class Trainer {
       await this.hooks.onStep?.(report);
     }
     return { steps: this.config.max_steps - from, reports, skippedUpdates: this.skipped };
+  }
+
+  loopState(): LoopState {
+    return { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, trainEpisodes: [...this.trainManager.episodeCounters] };
+  }
+
+  /** Continues from a saved state: the next step is `state.step`. */
+  restoreLoopState(state: LoopState): void {
+    const c = this.config;
+    this.trainManager.restoreEpisodeCounters(state.trainEpisodes);
+    // only an adaptive coefficient is state; a fixed one is the config's, overrides included
+    const klCoef = c.target_kl === null ? c.init_kl_coef : state.klCoef;
+    this.kl = klController({ initKlCoef: klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
+    this.skipped = state.skippedUpdates;
+    this.stepsDone = state.step;
   }
 
   async close(): Promise<void> {
@@ -272,6 +301,7 @@ export class Trainer {
       'system/skipped_updates': this.skipped,
       'system/tensors': tf.memory().numTensors,
     });
+    this.stepsDone = step + 1;
     return valEpisodes ? { step, metrics, valEpisodes } : { step, metrics };
   }
 

@@ -173,14 +173,6 @@ describe('commands that validate and then say what is missing', () => {
   for (const name of ['train', 'eval', 'render']) {
     test(`${name} rejects a bad config first`, () => expectOneLineError([name, 'seed=abc'], 'seed: expected integer'));
   }
-
-  test('resume checks its checkpoint path and overrides', async () => {
-    await expectOneLineError(['resume', '/no/such/checkpoint'], '/no/such/checkpoint: no such checkpoint folder');
-    await expectOneLineError(['resume', 'max_steps=[1,'], "unclosed '['");
-    const { code, stderr } = await agentic(['resume', 'max_steps=10']);
-    expect(code).toBe(1);
-    expect(stderr).toContain('resuming from a checkpoint is not implemented yet');
-  });
 });
 
 describe('agentic plugins', () => {

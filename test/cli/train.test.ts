@@ -62,7 +62,6 @@ describe('agentic train', () => {
     const log = lines(stderr);
     expect(log.filter((l) => /^step [12]\/2 +score /.test(l))).toHaveLength(2);
     expect(log.some((l) => /^final +val_/.test(l))).toBe(true);
-    expect(log).toContain('warning: checkpoints every save_steps arrive with issue #8; this run saves its final policy only');
     expect(log.at(-1)).toMatch(/^done: 2 steps; policy saved to .*model; metrics in .*metrics\.jsonl; curves in .*curves\.html$/);
 
     expect(readFileSync(join(out, '.agentic', 'config.yaml'), 'utf8')).toContain('exp_name: bandit_grpo');
@@ -72,18 +71,13 @@ describe('agentic train', () => {
     expect(records[2].metrics['val/score/mean']).toBeNumber();
     expect(existsSync(join(out, 'model', 'config.json'))).toBe(true);
     expect(existsSync(join(out, 'model', 'model.safetensors'))).toBe(true);
+    expect(existsSync(join(out, 'checkpoints', 'checkpoint-2', 'manifest.json'))).toBe(true);
     const curves = readFileSync(join(out, 'logs', 'curves.html'), 'utf8');
     expect(curves).toContain('<svg');
     expect(curves).toContain('validation score');
 
     const evaluated = await agentic(['eval', '--config-name', 'bandit_grpo', `pretrain=${join(out, 'model')}`, 'val_batch_size=2', 'val_env_manager.num_env_groups=2', `--out=${join(out, 'eval.json')}`]);
     expect(evaluated.code).toBe(0);
-  });
-
-  test('resuming waits for checkpoints, and says so in one line', async () => {
-    const { code, stderr } = await agentic(['train', 'resume_from_checkpoint=auto']);
-    expect(code).toBe(2);
-    expect(lines(stderr)).toEqual(['error: resume_from_checkpoint: resuming arrives with checkpoints (issue #8); set it to false']);
   });
 
   test('a config the algorithm cannot use is one line naming the key', async () => {

@@ -1,0 +1,68 @@
+/**
+ * trainer_state.json: everything of a checkpoint that is not a tensor.
+ *
+ * Random streams need no state of their own here: every one of them is a fresh Rng derived from
+ * the run's seed and labels (env seeds from the episode id, sampling from the episode id and turn,
+ * mini-batch shuffles from the step and epoch). So `rng` records the seed and the episode counters
+ * from which the next step's streams follow, and a resumed run draws exactly the numbers the
+ * uninterrupted run would have.
+ */
+import { z } from 'zod';
+import type { AgenticConfig } from '../config/schema';
+import type { LoopState } from '../train/trainer';
+
+/** The learning-rate schedule of one trained role, as the step loop computes it. */
+const Schedule = z.strictObject({
+  type: z.enum(['constant', 'linear', 'cosine']),
+  peak: z.number(),
+  total_steps: z.int().min(1),
+  warmup_steps: z.int().min(0),
+});
+
+const Optimizer = z.strictObject({
+  /** AdamW's step count (its bias correction depends on it). */
+  step: z.int().min(0),
+  /** Variables, each with an `m` and a `v` tensor in optimizer.safetensors. */
+  variables: z.int().min(0),
+});
+
+export const TrainerStateFile = z.strictObject({
+  /** Steps done: the resumed run's first global_step. */
+  global_step: z.int().min(0),
+  max_steps: z.int().min(1),
+  exp_name: z.string(),
+  rng: z.strictObject({
+    seed: z.int().min(0),
+    /** The next episode id of each training group. */
+    train_next_episode: z.array(z.int().min(0)),
+  }),
+  kl_coef: z.number(),
+  skipped_updates: z.int().min(0),
+  lr_schedule: z.strictObject({ actor_train: Schedule, critic: Schedule.nullable() }),
+  optimizers: z.strictObject({ actor_train: Optimizer, critic: Optimizer.nullable() }),
+  /** The model folders saved: actor always; critic, reference and actor_infer when the run has them. */
+  roles: z.array(z.enum(['actor', 'critic', 'reference', 'actor_infer'])),
+  /** The checkpoint this run was resumed from, if any. */
+  resumed_from: z.string().nullable(),
+});
+
+export type TrainerStateFile = z.output<typeof TrainerStateFile>;
+export type SavedRole = TrainerStateFile['roles'][number];
+export type ScheduleRecord = z.output<typeof Schedule>;
+
+export const TRAINER_STATE_FILE = 'trainer_state.json';
+
+/** The schedule `learningRateAt` follows for a role under `config`. */
+export function scheduleOf(config: AgenticConfig, role: 'actor_train' | 'critic'): ScheduleRecord {
+  const args = config[role].training_args;
+  return {
+    type: args.lr_scheduler_type,
+    peak: args.learning_rate,
+    total_steps: config.max_steps,
+    warmup_steps: args.warmup_steps || Math.round(args.warmup_ratio * config.max_steps),
+  };
+}
+
+export function loopStateOf(file: TrainerStateFile): LoopState {
+  return { step: file.global_step, klCoef: file.kl_coef, skippedUpdates: file.skipped_updates, trainEpisodes: [...file.rng.train_next_episode] };
+}
