@@ -6,6 +6,7 @@
 import { deflateSync } from 'node:zlib';
 import { AgenticError } from '../errors';
 import type { RgbFrame } from '../plugins/types';
+import { concatBytes } from '../util/bytes';
 import { crc32 } from '../util/crc';
 
 const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
@@ -58,11 +59,5 @@ export function encodePng(frame: RgbFrame): Uint8Array {
   view.setUint32(4, height);
   header.set([8, COLOUR_TYPE_RGB, 0, 0, 0], 8); // bit depth, colour type, compression, filter method, no interlace
   const parts = [SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', new Uint8Array(0))];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatBytes(parts);
 }

@@ -4,7 +4,7 @@
  * metrics per tag, and the episodes themselves, animation and transcript.
  */
 import { chartSvg, DEFAULT_CHARTS, withTagMeans } from '../tracking/curves';
-import type { TagSummary } from '../rollout/report';
+import { SUMMARY_COLUMNS, summaryRows, type TagSummary } from '../rollout/report';
 import type { EndReason } from '../rollout/types';
 import type { StepReport } from '../train/trainer';
 
@@ -33,7 +33,6 @@ export interface ReportInput {
 }
 
 const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const pct = (value: number | null) => (value === null ? '-' : `${(value * 100).toFixed(1)}%`);
 const num = (value: number, digits = 3) => (!Number.isFinite(value) ? '-' : Number.isInteger(value) ? String(value) : value.toFixed(digits));
 
 const STYLE = `
@@ -66,25 +65,9 @@ function curvesSection(curves: ReportInput['curves']): string {
 }
 
 function metricsTable(summary: Record<string, TagSummary>): string {
-  const head = ['tag', 'episodes', 'success', 'score mean', 'min', 'max', 'valid actions', 'actions', 'response tokens', 'timed out', 'env failures'];
-  const rows = Object.entries(summary).map(([tag, s]) =>
-    [
-      escape(tag),
-      String(s.episodes),
-      pct(s.success),
-      num(s.score.mean),
-      num(s.score.min),
-      num(s.score.max),
-      pct(s.action_is_valid),
-      num(s.num_actions, 2),
-      num(s.response_length, 1),
-      pct(s.timed_out),
-      pct(s.env_failure),
-    ]
-      .map((cell) => `<td>${cell}</td>`)
-      .join(''),
-  );
-  return `<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r}</tr>`).join('\n')}</tbody></table>`;
+  const cells = (row: readonly string[], tag: 'td' | 'th') => row.map((cell) => `<${tag}>${escape(cell)}</${tag}>`).join('');
+  const rows = summaryRows(summary).map((row) => `<tr>${cells(row, 'td')}</tr>`);
+  return `<table><thead><tr>${cells(SUMMARY_COLUMNS, 'th')}</tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
 }
 
 function episodeCard(episode: ReportEpisode): string {

@@ -51,13 +51,15 @@ export function summarizeByTag(batch: { readonly episodes: readonly SummarizedEp
   return summary;
 }
 
-const COLUMNS = ['tag', 'episodes', 'success', 'score mean', 'min', 'max', 'valid actions', 'actions', 'response tokens'];
+/** The columns of a summary table; the plain-text one shows all but the last two. */
+export const SUMMARY_COLUMNS = ['tag', 'episodes', 'success', 'score mean', 'min', 'max', 'valid actions', 'actions', 'response tokens', 'timed out', 'env failures'];
+const TEXT_COLUMNS = SUMMARY_COLUMNS.length - 2;
 
-/** A plain-text table: one row per tag. */
-export function formatSummaryTable(summary: Record<string, TagSummary>): string {
+/** The cells of a summary table, one row per tag, as text (the HTML report escapes them). */
+export function summaryRows(summary: Record<string, TagSummary>): string[][] {
   const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
   const num = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(3));
-  const rows = Object.entries(summary).map(([tag, s]) => [
+  return Object.entries(summary).map(([tag, s]) => [
     tag,
     String(s.episodes),
     pct(s.success),
@@ -67,8 +69,16 @@ export function formatSummaryTable(summary: Record<string, TagSummary>): string 
     pct(s.action_is_valid),
     s.num_actions.toFixed(2),
     Number.isFinite(s.response_length) ? s.response_length.toFixed(1) : '-',
+    pct(s.timed_out),
+    pct(s.env_failure),
   ]);
-  const widths = COLUMNS.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
+}
+
+/** A plain-text table: one row per tag. */
+export function formatSummaryTable(summary: Record<string, TagSummary>): string {
+  const columns = SUMMARY_COLUMNS.slice(0, TEXT_COLUMNS);
+  const rows = summaryRows(summary).map((row) => row.slice(0, TEXT_COLUMNS));
+  const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  return [line(COLUMNS), ...rows.map(line)].join('\n');
+  return [line(columns), ...rows.map(line)].join('\n');
 }

@@ -4,6 +4,7 @@
  * length-delimited fields (strings, bytes, nested messages). Unknown fields are skipped on
  * reading, as protobuf requires, so files from other writers decode too.
  */
+import { concatBytes } from '../util/bytes';
 
 export const WIRE_VARINT = 0;
 export const WIRE_FIXED64 = 1;
@@ -26,15 +27,6 @@ function varintBytes(value: number | bigint): number[] {
 
 const key = (field: number, wire: number) => varintBytes((field << 3) | wire);
 
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
 
 /** One encoded field each; a message is the concatenation of its fields. */
 export const encodeField = {

@@ -15,7 +15,8 @@ import { hostname as machineName } from 'node:os';
 import { join } from 'node:path';
 import { AgenticError, firstLine } from '../errors';
 import { crc32c } from '../util/crc';
-import { concatBytes, decodeFields, encodeField, readDouble, readFloat, readString, WIRE_BYTES, WIRE_FIXED32, type DecodedField } from './protobuf';
+import { concatBytes } from '../util/bytes';
+import { decodeFields, encodeField, readDouble, readFloat, readString, WIRE_BYTES, WIRE_FIXED32, type DecodedField } from './protobuf';
 
 export const FILE_VERSION = 'brain.Event:2';
 const MASK_DELTA = 0xa282ead8;

@@ -51,7 +51,7 @@ describe('report.html', () => {
 
   test('the metrics table has a row per tag; unknown values show as "-"', () => {
     const html = page();
-    expect(html).toContain('<td>FrozenLake</td><td>2</td><td>50.0%</td><td>0.500</td><td>0</td><td>1</td><td>100.0%</td><td>3</td><td>-</td><td>0.0%</td><td>0.0%</td>');
+    expect(html).toContain('<td>FrozenLake</td><td>2</td><td>50.0%</td><td>0.500</td><td>0</td><td>1</td><td>100.0%</td><td>3.00</td><td>-</td><td>0.0%</td><td>0.0%</td>');
   });
 
   test('an env without pictures shows its transcript open instead', () => {

@@ -6,7 +6,8 @@
 import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { concatBytes, decodeFields, encodeField } from '../../src/tracking/protobuf';
+import { concatBytes } from '../../src/util/bytes';
+import { decodeFields, encodeField } from '../../src/tracking/protobuf';
 import { decodeEvent, encodeEvent, EventFileWriter, FILE_VERSION, frameRecord, maskedCrc32c, readEventFile } from '../../src/tracking/tfevents';
 import { crc32c } from '../../src/util/crc';
 import { scratch } from '../helpers';
