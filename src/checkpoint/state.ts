@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { AgenticConfig } from '../config/schema';
-import type { LoopState } from '../train/trainer';
+import { learningRateSchedule, type LoopState } from '../train/trainer';
 
 /** The learning-rate schedule of one trained role, as the step loop computes it. */
 const Schedule = z.strictObject({
@@ -54,13 +54,8 @@ export const TRAINER_STATE_FILE = 'trainer_state.json';
 
 /** The schedule `learningRateAt` follows for a role under `config`. */
 export function scheduleOf(config: AgenticConfig, role: 'actor_train' | 'critic'): ScheduleRecord {
-  const args = config[role].training_args;
-  return {
-    type: args.lr_scheduler_type,
-    peak: args.learning_rate,
-    total_steps: config.max_steps,
-    warmup_steps: args.warmup_steps || Math.round(args.warmup_ratio * config.max_steps),
-  };
+  const { type, peak, totalSteps, warmupSteps } = learningRateSchedule(config, role);
+  return { type, peak, total_steps: totalSteps, warmup_steps: warmupSteps ?? 0 };
 }
 
 export function loopStateOf(file: TrainerStateFile): LoopState {

@@ -28,23 +28,20 @@ function varintBytes(value: number | bigint): number[] {
 const key = (field: number, wire: number) => varintBytes((field << 3) | wire);
 
 
+/** A fixed-width field: its key, then `size` little-endian bytes that `write` puts at `at`. */
+function fixedField(field: number, wire: number, size: number, write: (view: DataView, at: number) => void): Uint8Array {
+  const head = key(field, wire);
+  const out = new Uint8Array(head.length + size);
+  out.set(head);
+  write(new DataView(out.buffer), head.length);
+  return out;
+}
+
 /** One encoded field each; a message is the concatenation of its fields. */
 export const encodeField = {
   varint: (field: number, value: number | bigint) => Uint8Array.from([...key(field, WIRE_VARINT), ...varintBytes(value)]),
-  double(field: number, value: number): Uint8Array {
-    const head = key(field, WIRE_FIXED64);
-    const out = new Uint8Array(head.length + 8);
-    out.set(head);
-    new DataView(out.buffer).setFloat64(head.length, value, true);
-    return out;
-  },
-  float(field: number, value: number): Uint8Array {
-    const head = key(field, WIRE_FIXED32);
-    const out = new Uint8Array(head.length + 4);
-    out.set(head);
-    new DataView(out.buffer).setFloat32(head.length, value, true);
-    return out;
-  },
+  double: (field: number, value: number) => fixedField(field, WIRE_FIXED64, 8, (view, at) => view.setFloat64(at, value, true)),
+  float: (field: number, value: number) => fixedField(field, WIRE_FIXED32, 4, (view, at) => view.setFloat32(at, value, true)),
   bytes(field: number, value: Uint8Array): Uint8Array {
     return concatBytes([Uint8Array.from([...key(field, WIRE_BYTES), ...varintBytes(value.length)]), value]);
   },

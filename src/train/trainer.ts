@@ -26,7 +26,7 @@ import { summaryStats } from '../algo/stats';
 import { dropThinkCredit } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
-import { learningRateAt } from '../model/optim';
+import { learningRateAt, type ScheduleOptions } from '../model/optim';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
 import { EnvManager, generatingArgs, makePolicy } from '../rollout/env_manager';
@@ -74,6 +74,17 @@ export interface TrainSummary {
   reports: StepReport[];
   /** Optimizer steps skipped because their loss or gradients were not finite. */
   skippedUpdates: number;
+}
+
+/** The learning-rate schedule of a trained role (checkpoints record it too). */
+export function learningRateSchedule(config: AgenticConfig, role: 'actor_train' | 'critic'): ScheduleOptions {
+  const args = config[role].training_args;
+  return {
+    type: args.lr_scheduler_type,
+    peak: args.learning_rate,
+    totalSteps: config.max_steps,
+    warmupSteps: args.warmup_steps || Math.round(args.warmup_ratio * config.max_steps),
+  };
 }
 
 /** The sampling temperature the rollout used, which training log-probs must divide by too. */
@@ -237,15 +248,7 @@ export class Trainer {
     const rows: UpdateRows = { ids, masks, oldLogProbs, refLogProbs, advantages: credit.advantages, returns: credit.returns, values };
 
     // 9-10. updates
-    const lrStep = (role: 'actor_train' | 'critic') => {
-      const args = c[role].training_args;
-      return learningRateAt(step, {
-        type: args.lr_scheduler_type,
-        peak: args.learning_rate,
-        totalSteps: c.max_steps,
-        warmupSteps: args.warmup_steps || Math.round(args.warmup_ratio * c.max_steps),
-      });
-    };
+    const lrStep = (role: 'actor_train' | 'critic') => learningRateAt(step, learningRateSchedule(c, role));
     const schedule = (role: 'actor_train' | 'critic'): UpdateSchedule => {
       const args = c[role].training_args;
       const poison = this.hooks.poison;
