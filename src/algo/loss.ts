@@ -108,14 +108,25 @@ export function policyLoss(
   });
 }
 
-/** The KL loss term against the reference (use_kl_loss), aggregated like the policy loss. */
-export function klLoss(logProbs: tf.Tensor, refLogProbs: tf.Tensor, mask: tf.Tensor, type: KlPenalty, aggMode: LossAggMode, norms: LossNorms): tf.Scalar {
-  return tf.tidy(() => aggLoss(klPenaltyTensor(logProbs, refLogProbs, type), mask, aggMode, norms));
+/**
+ * The KL loss term against the reference (use_kl_loss), aggregated like the policy loss. `scope`
+ * (a sub-mask of `mask`) keeps only its tokens' terms; the aggregate still divides by `mask`'s.
+ */
+export function klLoss(
+  logProbs: tf.Tensor,
+  refLogProbs: tf.Tensor,
+  mask: tf.Tensor,
+  type: KlPenalty,
+  aggMode: LossAggMode,
+  norms: LossNorms,
+  scope: tf.Tensor = mask,
+): tf.Scalar {
+  return tf.tidy(() => aggLoss(tf.mul(klPenaltyTensor(logProbs, refLogProbs, type), scope), mask, aggMode, norms));
 }
 
-/** The entropy bonus's aggregate (subtracted from the loss times entropy_loss_coef). */
-export function entropyLoss(entropy: tf.Tensor, mask: tf.Tensor, aggMode: LossAggMode, norms: LossNorms): tf.Scalar {
-  return aggLoss(entropy, mask, aggMode, norms);
+/** The entropy bonus's aggregate (subtracted from the loss times entropy_loss_coef); `scope` as in klLoss. */
+export function entropyLoss(entropy: tf.Tensor, mask: tf.Tensor, aggMode: LossAggMode, norms: LossNorms, scope: tf.Tensor = mask): tf.Scalar {
+  return tf.tidy(() => aggLoss(tf.mul(entropy, scope), mask, aggMode, norms));
 }
 
 export interface ValueLoss {

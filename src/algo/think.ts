@@ -1,10 +1,12 @@
 /**
- * Where a row's thinking is: the response tokens that fall inside `<think>…</think>`. With
- * `think_credit: false` the trainer gives them no advantage, so the policy gradient shapes only
- * the decision that follows, and the KL loss alone keeps the thinking near the reference's (a
- * warm-started reading of the board, say, that RL would otherwise drift into a second decision).
+ * Where a row's thinking and its answer are: the response tokens inside `<think>…</think>` and
+ * inside `<answer>…</answer>`. With `think_credit: false` the trainer gives the thinking no
+ * advantage, so the policy gradient shapes only the decision that follows, and the KL loss alone
+ * keeps the thinking near the reference's (a warm-started reading of the board, say, that RL would
+ * otherwise drift into a second decision). `kl_loss_tokens: think` and `entropy_loss_tokens:
+ * answer` narrow those terms to one span.
  */
-const SPAN = /<think>([\s\S]*?)(?:<\/think>|$)/g;
+const SPANS = { think: /<think>([\s\S]*?)(?:<\/think>|$)/g, answer: /<answer>([\s\S]*?)(?:<\/answer>|$)/g } as const;
 
 /**
  * 1 for each token of `ids` that is part of a response (`mask`) and shows at least one character of
@@ -12,6 +14,15 @@ const SPAN = /<think>([\s\S]*?)(?:<\/think>|$)/g;
  * span runs to the end of its turn.
  */
 export function thinkTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string): Uint8Array {
+  return spanTokenMask(ids, mask, pieceOf, 'think');
+}
+
+/** As thinkTokenMask, for the content of `<answer>…</answer>`: the decision itself, without its tags. */
+export function answerTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string): Uint8Array {
+  return spanTokenMask(ids, mask, pieceOf, 'answer');
+}
+
+function spanTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string, tag: keyof typeof SPANS): Uint8Array {
   const inside = new Uint8Array(ids.length);
   let t = 0;
   while (t < ids.length) {
@@ -27,8 +38,8 @@ export function thinkTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: 
       text += pieceOf(ids[k]!);
       ends.push(text.length);
     }
-    for (const match of text.matchAll(SPAN)) {
-      const from = match.index + '<think>'.length;
+    for (const match of text.matchAll(SPANS[tag])) {
+      const from = match.index + `<${tag}>`.length;
       const to = from + match[1]!.length;
       if (to === from) continue;
       let begin = 0;
@@ -41,15 +52,10 @@ export function thinkTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: 
   return inside;
 }
 
-/** Zeroes, in place, the advantages of each row's think tokens (see thinkTokenMask); returns how many. */
-export function dropThinkCredit(
-  advantages: readonly Float32Array[],
-  rows: ReadonlyArray<{ ids: Int32Array; mask: Uint8Array }>,
-  pieceOf: (id: number) => string,
-): number {
+/** Zeroes, in place, the advantages of each row's think tokens (thinkTokenMask's rows); returns how many. */
+export function dropThinkCredit(advantages: readonly Float32Array[], thinkMasks: readonly Uint8Array[]): number {
   let dropped = 0;
-  rows.forEach(({ ids, mask }, i) => {
-    const inside = thinkTokenMask(ids, mask, pieceOf);
+  thinkMasks.forEach((inside, i) => {
     const row = advantages[i]!;
     inside.forEach((flag, t) => {
       if (!flag) return;

@@ -378,11 +378,21 @@ export const ConfigShape = z.strictObject({
   use_kl_loss: z.boolean().default(false).describe('Add a KL term to the actor loss.'),
   kl_loss_coef: z.number().min(0).default(0).describe('Weight of the KL loss term.'),
   kl_loss_type: z.enum(KL_PENALTIES).default('k3').describe('KL estimator of the KL loss (use_kl_loss).'),
+  kl_loss_tokens: z
+    .enum(['all', 'think'])
+    .default('all')
+    .describe(
+      'Which response tokens the KL loss covers: all, or only those inside <think>…</think> (the rest contribute zero): the reference then holds the thinking while the decision after it is free to leave the reference.',
+    ),
   whiten_advantages: z.boolean().default(false).describe('Whiten advantages over all response tokens of the batch.'),
   whiten_rewards: z.boolean().default(false).describe('Whiten token rewards before advantages.'),
   advantage_clip: z.number().positive().nullable().default(null).describe('Clip advantages to ±this; null disables it.'),
   reward_clip: z.number().positive().nullable().default(null).describe('Clip rewards to ±this; null disables it.'),
   entropy_loss_coef: z.number().min(0).default(0).describe('Weight of the entropy bonus.'),
+  entropy_loss_tokens: z
+    .enum(['all', 'answer'])
+    .default('all')
+    .describe('Which response tokens the entropy bonus covers: all, or only the content of <answer>…</answer> (the rest contribute zero): exploration of the decision without loosening the thinking or the format.'),
   loss_agg_mode: z
     .enum(LOSS_AGG_MODES)
     .default('seq-mean-token-mean')

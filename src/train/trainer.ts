@@ -23,7 +23,7 @@ import { ADVANTAGE_ESTIMATORS, finishAdvantages } from '../algo/advantage';
 import { klController, type KlController } from '../algo/kl';
 import { responseRewards, tokenRewards } from '../algo/rewards';
 import { summaryStats } from '../algo/stats';
-import { dropThinkCredit } from '../algo/think';
+import { answerTokenMask, dropThinkCredit, thinkTokenMask } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
 import { learningRateAt, type ScheduleOptions } from '../model/optim';
@@ -243,9 +243,22 @@ export class Trainer {
     const values = roles.critic ? await timed('values', () => tokenValues(roles.critic!, ids)) : null;
 
     // 7-8. rewards and advantages
-    const credit = await timed('adv', () => this.credit(samples, masks, oldLogProbs, refLogProbs, values, baselines));
+    // where each row thinks, read once for the settings that need it
+    const needsThink = !c.think_credit || c.kl_loss_tokens === 'think';
+    const thinkMasks = needsThink ? samples.map((s, i) => thinkTokenMask(s.inputIds, masks[i]!, this.pieceOf)) : null;
+    const credit = await timed('adv', () => this.credit(samples, masks, oldLogProbs, refLogProbs, values, baselines, thinkMasks));
     Object.assign(metrics, credit.metrics);
-    const rows: UpdateRows = { ids, masks, oldLogProbs, refLogProbs, advantages: credit.advantages, returns: credit.returns, values };
+    const rows: UpdateRows = {
+      ids,
+      masks,
+      oldLogProbs,
+      refLogProbs,
+      advantages: credit.advantages,
+      returns: credit.returns,
+      values,
+      klScope: c.kl_loss_tokens === 'think' ? thinkMasks : null,
+      entropyScope: c.entropy_loss_tokens === 'answer' ? samples.map((s, i) => answerTokenMask(s.inputIds, masks[i]!, this.pieceOf)) : null,
+    };
 
     // 9-10. updates
     const lrStep = (role: 'actor_train' | 'critic') => learningRateAt(step, learningRateSchedule(c, role));
@@ -343,6 +356,7 @@ export class Trainer {
     refLogProbs: readonly Float32Array[] | null,
     values: readonly Float32Array[] | null,
     baselines: readonly number[] | null,
+    thinkMasks: readonly Uint8Array[] | null,
   ) {
     const c = this.config;
     const response = responseRewards(samples, {
@@ -367,7 +381,7 @@ export class Trainer {
       { gamma: c.gamma, lambd: c.lambd },
     );
     const finished = finishAdvantages(estimated.advantages, masks, { whitenAdvantages: c.whiten_advantages, advantageClip: c.advantage_clip });
-    const thinkTokens = c.think_credit ? null : dropThinkCredit(finished.advantages, samples.map((s, i) => ({ ids: s.inputIds, mask: masks[i]! })), this.pieceOf);
+    const thinkTokens = c.think_credit ? null : dropThinkCredit(finished.advantages, thinkMasks!);
     const metrics: Record<string, number> = {
       ...response.metrics,
       ...maskedStats('critic/advantages', finished.advantages, masks),

@@ -22,6 +22,10 @@ export interface UpdateRows {
   advantages: readonly Float32Array[];
   returns: readonly Float32Array[];
   values: readonly Float32Array[] | null;
+  /** Where the KL loss applies (kl_loss_tokens); null: every response token. */
+  klScope?: readonly Uint8Array[] | null;
+  /** Where the entropy bonus applies (entropy_loss_tokens); null: every response token. */
+  entropyScope?: readonly Uint8Array[] | null;
 }
 
 export interface UpdateSchedule {
@@ -158,10 +162,15 @@ export async function updateActor(
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: o.temperature });
     const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms);
     let loss: tf.Scalar = pg.loss;
-    const kl = ref && o.klLoss ? klLoss(logProbs, ref, mask, o.klLoss.type, o.policy.aggMode, norms) : null;
+    // A scope zeroes the terms of the tokens outside it; the aggregate still divides by the
+    // whole response, so a scoped term is the full term with those tokens' parts removed.
+    const scoped = (scope: readonly Uint8Array[] | null | undefined) => (scope ? tf.mul(mask, shiftedValues(batch, scope)) : mask);
+    const kl = ref && o.klLoss ? klLoss(logProbs, ref, mask, o.klLoss.type, o.policy.aggMode, norms, scoped(rows.klScope)) : null;
     if (kl && o.klLoss) loss = tf.add(loss, tf.mul(kl, o.klLoss.coef)) as tf.Scalar;
+    // actor/entropy stays the whole response's, whatever the bonus covers
     const ent = entropyLoss(entropy, mask, o.policy.aggMode, norms);
-    if (o.entropyCoef > 0) loss = tf.sub(loss, tf.mul(ent, o.entropyCoef)) as tf.Scalar;
+    const bonus = rows.entropyScope ? entropyLoss(entropy, mask, o.policy.aggMode, norms, scoped(rows.entropyScope)) : ent;
+    if (o.entropyCoef > 0) loss = tf.sub(loss, tf.mul(bonus, o.entropyCoef)) as tf.Scalar;
     // the parts, for metrics, travel in the stats vector after the policy statistics
     const stats = tf.concat([pg.stats, tf.stack([pg.loss, kl ?? tf.scalar(0), ent])]) as tf.Tensor1D;
     return { loss, stats };

@@ -194,7 +194,15 @@ describe('klLoss and entropyLoss', () => {
     expect(read(klLoss(logp, ref, mask, 'mse', 'token-mean', norms))).toBeCloseTo(2.625 / 3, 5);
     // rows: (0.5 - 1) / 2 = -0.25 and 2; / 2
     expect(read(klLoss(logp, ref, mask, 'kl', 'seq-mean-token-mean', norms))).toBeCloseTo(0.875, 5);
-    tf.dispose([logp, ref, mask]);
+    // a scope drops its outsiders' terms but still divides by the whole response:
+    // only row 0's first token is in scope: 0.125 / 3, and rows (0.5 / 2, 0) / 2
+    const scope = t2([
+      [1, 0],
+      [0, 0],
+    ]);
+    expect(read(klLoss(logp, ref, mask, 'mse', 'token-mean', norms, scope))).toBeCloseTo(0.125 / 3, 5);
+    expect(read(klLoss(logp, ref, mask, 'kl', 'seq-mean-token-mean', norms, scope))).toBeCloseTo(0.125, 5);
+    tf.dispose([logp, ref, mask, scope]);
   });
 
   test('entropyLoss aggregates the entropy', () => {
@@ -209,7 +217,13 @@ describe('klLoss and entropyLoss', () => {
     const norms = { tokens: 3, sequences: 2, sumNormScale: 2 };
     expect(read(entropyLoss(entropy, mask, 'token-mean', norms))).toBeCloseTo(9 / 3, 5);
     expect(read(entropyLoss(entropy, mask, 'seq-mean-token-mean', norms))).toBeCloseTo((2 + 5) / 2, 5);
-    tf.dispose([entropy, mask]);
+    const scope = t2([
+      [0, 1],
+      [1, 0],
+    ]);
+    expect(read(entropyLoss(entropy, mask, 'token-mean', norms, scope))).toBeCloseTo(8 / 3, 5);
+    expect(read(entropyLoss(entropy, mask, 'seq-mean-token-mean', norms, scope))).toBeCloseTo((3 / 2 + 5) / 2, 5);
+    tf.dispose([entropy, mask, scope]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { dropThinkCredit, thinkTokenMask } from '../../src/algo/think';
+import { answerTokenMask, dropThinkCredit, thinkTokenMask } from '../../src/algo/think';
 
 // a toy vocabulary whose pieces split the tags the way a BPE tokenizer does
 const PIECES = ['Q', '<think', '>goal', ' 2', ' below', '</', 'think', '><', 'answer', '>Down', '>', '<think>', 'x'];
@@ -35,7 +35,17 @@ test('dropThinkCredit zeroes the advantages of think tokens only, row by row', (
     { ids: ids('Q', '>Down'), mask: mask(0, 1) },
   ];
   const advantages = [Float32Array.from([0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]), Float32Array.from([0, -1])];
-  dropThinkCredit(advantages, rows, pieceOf);
+  const thinkMasks = rows.map((r) => thinkTokenMask(r.ids, r.mask, pieceOf));
+  expect(dropThinkCredit(advantages, thinkMasks)).toBe(1);
   expect([...advantages[0]!]).toEqual([0, 0.5, 0, 0.5, 0.5, 0.5, 0.5, 0.5]);
   expect([...advantages[1]!]).toEqual([0, -1]);
+});
+
+test('answerTokenMask marks the content of the answer tags only', () => {
+  const row = ids('Q', '<think', '>goal', '</', 'think', '><', 'answer', '>Down', '</', 'answer', '>');
+  expect([...answerTokenMask(row, mask(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]);
+  // the word "answer" in the thinking is not a tag; an unclosed answer runs to the end of its turn
+  const unclosed = ids('<think>', 'answer', '</', 'think', '><', 'answer', '>Down');
+  expect([...answerTokenMask(unclosed, mask(1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 0, 0, 0, 0, 0, 1]);
+  expect([...thinkTokenMask(unclosed, mask(1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 1, 0, 0, 0, 0, 0]);
 });
