@@ -192,13 +192,13 @@ export default command(
       const source = await configSource(args, overrides, host);
       const target = await resolvePlayTarget(ref, overrides, source.load, host);
       const { config, tag } = target;
-      const path = args.out ?? join('output', 'play', `${tag}-seed${config.seed}.json`);
-      checkOutputPath(path);
-      // before a model loads: nobody could answer or press Enter
+      // before anything is loaded or made: nobody could answer or press Enter
       if (interactive && !process.stdin.isTTY) {
         const instead = policyName === 'human' ? 'give the responses with --script FILE (or --script - to read them from stdin)' : 'add --auto to let the policy play without waiting for Enter';
         throw new UsageError(`stdin is not a terminal, so nobody can answer here; ${instead}`);
       }
+      const path = args.out ?? join('output', 'play', `${tag}-seed${config.seed}.json`);
+      checkOutputPath(path);
 
       const player = await loadPlayer(config, policyName === 'model' || modelNamed);
       const { ChatFormat } = await import('../rollout/chat');
