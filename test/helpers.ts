@@ -13,12 +13,13 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs `agentic ...args` (from source, or the binary at `bin`) and collects its output. */
-export async function agentic(args: readonly string[], options: { cwd?: string; env?: Record<string, string>; bin?: string } = {}): Promise<RunResult> {
+/** Runs `agentic ...args` (from source, or the binary at `bin`) and collects its output; `stdin` is piped in when given. */
+export async function agentic(args: readonly string[], options: { cwd?: string; env?: Record<string, string>; bin?: string; stdin?: string } = {}): Promise<RunResult> {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   if (!options.env?.AGENTIC_DEBUG) delete env.AGENTIC_DEBUG;
   const command = options.bin ? [options.bin, ...args] : [process.execPath, MAIN, ...args];
-  const child = Bun.spawn(command, { cwd: options.cwd ?? ROOT, env, stdout: 'pipe', stderr: 'pipe' });
+  const stdin = options.stdin === undefined ? 'ignore' : new Blob([options.stdin]);
+  const child = Bun.spawn(command, { cwd: options.cwd ?? ROOT, env, stdin, stdout: 'pipe', stderr: 'pipe' });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   return { code, stdout, stderr };
 }

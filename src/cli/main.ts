@@ -15,6 +15,7 @@ import configCommand from './config';
 import doctorCommand from './doctor';
 import evalCommand from './eval';
 import { log, out } from './log';
+import playCommand from './play';
 import pluginsCommand from './plugins';
 import renderCommand from './render';
 import resumeCommand from './resume';
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, Command> = {
   sft: sftCommand as Command,
   eval: evalCommand as Command,
   render: renderCommand as Command,
+  play: playCommand as Command,
   resume: resumeCommand as Command,
   config: configCommand as Command,
   plugins: pluginsCommand as Command,

@@ -4,7 +4,6 @@
  * per episode for every env, episodes.json, and a self-contained report.html with the run's
  * learning curves and the rendered episodes' metrics.
  */
-import type { Episode } from '../rollout/types';
 import type { SavedEpisode } from '../render/episodes_file';
 import { UsageError } from '../errors';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
@@ -19,19 +18,6 @@ function positiveCount(text: string): number {
   const value = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`--episodes: expected a whole number of at least 1, got '${text}'`);
   return value;
-}
-
-function savedOf(episode: Episode): SavedEpisode {
-  return {
-    tag: episode.tag,
-    seed: episode.seed,
-    instruction: episode.instruction,
-    turns: episode.turns.map((t) => ({ observation: t.observation, responseText: t.responseText, action: t.action, reward: t.reward })),
-    finalObservation: episode.finalObservation,
-    endReason: episode.endReason,
-    score: episode.score,
-    responseTokens: episode.responseTokens,
-  };
 }
 
 export default command(
@@ -86,8 +72,9 @@ export default command(
         if (count % groupSize !== 0) throw new UsageError(`--episodes: ${count} is not whole groups of val_env_manager.group_size (${groupSize})`);
         if (config.val_env_manager.tags.length === 0) throw new UsageError('val_env_manager.tags: no validation environments to play; name at least one entry of custom_envs');
         const { evaluate } = await import('../rollout/evaluate');
+        const { savedEpisodeOf } = await import('../render/episodes_file');
         const result = await evaluate(config, host, (line) => log.info(line), count);
-        episodes = result.batch.episodes.map(savedOf);
+        episodes = result.batch.episodes.map(savedEpisodeOf);
         const who = result.json.policy === 'random' ? 'random actions' : `the model ${result.json.model} on ${result.json.backend}`;
         source = `${episodes.length} validation episode${episodes.length === 1 ? '' : 's'} played by ${who} (seed ${config.seed}).`;
       }

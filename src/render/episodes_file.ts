@@ -17,7 +17,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { firstLine, UsageError } from '../errors';
-import type { EndReason } from '../rollout/types';
+import type { EndReason, Episode } from '../rollout/types';
 
 export const EPISODES_FILE = 'episodes.json';
 
@@ -72,4 +72,18 @@ export function readEpisodesFile(path: string): SavedEpisode[] {
 /** The JSON text of saved episodes, one episode object per array entry. */
 export function episodesFileText(episodes: readonly SavedEpisode[]): string {
   return `${JSON.stringify(episodes, null, 1)}\n`;
+}
+
+/** A rollout's episode as saved: the fields above, without the token ids. */
+export function savedEpisodeOf(episode: Episode): SavedEpisode {
+  return {
+    tag: episode.tag,
+    seed: episode.seed,
+    instruction: episode.instruction,
+    turns: episode.turns.map((t) => ({ observation: t.observation, responseText: t.responseText, action: t.action, reward: t.reward })),
+    finalObservation: episode.finalObservation,
+    endReason: episode.endReason,
+    score: episode.score,
+    responseTokens: episode.responseTokens,
+  };
 }

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
 import { aggregateMetric } from '../plugins/env_contract';
-import type { GuardedEnv } from '../plugins/guarded_env';
+import type { GuardedEnv, GuardedStep } from '../plugins/guarded_env';
 import type { MetricAgg, MetricValue } from '../plugins/types';
 import type { ChatFormat } from './chat';
 import type { Policy } from './policy';
@@ -40,16 +40,42 @@ export interface EpisodeLimits {
   runSeed: number;
 }
 
+/** A turn as the policy is about to see it. */
+export interface TurnStart {
+  /** 0-based. */
+  step: number;
+  instruction: string;
+  observation: string;
+  /** This turn's new ids (traj: appended to the chat so far; step: the whole prompt). */
+  promptIds: readonly number[];
+  /** Everything the policy's response continues: exactly the ids it is given. */
+  contextIds: readonly number[];
+  /** Ids the response may still take before sequence_length; 0 or less ends the episode (context_full). */
+  room: number;
+}
+
+/**
+ * Watches an episode turn by turn, for `agentic play`; rollouts pass none. Its calls are awaited
+ * outside the race against the episode's time budget, but the budget's clock runs on meanwhile,
+ * so play lifts the budget (episode_timeout_s: Infinity) while a person is in the loop.
+ */
+export interface EpisodeObserver {
+  /** The prompt is built; the policy is asked next, unless the prompt leaves no room. */
+  beforeTurn?(turn: TurnStart): void | Promise<void>;
+  /** The env has taken the response: the turn as recorded, and the env's whole step result (its info too). */
+  afterTurn?(turn: Turn, step: GuardedStep): void | Promise<void>;
+}
+
 const EXPIRED = Symbol('expired');
 
-/** The episode's time budget as a promise that settles when it runs out. */
+/** The episode's time budget as a promise that settles when it runs out (never, for Infinity). */
 class Deadline {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly expired: Promise<typeof EXPIRED>;
 
   constructor(ms: number) {
     this.expired = new Promise((resolve) => {
-      this.timer = setTimeout(() => resolve(EXPIRED), ms);
+      if (Number.isFinite(ms)) this.timer = setTimeout(() => resolve(EXPIRED), ms);
     });
   }
 
@@ -81,7 +107,15 @@ function historyText(turns: readonly Turn[], firstStep: number): string {
     .join('\n');
 }
 
-export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task: EpisodeTask, limits: EpisodeLimits, policy: Policy, chat: ChatFormat): Promise<Episode> {
+export async function playEpisode(
+  env: GuardedEnv,
+  custom: CustomEnvConfig,
+  task: EpisodeTask,
+  limits: EpisodeLimits,
+  policy: Policy,
+  chat: ChatFormat,
+  observer: EpisodeObserver = {},
+): Promise<Episode> {
   const kind = custom.env_manager_cls;
   const system = custom.agent_system_template ?? DEFAULT_SYSTEM_TEMPLATE;
   const template = custom.agent_template ?? defaultTemplate(kind);
@@ -132,6 +166,7 @@ export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task
         }
         const contextIds = kind === 'traj' ? [...context, ...promptIds] : promptIds;
         const room = limits.sequenceLength - contextIds.length;
+        await observer.beforeTurn?.({ step, instruction, observation, promptIds, contextIds, room });
         if (room <= 0) {
           endReason = 'context_full';
           break;
@@ -166,7 +201,7 @@ export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task
           failure = `step() did not finish within the episode budget of ${custom.episode_timeout_s} s`;
           break;
         }
-        turns.push({
+        const turn: Turn = {
           observation,
           promptIds,
           responseIds: reply.tokens,
@@ -178,7 +213,9 @@ export async function playEpisode(env: GuardedEnv, custom: CustomEnvConfig, task
           metrics: result.info.metrics,
           metricsAgg: result.info.metricsAgg ?? {},
           stateHash: stateHash(observation),
-        });
+        };
+        turns.push(turn);
+        await observer.afterTurn?.(turn, result);
         context.push(...promptIds, ...reply.tokens);
         observation = result.observation;
         if (result.failure) {

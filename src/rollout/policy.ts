@@ -25,8 +25,9 @@ export interface TurnQuery {
   session: string;
 }
 
+/** `random`: the env's random action; `given`: a response typed or scripted by a person (agentic play). */
 export type TurnReply =
-  | { tokens: number[]; logProbs: number[]; finishReason: FinishReason | 'random'; failure: null }
+  | { tokens: number[]; logProbs: number[]; finishReason: FinishReason | 'random' | 'given'; failure: null }
   | { failure: EnvFailure };
 
 export interface Policy {

@@ -140,4 +140,13 @@ describe('the compiled binary in an empty folder', () => {
       expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
     }
   });
+
+  test('play: a scripted FrozenLake episode to the goal, saved under the working folder', async () => {
+    const cwd = scratch();
+    const moves = ['Left', 'Left', 'Down', 'Down', 'Down', 'Right', 'Right', 'Right'].map((m) => `<answer>${m}</answer>`).join('\n');
+    const { code, stdout } = await agentic(['play', 'FrozenLake', 'seed=20', '--script', '-'], { bin, cwd, env: { PATH: '/usr/bin:/bin', HOME: home }, stdin: `${moves}\n` });
+    expect(code).toBe(0);
+    expect(stdout).toContain('score: 1 (success)');
+    expect(readdirSync(join(cwd, 'output', 'play'))).toEqual(['FrozenLake-seed20.json']);
+  });
 });

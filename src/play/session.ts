@@ -1,0 +1,124 @@
+/**
+ * One episode of `agentic play`: the rollout's own episode loop (playEpisode) on one guarded env
+ * of the tag, with an observer that prints each turn as it happens. The prompt shown is decoded
+ * from the very ids the policy is given, and the saved turns are the ones the rollout records.
+ *
+ * The episode is the validation one a rollout would play for this seed: val_env_manager's
+ * generating_args, the env reset with `seed` itself (so `seed=3` always means the same map), and
+ * the episode's time budget lifted while a person is in the loop.
+ */
+import type { AgenticConfig } from '../config/schema';
+import { thinkTokenMask } from '../algo/think';
+import { GuardedEnv, type GuardedStep } from '../plugins/guarded_env';
+import type { PluginHost } from '../plugins/host';
+import type { ChatFormat } from '../rollout/chat';
+import { generatingArgs } from '../rollout/env_manager';
+import { playEpisode, type EpisodeObserver, type EpisodeTask, type TurnStart } from '../rollout/episode';
+import type { Policy } from '../rollout/policy';
+import type { Episode, Turn } from '../rollout/types';
+import { InputEnded } from './policies';
+import { playRecord, type PlayedTurn, type SavedPlay } from './record';
+import { episodeEndText, section, stepText, tokenTable, turnStartText } from './view';
+
+export interface PlaySetup {
+  config: AgenticConfig;
+  host: PluginHost;
+  tag: string;
+  chat: ChatFormat;
+  policy: Policy;
+  /** Who answers, for the record: "you", "script FILE", "random", "model SOURCE". */
+  policyLabel: string;
+  /** Where the log-probs come from; null: none (no model loaded). */
+  logProbs: 'sampled' | 'scored' | null;
+  /** A person is in the loop: the episode's time budget (episode_timeout_s) would count their reading time. */
+  untimed: boolean;
+  print: (text: string) => void;
+  /** Called after each turn is shown (tests watch tf's tensor count through it). */
+  afterTurn?: (turn: number) => void;
+}
+
+export interface PlayOutcome {
+  record: SavedPlay;
+  /** The rollout's episode; null when the responses ran out first. */
+  episode: Episode | null;
+  /** The turn (1-based) at which the responses ran out, else null. */
+  stoppedAt: number | null;
+}
+
+function logProbSource(setup: PlaySetup): string {
+  if (setup.logProbs === 'sampled') return 'as the model sampled them (temperature 1 when greedy)';
+  if (setup.logProbs === 'scored') return 'of the loaded model for this response';
+  return 'n/a (no model loaded: name one with pretrain=... or --checkpoint to score responses)';
+}
+
+export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
+  const { config, tag, chat, print } = setup;
+  const configured = config.custom_envs[tag]!;
+  const custom = setup.untimed ? { ...configured, episode_timeout_s: Number.POSITIVE_INFINITY } : configured;
+  const plugin = await setup.host.resolveEnv(custom.env_type);
+  const budgetMs = configured.episode_timeout_s * 1000;
+  const env = new GuardedEnv(plugin, custom.env_config, setup.host.envContext(), { label: `env ${tag}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
+  const gen = generatingArgs(config, 'val');
+  const task: EpisodeTask = { mode: 'val', tag, envId: 0, groupId: 0, episodeId: 0, seed: config.seed };
+  const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: config.sequence_length, runSeed: config.seed };
+
+  const decode = (ids: readonly number[]) => chat.tokenizer.decode(ids, { skipSpecialTokens: false });
+  const pieces = new Map<number, string>();
+  const piece = (id: number) => pieces.get(id) ?? pieces.set(id, decode([id])).get(id)!;
+  const played: PlayedTurn[] = [];
+  let current: TurnStart | null = null;
+  let instruction = '';
+
+  const observer: EpisodeObserver = {
+    beforeTurn(start: TurnStart) {
+      current = start;
+      if (start.step === 0) {
+        instruction = start.instruction;
+        const where = decode(start.contextIds).includes(start.instruction.trim()) ? 'it is part of the prompt' : "this config's prompt leaves it out";
+        print([section(`instruction (the env's; ${where})`), start.instruction].join('\n'));
+      }
+      print(turnStartText(start, { kind: custom.env_manager_cls, maxSteps: custom.max_steps, maxTokensPerStep: custom.max_tokens_per_step, decode, sequenceLength: config.sequence_length }));
+      if (start.room > 0) {
+        const budget = Math.min(custom.max_tokens_per_step, gen.max_new_tokens, start.room);
+        print(`the response may take ${budget} tokens (a response given here is cut there, as a model's would be)`);
+      }
+    },
+    afterTurn(turn: Turn, step: GuardedStep) {
+      const toolCalls = Array.isArray(step.info.tool_calls) ? (step.info.tool_calls as unknown[]) : null;
+      played.push({ turn, toolCalls });
+      const think = config.think_credit ? null : thinkTokenMask(Int32Array.from(turn.responseIds), new Uint8Array(turn.responseIds.length).fill(1), piece);
+      print(stepText(turn, step));
+      print(tokenTable({ ids: turn.responseIds, logProbs: setup.logProbs ? turn.logProbs : null, logProbSource: logProbSource(setup), think, piece }));
+      setup.afterTurn?.(played.length);
+    },
+  };
+
+  let episode: Episode | null = null;
+  let stoppedAt: number | null = null;
+  try {
+    episode = await playEpisode(env, custom, task, limits, setup.policy, chat, observer);
+  } catch (error) {
+    if (!(error instanceof InputEnded)) throw error;
+    stoppedAt = played.length + 1;
+  } finally {
+    await setup.policy.close();
+    await env.close();
+  }
+
+  if (episode) print(episodeEndText(episode));
+  const start = current as TurnStart | null;
+  const record = playRecord({
+    tag,
+    seed: config.seed,
+    instruction: episode?.instruction ?? instruction,
+    turns: played,
+    finalObservation: episode?.finalObservation ?? start?.observation ?? '',
+    endReason: episode?.endReason ?? null,
+    failure: episode?.failure ?? null,
+    metrics: episode?.metrics ?? null,
+    policy: setup.policyLabel,
+    logProbs: setup.logProbs,
+    stopped: stoppedAt === null ? null : `the responses ran out at turn ${stoppedAt}`,
+  });
+  return { record, episode, stoppedAt };
+}
