@@ -9,7 +9,8 @@
  *     is a shortest-path move (breadth-first search around the holes);
  *   - playing: as many whole validation episodes (the default config's held-out seeds, greedy):
  *     success, failures by kind (into a hole, and how many of those on wrong notes; out of turns),
- *     and how often the notes are exact over every turn played.
+ *     and how often the notes are exact over every turn played. PROBE_SHOW=N prints the first N
+ *     failed episodes turn by turn: the board, the true notes and the response.
  * docs/learning.md quotes both for the warm-started bases and the trained policies.
  */
 import { startBackend } from '../src/engine/backend';
@@ -122,20 +123,27 @@ const replayer = new frozenLake.env(frozenLake.config.parse(config.custom_envs.F
 let turns = 0;
 let exactTurns = 0;
 const failures = { hole: 0, holeWithWrongNotes: 0, outOfTurns: 0 };
+// PROBE_SHOW=N prints the first N failed episodes turn by turn (board, notes said and true, response)
+let show = Number(process.env.PROBE_SHOW ?? 0);
 for (const episode of batch.episodes) {
-  await replayer.reset(episode.seed);
+  const reset = await replayer.reset(episode.seed);
+  const lines: string[] = [];
+  let board = reset.observation;
   for (const turn of episode.turns) {
     const truth = replayer.stateNotes!();
     const said = /<think>(.*?)<\/think>/.exec(turn.responseText)?.[1];
     turns++;
     if (said === truth) exactTurns++;
+    lines.push(`${board}\n  true: ${truth}\n  said: ${turn.responseText}`);
     const result = await replayer.step(turn.responseText);
+    board = result.observation;
     if (result.terminated && result.reward <= 0) {
       failures.hole++;
       if (said !== truth) failures.holeWithWrongNotes++;
     }
   }
   if (episode.score < 1 && episode.endReason !== 'terminated') failures.outOfTurns++;
+  if (episode.score < 1 && show-- > 0) console.log(`--- seed ${episode.seed}, ${episode.endReason}\n${lines.join('\n')}\n${board}`);
 }
 const won = batch.episodes.filter((e) => e.score >= 1).length;
 console.log(`  playing   ${batch.episodes.length} held-out episodes: success ${share(won)}; into a hole ${failures.hole} (${failures.holeWithWrongNotes} of them on wrong notes), out of turns ${failures.outOfTurns}; notes exact at ${exactTurns}/${turns} turns (${((100 * exactTurns) / turns).toFixed(0)}%)`);

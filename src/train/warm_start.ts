@@ -72,17 +72,32 @@ function presetShape(pretrain: string | null): object | null {
   }
 }
 
-/** The folder of a base built from these settings, or null. */
-export function existingBase(config: AgenticConfig): string | null {
+/**
+ * The folder of a base built from these settings, or null. With `data` (rowsDigest of the rows
+ * these settings generate now), the base must also have been trained on exactly those rows: an
+ * env whose prompts or notes changed between versions makes other rows under the same settings.
+ */
+export function existingBase(config: AgenticConfig, data?: string): string | null {
   const folder = resolve(config.warm_start.output_dir);
   const marker = join(folder, FINGERPRINT_FILE);
   if (!existsSync(marker)) return null;
   try {
-    const recorded = JSON.parse(readFileSync(marker, 'utf8')) as { fingerprint?: unknown };
-    return recorded.fingerprint === warmStartFingerprint(config) ? folder : null;
+    const recorded = JSON.parse(readFileSync(marker, 'utf8')) as { fingerprint?: unknown; data?: unknown };
+    if (recorded.fingerprint !== warmStartFingerprint(config)) return null;
+    return data === undefined || recorded.data === data ? folder : null;
   } catch {
     return null;
   }
+}
+
+/** A digest of training rows (token ids and masks), to tell whether a base was trained on them. */
+export function rowsDigest(rows: { ids: readonly Int32Array[]; masks: readonly Uint8Array[] }): string {
+  const hash = createHash('sha256');
+  rows.ids.forEach((ids, i) => {
+    hash.update(new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength));
+    hash.update(rows.masks[i]!);
+  });
+  return hash.digest('hex').slice(0, 16);
 }
 
 /**
@@ -246,10 +261,8 @@ async function generateRows(config: AgenticConfig, host: PluginHost, chat: ChatF
 /** Builds the base (or finds one built from the same settings) and returns its folder. */
 export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: WarmStartHooks, options: { force?: boolean } = {}): Promise<WarmStartResult> {
   const folder = resolve(config.warm_start.output_dir);
-  if (!options.force) {
-    const found = existingBase(config);
-    if (found) return { folder: found, built: false, rows: 0, losses: [] };
-  }
+  // settings first (no work); then the rows themselves, which take a second or two to make
+  const sameSettings = !options.force && existingBase(config) !== null;
   const ws = config.warm_start;
   const loaded = await loadModel(config.pretrain, { seed: config.seed, trainable: true });
   const optimizer = new AdamW(loaded.model.variables, { beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0 });
@@ -258,6 +271,10 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: 
     const started = performance.now();
     const rows = await generateRows(config, host, chat);
     if (rows.ids.length === 0) throw new AgenticError('warm_start: the random-action episodes gave no training rows');
+    const data = rowsDigest(rows);
+    const found = sameSettings ? existingBase(config, data) : null;
+    if (found) return { folder: found, built: false, rows: 0, losses: [] };
+    if (sameSettings) hooks.info(`warm start: the base in ${folder} was trained on other rows than these settings make now (the envs changed); building it again`);
     hooks.info(`warm start: ${rows.ids.length - rows.questions} action rows${ws.think ? ' (notes in <think>, then a random action)' : ''} from ${ws.episodes} random-action episodes and ${rows.questions} state-question rows (${((performance.now() - started) / 1000).toFixed(1)} s); training ${loaded.source}`);
     const losses: number[] = [];
     for (let epoch = 0; epoch < ws.epochs; epoch++) {
@@ -275,7 +292,7 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: 
       hooks.info(`warm start: epoch ${epoch + 1}/${ws.epochs} loss ${result.metrics['sft/loss']!.toFixed(4)} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
     }
     await saveModel(folder, loaded.model, loaded.tokenizer);
-    writeFileAtomic(join(folder, FINGERPRINT_FILE), `${JSON.stringify({ fingerprint: warmStartFingerprint(config), rows: rows.ids.length, losses }, null, 2)}\n`);
+    writeFileAtomic(join(folder, FINGERPRINT_FILE), `${JSON.stringify({ fingerprint: warmStartFingerprint(config), data, rows: rows.ids.length, losses }, null, 2)}\n`);
     return { folder, built: true, rows: rows.ids.length, losses };
   } finally {
     optimizer.dispose();

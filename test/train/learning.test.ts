@@ -87,6 +87,10 @@ describe('warm start then RL on the bandit', async () => {
     const again = await warmStart(config, host, { info: () => {} });
     expect(again).toEqual({ folder: baseDir, built: false, rows: 0, losses: [] });
     expect(existingBase({ ...config, seed: 4 })).toBeNull();
+    // the same settings, but rows other than the base's (an env that changed its notes, say): not the same base
+    const recorded = JSON.parse(readFileSync(join(baseDir, FINGERPRINT_FILE), 'utf8'));
+    expect(existingBase(config, recorded.data)).toBe(baseDir);
+    expect(existingBase(config, 'another digest')).toBeNull();
   });
 
   test('six GRPO steps from the base raise the validation score well above it', async () => {
