@@ -1,7 +1,8 @@
 /**
  * A learning run with its target: `bun scripts/learn.ts <config-name> [overrides...]`
  * (`bun run learn:frozen_lake` trains configs/agentic.yaml; `learn:sokoban` and `learn:sokoban_grpo`
- * train configs/sokoban_compact.yaml with GiGPO and with GRPO).
+ * train configs/sokoban_compact.yaml with GiGPO and with GRPO; `learn:calculator` trains
+ * configs/calculator.yaml).
  *
  * Trains the shipped config end to end (warm start included) exactly as `agentic train` does,
  * then prints the validation curve against wall time and whether the issue-#7 target was met
@@ -23,6 +24,8 @@ import { writeFileAtomic } from '../src/util/atomic';
 const TARGETS: Record<string, { success: number; seconds: number }> = {
   agentic: { success: 0.8, seconds: 1800 },
   sokoban_compact: { success: 0.5, seconds: 3600 },
+  // held-out arithmetic/val accuracy, from a warm start of at most 200 worked examples
+  calculator: { success: 0.9, seconds: 1800 },
 };
 
 function readReports(outputDir: string): StepReport[] {
@@ -61,9 +64,18 @@ async function learn(name: string, overrides: string[]): Promise<void> {
   const c = loaded.config;
   const vals = readReports(resolve(c.output_dir)).filter((r) => r.metrics['val/success'] !== undefined || r.metrics['val/score/mean'] !== undefined);
   const value = (r: StepReport) => r.metrics['val/success'] ?? r.metrics['val/score/mean']!;
+  // tool-use envs report used_tool: the share of held-out episodes that called a tool
+  const toolShare = (r: StepReport) => {
+    const shares = Object.entries(r.metrics).filter(([key]) => key.startsWith('val/env/') && key.endsWith('/used_tool'));
+    return shares.length ? shares.reduce((sum, [, v]) => sum + v, 0) / shares.length : undefined;
+  };
+  const tools = vals.some((r) => toolShare(r) !== undefined);
   console.log(`\nvalidation curve of ${c.exp_name} (seed ${c.seed}; ${c.val_batch_size} held-out episodes each):`);
-  console.log('  step  wall(s)  val_success');
-  for (const r of vals) console.log(`  ${String(r.step).padStart(4)}  ${String(Math.round(r.metrics['time/elapsed'] ?? 0)).padStart(7)}  ${value(r).toFixed(3)}`);
+  console.log(`  step  wall(s)  val_success${tools ? '  used_tool' : ''}`);
+  for (const r of vals) {
+    const share = tools ? `  ${(toolShare(r) ?? 0).toFixed(3).padStart(9)}` : '';
+    console.log(`  ${String(r.step).padStart(4)}  ${String(Math.round(r.metrics['time/elapsed'] ?? 0)).padStart(7)}  ${value(r).toFixed(3).padStart(11)}${share}`);
+  }
   const target = TARGETS[name];
   const base = vals[0] ? value(vals[0]) : null;
   const final = vals.at(-1) ? value(vals.at(-1)!) : null;
@@ -78,6 +90,7 @@ async function learn(name: string, overrides: string[]): Promise<void> {
     base,
     final,
     best,
+    ...(tools ? { used_tool: { base: toolShare(vals[0]!) ?? null, final: toolShare(vals.at(-1)!) ?? null } } : {}),
     target: target ?? null,
     reached: reached ? { step: reached.step, seconds: reached.metrics['time/elapsed'], success: value(reached) } : null,
     curves: result.curvesFile,

@@ -12,6 +12,8 @@ import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS } from '../algo/reward_n
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
 const probability = () => z.number().min(0).max(1);
+/** The most worked examples a warm start may use (issue #7: RL must do the rest of the learning). */
+export const MAX_WORKED_EXAMPLES = 200;
 /** Words that look like a setting of resume_from_checkpoint rather than a folder's name. */
 const RESUME_WORDS = /^(auto|latest|last|newest|true|false|yes|no|none|null)$/i;
 
@@ -253,9 +255,26 @@ export const WarmStart = z.strictObject({
     .min(1)
     .default('./output/bases/${exp_name}')
     .describe('Folder of the warm-started base model; reused when it was built from the same settings, rebuilt otherwise.'),
-  episodes: positiveInt()
+  episodes: nonNegativeInt()
     .default(512)
-    .describe("Episodes of train_env_manager's environments played with each env's random valid actions (sampleRandomAction): the format is taught, never a solution."),
+    .describe("Episodes of train_env_manager's environments played with each env's random valid actions (sampleRandomAction): the format is taught, never a solution. 0 plays none (a warm start of worked examples only)."),
+  worked_examples: nonNegativeInt()
+    .max(MAX_WORKED_EXAMPLES)
+    .default(0)
+    .describe(
+      `Episodes of train_env_manager's environments played with each env's worked solution (Env.solutionAction: tool_use calls the calculator with the row's expression, then answers with its output), kept when they score as solved. They teach a solution, so there are at most ${MAX_WORKED_EXAMPLES} (issue #7's rule); RL learns the rest. 0 plays none.`,
+    ),
+  worked_repeats: positiveInt()
+    .default(1)
+    .describe(
+      'Times the rows of each worked example appear in every epoch: weighs the few solutions against the many random-action rows. The examples stay the same ones; there are no more of them.',
+    ),
+  random_actions: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Learn the random actions of those episodes (the answer format). false keeps only what the episodes show of the states: their state questions (and think notes, which come with their action); for envs whose worked examples teach the format.',
+    ),
   state_questions: nonNegativeInt()
     .default(0)
     .describe("Questions about the current state (Env.stateQuestions: where things are, what lies next to the player) asked per state of the random episodes, with the env's answers; 0 asks none. They teach reading the board, never which move to make."),

@@ -10,8 +10,8 @@
  * settles (or settles late), but not a synchronous infinite loop: JavaScript cannot pre-empt a
  * running function in its own thread, and such a plugin blocks the process. Running envs in
  * workers would lift that, at the price of copying every observation across threads; the env
- * checker (`agentic plugins check`) is where authors find such bugs first. render() and
- * sampleRandomAction() are synchronous by contract, so they have no timeout at all.
+ * checker (`agentic plugins check`) is where authors find such bugs first. render(),
+ * sampleRandomAction() and solutionAction() are synchronous by contract, so they have no timeout.
  *
  * Misuse by the caller (step() before reset() or after the episode ended) is a bug in agentic,
  * not in the plugin, and throws an EnvStateError.
@@ -20,7 +20,7 @@ import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
 import type { Env, EnvContext, EnvPlugin, MetricAgg, RenderMode, ResetResult, RgbFrame, StepInfo, StepResult } from './types';
 
-export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'close';
+export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'solutionAction' | 'close';
 
 export interface EnvFailure {
   /** The env method whose call failed. */
@@ -193,6 +193,20 @@ export class GuardedEnv {
     const env = this.instance!;
     const called = await this.call('sampleRandomAction', () => env.sampleRandomAction(), null, (value) =>
       typeof value === 'string' ? null : `returned ${describeValue(value)}, expected a string`,
+    );
+    return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
+  }
+
+  /**
+   * The env's worked solution for the current state (Env.solutionAction, for the warm start's
+   * worked examples). An env without one, or null for this state, fails like a malformed result:
+   * the episode ends there.
+   */
+  async solutionAction(): Promise<GuardedSample> {
+    this.expectPhase('solutionAction', ['running']);
+    const env = this.instance!;
+    const called = await this.call('solutionAction', () => (typeof env.solutionAction === 'function' ? env.solutionAction() : undefined), null, (value) =>
+      typeof value === 'string' ? null : value === null ? 'null (no worked solution for this state)' : value === undefined ? 'nothing (the env has no solutionAction())' : `${describeValue(value)}, expected a string`,
     );
     return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
   }

@@ -83,6 +83,13 @@ export interface Env {
    * before each answer. A reading of the state, never advice on the move.
    */
   stateNotes?(): string;
+  /**
+   * Optional: a correct response for the current state, from what the env knows of the solution
+   * (a dataset row's worked solution), or null where it has none. The warm start
+   * (warm_start.worked_examples) plays whole episodes with it to make worked examples; nothing
+   * else calls it, so RL never sees it.
+   */
+  solutionAction?(): string | null;
 }
 
 export interface StateQuestion {

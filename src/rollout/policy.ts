@@ -1,7 +1,8 @@
 /**
  * Who answers the environments during a rollout. `ModelPolicy` samples from a model through the
  * continuous-batching scheduler; `RandomPolicy` needs no model and answers with each env's
- * sampleRandomAction(), so envs and pipelines can be tried without one (ROLL's random proxy).
+ * sampleRandomAction(), so envs and pipelines can be tried without one (ROLL's random proxy);
+ * `SolutionPolicy` answers with each env's worked solution (the warm start's worked examples).
  * Both return token ids, so the rest of the rollout is the same code either way.
  */
 import type { Rng } from '../engine/rng';
@@ -27,7 +28,7 @@ export interface TurnQuery {
 
 /** `random`: the env's random action; `given`: a response typed or scripted by a person (agentic play). */
 export type TurnReply =
-  | { tokens: number[]; logProbs: number[]; finishReason: FinishReason | 'random' | 'given'; failure: null }
+  | { tokens: number[]; logProbs: number[]; finishReason: FinishReason | 'random' | 'given' | 'solution'; failure: null }
   | { failure: EnvFailure };
 
 export interface Policy {
@@ -86,6 +87,33 @@ export class ModelPolicy implements Policy {
   close(): Promise<void> {
     return this.scheduler.close();
   }
+}
+
+/**
+ * Answers with each env's worked solution (Env.solutionAction): the warm start's worked examples
+ * (warm_start.worked_examples) are episodes played with it, through the rollout's own prompts.
+ */
+export class SolutionPolicy implements Policy {
+  readonly name = 'solution';
+  private generated = 0;
+
+  constructor(private readonly chat: ChatFormat) {}
+
+  async respond(query: TurnQuery): Promise<TurnReply> {
+    const solution = await query.env.solutionAction();
+    if (solution.failure) return { failure: solution.failure };
+    const tokens = this.chat.tokenizer.encode(solution.response, { addSpecialTokens: false }).slice(0, query.maxNewTokens);
+    this.generated += tokens.length;
+    return { tokens, logProbs: tokens.map(() => 0), finishReason: 'solution', failure: null };
+  }
+
+  cancel(): void {}
+
+  stats(): Pick<SchedulerStats, 'generatedTokens'> {
+    return { generatedTokens: this.generated };
+  }
+
+  async close(): Promise<void> {}
 }
 
 export class RandomPolicy implements Policy {

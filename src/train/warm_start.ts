@@ -7,6 +7,9 @@
  * is right it has never been shown, so what it knows of the task afterwards is RL's doing.
  * Envs that can (Env.stateQuestions) also add questions about the board (where the goal is, what
  * lies left of the player) with their answers: reading the state is taught, choosing is not.
+ * Envs that know solutions (Env.solutionAction: tool_use with a dataset that gives an expression
+ * per question) can add a few worked examples (warm_start.worked_examples, at most 200): whole
+ * episodes played with the solution, the only rows that show what a good action is.
  *
  * The result is a Hugging Face folder (warm_start.output_dir) with a fingerprint of the settings
  * that built it: a later run with the same settings reuses it, other settings rebuild it.
@@ -23,7 +26,7 @@ import { AdamW } from '../model/optim';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
 import { EnvManager } from '../rollout/env_manager';
-import { RandomPolicy } from '../rollout/policy';
+import { RandomPolicy, SolutionPolicy } from '../rollout/policy';
 import { episodeSamples } from '../rollout/samples';
 import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../rollout/templates';
 import type { Sample } from '../rollout/types';
@@ -236,12 +239,59 @@ export async function rehearsalRows(config: AgenticConfig, host: PluginHost, cha
   return { ids, masks };
 }
 
+/** Worked examples played, and those solved (the rows come from these only). */
+export interface WorkedCount {
+  played: number;
+  solved: number;
+}
+
+/**
+ * Worked examples (warm_start.worked_examples): episodes of train_env_manager's environments
+ * played with each env's worked solution (Env.solutionAction) by the rollout itself, so their
+ * prompts are exactly the ones RL will show, step-wise or trajectory-wise. Each episode is a fresh
+ * seed of the warm start's own stream, one env per group (no two episodes share a seed), the
+ * tags taking turns. Only episodes that end solved (the env's `success`) become rows.
+ */
+export async function workedRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; count: WorkedCount }> {
+  const wanted = config.warm_start.worked_examples;
+  if (wanted === 0) return { ids: [], masks: [], count: { played: 0, solved: 0 } };
+  const manager = config.train_env_manager;
+  for (const tag of manager.tags) {
+    const type = config.custom_envs[tag]!.env_type;
+    const plugin = await host.resolveEnv(type);
+    if (typeof plugin.env.prototype?.solutionAction !== 'function') {
+      throw new ConfigError(`warm_start.worked_examples: env ${type} (custom_envs.${tag}) has no solutionAction(), so it has no worked examples to give`);
+    }
+  }
+  const seeded: AgenticConfig = {
+    ...config,
+    seed: hashSeed(config.seed, 'warm_start', 'worked'),
+    train_env_manager: { ...manager, group_size: 1, num_env_groups: manager.tags.length, num_groups_partition: null },
+  };
+  const envs = await EnvManager.build('train', seeded, host);
+  try {
+    const batch = await envs.collect(wanted, new SolutionPolicy(chat), chat);
+    const solved = batch.episodes.filter((episode) => episode.endReason === 'terminated' && episode.metrics.success === 1);
+    const rows = supervisedRows(solved.flatMap(episodeSamples), chat);
+    return { ...rows, count: { played: batch.episodes.length, solved: solved.length } };
+  } finally {
+    await envs.close();
+  }
+}
+
 async function generateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat) {
+  const worked = await workedRows(config, host, chat);
+  if (worked.count.played > 0 && worked.count.solved === 0) {
+    throw new AgenticError(`warm_start.worked_examples: none of the ${worked.count.played} episodes played with the envs' worked solutions ended solved (does the dataset give solutions, e.g. an expression per row?)`);
+  }
   const state = await stateRows(config, host, chat, { stream: ['warm_start', 'states'], episodes: config.warm_start.episodes, readingOnly: false });
+  const repeat = <T>(rows: T[]) => Array.from({ length: config.warm_start.worked_repeats }, () => rows).flat();
+  const shared = { ids: [...repeat(worked.ids), ...state.ids], masks: [...repeat(worked.masks), ...state.masks], questions: state.questions, worked: worked.count };
   // with think, the action rows are the state rows' own (each answer after its notes)
-  if (config.warm_start.think) return state;
-  // its own seed stream: the warm start never plays the episodes RL or validation will
-  const seeded: AgenticConfig = { ...config, seed: hashSeed(config.seed, 'warm_start') };
+  if (config.warm_start.think || config.warm_start.episodes === 0 || !config.warm_start.random_actions) return shared;
+  // its own seed stream: the warm start never plays the episodes RL or validation will; one env
+  // per group, so no two episodes share a seed (an env's random actions follow its seed)
+  const seeded: AgenticConfig = { ...config, seed: hashSeed(config.seed, 'warm_start'), train_env_manager: { ...config.train_env_manager, group_size: 1 } };
   const manager = await EnvManager.build('train', seeded, host);
   const perBatch = manager.slots.length;
   const policy = new RandomPolicy(chat);
@@ -249,13 +299,18 @@ async function generateRows(config: AgenticConfig, host: PluginHost, chat: ChatF
   try {
     for (let played = 0; played < config.warm_start.episodes; played += perBatch) {
       const batch = await manager.collect(perBatch, policy, chat);
-      for (const episode of batch.episodes.slice(0, config.warm_start.episodes - played)) samples.push(...episodeSamples(episode));
+      for (const episode of batch.episodes.slice(0, config.warm_start.episodes - played)) {
+        // with worked examples capped, a random episode that happens to solve its task is left out:
+        // the base sees no solutions but the worked examples
+        if (config.warm_start.worked_examples > 0 && episode.metrics.success === 1) continue;
+        samples.push(...episodeSamples(episode));
+      }
     }
   } finally {
     await manager.close();
   }
   const actions = supervisedRows(samples, chat);
-  return { ids: [...actions.ids, ...state.ids], masks: [...actions.masks, ...state.masks], questions: state.questions };
+  return { ...shared, ids: [...actions.ids, ...shared.ids], masks: [...actions.masks, ...shared.masks] };
 }
 
 /** Builds the base (or finds one built from the same settings) and returns its folder. */
@@ -270,12 +325,16 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: 
     const chat = new ChatFormat(loaded.tokenizer);
     const started = performance.now();
     const rows = await generateRows(config, host, chat);
-    if (rows.ids.length === 0) throw new AgenticError('warm_start: the random-action episodes gave no training rows');
+    if (rows.ids.length === 0) throw new AgenticError('warm_start: the episodes gave no training rows (warm_start.episodes and warm_start.worked_examples are both 0?)');
     const data = rowsDigest(rows);
     const found = sameSettings ? existingBase(config, data) : null;
     if (found) return { folder: found, built: false, rows: 0, losses: [] };
     if (sameSettings) hooks.info(`warm start: the base in ${folder} was trained on other rows than these settings make now (the envs changed); building it again`);
-    hooks.info(`warm start: ${rows.ids.length - rows.questions} action rows${ws.think ? ' (notes in <think>, then a random action)' : ''} from ${ws.episodes} random-action episodes and ${rows.questions} state-question rows (${((performance.now() - started) / 1000).toFixed(1)} s); training ${loaded.source}`);
+    const { played, solved } = rows.worked;
+    const worked = played > 0 ? `${solved} worked examples (${played - solved} of the ${played} played were not solved and are left out), ` : '';
+    hooks.info(
+      `warm start: ${worked}${rows.ids.length - rows.questions} action rows${ws.think ? ' (notes in <think>, then a random action)' : ''} from ${worked ? 'them and ' : ''}${ws.episodes} random-action episodes and ${rows.questions} state-question rows (${((performance.now() - started) / 1000).toFixed(1)} s); training ${loaded.source}`,
+    );
     const losses: number[] = [];
     for (let epoch = 0; epoch < ws.epochs; epoch++) {
       const result = await updateSupervised(loaded.model, optimizer, rows, {

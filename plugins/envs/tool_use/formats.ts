@@ -7,6 +7,9 @@
  *   text parameter>`, one call per reply; results come back as `Observation:`; `Answer:` finishes.
  * - code: one fenced ```python block per reply, run with the code tool; other tools may still be
  *   called with `<tool_call>` blocks.
+ * - compact: one call per reply written as the tool's name and its input in parentheses,
+ *   `calculator(6*4+4*11)`; the result comes back as it is, with nothing around it. For small
+ *   policies on a CPU, where every generated token counts (configs/calculator.yaml).
  *
  * A reply with no tool call is the final answer: the text of its `<answer>` tags (or `Answer:` line
  * in react), else the whole reply. Chat special tokens and `<think>` blocks are not part of a reply.
@@ -15,7 +18,7 @@ import { CHAT_SPECIAL_TOKENS } from 'agentic';
 import type { CallOutcome, CallRequest } from './calls';
 import type { ToolSpec } from './tools';
 
-export const AGENT_FORMATS = ['json', 'react', 'code'] as const;
+export const AGENT_FORMATS = ['json', 'react', 'code', 'compact'] as const;
 export type AgentFormatName = (typeof AGENT_FORMATS)[number];
 
 export type ParsedResponse = { kind: 'calls'; calls: CallRequest[] } | { kind: 'answer'; answer: string };
@@ -51,6 +54,8 @@ export function agentFormat(name: AgentFormatName, options: FormatOptions): Agen
       return jsonFormat(options);
     case 'react':
       return reactFormat(options);
+    case 'compact':
+      return compactFormat(options);
     case 'code':
       if (!options.codeTool) throw new Error('the code format needs a code tool');
       return codeFormat(options, options.codeTool);
@@ -152,6 +157,48 @@ function reactCall(actionText: string, inputText: string): CallRequest {
   const parsed = parseJsonLoosely(input.slice(0, input.lastIndexOf('}') + 1));
   if ('error' in parsed) return { kind: 'malformed', name, error: `the Input of ${name} is not valid JSON (${parsed.error})` };
   return { kind: 'call', name, args: parsed.value };
+}
+
+// ---------------------------------------------------------------------------------------------
+// compact
+
+/** A whole reply that is one call: `name(input)`. */
+const COMPACT_CALL = /^([A-Za-z_][\w-]*)\(([\s\S]*)\)$/;
+/** A reply that starts like a call, whether or not it ends like one. */
+const COMPACT_OPENING = /^[A-Za-z_][\w-]*\(/;
+
+function compactFormat(options: FormatOptions): AgentFormat {
+  const example = options.tools[0]?.name ?? 'tool_name';
+  return {
+    guide: [
+      `To call a tool, reply with its name and its input in parentheses and nothing else, e.g. ${example}(12*3+4); a tool with several parameters takes a JSON object, name({"parameter": "value"}). The result comes back in the next message.`,
+      finishing(options, 'without a call'),
+    ].join('\n'),
+    parse(response) {
+      const text = cleanReply(response);
+      const call = COMPACT_CALL.exec(text);
+      if (call) return { kind: 'calls', calls: [compactCall(call[1]!, call[2]!)] };
+      if (COMPACT_OPENING.test(text) && taggedAnswer(text) === null) {
+        return { kind: 'calls', calls: [{ kind: 'malformed', name: null, error: 'a call is the whole reply: name(input), ending with its closing parenthesis' }] };
+      }
+      return { kind: 'answer', answer: taggedAnswer(text) ?? text };
+    },
+    observation: (outcomes) => outcomes.map((o) => o.output).join('\n'),
+    callText: (tool, args) => {
+      const keys = Object.keys(args);
+      const plain = tool.textParameter !== null && keys.length === 1 && keys[0] === tool.textParameter && typeof args[tool.textParameter] === 'string';
+      return `${tool.name}(${plain ? String(args[tool.textParameter!]) : JSON.stringify(args)})`;
+    },
+    answerText: (answer) => `<answer>${answer}</answer>`,
+  };
+}
+
+function compactCall(name: string, inputText: string): CallRequest {
+  const input = inputText.trim();
+  if (!input.startsWith('{')) return { kind: 'call', name, args: input };
+  const parsed = parseJsonLoosely(input);
+  // not JSON after all: plain text that happens to start with a brace
+  return 'error' in parsed ? { kind: 'call', name, args: input } : { kind: 'call', name, args: parsed.value };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,11 +6,14 @@
  * config, so any registered tool (calculator, a code runner, search, an `answer` tool that ends
  * the episode) and any reward can be combined with any dataset of {question, answer} rows.
  *
+ * A row with an `expression` also has a worked solution (solutionAction: call the calculator with
+ * it, answer with its output), which the warm start plays to make worked examples.
+ *
  * Rewards: 0 for a turn of tool calls, format_penalty for a turn with a malformed or failing call
  * (which the policy sees as an error observation), the reward function's score for the final
  * answer, and 0 when max_turns runs out first (truncated; nothing is scored).
  */
-import { defineEnv, Rng, z, type ChatMessage, type Env, type EnvContext, type MetricAgg, type MetricValue, type ResetResult, type RewardPlugin, type StepResult } from 'agentic';
+import { defineEnv, Rng, z, type ChatMessage, type Env, type EnvContext, type MetricAgg, type MetricValue, type ResetResult, type RewardPlugin, type StateQuestion, type StepResult } from 'agentic';
 import { runCalls, type CallOutcome, type CallRequest } from './calls';
 import { loadRows, type Row } from './dataset';
 import { AGENT_FORMATS, agentFormat, type AgentFormat, type CodeTool } from './formats';
@@ -27,7 +30,9 @@ const Config = z.strictObject({
   agent_format: z
     .enum(AGENT_FORMATS)
     .default('json')
-    .describe('How the policy calls tools: json (<tool_call>{"name", "arguments"}</tool_call>), react (Thought/Action/Input) or code (```python blocks).'),
+    .describe(
+      'How the policy calls tools: json (<tool_call>{"name", "arguments"}</tool_call>), react (Thought/Action/Input), code (```python blocks) or compact (the whole reply is name(input), e.g. calculator(6*4+2); the output comes back bare).',
+    ),
   code_tool: z
     .string()
     .min(1)
@@ -48,8 +53,9 @@ const Config = z.strictObject({
 type ToolUseConfig = z.output<typeof Config>;
 
 /** Metrics this env reports itself; a reward's metric of the same name is logged as reward_<name>. */
-const OWN_METRICS = ['action_is_valid', 'num_tool_calls', 'tool_errors', 'turns', 'format_penalty', 'reward_error'];
-const STEP_AGG: Record<string, MetricAgg> = { success: 'last', num_tool_calls: 'sum', tool_errors: 'sum', turns: 'sum', reward_error: 'last' };
+const OWN_METRICS = ['action_is_valid', 'num_tool_calls', 'used_tool', 'tool_errors', 'turns', 'format_penalty', 'reward_error'];
+/** Over an episode: used_tool says whether any turn called a tool (its mean: the share of episodes that did). */
+const STEP_AGG: Record<string, MetricAgg> = { success: 'last', num_tool_calls: 'sum', used_tool: 'max', tool_errors: 'sum', turns: 'sum', reward_error: 'last' };
 
 interface Score {
   reward: number;
@@ -69,6 +75,10 @@ class ToolUse implements Env {
   private messages: ChatMessage[] = [];
   private turns = 0;
   private over = false;
+  /** The outcomes of the last turn's calls (what a worked solution answers from). */
+  private lastOutcomes: readonly CallOutcome[] = [];
+  /** What the policy sees now: the question, then the last turn's tool outputs. */
+  private observation = '';
   private randomActions: Rng = Rng.fromSeed(0, 'tool_use', 'random-action');
 
   constructor(
@@ -95,6 +105,8 @@ class ToolUse implements Env {
     ];
     this.turns = 0;
     this.over = false;
+    this.lastOutcomes = [];
+    this.observation = this.row.question;
     this.randomActions = Rng.fromSeed(seed, 'tool_use', 'random-action');
     return { observation: this.row.question, info: { instruction: this.instruction, row_index: index } };
   }
@@ -108,9 +120,11 @@ class ToolUse implements Env {
     if (parsed.kind === 'answer') return this.finish(parsed.answer, [], '', `answer: ${parsed.answer}`);
 
     const outcomes = await runCalls(parsed.calls, this.tools, { timeoutMs: this.config.tool_timeout_ms, maxObservationChars: this.config.max_observation_chars });
+    this.lastOutcomes = outcomes;
     // a call that reached its tool is a tool message; feedback on a call that did not is the user's
     for (const outcome of outcomes) this.messages.push({ role: outcome.ran ? 'tool' : 'user', content: outcome.output });
     const observation = this.format.observation(outcomes);
+    this.observation = observation;
     const action = describeCalls(parsed.calls);
     const ended = outcomes.find((o) => o.ok && o.terminal);
     if (ended) return this.finish(ended.output, outcomes, observation, action);
@@ -166,6 +180,7 @@ class ToolUse implements Env {
     return {
       action_is_valid: valid,
       num_tool_calls: outcomes.length,
+      used_tool: outcomes.length > 0,
       tool_errors: outcomes.filter((o) => !o.ok).length,
       turns: 1,
       format_penalty: valid ? 0 : this.config.format_penalty,
@@ -200,8 +215,19 @@ class ToolUse implements Env {
 
   close(): void {}
 
+  /**
+   * A random well-formed reply. With a tool that takes an expression (the calculator) and numbers
+   * in sight, it is made of what the policy sees: on the question, mostly a call on a random
+   * expression of two or three of its numbers (random order and operators); after a call, mostly
+   * an answer with a number the output shows. Such replies teach the mechanics (calling, copying
+   * numbers, answering with the output) and never which expression solves the question. Otherwise
+   * a random tool with arguments drawn from its schema, or a random number as the answer.
+   */
   sampleRandomAction(): string {
     const tools = [...this.tools.values()];
+    const numbers = numbersIn(this.observation);
+    const calculator = tools.find((spec) => spec.textParameter === 'expression' && !spec.terminal);
+    if (calculator && numbers.length > 0) return this.shownAction(calculator, numbers);
     const pick = this.randomActions.int(tools.length + 1);
     if (pick < tools.length) {
       const args = sampleArguments(tools[pick]!, this.randomActions);
@@ -209,6 +235,50 @@ class ToolUse implements Env {
     }
     return this.format.answerText(String(this.randomActions.intBetween(0, 100)));
   }
+
+  private shownAction(tool: ToolSpec, numbers: readonly string[]): string {
+    const rng = this.randomActions;
+    if (!rng.bernoulli(this.turns === 0 ? 0.8 : 0.2)) return this.format.answerText(rng.choice(numbers));
+    const count = rng.intBetween(2, 3);
+    const picked = rng.shuffle([...numbers]).slice(0, count);
+    while (picked.length < count) picked.push(rng.choice(numbers));
+    const op = () => rng.choice(['+', '-', '*', '/']);
+    let expression = `${picked[0]}${op()}${picked[1]}`;
+    if (picked.length === 3) expression = rng.bernoulli(0.4) ? `(${expression})${op()}${picked[2]}` : `${expression}${op()}${picked[2]}`;
+    if (rng.bernoulli(0.1)) expression = `ceil(${expression})`;
+    return this.format.callText(tool, { expression });
+  }
+
+  /**
+   * Questions about what the policy sees now (warm_start.state_questions), answered from its text:
+   * the numbers it gives, in order, and each number by its place ("Number 2?"). They teach reading
+   * the numbers of a question or a tool output; none says which to combine, or how.
+   */
+  stateQuestions(): StateQuestion[] {
+    const numbers = numbersIn(this.observation);
+    if (numbers.length === 0) return [];
+    return [{ question: 'Numbers?', answer: numbers.join(' ') }, ...numbers.map((n, i) => ({ question: `Number ${i + 1}?`, answer: n }))];
+  }
+
+  /**
+   * The row's worked solution, one reply at a time (warm_start.worked_examples): a row with an
+   * `expression` (arithmetic/train has one per question) is solved by calling the first of the
+   * tools that takes plain text (the calculator) with it, then answering with the output as the
+   * tool printed it. Null for a row without an expression and after a failed call.
+   */
+  solutionAction(): string | null {
+    const expression = this.row?.expression;
+    const tool = [...this.tools.values()].find((spec) => spec.textParameter !== null && !spec.terminal);
+    if (this.over || typeof expression !== 'string' || !tool) return null;
+    if (this.turns === 0) return this.format.callText(tool, { [tool.textParameter!]: expression });
+    const [outcome, ...others] = this.lastOutcomes;
+    return this.turns === 1 && outcome?.ok && others.length === 0 ? this.format.answerText(outcome.output.trim()) : null;
+  }
+}
+
+/** The numbers a text shows, in order, signs and fractions kept (thousands commas dropped): "$1,200.50 or -2/3" -> 1200.50, -2/3. */
+function numbersIn(text: string): string[] {
+  return text.replace(/(\d),(?=\d{3}\b)/g, '$1').match(/-?\d+(?:\.\d+)?(?:\/\d+)?/g) ?? [];
 }
 
 function pickCodeTool(specs: readonly ToolSpec[], named: string | null): CodeTool {

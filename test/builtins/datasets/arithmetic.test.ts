@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILTIN_DATASETS } from '../../../plugins/datasets/_index';
 import { loadRows } from '../../../plugins/envs/tool_use/dataset';
+import { evaluate } from '../../../plugins/tools/calculator/expression';
 import { generateArithmetic, SPLIT_SIZES, toJsonl, type ArithmeticRow } from '../../../scripts/datasets/arithmetic';
 import { ROOT } from '../../helpers';
 
@@ -22,13 +23,13 @@ describe('arithmetic dataset', () => {
     const train = new Set(rows('train').map((r) => r.question));
     expect(train.size).toBe(SPLIT_SIZES.train);
     expect(rows('val').filter((r) => train.has(r.question))).toEqual([]);
-    expect(committed('train').length + committed('val').length).toBeLessThan(300_000);
+    expect(committed('train').length + committed('val').length).toBeLessThan(320_000);
   });
 
-  test('every row is {question, answer} with a plain non-negative number as the answer; some have cents', () => {
+  test('every row is {question, answer, expression} with a plain non-negative number as the answer; some have cents', () => {
     const all = [...rows('train'), ...rows('val')];
     for (const row of all) {
-      expect(Object.keys(row)).toEqual(['question', 'answer']);
+      expect(Object.keys(row)).toEqual(['question', 'answer', 'expression']);
       expect(row.question).toEndWith('?');
       expect(row.answer).toMatch(/^(0|[1-9]\d*)(\.\d{1,2})?$/);
       expect(row.answer).not.toMatch(/\.\d*0$/);
@@ -36,6 +37,15 @@ describe('arithmetic dataset', () => {
     const decimals = all.filter((r) => r.answer.includes('.')).length;
     expect(decimals).toBeGreaterThan(all.length * 0.03);
     expect(decimals).toBeLessThan(all.length * 0.3);
+  });
+
+  test('every expression is a worked solution: the calculator prints the answer, from numbers of the question', () => {
+    for (const row of [...rows('train'), ...rows('val')]) {
+      expect(evaluate(row.expression)).toBe(row.answer);
+      const asked = new Set(row.question.match(/\d+(?:\.\d+)?/g)!.map(Number));
+      // the numbers it writes are the question's, the few constants of its template (2, 4, 1, 0.xx, ceil) aside
+      for (const n of row.expression.match(/\d+(?:\.\d+)?/g)!.map(Number)) if (!asked.has(n)) expect([1, 2, 4]).toContain(n < 1 ? 1 : n);
+    }
   });
 
   test('spot checks: answers recomputed from the questions of four kinds of problem', () => {

@@ -107,13 +107,13 @@ describe('tool_use env: json format', () => {
     const { env } = start();
     const first = await step(env, `Let me compute.\n${call('calculator', { expression: '6 * 7' })}`);
     expect(first).toMatchObject({ observation: '<tool_response>\n42\n</tool_response>', reward: 0, terminated: false, truncated: false });
-    expect(first.info.metrics).toEqual({ success: false, action_is_valid: true, num_tool_calls: 1, tool_errors: 0, turns: 1, format_penalty: 0 });
+    expect(first.info.metrics).toEqual({ success: false, action_is_valid: true, num_tool_calls: 1, used_tool: true, tool_errors: 0, turns: 1, format_penalty: 0 });
     expect(first.info.action).toBe('calculator({"expression":"6 * 7"})');
     scored.length = 0;
     const last = await step(env, 'The product is <answer>42</answer>');
     expect(last).toMatchObject({ reward: 1, terminated: true, truncated: false });
     expect(last.info.metrics).toMatchObject({ success: true, action_is_valid: true, num_tool_calls: 0, reward_error: false });
-    expect(last.info.metricsAgg).toMatchObject({ success: 'last', num_tool_calls: 'sum', turns: 'sum' });
+    expect(last.info.metricsAgg).toMatchObject({ success: 'last', num_tool_calls: 'sum', used_tool: 'max', turns: 'sum' });
     expect(scored).toHaveLength(1);
     expect(scored[0]!.response).toBe('42');
     expect(scored[0]!.row).toEqual({ question: 'What is 6 times 7?', answer: '42' });
@@ -209,6 +209,78 @@ describe('tool_use env: code format', () => {
   });
 });
 
+describe('tool_use env: compact format', () => {
+  test('the whole reply name(input) calls the tool; its output comes back bare; <answer> finishes', async () => {
+    const { env, reset } = start({ agent_format: 'compact' });
+    expect(reset.info.instruction).toContain('e.g. calculator(12*3+4)');
+    const first = await step(env, 'calculator((6+1)*6)');
+    expect(first).toMatchObject({ observation: '42', reward: 0, terminated: false });
+    expect(first.info.metrics).toMatchObject({ action_is_valid: true, num_tool_calls: 1 });
+    expect(first.info.action).toBe('calculator("(6+1)*6")');
+    expect(await step(env, '<answer>42</answer>')).toMatchObject({ reward: 1, terminated: true });
+  });
+
+  test('a tool with several parameters takes a JSON object; anything else is the answer', async () => {
+    const { env } = start({ agent_format: 'compact', tools: ['add', 'echo'] });
+    expect((await step(env, 'add({"a": 40, "b": 2})')).observation).toBe('42');
+    expect((await step(env, 'echo({not json)')).observation).toBe('{not json');
+    expect(await step(env, 'it is 42')).toMatchObject({ reward: 0, terminated: true });
+  });
+
+  test('random actions are well formed and written back as the format reads them', async () => {
+    for (let seed = 0; seed < 8; seed++) {
+      const env = make({ agent_format: 'compact', tools: ['calculator', 'add'] });
+      env.reset(seed);
+      expect((await step(env, env.sampleRandomAction())).info.metrics.action_is_valid).toBe(true);
+    }
+  });
+});
+
+describe('tool_use env: worked solutions (solutionAction)', () => {
+  const arithmetic = (config: Record<string, unknown>) => make({ dataset: 'arithmetic/train', reward: 'math_string_equal', ...config }, makeHost(ROOT));
+
+  for (const format of ['compact', 'json', 'react'] as const) {
+    test(`${format}: a row's expression is called, then the output answered; the episode scores 1`, async () => {
+      for (let seed = 0; seed < 30; seed++) {
+        const env = arithmetic({ agent_format: format, format_penalty: -0.1 });
+        env.reset(seed);
+        const call = env.solutionAction!()!;
+        const called = await step(env, call);
+        expect(called.info.metrics).toMatchObject({ action_is_valid: true, num_tool_calls: 1 });
+        const answer = env.solutionAction!()!;
+        const done = await step(env, answer);
+        expect(done).toMatchObject({ reward: 1, terminated: true });
+        expect(env.solutionAction!()).toBeNull();
+        if (format === 'compact') {
+          expect(call).toMatch(/^calculator\([^()]*(\([^()]*\)[^()]*)*\)$/);
+          expect(answer).toBe(`<answer>${called.observation}</answer>`);
+        }
+      }
+    });
+  }
+
+  test("state questions read the numbers in sight: the question's, then the tool output's", async () => {
+    const env = arithmetic({ agent_format: 'compact' });
+    const question = env.reset(1).observation as string;
+    const numbers = question.replace(/(\d),(?=\d{3}\b)/g, '$1').match(/-?\d+(?:\.\d+)?/g)!;
+    expect(env.stateQuestions!()).toEqual([{ question: 'Numbers?', answer: numbers.join(' ') }, ...numbers.map((n, i) => ({ question: `Number ${i + 1}?`, answer: n }))]);
+    await step(env, 'calculator(6*7)');
+    expect(env.stateQuestions!()).toEqual([
+      { question: 'Numbers?', answer: '42' },
+      { question: 'Number 1?', answer: '42' },
+    ]);
+  });
+
+  test('none for a row without an expression, nor after a failed call', async () => {
+    const { env } = start({ agent_format: 'compact' });
+    expect(env.solutionAction!()).toBeNull();
+    const failed = arithmetic({ agent_format: 'compact' });
+    failed.reset(0);
+    await step(failed, 'calculator(1/0');
+    expect(failed.solutionAction!()).toBeNull();
+  });
+});
+
 describe('tool_use env: what goes wrong costs a turn, never the run', () => {
   const MALFORMED: Array<[string, Record<string, unknown>, string, string]> = [
     ['json', {}, '<tool_call>{"name": "calculator", "arguments": {"expression": }</tool_call>', 'the tool call is not valid JSON'],
@@ -225,6 +297,8 @@ describe('tool_use env: what goes wrong costs a turn, never the run', () => {
     ['react', {}, 'Action: calculator\nInput: {"expression": 6*7}', 'the Input of calculator is not valid JSON'],
     ['code', { code_tool: 'calculator' }, '```python\n1\n```\n```python\n2\n```', 'write one ```python block per reply; this reply has 2'],
     ['code', { code_tool: 'calculator' }, '```python\n1 + 1', 'a ```python block is not closed'],
+    ['compact', {}, 'calculator(6*7', 'a call is the whole reply: name(input), ending with its closing parenthesis'],
+    ['compact', {}, 'calculater(6*7)', "there is no tool 'calculater'; the tools are: calculator"],
   ];
 
   for (const [format, config, response, error] of MALFORMED) {

@@ -1,0 +1,135 @@
+/**
+ * Worked examples (warm_start.worked_examples): episodes played with the env's worked solution
+ * through the rollout's own prompts, every one solved, at most 200, and part of the fingerprint.
+ */
+import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from '../../src/errors';
+import { defaultTokenizer } from '../../src/model/default_tokenizer';
+import { PluginHost } from '../../src/plugins/host';
+import { ChatFormat } from '../../src/rollout/chat';
+import { EnvManager } from '../../src/rollout/env_manager';
+import { SolutionPolicy } from '../../src/rollout/policy';
+import { FINGERPRINT_FILE, warmStart, warmStartFingerprint, workedRows } from '../../src/train/warm_start';
+import { ROOT, scratch } from '../helpers';
+import { microPolicyFolder, shippedConfig } from './helpers';
+
+setDefaultTimeout(60_000);
+
+const chat = new ChatFormat(defaultTokenizer());
+const trainQuestions = new Set(readFileSync(join(ROOT, 'plugins/datasets/arithmetic/train.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).question as string));
+
+let folder = '';
+beforeAll(async () => {
+  folder = await microPolicyFolder();
+});
+
+const calculator = (overrides: string[] = []) => shippedConfig('calculator', [`pretrain=${folder}`, `output_dir=${scratch()}`, ...overrides]);
+const decode = (ids: ArrayLike<number>) => chat.tokenizer.decode(Array.from(ids), { skipSpecialTokens: false });
+
+describe('worked examples', () => {
+  test("the shipped 200 are played through the env and all score 1: one calculator call, then the calculator's output", async () => {
+    const config = await calculator();
+    expect(config.warm_start.worked_examples).toBe(200);
+    const seeded = {
+      ...config,
+      train_env_manager: { ...config.train_env_manager, group_size: 1, num_env_groups: 1 },
+    };
+    const envs = await EnvManager.build('train', seeded, new PluginHost());
+    try {
+      const batch = await envs.collect(200, new SolutionPolicy(chat), chat);
+      for (const episode of batch.episodes) {
+        expect(episode.endReason).toBe('terminated');
+        expect(episode.score).toBe(1);
+        expect(episode.metrics).toMatchObject({ success: 1, num_tool_calls: 1, tool_errors: 0, action_is_valid: 1 });
+        expect(episode.turns.map((t) => t.responseText)).toEqual([expect.stringMatching(/^calculator\(.+\)$/), `<answer>${episode.turns[1]!.observation}</answer>`]);
+      }
+    } finally {
+      await envs.close();
+    }
+  });
+
+  test("the rows are RL's prompts (step-wise: the question, then the bare output) with the solution learned; distinct training questions", async () => {
+    const config = await calculator();
+    const rows = await workedRows(config, new PluginHost(), chat);
+    expect(rows.count).toEqual({ played: 200, solved: 200 });
+    expect(rows.ids).toHaveLength(400);
+    const questions = new Set<string>();
+    for (let r = 0; r < rows.ids.length; r++) {
+      const ids = rows.ids[r]!;
+      const mask = rows.masks[r]!;
+      const first = mask.indexOf(1);
+      expect(mask.slice(first).every((m) => m === 1)).toBe(true);
+      const prompt = decode(ids.slice(0, first));
+      const learned = decode(ids.slice(first));
+      const user = /<\|im_start\|>user\n([\s\S]*)<\|im_end\|>\n<\|im_start\|>assistant\n$/.exec(prompt)![1]!;
+      expect(Array.from(ids.slice(0, first))).toEqual(chat.firstTurn('Use the calculator.', user));
+      if (learned.startsWith('calculator(')) {
+        expect(learned).toMatch(/^calculator\(.+\)<\|im_end\|>$/);
+        expect(trainQuestions.has(user)).toBe(true);
+        questions.add(user);
+      } else {
+        expect(learned).toBe(`<answer>${user}</answer><|im_end|>`);
+      }
+    }
+    // seeds of the warm start's own stream, one env per group: hardly any question twice
+    expect(questions.size).toBeGreaterThan(180);
+    expect(await workedRows(config, new PluginHost(), chat)).toEqual(rows);
+  });
+
+  test('trajectory-wise: one row per episode, both replies learned, the output in the context', async () => {
+    // the first turn of a trajectory carries the env's instruction with its tool list: a longer context
+    const config = await calculator(['warm_start.worked_examples=5', 'sequence_length=512']);
+    const env = config.custom_envs.Arithmetic!;
+    env.env_manager_cls = 'traj';
+    env.agent_template = '{observation}';
+    const rows = await workedRows(config, new PluginHost(), chat);
+    expect(rows.ids).toHaveLength(5);
+    for (let r = 0; r < 5; r++) {
+      const learned = decode(Array.from(rows.ids[r]!).filter((_, t) => rows.masks[r]![t]));
+      expect(learned).toMatch(/^calculator\(.+\)<\|im_end\|><answer>[\d.]+<\/answer><\|im_end\|>$/);
+    }
+  });
+
+  test('at most 200: one line naming the key', async () => {
+    const error = await calculator(['warm_start.worked_examples=201']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe('warm_start.worked_examples: must be <= 200, got 201');
+  });
+
+  test('an env without worked solutions is a one-line error', async () => {
+    const config = await shippedConfig('agentic', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
+    const error = await workedRows(config, new PluginHost(), chat).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe('warm_start.worked_examples: env frozen_lake (custom_envs.FrozenLake) has no solutionAction(), so it has no worked examples to give');
+  });
+
+  test('the fingerprint covers the setting: a base is reused only for the same number of worked examples', async () => {
+    const prints = await Promise.all([0, 100, 200].map(async (n) => warmStartFingerprint(await calculator([`warm_start.worked_examples=${n}`]))));
+    expect(new Set(prints).size).toBe(3);
+    expect(warmStartFingerprint(await calculator())).toBe(prints[2]!);
+
+    const out = scratch();
+    const small = (n: number) => calculator([`warm_start.worked_examples=${n}`, 'warm_start.episodes=0', 'warm_start.worked_repeats=1', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`]);
+    const info: string[] = [];
+    const built = await warmStart(await small(6), new PluginHost(), { info: (line) => info.push(line) });
+    expect(built).toMatchObject({ built: true, rows: 12 });
+    expect(info[0]).toStartWith('warm start: 6 worked examples (0 of the 6 played were not solved and are left out), 12 action rows from them and 0 random-action episodes');
+    expect(existsSync(join(out, 'base', FINGERPRINT_FILE))).toBe(true);
+    expect((await warmStart(await small(6), new PluginHost(), { info: () => {} })).built).toBe(false);
+    expect((await warmStart(await small(7), new PluginHost(), { info: () => {} })).built).toBe(true);
+  });
+});
+
+describe('worked examples among random-action rows', () => {
+  test('worked_repeats adds copies of the same worked rows, nothing else', async () => {
+    const out = scratch();
+    const base = (repeats: number, worked: number) =>
+      calculator([`warm_start.worked_examples=${worked}`, 'warm_start.episodes=64', `warm_start.worked_repeats=${repeats}`, 'warm_start.epochs=1', `warm_start.output_dir=${out}/r${repeats}w${worked}`]);
+    const rows = async (repeats: number, worked: number) => (await warmStart(await base(repeats, worked), new PluginHost(), { info: () => {} })).rows;
+    const once = await rows(1, 4);
+    // 4 worked examples are 8 rows (a call and an answer); two more copies of them add 16
+    expect(await rows(3, 4)).toBe(once + 16);
+  });
+});
