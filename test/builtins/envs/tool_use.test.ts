@@ -261,7 +261,7 @@ describe('tool_use env: worked solutions (solutionAction)', () => {
 
   test("state questions read the numbers in sight: the question's, then the tool output's", async () => {
     const env = arithmetic({ agent_format: 'compact' });
-    const question = env.reset(1).observation as string;
+    const question = (await env.reset(1)).observation as string;
     const numbers = question.replace(/(\d),(?=\d{3}\b)/g, '$1').match(/-?\d+(?:\.\d+)?/g)!;
     expect(env.stateQuestions!()).toEqual([{ question: 'Numbers?', answer: numbers.join(' ') }, ...numbers.map((n, i) => ({ question: `Number ${i + 1}?`, answer: n }))]);
     await step(env, 'calculator(6*7)');
