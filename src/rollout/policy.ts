@@ -3,13 +3,13 @@
  * continuous-batching scheduler; `RandomPolicy` needs no model and answers with each env's
  * sampleRandomAction(), so envs and pipelines can be tried without one (ROLL's random proxy);
  * `SolutionPolicy` answers with each env's worked solution (the warm start's worked examples).
- * Both return token ids, so the rest of the rollout is the same code either way.
+ * All return token ids, so the rest of the rollout is the same code either way.
  */
 import type { Rng } from '../engine/rng';
 import type { FinishReason } from '../model/generate';
 import type { Qwen2Model } from '../model/qwen2';
 import type { SamplingParams } from '../model/sampling';
-import type { EnvFailure, GuardedEnv } from '../plugins/guarded_env';
+import type { EnvFailure, GuardedEnv, GuardedSample } from '../plugins/guarded_env';
 import type { ChatFormat } from './chat';
 import { GenerationScheduler, type SchedulerStats } from './scheduler';
 
@@ -26,7 +26,7 @@ export interface TurnQuery {
   session: string;
 }
 
-/** `random`: the env's random action; `given`: a response typed or scripted by a person (agentic play). */
+/** `random`: the env's random action; `solution`: its worked solution; `given`: a response typed or scripted by a person (agentic play). */
 export type TurnReply =
   | { tokens: number[]; logProbs: number[]; finishReason: FinishReason | 'random' | 'given' | 'solution'; failure: null }
   | { failure: EnvFailure };
@@ -90,21 +90,23 @@ export class ModelPolicy implements Policy {
 }
 
 /**
- * Answers with each env's worked solution (Env.solutionAction): the warm start's worked examples
- * (warm_start.worked_examples) are episodes played with it, through the rollout's own prompts.
+ * Answers with an action the env gives itself, cut to the token budget a model has (the env then
+ * sees the text of the ids kept): its random one, or its worked solution.
  */
-export class SolutionPolicy implements Policy {
-  readonly name = 'solution';
+abstract class EnvActionPolicy implements Policy {
+  abstract readonly name: 'random' | 'solution';
   private generated = 0;
 
   constructor(private readonly chat: ChatFormat) {}
 
+  protected abstract action(env: GuardedEnv): Promise<GuardedSample>;
+
   async respond(query: TurnQuery): Promise<TurnReply> {
-    const solution = await query.env.solutionAction();
-    if (solution.failure) return { failure: solution.failure };
-    const tokens = this.chat.tokenizer.encode(solution.response, { addSpecialTokens: false }).slice(0, query.maxNewTokens);
+    const sample = await this.action(query.env);
+    if (sample.failure) return { failure: sample.failure };
+    const tokens = this.chat.tokenizer.encode(sample.response, { addSpecialTokens: false }).slice(0, query.maxNewTokens);
     this.generated += tokens.length;
-    return { tokens, logProbs: tokens.map(() => 0), finishReason: 'solution', failure: null };
+    return { tokens, logProbs: tokens.map(() => 0), finishReason: this.name, failure: null };
   }
 
   cancel(): void {}
@@ -116,26 +118,21 @@ export class SolutionPolicy implements Policy {
   async close(): Promise<void> {}
 }
 
-export class RandomPolicy implements Policy {
+/** Each env's random valid action (Env.sampleRandomAction): ROLL's random proxy, no model needed. */
+export class RandomPolicy extends EnvActionPolicy {
   readonly name = 'random';
-  private generated = 0;
-
-  constructor(private readonly chat: ChatFormat) {}
-
-  async respond(query: TurnQuery): Promise<TurnReply> {
-    const sample = await query.env.sampleRandomAction();
-    if (sample.failure) return { failure: sample.failure };
-    // the same token budget a model has; the env then sees the (possibly cut) text of these ids
-    const tokens = this.chat.tokenizer.encode(sample.response, { addSpecialTokens: false }).slice(0, query.maxNewTokens);
-    this.generated += tokens.length;
-    return { tokens, logProbs: tokens.map(() => 0), finishReason: 'random', failure: null };
+  protected action(env: GuardedEnv): Promise<GuardedSample> {
+    return env.sampleRandomAction();
   }
+}
 
-  cancel(): void {}
-
-  stats(): Pick<SchedulerStats, 'generatedTokens'> {
-    return { generatedTokens: this.generated };
+/**
+ * Each env's worked solution (Env.solutionAction): the warm start's worked examples
+ * (warm_start.worked_examples) are episodes played with it, through the rollout's own prompts.
+ */
+export class SolutionPolicy extends EnvActionPolicy {
+  readonly name = 'solution';
+  protected action(env: GuardedEnv): Promise<GuardedSample> {
+    return env.solutionAction();
   }
-
-  async close(): Promise<void> {}
 }

@@ -132,4 +132,9 @@ describe('worked examples among random-action rows', () => {
     // 4 worked examples are 8 rows (a call and an answer); two more copies of them add 16
     expect(await rows(3, 4)).toBe(once + 16);
   });
+  test('random_actions: false learns none of the random actions: only the worked rows are left (no state questions asked)', async () => {
+    const out = scratch();
+    const config = await calculator(['warm_start.worked_examples=4', 'warm_start.episodes=64', 'warm_start.random_actions=false', 'warm_start.worked_repeats=1', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`]);
+    expect((await warmStart(config, new PluginHost(), { info: () => {} })).rows).toBe(8);
+  });
 });
