@@ -122,10 +122,12 @@ rows.forEach((row, i) => {
 
 // what RL starts from: 8 sampled first replies a question (temperature 1), scored by their value
 const SAMPLES = 8;
-const sampled = await generate(
-  model,
-  rows.flatMap((row, i) => Array.from({ length: SAMPLES }, (_, k) => ({ ...request(i * SAMPLES + k, row.question), sampling: { temperature: 1, topP: 1, topK: 0, doSample: true } }))),
+const sampledRequests = rows.flatMap((row, i) =>
+  Array.from({ length: SAMPLES }, (_, k) => ({ ...request(i * SAMPLES + k, row.question), sampling: { temperature: 1, topP: 1, topK: 0, doSample: true } })),
 );
+// a few hundred sequences at a time: 1600 in one batch outgrow the wasm heap with the tiny preset
+const sampled: Awaited<ReturnType<typeof generate>> = [];
+for (let from = 0; from < sampledRequests.length; from += 200) sampled.push(...(await generate(model, sampledRequests.slice(from, from + 200))));
 let right = 0;
 let anyRight = 0;
 rows.forEach((row, i) => {

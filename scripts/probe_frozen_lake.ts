@@ -2,7 +2,8 @@
  * How a FrozenLake policy reads and decides: `bun scripts/probe_frozen_lake.ts <model-folder> [boards]`.
  *
  * On the first state of held-out boards (seeds no run trains or validates on), with the default
- * run's prompt (system "Reach G.", the bare board) and greedy decoding:
+ * run's prompt (system "Reach G.", the bare board) and greedy decoding (PROBE_TEMP=T samples the
+ * reading and deciding lines at temperature T instead, as training rollouts do at 1):
  *   - reading: how often the model's own think notes equal the env's (`Env.stateNotes`), whole and
  *     by part (the goal's row offset, its column offset, the adjacent holes);
  *   - deciding: with the env's true notes forced into the response, how often the move that follows
@@ -64,10 +65,11 @@ for (let i = 0; i < Number(count); i++) {
   const { observation } = await env.reset(hashSeed(i, 'probe_frozen_lake'));
   boards.push({ observation, notes: env.stateNotes!(), shortest: shortestMoves(observation) });
 }
+const temperature = Number(process.env.PROBE_TEMP ?? 0);
 const request = (id: number, promptIds: number[], maxNewTokens: number): GenerationRequest => ({
   id,
   promptIds,
-  sampling: { temperature: 0, topP: 1, topK: 0, doSample: false },
+  sampling: { temperature, topP: 1, topK: 0, doSample: temperature > 0 },
   maxNewTokens,
   rng: Rng.fromSeed(id),
   stopTokenIds: chat.stopTokenIds,
@@ -106,7 +108,7 @@ forced.forEach((result, i) => {
 });
 const n = boards.length;
 const share = (k: number) => `${k}/${n} (${((100 * k) / n).toFixed(0)}%)`;
-console.log(`${folder}: ${n} held-out first states`);
+console.log(`${folder}: ${n} held-out first states${temperature > 0 ? `, sampled at temperature ${temperature}` : ''}`);
 console.log(`  reading   notes exact ${share(parts.whole)}; goal row ${share(parts.rows)}, goal column ${share(parts.columns)}, holes ${share(parts.holes)}`);
 console.log(`  deciding  with the true notes, a shortest-path move ${share(good)}; moves ${JSON.stringify(moves)}`);
 model.dispose();

@@ -188,3 +188,13 @@ export function finishAdvantages(advantages: Rows, masks: Masks, o: FinishOption
   );
   return { advantages: out, clippedFraction: total === 0 ? 0 : clipped / total };
 }
+
+/**
+ * The share of rows with no advantage on any sampled token: rows the policy gradient learns
+ * nothing from (every member of their group, or of their anchor state, scored alike).
+ */
+export function zeroAdvantageFraction(advantages: Rows, masks: Masks): number {
+  if (advantages.length === 0) return 0;
+  const silent = advantages.filter((row, i) => row.every((a, t) => a === 0 || !masks[i]![t])).length;
+  return silent / advantages.length;
+}

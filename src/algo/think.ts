@@ -3,8 +3,8 @@
  * inside `<answer>…</answer>`. With `think_credit: false` the trainer gives the thinking no
  * advantage, so the policy gradient shapes only the decision that follows, and the KL loss alone
  * keeps the thinking near the reference's (a warm-started reading of the board, say, that RL would
- * otherwise drift into a second decision). `kl_loss_tokens: think` and `entropy_loss_tokens:
- * answer` narrow those terms to one span.
+ * otherwise drift into a second decision). `kl_loss_tokens: think | outside_answer` and
+ * `entropy_loss_tokens: answer` narrow those terms to one span.
  */
 const SPANS = { think: /<think>([\s\S]*?)(?:<\/think>|$)/g, answer: /<answer>([\s\S]*?)(?:<\/answer>|$)/g } as const;
 
@@ -20,6 +20,15 @@ export function thinkTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: 
 /** As thinkTokenMask, for the content of `<answer>…</answer>`: the decision itself, without its tags. */
 export function answerTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string): Uint8Array {
   return spanTokenMask(ids, mask, pieceOf, 'answer');
+}
+
+/**
+ * 1 for each response token that is not part of an answer's content (answerTokenMask): the
+ * thinking, the tags and the end of turn.
+ */
+export function outsideAnswerTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string): Uint8Array {
+  const answer = answerTokenMask(ids, mask, pieceOf);
+  return mask.map((m, t) => (m && !answer[t] ? 1 : 0));
 }
 
 function spanTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string, tag: keyof typeof SPANS): Uint8Array {

@@ -9,7 +9,8 @@
  */
 import { z } from 'zod';
 import type { AgenticConfig } from '../config/schema';
-import { learningRateSchedule, type LoopState } from '../train/trainer';
+import { learningRateSchedule } from '../train/schedule';
+import type { LoopState } from '../train/trainer';
 
 /** The learning-rate schedule of one trained role, as the step loop computes it. */
 const Schedule = z.strictObject({

@@ -398,10 +398,10 @@ export const ConfigShape = z.strictObject({
   kl_loss_coef: z.number().min(0).default(0).describe('Weight of the KL loss term.'),
   kl_loss_type: z.enum(KL_PENALTIES).default('k3').describe('KL estimator of the KL loss (use_kl_loss).'),
   kl_loss_tokens: z
-    .enum(['all', 'think'])
+    .enum(['all', 'think', 'outside_answer'])
     .default('all')
     .describe(
-      'Which response tokens the KL loss covers: all, or only those inside <think>…</think> (the rest contribute zero): the reference then holds the thinking while the decision after it is free to leave the reference.',
+      'Which response tokens the KL loss covers (the rest contribute zero): all; think, only those inside <think>…</think>, so the reference holds the thinking while the decision after it is free to leave the reference; outside_answer, all but the content of <answer>…</answer>, so the reference holds the thinking and the format and only the decision is free.',
     ),
   whiten_advantages: z.boolean().default(false).describe('Whiten advantages over all response tokens of the batch.'),
   whiten_rewards: z.boolean().default(false).describe('Whiten token rewards before advantages.'),

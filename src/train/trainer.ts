@@ -19,19 +19,20 @@
  * to the next is the weights, the optimizer moments and `LoopState`, which is all a checkpoint
  * needs to continue a run exactly.
  */
-import { ADVANTAGE_ESTIMATORS, finishAdvantages } from '../algo/advantage';
+import { ADVANTAGE_ESTIMATORS, finishAdvantages, zeroAdvantageFraction } from '../algo/advantage';
 import { klController, type KlController } from '../algo/kl';
 import { responseRewards, tokenRewards } from '../algo/rewards';
 import { summaryStats } from '../algo/stats';
-import { answerTokenMask, dropThinkCredit, thinkTokenMask } from '../algo/think';
+import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
-import { learningRateAt, type ScheduleOptions } from '../model/optim';
+import { learningRateAt } from '../model/optim';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
 import { EnvManager, generatingArgs, makePolicy } from '../rollout/env_manager';
 import type { Episode, RolloutBatch, RolloutMode, Sample } from '../rollout/types';
 import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
+import { learningRateSchedule } from './schedule';
 import { tokenLogProbs, tokenValues } from './scoring';
 import { updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
 import { rehearsalRows } from './warm_start';
@@ -74,17 +75,6 @@ export interface TrainSummary {
   reports: StepReport[];
   /** Optimizer steps skipped because their loss or gradients were not finite. */
   skippedUpdates: number;
-}
-
-/** The learning-rate schedule of a trained role (checkpoints record it too). */
-export function learningRateSchedule(config: AgenticConfig, role: 'actor_train' | 'critic'): ScheduleOptions {
-  const args = config[role].training_args;
-  return {
-    type: args.lr_scheduler_type,
-    peak: args.learning_rate,
-    totalSteps: config.max_steps,
-    warmupSteps: args.warmup_steps || Math.round(args.warmup_ratio * config.max_steps),
-  };
 }
 
 /** The sampling temperature the rollout used, which training log-probs must divide by too. */
@@ -256,7 +246,12 @@ export class Trainer {
       advantages: credit.advantages,
       returns: credit.returns,
       values,
-      klScope: c.kl_loss_tokens === 'think' ? thinkMasks : null,
+      klScope:
+        c.kl_loss_tokens === 'think'
+          ? thinkMasks
+          : c.kl_loss_tokens === 'outside_answer'
+            ? samples.map((s, i) => outsideAnswerTokenMask(s.inputIds, masks[i]!, this.pieceOf))
+            : null,
       entropyScope: c.entropy_loss_tokens === 'answer' ? samples.map((s, i) => answerTokenMask(s.inputIds, masks[i]!, this.pieceOf)) : null,
     };
 
@@ -396,6 +391,8 @@ export class Trainer {
       const responseTokens = masks.reduce((n, m) => n + m.reduce((a, b) => a + b, 0), 0);
       metrics['critic/think_token_frac'] = responseTokens ? thinkTokens / responseTokens : 0;
     }
+    // after the thinking's credit is dropped: what is left for the policy gradient
+    metrics['critic/zero_advantage_frac'] = zeroAdvantageFraction(finished.advantages, masks);
     return { advantages: finished.advantages, returns: estimated.returns, metrics };
   }
 }

@@ -13,6 +13,7 @@ import {
   remax,
   returnsToGo,
   rloo,
+  zeroAdvantageFraction,
 } from '../../src/algo/advantage';
 import { expectClose, f32, u8 } from './close';
 
@@ -170,4 +171,12 @@ describe('finishAdvantages', () => {
     const out = finishAdvantages([f32(3, 4)], [u8(0, 1)], { whitenAdvantages: true, advantageClip: null });
     expectClose(out.advantages[0]!, [0, 4]);
   });
+});
+
+test('zeroAdvantageFraction counts rows with no advantage on a sampled token', () => {
+  // the second row's only nonzero value sits on an observation token; the third has one sampled -0.5
+  const rows = [f32(0, 0, 0), f32(0, 3, 0), f32(0, -0.5, 0), f32(1, 1, 1)];
+  const masks = [u8(1, 1, 1), u8(1, 0, 1), u8(1, 1, 0), u8(1, 1, 1)];
+  expect(zeroAdvantageFraction(rows, masks)).toBe(0.5);
+  expect(zeroAdvantageFraction([], [])).toBe(0);
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { answerTokenMask, dropThinkCredit, thinkTokenMask } from '../../src/algo/think';
+import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../../src/algo/think';
 
 // a toy vocabulary whose pieces split the tags the way a BPE tokenizer does
 const PIECES = ['Q', '<think', '>goal', ' 2', ' below', '</', 'think', '><', 'answer', '>Down', '>', '<think>', 'x'];
@@ -48,4 +48,9 @@ test('answerTokenMask marks the content of the answer tags only', () => {
   const unclosed = ids('<think>', 'answer', '</', 'think', '><', 'answer', '>Down');
   expect([...answerTokenMask(unclosed, mask(1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 0, 0, 0, 0, 0, 1]);
   expect([...thinkTokenMask(unclosed, mask(1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 1, 0, 0, 0, 0, 0]);
+});
+
+test('outsideAnswerTokenMask marks every response token but the answer content', () => {
+  const row = ids('Q', '<think', '>goal', '</', 'think', '><', 'answer', '>Down', '</', 'answer', '>');
+  expect([...outsideAnswerTokenMask(row, mask(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1]);
 });

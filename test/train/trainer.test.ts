@@ -59,6 +59,7 @@ describe('every estimator, KL and loss setting trains', () => {
     ['token-mean', ['loss_agg_mode=token-mean'], {}],
     ['no credit for thinking', ['think_credit=false'], {}],
     ['KL loss on the thinking, entropy on the answer', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_tokens=think', 'entropy_loss_coef=0.01', 'entropy_loss_tokens=answer'], {}],
+    ['KL loss outside the answer', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_tokens=outside_answer'], {}],
     ['seq-mean-token-sum', ['loss_agg_mode=seq-mean-token-sum'], {}],
     ['seq-mean-token-sum-norm, cosine schedule', ['loss_agg_mode=seq-mean-token-sum-norm', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'], {}],
   ];
