@@ -246,12 +246,7 @@ export class Trainer {
       advantages: credit.advantages,
       returns: credit.returns,
       values,
-      klScope:
-        c.kl_loss_tokens === 'think'
-          ? thinkMasks
-          : c.kl_loss_tokens === 'outside_answer'
-            ? samples.map((s, i) => outsideAnswerTokenMask(s.inputIds, masks[i]!, this.pieceOf))
-            : null,
+      klScope: this.klScope(samples, masks, thinkMasks),
       entropyScope: c.entropy_loss_tokens === 'answer' ? samples.map((s, i) => answerTokenMask(s.inputIds, masks[i]!, this.pieceOf)) : null,
     };
 
@@ -344,6 +339,18 @@ export class Trainer {
   }
 
   /** Steps 7-8: response rewards, token rewards with KL, advantages. */
+  /** The tokens the KL loss covers (kl_loss_tokens); null: every response token. */
+  private klScope(samples: readonly Sample[], masks: readonly Uint8Array[], thinkMasks: readonly Uint8Array[] | null): readonly Uint8Array[] | null {
+    switch (this.config.kl_loss_tokens) {
+      case 'all':
+        return null;
+      case 'think':
+        return thinkMasks;
+      case 'outside_answer':
+        return samples.map((s, i) => outsideAnswerTokenMask(s.inputIds, masks[i]!, this.pieceOf));
+    }
+  }
+
   private credit(
     samples: readonly Sample[],
     masks: readonly Uint8Array[],
