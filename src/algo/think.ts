@@ -6,6 +6,8 @@
  * otherwise drift into a second decision). `kl_loss_tokens: think | outside_answer` and
  * `entropy_loss_tokens: answer` narrow those terms to one span.
  */
+import { beginsContent, logProbTemperature, type SamplingParams } from '../model/sampling';
+
 const SPANS = { think: /<think>([\s\S]*?)(?:<\/think>|$)/g, answer: /<answer>([\s\S]*?)(?:<\/answer>|$)/g } as const;
 
 /**
@@ -59,6 +61,27 @@ function spanTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) 
     }
   }
   return inside;
+}
+
+/**
+ * The temperature each response token of `ids` was sampled at under `sampling`: the opening's
+ * where the turn's text before the token asked for it (the sampler's rule, beginsContent), else
+ * logProbTemperature's; 1 outside responses. What the trainer divides each token's logits by.
+ */
+export function samplingTemperatures(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string, sampling: SamplingParams): Float32Array {
+  const outside = logProbTemperature(sampling);
+  const opening = sampling.doSample ? sampling.opening : undefined;
+  const out = new Float32Array(ids.length).fill(1);
+  let text = '';
+  for (let t = 0; t < ids.length; t++) {
+    if (!mask[t]) {
+      text = '';
+      continue;
+    }
+    out[t] = opening && beginsContent(text, opening) ? opening.temperature : outside;
+    text += pieceOf(ids[t]!);
+  }
+  return out;
 }
 
 /** Zeroes, in place, the advantages of each row's think tokens (thinkTokenMask's rows); returns how many. */

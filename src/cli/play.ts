@@ -125,12 +125,12 @@ async function buildPolicy(name: PolicyName, parts: PolicyParts): Promise<{ poli
   const { config, chat, player } = parts;
   const { GivenPolicy, PacedPolicy, responseLogProbs } = await import('../play/policies');
   if (name === 'human') {
-    const gen = (await import('../rollout/env_manager')).generatingArgs(config, 'val');
-    // the quantity a sampled token's log-prob is: over the whole vocabulary at the sampling temperature (1 when greedy)
-    const temperature = gen.do_sample && gen.temperature > 0 ? gen.temperature : 1;
+    const { generatingArgs, samplingParams } = await import('../rollout/env_manager');
+    // the quantity a sampled token's log-prob is: over the whole vocabulary at the temperature it was sampled at (1 when greedy)
+    const sampling = samplingParams(generatingArgs(config, 'val'));
     const model = player.model;
     const policy = new GivenPolicy(parts.responses!, chat, {
-      score: model ? (context, response) => responseLogProbs(model, context, response, temperature) : null,
+      score: model ? (context, response) => responseLogProbs(model, context, response, sampling, chat.responsePiece) : null,
       onCut: (kept, total) => out(`note: the response is ${total} tokens; the turn allows ${kept}, so the env gets the first ${kept}`),
     });
     return { policy, label: parts.responses!.label, logProbs: model ? 'scored' : null };

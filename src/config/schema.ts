@@ -104,6 +104,14 @@ export const GeneratingArgs = z.strictObject({
   top_p: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 turns it off.'),
   top_k: nonNegativeInt().default(0).describe('Sample among the k most likely tokens; 0 turns it off.'),
   do_sample: z.boolean().default(true).describe('Sample (true) or decode greedily (false).'),
+  answer_temperature: z
+    .number()
+    .gt(0)
+    .nullable()
+    .default(null)
+    .describe(
+      'A temperature of its own for the token that begins each answer (sampled after `<answer`, up to and including the one that shows the answer\'s first character), when sampling; null: `temperature`. Training divides that token\'s logits by it too, so the policy trained is the one that sampled. It explores which answer, not the thinking or the rest of the format. A high value also spreads that token over the whole vocabulary: pair it with `top_k`.',
+    ),
   stop_strings: z
     .array(z.string().min(1))
     .nullable()

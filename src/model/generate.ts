@@ -12,7 +12,7 @@ import { tf } from '../engine/tf';
 import type { Rng } from '../engine/rng';
 import { AgenticError } from '../errors';
 import type { LayerKV, Qwen2Model } from './qwen2';
-import { sampleToken, type SamplingParams } from './sampling';
+import { sampleToken, temperatureAfter, type SamplingParams } from './sampling';
 
 export interface GenerationRequest {
   /** The caller's handle for this sequence (an episode id, say). */
@@ -219,6 +219,7 @@ export class DecodeBatch {
     }
     if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 1) throw new AgenticError(`generation ${r.id}: max_new_tokens must be an integer of at least 1`);
     if (r.stopStrings?.length && !this.options.decode) throw new AgenticError('stop strings need a decode function');
+    if (r.sampling.opening && !this.options.decode) throw new AgenticError('an opening temperature needs a decode function');
     if (r.past) {
       const columns = r.past.kv[0]?.k.shape[2] ?? 0;
       if (!Number.isInteger(r.past.length) || r.past.length < 0 || r.past.length >= r.promptIds.length || r.past.length > columns) {
@@ -263,12 +264,21 @@ export class DecodeBatch {
 
   /** Samples a row's next token; returns its result when that ends it. */
   private accept(row: Row, logits: Float32Array): GenerationResult | null {
-    const { token, logProb } = sampleToken(logits, row.request.sampling, row.request.rng);
+    const sampling = this.samplingFor(row);
+    const { token, logProb } = sampleToken(logits, sampling, row.request.rng);
     row.tokens.push(token);
     row.logProbs.push(logProb);
     row.pending = token;
     const reason = this.finishReason(row, token);
     return reason ? { id: row.request.id, tokens: row.tokens, logProbs: row.logProbs, finishReason: reason } : null;
+  }
+
+  /** The request's sampling, at its opening's temperature where the text so far asks for it. */
+  private samplingFor(row: Row): SamplingParams {
+    const sampling = row.request.sampling;
+    if (!sampling.opening || !sampling.doSample) return sampling;
+    const temperature = temperatureAfter(this.options.decode!(row.tokens), sampling);
+    return temperature === sampling.temperature ? sampling : { ...sampling, temperature };
   }
 
   private finishReason(row: Row, token: number): FinishReason | null {

@@ -368,12 +368,16 @@ export class Qwen2Model {
    * position ([batch, length] each), computed a chunk of rows at a time so the [rows, vocab]
    * logits never exist for the whole batch, in the forward pass or the backward.
    */
-  tokenStats(hidden: tf.Tensor3D, targets: Int32Array, options: { temperature?: number; chunkRows?: number } = {}) {
+  tokenStats(hidden: tf.Tensor3D, targets: Int32Array, options: { temperature?: number | Float32Array; chunkRows?: number } = {}) {
     const [batch, length, size] = hidden.shape;
     if (targets.length !== batch * length) throw new AgenticError(`tokenStats: ${targets.length} targets for ${batch}x${length} positions`);
+    const temperature = options.temperature ?? 1;
+    if (typeof temperature !== 'number' && temperature.length !== batch * length) {
+      throw new AgenticError(`tokenStats: ${temperature.length} temperatures for ${batch}x${length} positions`);
+    }
     const stats = tf.tidy(() =>
       chunkedTokenStats(hidden.reshape([batch * length, size]) as tf.Tensor2D, this.outputEmbedding(), targets, {
-        temperature: options.temperature ?? 1,
+        temperature,
         chunkRows: options.chunkRows ?? defaultChunkRows(this.config.vocab_size),
       }),
     );
@@ -611,29 +615,34 @@ function defaultChunkRows(vocab: number): number {
 /**
  * [rows, 2] = (log p(target), entropy) per row of `hidden` against `embedding` [vocab, hidden],
  * with a hand-written gradient that recomputes each chunk's logits in the backward pass.
- * d logp / d z = onehot - p;  d H / d z = -p (log p + H)  (z = logits / temperature).
+ * d logp / d z = onehot - p;  d H / d z = -p (log p + H)  (z = logits / temperature). The
+ * temperature is one number, or one per row (the temperature each token was sampled at).
  */
 function chunkedTokenStats(
   hidden: tf.Tensor2D,
   embedding: tf.Tensor2D,
   targets: Int32Array,
-  options: { temperature: number; chunkRows: number },
+  options: { temperature: number | Float32Array; chunkRows: number },
 ): tf.Tensor2D {
   const rows = hidden.shape[0];
   const vocab = embedding.shape[0];
-  const scale = 1 / options.temperature;
+  const { temperature } = options;
+  // a number, or a [chunk, 1] column of each row's 1 / temperature
+  const scaleOf = (start: number, end: number): number | tf.Tensor2D =>
+    typeof temperature === 'number' ? 1 / temperature : tf.tensor2d(temperature.subarray(start, end).map((t) => 1 / t), [end - start, 1]);
   const chunks: Array<[number, number]> = [];
   for (let start = 0; start < rows; start += options.chunkRows) chunks.push([start, Math.min(rows, start + options.chunkRows)]);
   const targetTensor = (start: number, end: number) => tf.tensor1d(targets.subarray(start, end), 'int32');
 
   const chunkForward = (h: tf.Tensor2D, e: tf.Tensor2D, start: number, end: number) => {
+    const scale = scaleOf(start, end);
     const z = tf.matMul(h.slice([start, 0], [end - start, -1]), e, false, true).mul(scale);
     const logp = tf.logSoftmax(z);
     const p = tf.exp(logp);
     const entropy = p.mul(logp).sum(-1).neg();
     const oneHot = tf.oneHot(targetTensor(start, end), vocab);
     const targetLogp = logp.mul(oneHot).sum(-1);
-    return { logp, p, entropy, oneHot, targetLogp };
+    return { logp, p, entropy, oneHot, targetLogp, scale };
   };
 
   const op = tf.customGrad((h, e, save) => {
@@ -654,7 +663,7 @@ function chunkedTokenStats(
       let de = tf.zerosLike(es) as tf.Tensor;
       for (const [start, end] of chunks) {
         const [dhChunk, deChunk] = tf.tidy(() => {
-          const { logp, p, entropy, oneHot } = chunkForward(hs, es, start, end);
+          const { logp, p, entropy, oneHot, scale } = chunkForward(hs, es, start, end);
           const g = dy.slice([start, 0], [end - start, 2]);
           const gLogp = g.slice([0, 0], [-1, 1]);
           const gEntropy = g.slice([0, 1], [-1, 1]);

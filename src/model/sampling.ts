@@ -13,6 +13,39 @@ export interface SamplingParams {
   /** Keep the k most likely tokens; 0 turns it off. */
   topK: number;
   doSample: boolean;
+  /**
+   * A temperature of its own for the tokens that begin a tagged span's content, e.g. the answer's
+   * first token (generating_args.answer_temperature: exploring which answer, not how to write
+   * it). Needs a decode function.
+   */
+  opening?: OpeningTemperature;
+}
+
+/**
+ * The tokens sampled once `open` has appeared, up to and including the one that shows the first
+ * character past `open` + `tagEnd`. With `<answer` and `>`: the token that begins the answer,
+ * whether or not the tokenizer merges the tag's `>` into it.
+ */
+export interface OpeningTemperature {
+  open: string;
+  tagEnd: string;
+  temperature: number;
+}
+
+/** Whether the next token after `text` still begins the content: the text since the last `open` is a prefix of `tagEnd`. */
+export function beginsContent(text: string, opening: Pick<OpeningTemperature, 'open' | 'tagEnd'>): boolean {
+  const at = text.lastIndexOf(opening.open);
+  return at >= 0 && opening.tagEnd.startsWith(text.slice(at + opening.open.length));
+}
+
+/** The temperature the next token after `text` is sampled at (params.temperature but where an opening applies). */
+export function temperatureAfter(text: string, params: SamplingParams): number {
+  return params.opening && beginsContent(text, params.opening) ? params.opening.temperature : params.temperature;
+}
+
+/** The temperature of a sampled token's log-prob where no opening applies: 1 where sampleToken decodes greedily. */
+export function logProbTemperature(params: SamplingParams): number {
+  return params.doSample && params.temperature > 0 ? params.temperature : 1;
 }
 
 export const GREEDY: SamplingParams = { temperature: 0, topP: 1, topK: 0, doSample: false };

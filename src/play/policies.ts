@@ -3,7 +3,9 @@
  * (typed or scripted), and any policy paced by a key press. They answer through the same Policy
  * interface, so the episode loop, the prompts and the saved turns are the rollout's, unchanged.
  */
+import { samplingTemperatures } from '../algo/think';
 import type { Qwen2Model } from '../model/qwen2';
+import type { SamplingParams } from '../model/sampling';
 import type { ChatFormat } from '../rollout/chat';
 import type { Policy, TurnQuery, TurnReply } from '../rollout/policy';
 import { tokenLogProbs } from '../train/scoring';
@@ -14,10 +16,21 @@ export class InputEnded extends Error {
   override readonly name = 'InputEnded';
 }
 
-/** log p(response[i] | context, response[..i]) under `model`, its logits divided by `temperature`. */
-export function responseLogProbs(model: Qwen2Model, context: readonly number[], response: readonly number[], temperature: number): number[] {
+/**
+ * log p(response[i] | context, response[..i]) under `model`, its logits divided by the temperature
+ * `sampling` would have sampled each token at (samplingTemperatures).
+ */
+export function responseLogProbs(
+  model: Qwen2Model,
+  context: readonly number[],
+  response: readonly number[],
+  sampling: SamplingParams,
+  pieceOf: (id: number) => string,
+): number[] {
   if (response.length === 0) return [];
-  const [row] = tokenLogProbs(model, [Int32Array.from([...context, ...response])], temperature);
+  const ids = Int32Array.from([...context, ...response]);
+  const mask = new Uint8Array(ids.length).fill(1, context.length);
+  const [row] = tokenLogProbs(model, [ids], [samplingTemperatures(ids, mask, pieceOf, sampling)]);
   return Array.from(row!.subarray(context.length));
 }
 

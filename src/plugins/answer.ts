@@ -9,6 +9,12 @@ import { z } from 'zod';
 export const ANSWER_PATTERN = '<answer>(.*?)</answer>';
 /** `<think>...</think>` followed by `<answer>...</answer>`. */
 export const THINK_ANSWER_PATTERN = '<think>(.*?)</think>\\s*<answer>(.*?)</answer>';
+/**
+ * Where an answer begins (generating_args.answer_temperature): after `<answer`, up to the token
+ * that shows its first character. Not the whole tag: a tokenizer may merge the tag's `>` into the
+ * answer's first token (the built-in one makes `>Right`).
+ */
+export const ANSWER_OPENING = { open: '<answer', tagEnd: '>' } as const;
 export const CHAT_SPECIAL_TOKENS: readonly string[] = ['<|im_start|>', '<|im_end|>'];
 
 function isRegExp(pattern: string): boolean {

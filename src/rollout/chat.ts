@@ -61,6 +61,17 @@ export class ChatFormat {
     return this.tokenizer.decode(response, { skipSpecialTokens: true });
   }
 
+  /**
+   * What one token adds to responseText, memoised: '' for a special token. Read token by token,
+   * a response gives the text the sampler saw (generating_args.answer_temperature's spans).
+   */
+  readonly responsePiece = (id: number): string => {
+    let piece = this.pieces.get(id);
+    if (piece === undefined) this.pieces.set(id, (piece = this.tokenizer.decode([id], { skipSpecialTokens: true })));
+    return piece;
+  };
+  private readonly pieces = new Map<number, string>();
+
   private render(messages: readonly ChatMessage[], generationPrompt: boolean): string {
     return this.tokenizer.applyChatTemplate(messages, { addGenerationPrompt: generationPrompt });
   }

@@ -16,6 +16,8 @@ import type { AgenticConfig, CustomEnvConfig, EnvManagerConfig, GeneratingConfig
 import { hashSeed } from '../engine/rng';
 import { AgenticError } from '../errors';
 import type { Qwen2Model } from '../model/qwen2';
+import type { SamplingParams } from '../model/sampling';
+import { ANSWER_OPENING } from '../plugins/answer';
 import { GuardedEnv } from '../plugins/guarded_env';
 import type { PluginHost } from '../plugins/host';
 import type { ChatFormat } from './chat';
@@ -42,6 +44,12 @@ export function generatingArgs(config: AgenticConfig, mode: RolloutMode): Genera
   return managerOf(config, mode).generating_args ?? config.actor_infer.generating_args;
 }
 
+/** The sampler's settings for generating_args. */
+export function samplingParams(gen: GeneratingConfig): SamplingParams {
+  const params: SamplingParams = { temperature: gen.temperature, topP: gen.top_p, topK: gen.top_k, doSample: gen.do_sample };
+  return gen.answer_temperature === null ? params : { ...params, opening: { ...ANSWER_OPENING, temperature: gen.answer_temperature } };
+}
+
 /**
  * The policy a manager's llm_proxy names; `model` is required for the `policy` proxy. `greedy`
  * decodes greedily whatever generating_args say (ReMax's baseline rollouts).
@@ -54,7 +62,7 @@ export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen
   if (!model) throw new AgenticError(`${mode === 'train' ? 'train' : 'val'}_env_manager: the policy proxy needs a model`);
   const gen = { ...generatingArgs(config, mode), ...(options.greedy ? { do_sample: false, temperature: 0 } : {}) };
   return new ModelPolicy(model, chat, {
-    sampling: { temperature: gen.temperature, topP: gen.top_p, topK: gen.top_k, doSample: gen.do_sample },
+    sampling: samplingParams(gen),
     stopStrings: gen.stop_strings,
     maxRunning: config.max_running_requests,
     maxLength: config.sequence_length,

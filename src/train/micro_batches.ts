@@ -70,6 +70,24 @@ export function shiftedValues(batch: MicroBatch, values: ReadonlyArray<Float32Ar
   return tf.tensor2d(out, [rows.length, positions]);
 }
 
+/**
+ * Sampling temperatures: one for every token, or per-token rows aligned with the ids (the
+ * temperature each token was sampled at; see samplingTemperatures).
+ */
+export type Temperatures = number | readonly Float32Array[];
+
+/** Temperatures as tokenStats takes them for a micro-batch: shifted like the targets, 1 on padding. */
+export function shiftedTemperatures(batch: MicroBatch, temperatures: Temperatures): number | Float32Array {
+  if (typeof temperatures === 'number') return temperatures;
+  const { rows, positions } = batch;
+  const out = new Float32Array(rows.length * positions).fill(1);
+  rows.forEach((row, b) => {
+    const source = temperatures[row]!;
+    for (let j = 0; j + 1 < source.length && j < positions; j++) out[b * positions + j] = source[j + 1]!;
+  });
+  return out;
+}
+
 /** Back from shifted output [rows, positions] to per-token rows: out[row][j + 1] = data[b, j]. */
 export function unshift(batch: MicroBatch, data: Float32Array, into: Float32Array[]): void {
   const { rows, positions } = batch;

@@ -5,11 +5,15 @@
  */
 import { tf } from '../engine/tf';
 import type { Qwen2Model } from '../model/qwen2';
-import { planMicroBatches, shiftedIds, unshift } from './micro_batches';
+import { planMicroBatches, shiftedIds, shiftedTemperatures, unshift, type MicroBatch, type Temperatures } from './micro_batches';
 
 const SCORING_ROWS = 64;
 
-function scoreRows(model: Qwen2Model, ids: readonly Int32Array[], read: (hidden: tf.Tensor3D, targets: Int32Array) => tf.Tensor2D): Float32Array[] {
+function scoreRows(
+  model: Qwen2Model,
+  ids: readonly Int32Array[],
+  read: (hidden: tf.Tensor3D, targets: Int32Array, batch: MicroBatch) => tf.Tensor2D,
+): Float32Array[] {
   const out = ids.map((row) => new Float32Array(row.length));
   const batches = planMicroBatches(
     ids.map((_, i) => i),
@@ -20,7 +24,7 @@ function scoreRows(model: Qwen2Model, ids: readonly Int32Array[], read: (hidden:
   for (const batch of batches) {
     const { inputs, targets } = shiftedIds(batch, ids);
     const result = tf.tidy(() => {
-      return read(hiddenStates(model, inputs), targets);
+      return read(hiddenStates(model, inputs), targets, batch);
     });
     unshift(batch, result.dataSync() as Float32Array, out);
     tf.dispose([inputs, result]);
@@ -28,7 +32,6 @@ function scoreRows(model: Qwen2Model, ids: readonly Int32Array[], read: (hidden:
   return out;
 }
 
-/** log p(token t | tokens before t) for every t >= 1, logits divided by `temperature`. */
 /** The last layer's hidden states of a full forward pass; the key-value cache it also builds is dropped. */
 export function hiddenStates(model: Qwen2Model, inputs: tf.Tensor2D): tf.Tensor3D {
   const { hidden, present } = model.forward(inputs);
@@ -36,9 +39,10 @@ export function hiddenStates(model: Qwen2Model, inputs: tf.Tensor2D): tf.Tensor3
   return hidden;
 }
 
-export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], temperature: number): Float32Array[] {
-  return scoreRows(model, ids, (hidden, targets) => {
-    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature });
+/** log p(token t | tokens before t) for every t >= 1, logits divided by token t's temperature. */
+export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], temperatures: Temperatures): Float32Array[] {
+  return scoreRows(model, ids, (hidden, targets, batch) => {
+    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, temperatures) });
     entropy.dispose();
     return logProbs;
   });

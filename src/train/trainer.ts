@@ -23,16 +23,18 @@ import { ADVANTAGE_ESTIMATORS, finishAdvantages, zeroAdvantageFraction } from '.
 import { klController, type KlController } from '../algo/kl';
 import { responseRewards, tokenRewards } from '../algo/rewards';
 import { summaryStats } from '../algo/stats';
-import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../algo/think';
+import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, samplingTemperatures, thinkTokenMask } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
 import { learningRateAt } from '../model/optim';
+import { logProbTemperature } from '../model/sampling';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
-import { EnvManager, generatingArgs, makePolicy } from '../rollout/env_manager';
+import { EnvManager, generatingArgs, makePolicy, samplingParams } from '../rollout/env_manager';
 import type { Episode, RolloutBatch, RolloutMode, Sample } from '../rollout/types';
 import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
 import { learningRateSchedule } from './schedule';
+import type { Temperatures } from './micro_batches';
 import { tokenLogProbs, tokenValues } from './scoring';
 import { updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
 import { rehearsalRows } from './warm_start';
@@ -77,11 +79,6 @@ export interface TrainSummary {
   skippedUpdates: number;
 }
 
-/** The sampling temperature the rollout used, which training log-probs must divide by too. */
-function trainingTemperature(config: AgenticConfig): number {
-  const gen = generatingArgs(config, 'train');
-  return gen.do_sample && gen.temperature > 0 ? gen.temperature : 1;
-}
 
 export class Trainer {
   readonly chat: ChatFormat;
@@ -224,7 +221,7 @@ export class Trainer {
     // 4-6. reference, old log-probs, values
     const ids = samples.map((s) => s.inputIds);
     const masks = samples.map((s) => s.responseMask);
-    const temperature = trainingTemperature(c);
+    const temperature = this.samplingTemperatures(samples, masks);
     const refLogProbs = roles.reference ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature)) : null;
     // The sampler's log-probs are over the whole vocabulary at the training temperature, so without
     // a recompute they stand in as the behaviour policy's (docs/training.md)
@@ -309,6 +306,16 @@ export class Trainer {
     });
     this.stepsDone = step + 1;
     return valEpisodes ? { step, metrics, valEpisodes } : { step, metrics };
+  }
+
+  /**
+   * The temperatures the rollout sampled at, which the trainer's log-probs must divide by too:
+   * one number, or per token where generating_args.answer_temperature gives each answer's first token its own.
+   */
+  private samplingTemperatures(samples: readonly Sample[], masks: readonly Uint8Array[]): Temperatures {
+    const sampling = samplingParams(generatingArgs(this.config, 'train'));
+    if (!sampling.opening || !sampling.doSample) return logProbTemperature(sampling);
+    return samples.map((s, i) => samplingTemperatures(s.inputIds, masks[i]!, this.chat.responsePiece, sampling));
   }
 
   /** One supervised step of actor_train on this step's reading rows; its loss is the reading's NLL before the step. */

@@ -10,7 +10,7 @@ import { entropyLoss, klLoss, policyLoss, valueLoss, type LossAggMode, type Loss
 import type { KlPenalty } from '../algo/kl';
 import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
-import { planMicroBatches, shiftedIds, shiftedValues, type MicroBatch } from './micro_batches';
+import { planMicroBatches, shiftedIds, shiftedTemperatures, shiftedValues, type MicroBatch, type Temperatures } from './micro_batches';
 import { hiddenStates } from './scoring';
 
 /** Per-token host rows of the batch, all aligned with `ids`. */
@@ -45,7 +45,8 @@ export interface UpdateSchedule {
 
 export interface ActorLossOptions {
   policy: PolicyLossOptions;
-  temperature: number;
+  /** What the sampled tokens' logits are divided by: the rollout's temperatures. */
+  temperature: Temperatures;
   /** use_kl_loss: coefficient and estimator; null when off. */
   klLoss: { coef: number; type: KlPenalty } | null;
   entropyCoef: number;
@@ -159,7 +160,7 @@ export async function updateActor(
     const ref = o.klLoss && rows.refLogProbs ? shiftedValues(batch, rows.refLogProbs) : null;
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
     const hidden = hiddenStates(model, inputs);
-    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: o.temperature });
+    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, o.temperature) });
     const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms);
     let loss: tf.Scalar = pg.loss;
     // A scope zeroes the terms of the tokens outside it; the aggregate still divides by the

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test';
-import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../../src/algo/think';
+import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, samplingTemperatures, thinkTokenMask } from '../../src/algo/think';
+import { ANSWER_OPENING } from '../../src/plugins/answer';
 
 // a toy vocabulary whose pieces split the tags the way a BPE tokenizer does
 const PIECES = ['Q', '<think', '>goal', ' 2', ' below', '</', 'think', '><', 'answer', '>Down', '>', '<think>', 'x'];
@@ -53,4 +54,28 @@ test('answerTokenMask marks the content of the answer tags only', () => {
 test('outsideAnswerTokenMask marks every response token but the answer content', () => {
   const row = ids('Q', '<think', '>goal', '</', 'think', '><', 'answer', '>Down', '</', 'answer', '>');
   expect([...outsideAnswerTokenMask(row, mask(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1]);
+});
+
+describe('samplingTemperatures', () => {
+  const sampled = { temperature: 0.75, topP: 1, topK: 0, doSample: true };
+  const hot = { ...sampled, opening: { ...ANSWER_OPENING, temperature: 2 } };
+  // two turns in one trajectory row: the prompt token 'Q' between them starts a new turn's text
+  const row = ids('Q', '<think', '>goal', '</', 'think', '><', 'answer', '>Down', '</', 'answer', '>', 'Q', '><', 'answer', '>Down', 'x');
+  const bits = mask(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1);
+
+  test("the token that begins each answer, and only it, at the opening's temperature", () => {
+    // '>Down' holds the tag's '>' and the move; the closing tag after it is sampled as usual
+    expect([...samplingTemperatures(row, bits, pieceOf, hot)]).toEqual([1, 0.75, 0.75, 0.75, 0.75, 0.75, 0.75, 2, 0.75, 0.75, 0.75, 1, 0.75, 0.75, 2, 0.75]);
+    // a tokenizer that keeps the tag's '>' on its own: that token and the move's both begin the answer
+    const split = ids('><', 'answer', '>', '>Down', '</');
+    expect([...samplingTemperatures(split, mask(1, 1, 1, 1, 1), pieceOf, hot)]).toEqual([0.75, 0.75, 2, 2, 0.75]);
+  });
+
+  test('without a span, or decoding greedily, every response token is at the one temperature its log-prob has', () => {
+    expect(new Set(samplingTemperatures(row, bits, pieceOf, sampled).filter((_, t) => bits[t]))).toEqual(new Set([0.75]));
+    expect(new Set(samplingTemperatures(row, bits, pieceOf, { ...hot, doSample: false }))).toEqual(new Set([1]));
+    // greedy outside the answer (temperature 0) has log-probs at 1; the answer is still sampled at its own
+    const greedyElsewhere = samplingTemperatures(row, bits, pieceOf, { ...hot, temperature: 0 });
+    expect([...greedyElsewhere.subarray(5, 11)]).toEqual([1, 1, 2, 1, 1, 1]);
+  });
 });

@@ -4,7 +4,8 @@ import { Rng } from '../../src/engine/rng';
 import { tf } from '../../src/engine/tf';
 import { DecodeBatch, generate, prefillChunks, type GenerationRequest } from '../../src/model/generate';
 import { Qwen2Model } from '../../src/model/qwen2';
-import { GREEDY, sampleToken, type SamplingParams } from '../../src/model/sampling';
+import { beginsContent, GREEDY, sampleToken, temperatureAfter, type SamplingParams } from '../../src/model/sampling';
+import { ANSWER_OPENING } from '../../src/plugins/answer';
 import { tinyConfig } from './tiny';
 
 let model: Qwen2Model;
@@ -31,6 +32,16 @@ async function referenceLogProbs(ids: number[]): Promise<number[][]> {
   const lp = tf.logSoftmax(logits);
   const rows = (await lp.array()) as number[][][];
   tf.dispose([t, hidden, logits, lp, ...present.flatMap((p) => [p.k, p.v])]);
+  return rows[0]!;
+}
+
+/** Logits of the full forward pass over `ids` (one sequence, no cache). */
+async function referenceLogits(ids: number[]): Promise<number[][]> {
+  const t = tf.tensor2d(Int32Array.from(ids), [1, ids.length], 'int32');
+  const { hidden, present } = model.forward(t);
+  const logits = model.logits(hidden);
+  const rows = (await logits.array()) as number[][][];
+  tf.dispose([t, hidden, logits, ...present.flatMap((p) => [p.k, p.v])]);
   return rows[0]!;
 }
 
@@ -150,8 +161,43 @@ describe('generation with a KV cache', () => {
     await expect(generate(model, [request(1, [])])).rejects.toThrow('generation 1: empty prompt');
     await expect(generate(model, [request(1, [1, 99])])).rejects.toThrow('token ids outside [0, 37)');
     await expect(generate(model, [request(1, [1], { stopStrings: ['x'] })])).rejects.toThrow('stop strings need a decode function');
+    const opening: SamplingParams = { temperature: 1, topP: 1, topK: 0, doSample: true, opening: { open: 'c', tagEnd: 'g', temperature: 2 } };
+    await expect(generate(model, [request(1, [1], { sampling: opening })])).rejects.toThrow('an opening temperature needs a decode function');
     await expect(generate(model, [request(1, [1]), request(1, [2])])).rejects.toThrow('generation 1: the id appears twice in one join');
     await expect(generate(model, [request(1, [1], { maxNewTokens: Number.NaN })])).rejects.toThrow('max_new_tokens must be an integer');
+  });
+});
+
+describe('an opening temperature', () => {
+  // each id is a letter: an opening at 'c' covers the next token, or the next two when the first is 'g'
+  const decode = (ids: readonly number[]) => ids.map((t) => String.fromCharCode(97 + (t % 26))).join('');
+  const params: SamplingParams = { temperature: 0.8, topP: 1, topK: 0, doSample: true, opening: { open: 'c', tagEnd: 'g', temperature: 2.5 } };
+
+  test("beginsContent: after the last `<answer`, until a character past the tag's `>` shows", () => {
+    expect(beginsContent('xx', ANSWER_OPENING)).toBe(false);
+    expect(beginsContent('<think>a</think><answer', ANSWER_OPENING)).toBe(true);
+    expect(beginsContent('<think>a</think><answer>', ANSWER_OPENING)).toBe(true);
+    expect(beginsContent('<answer>R', ANSWER_OPENING)).toBe(false);
+    expect(beginsContent('<answer>Right</', ANSWER_OPENING)).toBe(false);
+    expect(beginsContent('<answer>a</answer><answer', ANSWER_OPENING)).toBe(true);
+  });
+
+  test("the tokens that begin the content are sampled at the opening's temperature, and each log-prob is at its token's", async () => {
+    const prompts = [prompt(1, 4), prompt(2, 6), prompt(3, 3), prompt(4, 5)];
+    const results = await generate(model, prompts.map((p, i) => request(i, p, { sampling: params, maxNewTokens: 24 })), { decode });
+    const seen = new Set<number>();
+    for (const [i, r] of results.entries()) {
+      const rows = await referenceLogits(prompts[i]!.concat(r.tokens));
+      r.tokens.forEach((token, k) => {
+        const temperature = temperatureAfter(decode(r.tokens.slice(0, k)), params);
+        seen.add(temperature);
+        const z = rows[prompts[i]!.length - 1 + k]!.map((v) => v / temperature);
+        const max = Math.max(...z);
+        const logZ = max + Math.log(z.reduce((a, v) => a + Math.exp(v - max), 0));
+        expect(r.logProbs[k]!).toBeCloseTo(z[token]! - logZ, 4);
+      });
+    }
+    expect(seen).toEqual(new Set([0.8, 2.5]));
   });
 });
 

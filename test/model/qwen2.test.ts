@@ -87,11 +87,14 @@ describe('Qwen2Model', () => {
     const logits = await fullLogits(model, ids, 2, 7);
     const t = tf.tensor2d(ids, [2, 7], 'int32');
     const { hidden, present } = model.forward(t);
-    for (const chunkRows of [3, 100]) {
-      const { logProbs, entropy } = model.tokenStats(hidden, targets, { chunkRows, temperature: 0.7 });
+    // one temperature, or one per position (the temperature each token was sampled at)
+    const perRow = Float32Array.from({ length: 14 }, (_, r) => [0.7, 1, 2.5][r % 3]!);
+    for (const [chunkRows, temperature] of [[3, 0.7], [100, 0.7], [3, perRow], [100, perRow]] as const) {
+      const { logProbs, entropy } = model.tokenStats(hidden, targets, { chunkRows, temperature });
       const [lp, ent] = [(await logProbs.data()) as Float32Array, (await entropy.data()) as Float32Array];
       for (let r = 0; r < 14; r++) {
-        const z = Array.from(logits.subarray(r * 37, (r + 1) * 37)).map((v) => v / 0.7);
+        const t = typeof temperature === 'number' ? temperature : temperature[r]!;
+        const z = Array.from(logits.subarray(r * 37, (r + 1) * 37)).map((v) => v / t);
         const max = Math.max(...z);
         const logZ = max + Math.log(z.reduce((s, v) => s + Math.exp(v - max), 0));
         expect(lp[r]!).toBeCloseTo(z[targets[r]!]! - logZ, 4);
@@ -104,7 +107,7 @@ describe('Qwen2Model', () => {
     model.dispose();
   });
 
-  test('gradients match finite differences (log-probs and entropy at T=0.7, value head)', async () => {
+  test('gradients match finite differences (log-probs and entropy at per-position temperatures, value head)', async () => {
     for (const head of ['lm', 'value'] as const) {
       const config = tinyConfig({ tie_word_embeddings: head === 'lm' });
       const model = Qwen2Model.random(config, { seed: 6, head });
@@ -116,8 +119,9 @@ describe('Qwen2Model', () => {
           const { hidden, present } = model.forward(ids);
           tf.dispose(present.flatMap((p) => [p.k, p.v]));
           if (head === 'value') return model.values(hidden).mul(weights).sum() as tf.Scalar;
-          // Temperature 0.7: the hand-written gradient's 1/T scaling is checked too.
-          const { logProbs, entropy } = model.tokenStats(hidden, targets, { chunkRows: 4, temperature: 0.7 });
+          // Temperatures 0.7 and 1.8 by position: the hand-written gradient's 1/T scaling is checked too.
+          const temperature = Float32Array.from({ length: 10 }, (_, r) => (r % 2 ? 1.8 : 0.7));
+          const { logProbs, entropy } = model.tokenStats(hidden, targets, { chunkRows: 4, temperature });
           return logProbs.mul(weights).sum().add(entropy.mul(0.3).sum()) as tf.Scalar;
         });
       const { grads } = tf.variableGrads(loss, model.variables);

@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test';
 import { tf } from '../../src/engine/tf';
 import { GivenPolicy, responseLogProbs } from '../../src/play/policies';
+import { ANSWER_OPENING } from '../../src/plugins/answer';
 import { ScriptSource } from '../../src/play/responses';
 import { playSession, type PlaySetup } from '../../src/play/session';
 import { GuardedEnv } from '../../src/plugins/guarded_env';
@@ -16,6 +17,8 @@ import { chat, configFrom, hostWith, lakeYaml, model } from '../rollout/helpers'
 
 const host = hostWith();
 const config = await configFrom(lakeYaml({ groups: 1, size: 1, kind: 'traj', maxSteps: 4, tokens: 12 }), host);
+const SAMPLED = { temperature: 1, topP: 1, topK: 0, doSample: true };
+const pieceOf = chat.responsePiece;
 
 function setup(policy: Policy, logProbs: PlaySetup['logProbs'], printed: string[], counts: number[]): PlaySetup {
   return {
@@ -69,7 +72,7 @@ describe('playSession', () => {
     const counts: number[] = [];
     const lines = ['<answer>Up</answer>', 'no idea', '<answer>Left</answer>', '<answer>Down</answer>'];
     const source = new ScriptSource('script', lines, () => {});
-    const policy = new GivenPolicy(source, chat, { score: (context, response) => responseLogProbs(model, context, response, 1) });
+    const policy = new GivenPolicy(source, chat, { score: (context, response) => responseLogProbs(model, context, response, SAMPLED, pieceOf) });
     const { episode } = await playSession(setup(policy, 'scored', [], counts));
     expect(new Set(counts).size).toBe(1);
     expect(tf.memory().numTensors).toBe(before);
@@ -77,9 +80,16 @@ describe('playSession', () => {
     expect(turn.responseText).toBe('<answer>Up</answer>');
     expect(turn.logProbs).toHaveLength(turn.responseIds.length);
     // the same ids a trajectory row holds, scored in one pass: the first turn's prompt, then the response
-    const again = responseLogProbs(model, turn.promptIds, turn.responseIds, 1);
+    const again = responseLogProbs(model, turn.promptIds, turn.responseIds, SAMPLED, pieceOf);
     expect(turn.logProbs).toEqual(again);
     for (const logProb of turn.logProbs) expect(logProb).toBeLessThan(0);
+    // with an answer temperature, only the token that begins the answer is scored at it
+    const hot = responseLogProbs(model, turn.promptIds, turn.responseIds, { ...SAMPLED, opening: { ...ANSWER_OPENING, temperature: 3 } }, pieceOf);
+    const pieces = turn.responseIds.map(pieceOf);
+    const changed = pieces.filter((_, i) => hot[i] !== again[i]);
+    expect(changed).toHaveLength(1);
+    expect(changed[0]).toContain('Up');
+    expect(hot[0]).toBe(again[0]!);
   });
 
   test('records what playEpisode records, and stops cleanly when the responses run out', async () => {

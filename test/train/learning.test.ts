@@ -110,4 +110,28 @@ describe('warm start then RL on the bandit', async () => {
     expect(base).toBeLessThan(0.75);
     expect(final).toBeGreaterThan(base + 0.2);
   });
+
+  test("an answer temperature: the base's answers are sampled at it, and the trainer scores them at it", async () => {
+    const hot = await configOf(banditYaml(pretrain, baseDir), host, [
+      'max_steps=1',
+      'eval_steps=0',
+      'enable_old_logprobs_recompute=true',
+      'train_env_manager.generating_args.answer_temperature=2.5',
+      // among the 4 likeliest tokens: at 2.5 over the whole vocabulary, the micro base's answers fall
+      // apart (3% valid)
+      'train_env_manager.generating_args.top_k=4',
+    ]);
+    const reports: StepReport[] = [];
+    const trainer = await Trainer.create({ ...hot, pretrain: baseDir }, host, { onStep: (r) => void reports.push(r) });
+    try {
+      await trainer.run();
+    } finally {
+      await trainer.close();
+    }
+    const metrics = reports[0]!.metrics;
+    // most episodes still answered (0.75), so each answer's first token was sampled at 2.5: scored
+    // at 1 instead, those log-probs would be far from the sampler's
+    expect(metrics['env/Bandit/action_is_valid']!).toBeGreaterThan(0.5);
+    expect(metrics['actor/train_infer_logprob_gap']!).toBeLessThan(1e-4);
+  });
 });
