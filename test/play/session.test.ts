@@ -3,7 +3,7 @@
  * same responses as playEpisode alone), a model's tensors do not pile up turn after turn, and a
  * person's responses are scored by the model when one is loaded.
  */
-import { describe, expect, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { tf } from '../../src/engine/tf';
 import { GivenPolicy, responseLogProbs } from '../../src/play/policies';
 import { ANSWER_OPENING } from '../../src/plugins/answer';
@@ -14,6 +14,10 @@ import { makePolicy } from '../../src/rollout/env_manager';
 import { playEpisode, type TurnStart } from '../../src/rollout/episode';
 import { RandomPolicy, type Policy, type TurnQuery } from '../../src/rollout/policy';
 import { chat, configFrom, hostWith, lakeYaml, model } from '../rollout/helpers';
+
+// model passes share the machine with the rest of the suite (its subprocesses included): time is
+// for bun run bench, not for these tests
+setDefaultTimeout(30_000);
 
 const host = hostWith();
 const config = await configFrom(lakeYaml({ groups: 1, size: 1, kind: 'traj', maxSteps: 4, tokens: 12 }), host);
