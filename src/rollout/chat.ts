@@ -63,7 +63,7 @@ export class ChatFormat {
 
   /**
    * What one token adds to responseText, memoised: '' for a special token. Read token by token,
-   * a response gives the text the sampler saw (generating_args.answer_temperature's spans).
+   * a response gives the text the sampler saw (where generating_args.answer_temperature applies).
    */
   readonly responsePiece = (id: number): string => {
     let piece = this.pieces.get(id);

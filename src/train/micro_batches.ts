@@ -59,15 +59,20 @@ export function shiftedIds(batch: MicroBatch, ids: readonly Int32Array[]): { inp
   return { inputs: tf.tensor2d(inputs, [rows.length, positions], 'int32'), targets };
 }
 
-/** A per-token host array as the shifted [rows, positions] float tensor (value of token j + 1 at j; 0 on padding). */
-export function shiftedValues(batch: MicroBatch, values: ReadonlyArray<Float32Array | Uint8Array>): tf.Tensor2D {
+/** Per-token host rows shifted like the targets, [rows * positions]: token j + 1's value at j, `padding` elsewhere. */
+function shiftedRows(batch: MicroBatch, values: ReadonlyArray<Float32Array | Uint8Array>, padding: number): Float32Array {
   const { rows, positions } = batch;
-  const out = new Float32Array(rows.length * positions);
+  const out = new Float32Array(rows.length * positions).fill(padding);
   rows.forEach((row, b) => {
     const source = values[row]!;
     for (let j = 0; j + 1 < source.length && j < positions; j++) out[b * positions + j] = source[j + 1]!;
   });
-  return tf.tensor2d(out, [rows.length, positions]);
+  return out;
+}
+
+/** A per-token host array as the shifted [rows, positions] float tensor (value of token j + 1 at j; 0 on padding). */
+export function shiftedValues(batch: MicroBatch, values: ReadonlyArray<Float32Array | Uint8Array>): tf.Tensor2D {
+  return tf.tensor2d(shiftedRows(batch, values, 0), [batch.rows.length, batch.positions]);
 }
 
 /**
@@ -78,14 +83,7 @@ export type Temperatures = number | readonly Float32Array[];
 
 /** Temperatures as tokenStats takes them for a micro-batch: shifted like the targets, 1 on padding. */
 export function shiftedTemperatures(batch: MicroBatch, temperatures: Temperatures): number | Float32Array {
-  if (typeof temperatures === 'number') return temperatures;
-  const { rows, positions } = batch;
-  const out = new Float32Array(rows.length * positions).fill(1);
-  rows.forEach((row, b) => {
-    const source = temperatures[row]!;
-    for (let j = 0; j + 1 < source.length && j < positions; j++) out[b * positions + j] = source[j + 1]!;
-  });
-  return out;
+  return typeof temperatures === 'number' ? temperatures : shiftedRows(batch, temperatures, 1);
 }
 
 /** Back from shifted output [rows, positions] to per-token rows: out[row][j + 1] = data[b, j]. */

@@ -79,7 +79,6 @@ export interface TrainSummary {
   skippedUpdates: number;
 }
 
-
 export class Trainer {
   readonly chat: ChatFormat;
   /** The text of one token id, memoised (think_credit reads responses token by token). */
@@ -345,7 +344,6 @@ export class Trainer {
     this.hooks.warn?.(`step ${step}: skipped ${skipped} ${role} update${skipped > 1 ? 's' : ''} whose loss or gradients were not finite (weights unchanged; ${this.skipped} so far)`);
   }
 
-  /** Steps 7-8: response rewards, token rewards with KL, advantages. */
   /** The tokens the KL loss covers (kl_loss_tokens); null: every response token. */
   private klScope(samples: readonly Sample[], masks: readonly Uint8Array[], thinkMasks: readonly Uint8Array[] | null): readonly Uint8Array[] | null {
     switch (this.config.kl_loss_tokens) {
@@ -358,6 +356,7 @@ export class Trainer {
     }
   }
 
+  /** Steps 7-8: response rewards, token rewards with KL, advantages. */
   private credit(
     samples: readonly Sample[],
     masks: readonly Uint8Array[],

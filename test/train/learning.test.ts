@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { tf } from '../../src/engine/tf';
 import { ChatFormat } from '../../src/rollout/chat';
 import { defaultTokenizer } from '../../src/model/default_tokenizer';
+import type { AgenticConfig } from '../../src/config/schema';
 import { PluginHost } from '../../src/plugins/host';
 import { Trainer, type StepReport } from '../../src/train/trainer';
 import { existingBase, FINGERPRINT_FILE, supervisedRows, warmStart } from '../../src/train/warm_start';
@@ -19,6 +20,18 @@ import { scratch } from '../helpers';
 import { configOf, microPolicyFolder } from './helpers';
 
 setDefaultTimeout(120_000);
+
+/** Runs a trainer to its end; its step reports. */
+async function reportsOf(config: AgenticConfig, host: PluginHost): Promise<StepReport[]> {
+  const reports: StepReport[] = [];
+  const trainer = await Trainer.create(config, host, { onStep: (r) => void reports.push(r) });
+  try {
+    await trainer.run();
+  } finally {
+    await trainer.close();
+  }
+  return reports;
+}
 
 function banditYaml(pretrain: string, baseDir: string): string {
   return `
@@ -94,13 +107,7 @@ describe('warm start then RL on the bandit', async () => {
   });
 
   test('six GRPO steps from the base raise the validation score well above it', async () => {
-    const reports: StepReport[] = [];
-    const trainer = await Trainer.create({ ...config, pretrain: baseDir }, host, { onStep: (r) => void reports.push(r) });
-    try {
-      await trainer.run();
-    } finally {
-      await trainer.close();
-    }
+    const reports = await reportsOf({ ...config, pretrain: baseDir }, host);
     const base = reports[0]!.metrics['val/score/mean']!;
     const final = reports.at(-1)!.metrics['val/score/mean']!;
     const valid = reports[0]!.metrics['val/env/Bandit/action_is_valid']!;
@@ -121,14 +128,7 @@ describe('warm start then RL on the bandit', async () => {
       // apart (3% valid)
       'train_env_manager.generating_args.top_k=4',
     ]);
-    const reports: StepReport[] = [];
-    const trainer = await Trainer.create({ ...hot, pretrain: baseDir }, host, { onStep: (r) => void reports.push(r) });
-    try {
-      await trainer.run();
-    } finally {
-      await trainer.close();
-    }
-    const metrics = reports[0]!.metrics;
+    const metrics = (await reportsOf({ ...hot, pretrain: baseDir }, host))[0]!.metrics;
     // most episodes still answered (0.75), so each answer's first token was sampled at 2.5: scored
     // at 1 instead, those log-probs would be far from the sampler's
     expect(metrics['env/Bandit/action_is_valid']!).toBeGreaterThan(0.5);
