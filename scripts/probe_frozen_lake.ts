@@ -1,5 +1,7 @@
 /**
- * How a FrozenLake policy reads and decides: `bun scripts/probe_frozen_lake.ts <model-folder> [boards]`.
+ * How a FrozenLake policy reads and decides: `bun scripts/probe_frozen_lake.ts <model-folder> [boards] [key=value ...]`.
+ * The overrides apply to the default config the probe plays with (e.g. `custom_envs.FrozenLake.env_config.p=0.7`
+ * for boards with more holes).
  *
  * On the first state of held-out boards (seeds no run trains or validates on), with the default
  * run's prompt (system "Reach G.", the bare board) and greedy decoding (PROBE_TEMP=T samples the
@@ -7,7 +9,13 @@
  *   - reading: how often the model's own think notes equal the env's (`Env.stateNotes`), whole and
  *     by part (the goal's row offset, its column offset, the adjacent holes);
  *   - deciding: with the env's true notes forced into the response, how often the move that follows
- *     is a shortest-path move (breadth-first search around the holes);
+ *     is a shortest-path move (breadth-first search around the holes); then, with the player put on
+ *     every frozen cell of the same boards, what kind of move it makes: towards the goal, away from
+ *     it, into the edge or into a hole, split by whether the cell has a move towards the goal that
+ *     is no hole (where it has none, a detour is needed);
+ *   - forks: on the states where one move towards the goal is a hole and another is safe, 8 moves
+ *     sampled at temperature 1 each, as a training group samples them: how often into the hole,
+ *     and how many states always, never or sometimes go there (only these give a group a choice);
  *   - playing: as many whole validation episodes (the default config's held-out seeds, greedy):
  *     success, failures by kind (into a hole, and how many of those on wrong notes; out of turns),
  *     and how often the notes are exact over every turn played. PROBE_SHOW=N prints the first N
@@ -22,7 +30,8 @@ import { PluginHost } from '../src/plugins/host';
 import { ChatFormat } from '../src/rollout/chat';
 import { loadConfig } from '../src/config/load';
 import { evaluate } from '../src/rollout/evaluate';
-import frozenLake from '../plugins/envs/frozen_lake';
+import frozenLake, { BOARD } from '../plugins/envs/frozen_lake';
+import { gridNotes } from '../plugins/envs/_grid/questions';
 
 const MOVES: Record<string, readonly [number, number]> = { Up: [-1, 0], Down: [1, 0], Left: [0, -1], Right: [0, 1] };
 
@@ -51,17 +60,44 @@ function shortestMoves(board: string): Set<string> {
   return new Set(Object.keys(MOVES).filter((move) => (distance.get(key([player[0] + MOVES[move]![0], player[1] + MOVES[move]![1]])) ?? Infinity) < here));
 }
 
-const [folder, count = '256'] = process.argv.slice(2);
+/** What a move does on a board: into the edge, into a hole, or a step towards or away from the goal. */
+function moveKind(board: string, move: string): 'edge' | 'hole' | 'towards' | 'away' {
+  const grid = board.split('\n').map((line) => [...line]);
+  const find = (symbol: string) => {
+    const row = grid.findIndex((cells) => cells.includes(symbol));
+    return [row, grid[row]!.indexOf(symbol)] as const;
+  };
+  const [[pr, pc], [gr, gc]] = [find('P'), find('G')];
+  const [dr, dc] = MOVES[move]!;
+  const cell = grid[pr + dr]?.[pc + dc];
+  if (cell === undefined) return 'edge';
+  if (cell === 'O') return 'hole';
+  return Math.abs(gr - pr - dr) + Math.abs(gc - pc - dc) < Math.abs(gr - pr) + Math.abs(gc - pc) ? 'towards' : 'away';
+}
+
+/** Whether `move` would bring the player closer to the goal were its cell not a hole. */
+function towardsOnOpenIce(board: string, move: string): boolean {
+  return moveKind(board.replace(/O/g, '_'), move) === 'towards';
+}
+
+const [folder, count = '256', ...overrides] = process.argv.slice(2);
 if (!folder) {
-  console.error('usage: bun scripts/probe_frozen_lake.ts <model-folder> [boards]');
+  console.error('usage: bun scripts/probe_frozen_lake.ts <model-folder> [boards] [key=value ...]');
   process.exit(2);
 }
 await startBackend('wasm');
 const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
 const chat = new ChatFormat(tokenizer);
-const env = new frozenLake.env(frozenLake.config.parse({ is_slippery: false }), new PluginHost().envContext());
+const n = Number(count);
+const host = new PluginHost();
+const { config } = await loadConfig(
+  { configName: 'agentic', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...overrides] },
+  host,
+);
+const envConfig = frozenLake.config.parse(config.custom_envs.FrozenLake!.env_config);
+const env = new frozenLake.env(envConfig, host.envContext());
 const boards: Array<{ observation: string; notes: string; shortest: Set<string> }> = [];
-for (let i = 0; i < Number(count); i++) {
+for (let i = 0; i < n; i++) {
   const { observation } = await env.reset(hashSeed(i, 'probe_frozen_lake'));
   boards.push({ observation, notes: env.stateNotes!(), shortest: shortestMoves(observation) });
 }
@@ -75,6 +111,9 @@ const request = (id: number, promptIds: number[], maxNewTokens: number): Generat
   stopTokenIds: chat.stopTokenIds,
 });
 const promptOf = (board: string) => chat.firstTurn('Reach G.', board);
+/** The prompt with `notes` forced into the response, up to the move. `<answer` ends it because the built-in tokenizer writes `>Right` as one token. */
+const forcedPrompt = (board: string, notes: string) => [...promptOf(board), ...tokenizer.encode(`<think>${notes}</think><answer`, { addSpecialTokens: false })];
+const moveOf = (result: { tokens: number[] }) => /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)';
 
 // reading: the model's own notes against the env's
 const own = await generate(model, boards.map((b, i) => request(i, promptOf(b.observation), 32)));
@@ -93,35 +132,75 @@ own.forEach((result, i) => {
   if (holes === trueHoles) parts.holes++;
 });
 
-// deciding: the true notes forced, then the move. `<answer` ends the forced text because the
-// built-in tokenizer writes `>Right` as one token.
-const forced = await generate(
-  model,
-  boards.map((b, i) => request(i, [...promptOf(b.observation), ...tokenizer.encode(`<think>${b.notes}</think><answer`, { addSpecialTokens: false })], 4)),
-);
+// deciding: the true notes forced, then the move
+const forced = await generate(model, boards.map((b, i) => request(i, forcedPrompt(b.observation, b.notes), 4)));
 let good = 0;
 const moves: Record<string, number> = {};
 forced.forEach((result, i) => {
-  const move = /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)';
+  const move = moveOf(result);
   moves[move] = (moves[move] ?? 0) + 1;
   if (boards[i]!.shortest.has(move)) good++;
 });
-const n = boards.length;
+
+// deciding on every state: the player on each frozen cell of the same boards, the true notes forced
+const everyState = boards.flatMap(({ observation }) => {
+  const cells = observation.replace('P', '_');
+  return [...cells].flatMap((cell, at) => (cell === '_' ? [cells.slice(0, at) + 'P' + cells.slice(at + 1)] : []));
+});
+const stateMoves = await generate(
+  model,
+  everyState.map((board, i) => request(i, forcedPrompt(board, gridNotes(board, BOARD)), 4)),
+);
+const kinds: Record<string, Record<string, number>> = { 'a safe move towards the goal exists': {}, 'a detour is needed': {} };
+stateMoves.forEach((result, i) => {
+  const move = moveOf(result);
+  const byMove = Object.fromEntries(Object.keys(MOVES).map((m) => [m, moveKind(everyState[i]!, m)]));
+  const situation = Object.values(byMove).includes('towards') ? 'a safe move towards the goal exists' : 'a detour is needed';
+  const kind = byMove[move] ?? 'no move';
+  kinds[situation]![kind] = (kinds[situation]![kind] ?? 0) + 1;
+});
+
+// the choice a group would see: on the states where one move towards the goal is a hole and
+// another is safe, 8 moves sampled at temperature 1 each (as a training group of 8 samples them)
+const forks = everyState.flatMap((board) => {
+  const hole = Object.keys(MOVES).find((move) => moveKind(board, move) === 'hole' && towardsOnOpenIce(board, move));
+  return hole && Object.keys(MOVES).some((move) => moveKind(board, move) === 'towards') ? [{ board, hole }] : [];
+});
+const GROUP = 8;
+const forkMoves = await generate(
+  model,
+  forks.flatMap(({ board }, i) =>
+    Array.from({ length: GROUP }, (_, k) => ({
+      ...request(i * GROUP + k, forcedPrompt(board, gridNotes(board, BOARD)), 4),
+      sampling: { temperature: 1, topP: 1, topK: 0, doSample: true },
+    })),
+  ),
+);
+const forkGroups = { always: 0, never: 0, mixed: 0 };
+let intoHole = 0;
+forks.forEach(({ hole }, i) => {
+  const holes = forkMoves.slice(i * GROUP, (i + 1) * GROUP).filter((result) => moveOf(result) === hole).length;
+  intoHole += holes;
+  forkGroups[holes === GROUP ? 'always' : holes === 0 ? 'never' : 'mixed']++;
+});
 const share = (k: number) => `${k}/${n} (${((100 * k) / n).toFixed(0)}%)`;
 console.log(`${folder}: ${n} held-out first states${temperature > 0 ? `, sampled at temperature ${temperature}` : ''}`);
 console.log(`  reading   notes exact ${share(parts.whole)}; goal row ${share(parts.rows)}, goal column ${share(parts.columns)}, holes ${share(parts.holes)}`);
 console.log(`  deciding  with the true notes, a shortest-path move ${share(good)}; moves ${JSON.stringify(moves)}`);
+for (const [situation, counts] of Object.entries(kinds)) {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  console.log(`  every state, ${situation} (${total}): ${Object.entries(counts).map(([kind, k]) => `${kind} ${k} (${((100 * k) / total).toFixed(0)}%)`).join(', ')}`);
+}
+console.log(
+  `  forks     ${forks.length} states with a hole and a safe cell both towards the goal, ${GROUP} moves sampled at temperature 1 on each: ` +
+    `into the hole ${((100 * intoHole) / (GROUP * forks.length)).toFixed(0)}%; always ${forkGroups.always}, never ${forkGroups.never}, mixed ${forkGroups.mixed}`,
+);
 model.dispose();
 
 // playing: whole held-out episodes as validation plays them (the default config's val seeds,
 // greedy), each failure sorted by kind, and the notes checked at every turn against the env's
-const host = new PluginHost();
-const { config } = await loadConfig(
-  { configName: 'agentic', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`] },
-  host,
-);
 const { batch } = await evaluate(config, host);
-const replayer = new frozenLake.env(frozenLake.config.parse(config.custom_envs.FrozenLake!.env_config), host.envContext());
+const replayer = new frozenLake.env(envConfig, host.envContext());
 let turns = 0;
 let exactTurns = 0;
 const failures = { hole: 0, holeWithWrongNotes: 0, outOfTurns: 0 };
