@@ -22,6 +22,7 @@ import { updateSupervised } from '../src/train/update';
 import { BOARD } from '../plugins/envs/frozen_lake';
 import { gridNotes } from '../plugins/envs/_grid/questions';
 import { ACTIONS, generateLake, neighbour, type Action, type Lake } from '../plugins/envs/frozen_lake/lake';
+import { lakeText } from '../plugins/envs/frozen_lake/render';
 
 const SIZE = 4;
 const P_FROZEN = 0.8;
@@ -47,12 +48,6 @@ function ruleWins(lake: Lake): boolean {
 }
 
 const drawLake = (seed: number) => generateLake(SIZE, P_FROZEN, Rng.fromSeed(seed, 'frozen_lake', 'map'));
-const boardText = (lake: Lake, player: number) =>
-  lake.tiles
-    .map((tile, cell) => (cell === player ? 'P' : tile === 'hole' ? 'O' : tile === 'goal' ? 'G' : '_'))
-    .join('')
-    .match(new RegExp(`.{${SIZE}}`, 'g'))!
-    .join('\n');
 
 const [base, out, boards = '512', epochs = '4'] = process.argv.slice(2);
 if (!base || !out) {
@@ -74,7 +69,7 @@ for (let i = 0; i < Number(boards); i++) {
   const lake = drawLake(hashSeed(i, 'diagnose_frozen_lake'));
   lake.tiles.forEach((tile, cell) => {
     if (tile !== 'frozen') return;
-    const board = boardText(lake, cell);
+    const board = lakeText(lake, cell);
     const prompt = [...chat.firstTurn('Reach G.', board), ...tokenizer.encode(`<think>${gridNotes(board, BOARD)}</think><answer`, { addSpecialTokens: false })];
     const answer = [...tokenizer.encode(`>${ruleMove(lake, cell)}</answer>`, { addSpecialTokens: false }), chat.stopTokenIds[0]!];
     const mask = new Uint8Array(prompt.length + answer.length);

@@ -35,14 +35,18 @@ import { gridNotes } from '../plugins/envs/_grid/questions';
 
 const MOVES: Record<string, readonly [number, number]> = { Up: [-1, 0], Down: [1, 0], Left: [0, -1], Right: [0, 1] };
 
+const cellsOf = (board: string) => board.split('\n').map((line) => [...line]);
+
+/** Row and column of the first `symbol` on the grid. */
+function locate(grid: readonly string[][], symbol: string): [number, number] {
+  const row = grid.findIndex((cells) => cells.includes(symbol));
+  return [row, grid[row]!.indexOf(symbol)];
+}
+
 /** The moves that shorten the path to the goal around the holes. */
 function shortestMoves(board: string): Set<string> {
-  const grid = board.split('\n').map((line) => [...line]);
-  const at = (symbol: string): [number, number] => {
-    const row = grid.findIndex((cells) => cells.includes(symbol));
-    return [row, grid[row]!.indexOf(symbol)];
-  };
-  const [goal, player] = [at('G'), at('P')];
+  const grid = cellsOf(board);
+  const [goal, player] = [locate(grid, 'G'), locate(grid, 'P')];
   const key = ([r, c]: readonly [number, number]) => `${r},${c}`;
   const open = ([r, c]: readonly [number, number]) => grid[r]?.[c] !== undefined && grid[r]![c] !== 'O';
   const distance = new Map([[key(goal), 0]]);
@@ -62,12 +66,8 @@ function shortestMoves(board: string): Set<string> {
 
 /** What a move does on a board: into the edge, into a hole, or a step towards or away from the goal. */
 function moveKind(board: string, move: string): 'edge' | 'hole' | 'towards' | 'away' {
-  const grid = board.split('\n').map((line) => [...line]);
-  const find = (symbol: string) => {
-    const row = grid.findIndex((cells) => cells.includes(symbol));
-    return [row, grid[row]!.indexOf(symbol)] as const;
-  };
-  const [[pr, pc], [gr, gc]] = [find('P'), find('G')];
+  const grid = cellsOf(board);
+  const [[pr, pc], [gr, gc]] = [locate(grid, 'P'), locate(grid, 'G')];
   const [dr, dc] = MOVES[move]!;
   const cell = grid[pr + dr]?.[pc + dc];
   if (cell === undefined) return 'edge';
@@ -151,20 +151,22 @@ const stateMoves = await generate(
   model,
   everyState.map((board, i) => request(i, forcedPrompt(board, gridNotes(board, BOARD)), 4)),
 );
+// what each move does from each state
+const moveKinds = everyState.map((board) => Object.fromEntries(Object.keys(MOVES).map((move) => [move, moveKind(board, move)])));
 const kinds: Record<string, Record<string, number>> = { 'a safe move towards the goal exists': {}, 'a detour is needed': {} };
 stateMoves.forEach((result, i) => {
-  const move = moveOf(result);
-  const byMove = Object.fromEntries(Object.keys(MOVES).map((m) => [m, moveKind(everyState[i]!, m)]));
+  const byMove = moveKinds[i]!;
   const situation = Object.values(byMove).includes('towards') ? 'a safe move towards the goal exists' : 'a detour is needed';
-  const kind = byMove[move] ?? 'no move';
+  const kind = byMove[moveOf(result)] ?? 'no move';
   kinds[situation]![kind] = (kinds[situation]![kind] ?? 0) + 1;
 });
 
 // the choice a group would see: on the states where one move towards the goal is a hole and
 // another is safe, 8 moves sampled at temperature 1 each (as a training group of 8 samples them)
-const forks = everyState.flatMap((board) => {
-  const hole = Object.keys(MOVES).find((move) => moveKind(board, move) === 'hole' && towardsOnOpenIce(board, move));
-  return hole && Object.keys(MOVES).some((move) => moveKind(board, move) === 'towards') ? [{ board, hole }] : [];
+const forks = everyState.flatMap((board, i) => {
+  const byMove = moveKinds[i]!;
+  const hole = Object.keys(MOVES).find((move) => byMove[move] === 'hole' && towardsOnOpenIce(board, move));
+  return hole && Object.values(byMove).includes('towards') ? [{ board, hole }] : [];
 });
 const GROUP = 8;
 const forkMoves = await generate(
