@@ -16,6 +16,9 @@
  *   - forks: on the states where one move towards the goal is a hole and another is safe, 8 moves
  *     sampled at temperature 1 each, as a training group samples them: how often into the hole,
  *     and how many states always, never or sometimes go there (only these give a group a choice);
+ *   - notes: the same forks with the notes edited to disagree with the board (no holes named, the
+ *     safe move named as the hole, the goal's offset mirrored): whether the move reads the notes
+ *     or the board;
  *   - playing: as many whole validation episodes (the default config's held-out seeds, greedy):
  *     success, failures by kind (into a hole, and how many of those on wrong notes; out of turns),
  *     and how often the notes are exact over every turn played. PROBE_SHOW=N prints the first N
@@ -166,25 +169,45 @@ stateMoves.forEach((result, i) => {
 const forks = everyState.flatMap((board, i) => {
   const byMove = moveKinds[i]!;
   const hole = Object.keys(MOVES).find((move) => byMove[move] === 'hole' && towardsOnOpenIce(board, move));
-  return hole && Object.values(byMove).includes('towards') ? [{ board, hole }] : [];
+  const safe = Object.keys(MOVES).find((move) => byMove[move] === 'towards');
+  return hole && safe ? [{ board, hole, safe }] : [];
 });
 const GROUP = 8;
-const forkMoves = await generate(
-  model,
-  forks.flatMap(({ board }, i) =>
-    Array.from({ length: GROUP }, (_, k) => ({
-      ...request(i * GROUP + k, forcedPrompt(board, gridNotes(board, BOARD)), 4),
-      sampling: { temperature: 1, topP: 1, topK: 0, doSample: true },
-    })),
-  ),
-);
-const forkGroups = { always: 0, never: 0, mixed: 0 };
-let intoHole = 0;
-forks.forEach(({ hole }, i) => {
-  const holes = forkMoves.slice(i * GROUP, (i + 1) * GROUP).filter((result) => moveOf(result) === hole).length;
-  intoHole += holes;
-  forkGroups[holes === GROUP ? 'always' : holes === 0 ? 'never' : 'mixed']++;
-});
+type Fork = (typeof forks)[number];
+/** Each fork's 8 sampled moves after `notes` (the true ones, or edited to see whether the move reads them). */
+async function sampleForks(notes: (fork: Fork) => string) {
+  const results = await generate(
+    model,
+    forks.flatMap((fork, i) =>
+      Array.from({ length: GROUP }, (_, k) => ({
+        ...request(i * GROUP + k, forcedPrompt(fork.board, notes(fork)), 4),
+        sampling: { temperature: 1, topP: 1, topK: 0, doSample: true },
+      })),
+    ),
+  );
+  const groups = { always: 0, never: 0, mixed: 0 };
+  let intoHole = 0;
+  let safe = 0;
+  forks.forEach((fork, i) => {
+    const moves = results.slice(i * GROUP, (i + 1) * GROUP).map(moveOf);
+    const holes = moves.filter((move) => move === fork.hole).length;
+    intoHole += holes;
+    safe += moves.filter((move) => move === fork.safe).length;
+    groups[holes === GROUP ? 'always' : holes === 0 ? 'never' : 'mixed']++;
+  });
+  const pct = (k: number) => `${((100 * k) / (GROUP * forks.length)).toFixed(0)}%`;
+  return { groups, intoHole: pct(intoHole), safe: pct(safe) };
+}
+const trueNotes = (fork: Fork) => gridNotes(fork.board, BOARD);
+const forkMoves = await sampleForks(trueNotes);
+// does the move read the notes? The same forks with notes that say otherwise than the board: a
+// move computed from the notes follows them, one computed from the board does not
+const MIRROR: Record<string, string> = { below: 'above', above: 'below', east: 'west', west: 'east' };
+const edited = {
+  'holes none': await sampleForks((fork) => trueNotes(fork).replace(/holes .*$/, 'holes none')),
+  'the safe move named as the hole': await sampleForks((fork) => trueNotes(fork).replace(/holes .*$/, `holes ${fork.safe}`)),
+  'the goal mirrored': await sampleForks((fork) => trueNotes(fork).replace(/below|above|east|west/g, (word) => MIRROR[word]!)),
+};
 const share = (k: number) => `${k}/${n} (${((100 * k) / n).toFixed(0)}%)`;
 console.log(`${folder}: ${n} held-out first states${temperature > 0 ? `, sampled at temperature ${temperature}` : ''}`);
 console.log(`  reading   notes exact ${share(parts.whole)}; goal row ${share(parts.rows)}, goal column ${share(parts.columns)}, holes ${share(parts.holes)}`);
@@ -195,8 +218,9 @@ for (const [situation, counts] of Object.entries(kinds)) {
 }
 console.log(
   `  forks     ${forks.length} states with a hole and a safe cell both towards the goal, ${GROUP} moves sampled at temperature 1 on each: ` +
-    `into the hole ${((100 * intoHole) / (GROUP * forks.length)).toFixed(0)}%; always ${forkGroups.always}, never ${forkGroups.never}, mixed ${forkGroups.mixed}`,
+    `into the hole ${forkMoves.intoHole}, the safe move ${forkMoves.safe}; always ${forkMoves.groups.always}, never ${forkMoves.groups.never}, mixed ${forkMoves.groups.mixed}`,
 );
+console.log(`  notes     the forks with notes edited: ${Object.entries(edited).map(([edit, moves]) => `${edit}: into the hole ${moves.intoHole}, the safe move ${moves.safe}`).join('; ')}`);
 model.dispose();
 
 // playing: whole held-out episodes as validation plays them (the default config's val seeds,

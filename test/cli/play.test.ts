@@ -272,8 +272,8 @@ describe('agentic play: bad input is one line and a non-zero exit', () => {
   const scriptDir = scratch({ 'one.txt': '<answer>Left</answer>\n' });
   const script = join(scriptDir, 'one.txt');
   const cases: Array<[string, string[], string]> = [
-    ['unknown env', ['play', 'Mars', '--script', script], "error: unknown env 'Mars': not a custom_envs tag of this config (FrozenLake), a registered env ("],
-    ['a near miss', ['play', 'FrozenLak', '--script', script], "error: unknown env 'FrozenLak' (did you mean FrozenLake or frozen_lake?)"],
+    ['unknown env', ['play', 'Mars', '--script', script], "error: unknown env 'Mars': not a custom_envs tag of this config (FrozenLake, FrozenLakeTrain), a registered env ("],
+    ['a near miss', ['play', 'FrozenLak', '--script', script], "error: unknown env 'FrozenLak' (did you mean FrozenLake, FrozenLakeTrain or frozen_lake?)"],
     ['a missing env file', ['play', './nowhere.ts', '--script', script], 'error: ./nowhere.ts: no such plugin file or folder'],
     ['no terminal for a person', ['play', 'FrozenLake'], 'error: stdin is not a terminal, so nobody can answer here; give the responses with --script FILE (or --script - to read them from stdin)'],
     ['no terminal to press Enter', ['play', 'FrozenLake', '--policy', 'random'], 'error: stdin is not a terminal, so nobody can answer here; add --auto'],

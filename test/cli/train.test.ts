@@ -81,10 +81,10 @@ describe('agentic train', () => {
   });
 
   test('a config the algorithm cannot use is one line naming the key', async () => {
-    const { code, stderr } = await agentic(['train', 'custom_envs.FrozenLake.env_manager_cls=traj', '~custom_envs.FrozenLake.agent_template']);
+    const { code, stderr } = await agentic(['train', 'custom_envs.FrozenLakeTrain.env_manager_cls=traj', '~custom_envs.FrozenLakeTrain.agent_template']);
     expect(code).toBe(2);
     expect(lines(stderr)).toEqual([
-      'error: adv_estimator: gigpo needs one row per step, but custom_envs.FrozenLake.env_manager_cls is traj; set it to step',
+      'error: adv_estimator: gigpo needs one row per step, but custom_envs.FrozenLakeTrain.env_manager_cls is traj; set it to step',
     ]);
   });
 });

@@ -23,7 +23,7 @@ describe('layers', () => {
     expect(config.output_dir).toBe('./output/agentic');
     expect(config.logging_dir).toBe('./output/agentic/logs');
     expect(config.checkpoint_config.output_dir).toBe('./output/agentic/checkpoints');
-    expect(config.train_env_manager.tags).toEqual(['FrozenLake']);
+    expect(config.train_env_manager.tags).toEqual(['FrozenLakeTrain']);
     // a default the built-in file does not set comes from the schema
     expect(config.actor_train.training_args.adam_beta2).toBe(0.999);
   });
@@ -104,7 +104,7 @@ describe('layers', () => {
   });
 
   test('deleting a key restores its default; deleting an entry removes it', async () => {
-    const { config } = await load({ overrides: ['~max_steps', '~adv_estimator', '~val_env_manager.tags', '~custom_envs.FrozenLake', '+custom_envs.Other={env_type: bandit}', 'train_env_manager.tags=[Other]'] });
+    const { config } = await load({ overrides: ['~max_steps', '~adv_estimator', '~val_env_manager.tags', '~custom_envs.FrozenLake', '~custom_envs.FrozenLakeTrain', '+custom_envs.Other={env_type: bandit}', 'train_env_manager.tags=[Other]'] });
     expect(config.max_steps).toBe(configDefaults().max_steps as number);
     expect(config.val_env_manager.tags).toEqual([]);
     expect(Object.keys(config.custom_envs)).toEqual(['Other']);

@@ -175,6 +175,7 @@ describe('a training run with track_with: [tensorboard]', () => {
           'val_batch_size=2',
           'val_env_manager.num_env_groups=2',
           'custom_envs.FrozenLake.max_steps=2',
+          'custom_envs.FrozenLakeTrain.max_steps=2',
           `output_dir=${dir}`,
         ],
       },

@@ -32,7 +32,7 @@ async function smallConfig(overrides: string[]) {
     'rollout_batch_size=4',
     'train_env_manager.num_env_groups=2',
     'train_env_manager.group_size=2',
-    'custom_envs.FrozenLake.max_steps=2',
+    'custom_envs.FrozenLakeTrain.max_steps=2',
     'warm_start.rehearsal_episodes=2',
     ...overrides,
   ]);

@@ -102,7 +102,7 @@ describe('worked examples', () => {
     const config = await shippedConfig('agentic', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
     const error = await workedRows(config, new PluginHost(), chat).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toBe('warm_start.worked_examples: env frozen_lake (custom_envs.FrozenLake) has no solutionAction(), so it has no worked examples to give');
+    expect((error as Error).message).toBe('warm_start.worked_examples: env frozen_lake (custom_envs.FrozenLakeTrain) has no solutionAction(), so it has no worked examples to give');
   });
 
   test('the fingerprint covers the setting: a base is reused only for the same number of worked examples', async () => {
