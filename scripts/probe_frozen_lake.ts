@@ -14,8 +14,9 @@
  *     it, into the edge or into a hole, split by whether the cell has a move towards the goal that
  *     is no hole (where it has none, a detour is needed);
  *   - forks: on the states where one move towards the goal is a hole and another is safe, 8 moves
- *     sampled at temperature 1 each, as a training group samples them: how often into the hole,
- *     and how many states always, never or sometimes go there (only these give a group a choice);
+ *     sampled at temperature 1 each, as a training group samples them: how often into the hole and
+ *     how often the safe move, and how many states always, never or sometimes go into the hole
+ *     (only these give a group a choice);
  *   - notes: the same forks with the notes edited to disagree with the board (no holes named, the
  *     safe move named as the hole, the goal's offset mirrored): whether the move reads the notes
  *     or the board;
