@@ -11,8 +11,12 @@ const STEPS: Readonly<Record<string, readonly [number, number]>> = { Up: [-1, 0]
 export interface GridQuestionSpec {
   /** Symbols the player is drawn with. */
   player: readonly string[];
-  /** Things asked about by name ("the goal"), with the symbols they are drawn with. */
-  things: ReadonlyArray<{ name: string; symbols: readonly string[] }>;
+  /**
+   * Things asked about by name ("the goal"), with the symbols they are drawn with. A thing with
+   * `from` (another thing's name) is placed from that thing instead of from the player: where
+   * the target lies from the box is what a Sokoban push depends on.
+   */
+  things: ReadonlyArray<{ name: string; symbols: readonly string[]; from?: string }>;
   /** Cells worth naming when they are next to the player (holes, walls), for the notes. */
   hazards?: { name: string; symbols: readonly string[] };
 }
@@ -50,10 +54,22 @@ function shortOffset(from: readonly [number, number], to: readonly [number, numb
   return `${rows} ${cols}`;
 }
 
+const bare = (name: string) => name.replace(/^the /, '');
+
+/** Where a thing is measured from: the player, or the thing its `from` names (null if that is not drawn). */
+function originOf(thing: GridQuestionSpec['things'][number], spec: GridQuestionSpec, find: (symbols: readonly string[]) => [number, number] | null, player: [number, number]) {
+  if (thing.from === undefined) return player;
+  const origin = spec.things.find((other) => other.name === thing.from);
+  if (!origin) throw new Error(`grid spec: '${thing.name}' is placed from '${thing.from}', which is not one of its things`);
+  return find(origin.symbols);
+}
+
 /**
- * Env.stateNotes for a grid: each named thing's offset from the player, then the directions in
- * which a hazard is next to the player. For example `goal 2 below 1 east; holes Down Left`.
- * A reading of the board in a few tokens; which move to make is left to the policy.
+ * Env.stateNotes for a grid: each named thing's offset from the player (or from the thing its
+ * `from` names), then the directions in which a hazard is next to the player. For example
+ * `goal 2 below 1 east; holes Down Left`, or for Sokoban `box 1 below same column; target from
+ * box same row 2 east; walls Up`. A reading of the board in a few tokens; which move to make is
+ * left to the policy.
  */
 export function gridNotes(text: string, spec: GridQuestionSpec): string {
   const { grid, find } = parseGrid(text);
@@ -61,7 +77,9 @@ export function gridNotes(text: string, spec: GridQuestionSpec): string {
   if (!player) return 'no player on the board';
   const parts = spec.things.map((thing) => {
     const at = find(thing.symbols);
-    return `${thing.name.replace(/^the /, '')} ${at ? shortOffset(player, at) : 'gone'}`;
+    const origin = originOf(thing, spec, find, player);
+    const name = thing.from === undefined ? bare(thing.name) : `${bare(thing.name)} from ${bare(thing.from)}`;
+    return `${name} ${at && origin ? shortOffset(origin, at) : 'gone'}`;
   });
   if (spec.hazards) {
     const near = Object.entries(STEPS)
@@ -83,6 +101,8 @@ export function gridQuestions(text: string, spec: GridQuestionSpec): StateQuesti
     if (!at) continue;
     questions.push({ question: `Where is ${thing.name}?`, answer: place(...at) });
     questions.push({ question: `Where is ${thing.name} from you?`, answer: offset(player, at) });
+    const origin = originOf(thing, spec, find, player);
+    if (thing.from !== undefined && origin) questions.push({ question: `Where is ${thing.name} from ${thing.from}?`, answer: offset(origin, at) });
   }
   for (const [direction, [dr, dc]] of Object.entries(STEPS)) {
     const cell = grid[player[0] + dr]?.[player[1] + dc];

@@ -143,12 +143,13 @@ class Sokoban implements Env {
   }
 }
 
-/** What the warm start's questions and notes name in the room. */
-const BOARD: GridQuestionSpec = {
+/** What the warm start's questions and notes name in the room (scripts/probe_sokoban.ts reads it too). */
+export const BOARD: GridQuestionSpec = {
   player: ['P', 'S'],
   things: [
     { name: 'the box', symbols: ['X'] },
-    { name: 'the target', symbols: ['O', 'S'] },
+    // from the box, not the player: which way the box must go is what a push depends on
+    { name: 'the target', symbols: ['O', 'S'], from: 'the box' },
   ],
   hazards: { name: 'walls', symbols: ['#'] },
 };

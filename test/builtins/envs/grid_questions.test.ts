@@ -53,4 +53,27 @@ describe('gridNotes', () => {
     expect(gridNotes('P_\n__', lake)).toBe('goal gone; holes none');
     expect(gridNotes('__\n__', lake)).toBe('no player on the board');
   });
+
+  const room = {
+    player: ['P'],
+    things: [
+      { name: 'the box', symbols: ['X'] },
+      { name: 'the target', symbols: ['O'], from: 'the box' },
+    ],
+    hazards: { name: 'walls', symbols: ['#'] },
+  };
+
+  test('a thing placed from another thing is measured from it, and says so', () => {
+    expect(gridNotes('#####\n#PX_#\n#__O#\n#####', room)).toBe('box same row 1 east; target from box 1 below 1 east; walls Up Left');
+    // the box gone: the target has nothing to be placed from
+    expect(gridNotes('#####\n#P_O#\n#####', room)).toBe('box gone; target from box gone; walls Up Down Left');
+    const qs = answers(gridQuestions('#####\n#PX_#\n#__O#\n#####', room));
+    expect(qs['Where is the target from the box?']).toBe('<answer>1 row below, 1 column to the east</answer>');
+    expect(qs['Where is the target from you?']).toBe('<answer>1 row below, 2 columns to the east</answer>');
+  });
+
+  test('a thing placed from a name that is not one of the things is a bug in the spec, said plainly', () => {
+    const bad = { player: ['P'], things: [{ name: 'the target', symbols: ['O'], from: 'the crate' }] };
+    expect(() => gridNotes('PO', bad)).toThrow("'the target' is placed from 'the crate', which is not one of its things");
+  });
 });

@@ -323,6 +323,32 @@ describe('sokoban env', () => {
     expect(Array.from({ length: 40 }, () => env.sampleRandomAction())).toEqual(samples);
   });
 
+  test('the notes read the room: the box from the player, the target from the box, the walls next to the player', () => {
+    const words = ([dr, dc]: [number, number]) =>
+      `${dr === 0 ? 'same row' : `${Math.abs(dr)} ${dr > 0 ? 'below' : 'above'}`} ${dc === 0 ? 'same column' : `${Math.abs(dc)} ${dc > 0 ? 'east' : 'west'}`}`;
+    const cell = (at: string) => at.split(',').map(Number) as [number, number];
+    const from = (a: string, b: string): [number, number] => [cell(b)[0] - cell(a)[0], cell(b)[1] - cell(a)[1]];
+    const env = make();
+    for (let seed = 0; seed < 50; seed++) {
+      const state = parse(reset(env, seed));
+      const [box] = [...state.boxes] as [string];
+      const [target] = [...state.targets] as [string];
+      const walls = ACTIONS.filter((action) => state.walls.has(shift(state.player, MOVES[action])));
+      expect(env.stateNotes!()).toBe(`box ${words(from(state.player, box))}; target from box ${words(from(box, target))}; walls ${walls.join(' ') || 'none'}`);
+    }
+  });
+
+  test('a shallower search_depth gives rooms closer to solved (the training rooms of sokoban_compact)', () => {
+    const meanSolution = (config: Record<string, unknown>) => {
+      let moves = 0;
+      for (let seed = 0; seed < 40; seed++) moves += solve(parse(reset(make(config), seed)))!.length;
+      return moves / 40;
+    };
+    const near = meanSolution({ search_depth: 4 });
+    const task = meanSolution({});
+    expect(near).toBeLessThan(task - 1.5);
+  });
+
   test('larger rooms with more boxes generate quickly and stay well formed', () => {
     const started = performance.now();
     for (let seed = 0; seed < 5; seed++) {

@@ -1,0 +1,209 @@
+/**
+ * How a Sokoban policy reads and decides: `bun scripts/probe_sokoban.ts <model-folder> [rooms] [key=value ...]`.
+ * The overrides apply to configs/sokoban_compact.yaml, the config the probe plays with.
+ *
+ * On held-out rooms of the task (seeds no run trains or validates on), with the run's prompt
+ * (system "Push X onto O.", the bare room) and greedy decoding:
+ *   - reading: how often the model's own think notes on the first state equal the env's
+ *     (`Env.stateNotes`), whole and by part (the box from the player, the target from the box,
+ *     the walls next to the player);
+ *   - deciding: the player put on every free cell of the same rooms (the box where it starts), the
+ *     env's notes forced into the response, and the move that follows: how often it is a move of
+ *     a shortest solution (breadth-first search over the whole puzzle; a diagnosis only, nothing
+ *     trains on it), against the share a uniformly random move would get; then on the states
+ *     where the player stands behind the box and a push brings it closer to the target, how
+ *     often the move is that push;
+ *   - notes: those push states again with the target's offset from the box mirrored in the notes:
+ *     a move read from the notes stops pushing there, one read from the board does not;
+ *   - playing: whole validation episodes as the run plays them (held-out seeds, greedy; PROBE_TEMP=T
+ *     samples them at temperature T instead): success, and of the failures, how many left the box
+ *     where no push can move it again (in a corner), how many ran out of turns with the box still
+ *     movable, and how many came back to a state they had been in (a cycle greedy play repeats).
+ */
+import { startBackend } from '../src/engine/backend';
+import { hashSeed, Rng } from '../src/engine/rng';
+import { generate, type GenerationRequest } from '../src/model/generate';
+import { loadModel } from '../src/model/load';
+import { PluginHost } from '../src/plugins/host';
+import { ChatFormat } from '../src/rollout/chat';
+import { loadConfig } from '../src/config/load';
+import { evaluate } from '../src/rollout/evaluate';
+import sokoban, { BOARD } from '../plugins/envs/sokoban';
+import { gridNotes } from '../plugins/envs/_grid/questions';
+import { roomText } from '../plugins/envs/sokoban/render';
+import { ACTIONS, boxesOnTargets, copyRoom, move, offset, type Action, type Room } from '../plugins/envs/sokoban/room';
+
+const SYSTEM = 'Push X onto O.';
+const stateKey = (room: Room) => `${room.player}:${room.boxes.join(',')}`;
+
+/** Moves of a shortest solution from `room` (one box), by breadth-first search over the puzzle's states. */
+function solutionMoves(room: Room): Set<Action> {
+  const depthOf = (start: Room): number => {
+    if (boxesOnTargets(start) === start.boxes.length) return 0;
+    let frontier = [start];
+    const seen = new Set([stateKey(start)]);
+    for (let depth = 1; frontier.length; depth++) {
+      const next: Room[] = [];
+      for (const state of frontier)
+        for (const action of ACTIONS) {
+          const after = copyRoom(state);
+          if (move(after, action).kind === 'blocked' || seen.has(stateKey(after))) continue;
+          if (boxesOnTargets(after) === after.boxes.length) return depth;
+          seen.add(stateKey(after));
+          next.push(after);
+        }
+      frontier = next;
+    }
+    return Infinity;
+  };
+  const here = depthOf(room);
+  return new Set(
+    ACTIONS.filter((action) => {
+      const after = copyRoom(room);
+      return move(after, action).kind !== 'blocked' && depthOf(after) === here - 1;
+    }),
+  );
+}
+
+const distance = (room: Room, a: number, b: number) => Math.abs(Math.floor(a / room.cols) - Math.floor(b / room.cols)) + Math.abs((a % room.cols) - (b % room.cols));
+
+/** The push the player can make from where it stands that brings the box closer to its target, if any. */
+function closingPush(room: Room): Action | null {
+  const [box, target] = [room.boxes[0]!, room.targets[0]!];
+  for (const action of ACTIONS) {
+    const step = offset(room.cols, action);
+    if (room.player + step !== box || room.walls[box + step]) continue;
+    if (distance(room, box + step, target) < distance(room, box, target)) return action;
+  }
+  return null;
+}
+
+/** A box off its target that no push can move again: walls on two sides that meet at a corner. */
+function boxStuck(room: Room): boolean {
+  const box = room.boxes[0]!;
+  if (room.targets.includes(box)) return false;
+  const wall = (action: Action) => room.walls[box + offset(room.cols, action)] === 1;
+  return (wall('Up') || wall('Down')) && (wall('Left') || wall('Right'));
+}
+
+const [folder, count = '128', ...overrides] = process.argv.slice(2);
+if (!folder) {
+  console.error('usage: bun scripts/probe_sokoban.ts <model-folder> [rooms] [key=value ...]');
+  process.exit(2);
+}
+await startBackend('wasm');
+const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
+const chat = new ChatFormat(tokenizer);
+const n = Number(count);
+const host = new PluginHost();
+const playTemperature = Number(process.env.PROBE_TEMP ?? 0);
+const sampled = playTemperature > 0 ? [`val_env_manager.generating_args.temperature=${playTemperature}`, 'val_env_manager.generating_args.do_sample=true'] : [];
+const { config } = await loadConfig(
+  { configName: 'sokoban_compact', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...sampled, ...overrides] },
+  host,
+);
+const envConfig = sokoban.config.parse(config.custom_envs.SimpleSokoban!.env_config);
+const env = new sokoban.env(envConfig, host.envContext());
+/** The env's room, read back through its text (the env keeps it private). */
+function roomOf(text: string): Room {
+  const lines = text.split('\n');
+  const cols = lines[0]!.length;
+  const cells = lines.join('');
+  const where = (symbols: string) => [...cells].flatMap((cell, at) => (symbols.includes(cell) ? [at] : []));
+  return { rows: lines.length, cols, walls: Uint8Array.from([...cells], (cell) => (cell === '#' ? 1 : 0)), targets: where('OS√'), boxes: where('X√'), player: where('PS')[0]! };
+}
+const rooms: Room[] = [];
+for (let i = 0; i < n; i++) rooms.push(roomOf((await env.reset(hashSeed(i, 'probe_sokoban'))).observation));
+const notesOf = (room: Room) => gridNotes(roomText(room), BOARD);
+const request = (id: number, promptIds: number[], maxNewTokens: number): GenerationRequest => ({
+  id,
+  promptIds,
+  sampling: { temperature: 0, topP: 1, topK: 0, doSample: false },
+  maxNewTokens,
+  rng: Rng.fromSeed(id),
+  stopTokenIds: chat.stopTokenIds,
+});
+const promptOf = (room: Room) => chat.firstTurn(SYSTEM, roomText(room));
+/** The prompt with `notes` forced into the response, up to the move (`>Right` is one token of the built-in tokenizer). */
+const forcedPrompt = (room: Room, notes: string) => [...promptOf(room), ...tokenizer.encode(`<think>${notes}</think><answer`, { addSpecialTokens: false })];
+const moveOf = (result: { tokens: number[] }) => /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)';
+const share = (k: number, of: number) => `${k}/${of} (${((100 * k) / Math.max(1, of)).toFixed(0)}%)`;
+
+// reading: the model's own notes on the first state against the env's
+const own = await generate(model, rooms.map((room, i) => request(i, promptOf(room), 40)));
+const parts = { whole: 0, box: 0, target: 0, walls: 0 };
+own.forEach((result, i) => {
+  const said = (/<think>(.*?)<\/think>/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '').split('; ');
+  const truth = notesOf(rooms[i]!).split('; ');
+  if (said.join('; ') === truth.join('; ')) parts.whole++;
+  (['box', 'target', 'walls'] as const).forEach((part, k) => {
+    if (said[k] === truth[k]) parts[part]++;
+  });
+});
+
+// deciding: the player on every free cell, the true notes forced, then the move
+const states = rooms.flatMap((room) =>
+  [...room.walls.keys()].flatMap((cell) => (room.walls[cell] || room.boxes.includes(cell) ? [] : [{ ...copyRoom(room), player: cell }])).filter((state) => boxesOnTargets(state) === 0),
+);
+const decided = await generate(model, states.map((state, i) => request(i, forcedPrompt(state, notesOf(state)), 4)));
+let optimal = 0;
+let randomShare = 0;
+const pushStates: Array<{ state: Room; push: Action }> = [];
+let pushed = 0;
+decided.forEach((result, i) => {
+  const state = states[i]!;
+  const best = solutionMoves(state);
+  const chosen = moveOf(result) as Action;
+  if (best.has(chosen)) optimal++;
+  randomShare += best.size / ACTIONS.length;
+  const push = closingPush(state);
+  if (push) {
+    pushStates.push({ state, push });
+    if (chosen === push) pushed++;
+  }
+});
+// does the move read the notes? the push states with the target's offset from the box mirrored
+const MIRROR: Record<string, string> = { below: 'above', above: 'below', east: 'west', west: 'east' };
+const mirrored = await generate(
+  model,
+  pushStates.map(({ state }, i) => request(i, forcedPrompt(state, notesOf(state).replace(/(target from box [^;]*)/, (part) => part.replace(/below|above|east|west/g, (word) => MIRROR[word]!))), 4)),
+);
+const pushedMirrored = mirrored.filter((result, i) => moveOf(result) === pushStates[i]!.push).length;
+model.dispose();
+
+console.log(`${folder}: ${n} held-out rooms`);
+console.log(`  reading   notes exact ${share(parts.whole, n)}; box ${share(parts.box, n)}, target from box ${share(parts.target, n)}, walls ${share(parts.walls, n)}`);
+console.log(
+  `  deciding  ${states.length} states (the player on every free cell), true notes forced: a move of a shortest solution ${share(optimal, states.length)} ` +
+    `(a random move: ${((100 * randomShare) / states.length).toFixed(0)}%); on the ${pushStates.length} states behind the box with a push towards the target, that push ${share(pushed, pushStates.length)}`,
+);
+console.log(`  notes     the same push states with the target's offset from the box mirrored in the notes: that push ${share(pushedMirrored, pushStates.length)}`);
+
+// playing: whole held-out episodes as validation plays them, each failure sorted by where it left the box
+const { batch } = await evaluate(config, host);
+const replayer = new sokoban.env(envConfig, host.envContext());
+const failures = { stuck: 0, outOfTurns: 0, looped: 0 };
+let turns = 0;
+let exactTurns = 0;
+for (const episode of batch.episodes) {
+  const seen = new Set([(await replayer.reset(episode.seed)).observation]);
+  let looped = false;
+  for (const turn of episode.turns) {
+    turns++;
+    if (/<think>(.*?)<\/think>/.exec(turn.responseText)?.[1] === replayer.stateNotes!()) exactTurns++;
+    const { observation } = await replayer.step(turn.responseText);
+    // greedy decoding on a state seen before makes the same move again: the episode cycles
+    if (seen.has(observation)) looped = true;
+    seen.add(observation);
+  }
+  if (episode.metrics.success) continue;
+  if (boxStuck(roomOf(episode.finalObservation))) failures.stuck++;
+  else failures.outOfTurns++;
+  if (looped) failures.looped++;
+}
+const won = batch.episodes.filter((e) => e.metrics.success).length;
+console.log(
+  `  playing   ${batch.episodes.length} held-out episodes${playTemperature > 0 ? ` sampled at temperature ${playTemperature}` : ''}: success ${share(won, batch.episodes.length)}; failed with the box stuck in a corner ${failures.stuck}, ` +
+    `out of turns with the box movable ${failures.outOfTurns}; ${failures.looped} failures came back to a room state they had left ` +
+    `(greedy decoding then repeats itself); notes exact at ${share(exactTurns, turns)} turns`,
+);
