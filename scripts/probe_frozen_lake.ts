@@ -26,14 +26,11 @@
  *     failed episodes turn by turn: the board, the true notes and the response.
  * docs/learning.md quotes both for the warm-started bases and the trained policies.
  */
-import { startBackend } from '../src/engine/backend';
 import { hashSeed, Rng } from '../src/engine/rng';
 import { generate, type GenerationRequest } from '../src/model/generate';
-import { loadModel } from '../src/model/load';
-import { PluginHost } from '../src/plugins/host';
-import { ChatFormat } from '../src/rollout/chat';
 import { loadConfig } from '../src/config/load';
 import { evaluate } from '../src/rollout/evaluate';
+import { probeSetup } from './probe_setup';
 import frozenLake, { BOARD } from '../plugins/envs/frozen_lake';
 import { gridNotes } from '../plugins/envs/_grid/questions';
 
@@ -84,16 +81,7 @@ function towardsOnOpenIce(board: string, move: string): boolean {
   return moveKind(board.replace(/O/g, '_'), move) === 'towards';
 }
 
-const [folder, count = '256', ...overrides] = process.argv.slice(2);
-if (!folder) {
-  console.error('usage: bun scripts/probe_frozen_lake.ts <model-folder> [boards] [key=value ...]');
-  process.exit(2);
-}
-await startBackend('wasm');
-const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
-const chat = new ChatFormat(tokenizer);
-const n = Number(count);
-const host = new PluginHost();
+const { folder, n, overrides, model, tokenizer, chat, host } = await probeSetup('probe_frozen_lake.ts', 'boards', 256);
 const { config } = await loadConfig(
   { configName: 'agentic', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...overrides] },
   host,

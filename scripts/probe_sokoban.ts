@@ -20,14 +20,11 @@
  *     where no push can move it again (in a corner), how many ran out of turns with the box still
  *     movable, and how many came back to a state they had been in (a cycle greedy play repeats).
  */
-import { startBackend } from '../src/engine/backend';
 import { hashSeed, Rng } from '../src/engine/rng';
 import { generate, type GenerationRequest } from '../src/model/generate';
-import { loadModel } from '../src/model/load';
-import { PluginHost } from '../src/plugins/host';
-import { ChatFormat } from '../src/rollout/chat';
 import { loadConfig } from '../src/config/load';
 import { evaluate } from '../src/rollout/evaluate';
+import { probeSetup } from './probe_setup';
 import sokoban, { BOARD } from '../plugins/envs/sokoban';
 import { gridNotes } from '../plugins/envs/_grid/questions';
 import { roomText } from '../plugins/envs/sokoban/render';
@@ -86,16 +83,7 @@ function boxStuck(room: Room): boolean {
   return (wall('Up') || wall('Down')) && (wall('Left') || wall('Right'));
 }
 
-const [folder, count = '128', ...overrides] = process.argv.slice(2);
-if (!folder) {
-  console.error('usage: bun scripts/probe_sokoban.ts <model-folder> [rooms] [key=value ...]');
-  process.exit(2);
-}
-await startBackend('wasm');
-const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
-const chat = new ChatFormat(tokenizer);
-const n = Number(count);
-const host = new PluginHost();
+const { folder, n, overrides, model, tokenizer, chat, host } = await probeSetup('probe_sokoban.ts', 'rooms', 128);
 const playTemperature = Number(process.env.PROBE_TEMP ?? 0);
 const sampled = playTemperature > 0 ? [`val_env_manager.generating_args.temperature=${playTemperature}`, 'val_env_manager.generating_args.do_sample=true'] : [];
 const { config } = await loadConfig(

@@ -1,0 +1,18 @@
+/** What the grid probes (probe_frozen_lake.ts, probe_sokoban.ts) start from: their command line, the wasm backend, the model. */
+import { startBackend } from '../src/engine/backend';
+import { loadModel } from '../src/model/load';
+import { PluginHost } from '../src/plugins/host';
+import { ChatFormat } from '../src/rollout/chat';
+
+/** `<model-folder> [count] [key=value ...]`; a usage line and exit 2 when the folder is missing or the count is not a positive integer. */
+export async function probeSetup(script: string, counted: string, defaultCount: number) {
+  const [folder, count = String(defaultCount), ...overrides] = process.argv.slice(2);
+  const n = Number(count);
+  if (!folder || !Number.isInteger(n) || n < 1) {
+    console.error(`usage: bun scripts/${script} <model-folder> [${counted}, a positive integer] [key=value ...]`);
+    process.exit(2);
+  }
+  await startBackend('wasm');
+  const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
+  return { folder, n, overrides, model, tokenizer, chat: new ChatFormat(tokenizer), host: new PluginHost() };
+}
