@@ -81,7 +81,7 @@ function towardsOnOpenIce(board: string, move: string): boolean {
   return moveKind(board.replace(/O/g, '_'), move) === 'towards';
 }
 
-const { folder, n, overrides, model, tokenizer, chat, host } = await probeSetup('probe_frozen_lake.ts', 'boards', 256);
+const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } = await probeSetup('probe_frozen_lake.ts', 'boards', 256);
 const { config } = await loadConfig(
   { configName: 'agentic', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...overrides] },
   host,
@@ -103,9 +103,7 @@ const request = (id: number, promptIds: number[], maxNewTokens: number): Generat
   stopTokenIds: chat.stopTokenIds,
 });
 const promptOf = (board: string) => chat.firstTurn('Reach G.', board);
-/** The prompt with `notes` forced into the response, up to the move. `<answer` ends it because the built-in tokenizer writes `>Right` as one token. */
-const forcedPrompt = (board: string, notes: string) => [...promptOf(board), ...tokenizer.encode(`<think>${notes}</think><answer`, { addSpecialTokens: false })];
-const moveOf = (result: { tokens: number[] }) => /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)';
+const forcedPrompt = (board: string, notes: string) => withNotes(promptOf(board), notes);
 
 // reading: the model's own notes against the env's
 const own = await generate(model, boards.map((b, i) => request(i, promptOf(b.observation), 32)));

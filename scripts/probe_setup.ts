@@ -14,5 +14,17 @@ export async function probeSetup(script: string, counted: string, defaultCount: 
   }
   await startBackend('wasm');
   const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
-  return { folder, n, overrides, model, tokenizer, chat: new ChatFormat(tokenizer), host: new PluginHost() };
+  return {
+    folder,
+    n,
+    overrides,
+    model,
+    tokenizer,
+    chat: new ChatFormat(tokenizer),
+    host: new PluginHost(),
+    /** `promptIds` with `notes` forced into the response, up to the move (`>Right` is one token of the built-in tokenizer). */
+    withNotes: (promptIds: number[], notes: string) => [...promptIds, ...tokenizer.encode(`<think>${notes}</think><answer`, { addSpecialTokens: false })],
+    /** The move a generation continuing `withNotes` made. */
+    moveOf: (result: { tokens: number[] }) => /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)',
+  };
 }

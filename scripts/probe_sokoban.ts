@@ -83,7 +83,7 @@ function boxStuck(room: Room): boolean {
   return (wall('Up') || wall('Down')) && (wall('Left') || wall('Right'));
 }
 
-const { folder, n, overrides, model, tokenizer, chat, host } = await probeSetup('probe_sokoban.ts', 'rooms', 128);
+const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } = await probeSetup('probe_sokoban.ts', 'rooms', 128);
 const playTemperature = Number(process.env.PROBE_TEMP ?? 0);
 const sampled = playTemperature > 0 ? [`val_env_manager.generating_args.temperature=${playTemperature}`, 'val_env_manager.generating_args.do_sample=true'] : [];
 const { config } = await loadConfig(
@@ -112,9 +112,7 @@ const request = (id: number, promptIds: number[], maxNewTokens: number): Generat
   stopTokenIds: chat.stopTokenIds,
 });
 const promptOf = (room: Room) => chat.firstTurn(SYSTEM, roomText(room));
-/** The prompt with `notes` forced into the response, up to the move (`>Right` is one token of the built-in tokenizer). */
-const forcedPrompt = (room: Room, notes: string) => [...promptOf(room), ...tokenizer.encode(`<think>${notes}</think><answer`, { addSpecialTokens: false })];
-const moveOf = (result: { tokens: number[] }) => /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)';
+const forcedPrompt = (room: Room, notes: string) => withNotes(promptOf(room), notes);
 const share = (k: number, of: number) => `${k}/${of} (${((100 * k) / Math.max(1, of)).toFixed(0)}%)`;
 
 // reading: the model's own notes on the first state against the env's
