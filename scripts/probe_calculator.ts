@@ -17,14 +17,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/load';
-import { startBackend } from '../src/engine/backend';
 import { Rng } from '../src/engine/rng';
 import { generate, type GenerationRequest } from '../src/model/generate';
-import { loadModel } from '../src/model/load';
 import { PluginHost } from '../src/plugins/host';
 import { ChatFormat } from '../src/rollout/chat';
 import { lastNumber } from '../plugins/rewards/math_string_equal';
 import { evaluate } from '../plugins/tools/calculator/expression';
+import { probeModel } from './probe_setup';
 
 /** The dataset's kinds of question (scripts/datasets/arithmetic.ts), by a phrase only they use. */
 const KINDS: Array<[string, RegExp]> = [
@@ -61,8 +60,7 @@ const { config } = await loadConfig({ configName: 'calculator' }, new PluginHost
 const system = config.custom_envs.ArithmeticVal!.agent_system_template!;
 const maxNew = config.custom_envs.ArithmeticVal!.max_tokens_per_step;
 
-await startBackend('wasm');
-const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
+const { model, tokenizer } = await probeModel(folder);
 const chat = new ChatFormat(tokenizer);
 const request = (id: number, text: string): GenerationRequest => ({
   id,

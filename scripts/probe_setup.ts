@@ -1,4 +1,4 @@
-/** What the grid probes (probe_frozen_lake.ts, probe_sokoban.ts) start from: their command line, the wasm backend, the model. */
+/** What the probes start from: their command line, the wasm backend, the model. */
 import { startBackend } from '../src/engine/backend';
 import { loadModel } from '../src/model/load';
 import { PluginHost } from '../src/plugins/host';
@@ -12,8 +12,7 @@ export async function probeSetup(script: string, counted: string, defaultCount: 
     console.error(`usage: bun scripts/${script} <model-folder> [${counted}, a positive integer] [key=value ...]`);
     process.exit(2);
   }
-  await startBackend('wasm');
-  const { model, tokenizer } = await loadModel(folder, { seed: 0, trainable: false });
+  const { model, tokenizer } = await probeModel(folder);
   return {
     folder,
     n,
@@ -27,4 +26,15 @@ export async function probeSetup(script: string, counted: string, defaultCount: 
     /** The move a generation continuing `withNotes` made. */
     moveOf: (result: { tokens: number[] }) => /^>?\s*(\w+)/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '(none)',
   };
+}
+
+/** The wasm backend and the model of `folder`, for reading only; a folder that is not a model is one line and exit 2. */
+export async function probeModel(folder: string) {
+  await startBackend('wasm');
+  try {
+    return await loadModel(folder, { seed: 0, trainable: false });
+  } catch (error) {
+    console.error(`error: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+    process.exit(2);
+  }
 }

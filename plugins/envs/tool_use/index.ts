@@ -218,7 +218,8 @@ class ToolUse implements Env {
   /**
    * A random well-formed reply. With a tool that takes an expression (the calculator) and numbers
    * in sight, it is made of what the policy sees: on the question, mostly a call on a random
-   * expression of two or three of its numbers (random order and operators); after a call, mostly
+   * expression of two to four of its numbers (in reading order or shuffled, a random tree of
+   * random operators); after a call, mostly
    * an answer with a number the output shows. Such replies teach the mechanics (calling, copying
    * numbers, answering with the output) and never which expression solves the question. Otherwise
    * a random tool with arguments drawn from its schema, or a random number as the answer.
@@ -239,14 +240,14 @@ class ToolUse implements Env {
   private shownAction(tool: ToolSpec, numbers: readonly string[]): string {
     const rng = this.randomActions;
     if (!rng.bernoulli(this.turns === 0 ? 0.8 : 0.2)) return this.format.answerText(rng.choice(numbers));
-    const count = rng.intBetween(2, 3);
-    const picked = rng.shuffle([...numbers]).slice(0, count);
+    const count = rng.intBetween(2, Math.max(2, Math.min(4, numbers.length)));
+    // a subset in reading order half the time (copying runs left to right), else shuffled
+    const places = rng.shuffle(numbers.map((_, i) => i)).slice(0, count);
+    if (rng.bernoulli(0.5)) places.sort((a, b) => a - b);
+    const picked = places.map((i) => numbers[i]!);
     while (picked.length < count) picked.push(rng.choice(numbers));
-    const op = () => rng.choice(['+', '-', '*', '/']);
-    let expression = `${picked[0]}${op()}${picked[1]}`;
-    if (picked.length === 3) expression = rng.bernoulli(0.4) ? `(${expression})${op()}${picked[2]}` : `${expression}${op()}${picked[2]}`;
-    if (rng.bernoulli(0.1)) expression = `ceil(${expression})`;
-    return this.format.callText(tool, { expression });
+    const expression = randomExpression(picked, rng);
+    return this.format.callText(tool, { expression: rng.bernoulli(0.1) ? `ceil(${expression})` : expression });
   }
 
   /**
@@ -274,6 +275,29 @@ class ToolUse implements Env {
     const [outcome, ...others] = this.lastOutcomes;
     return this.turns === 1 && outcome?.ok && others.length === 0 ? this.format.answerText(outcome.output.trim()) : null;
   }
+}
+
+/**
+ * A random expression over `operands` in their order: a random binary tree, random operators,
+ * parentheses where a sum or difference sits inside a product or quotient (and now and then
+ * around a product). Any shape an answer could take (a*b+c*d, (a-b)/c, a*(b-c)), none chosen
+ * for the question at hand.
+ */
+function randomExpression(operands: readonly string[], rng: Rng): string {
+  const build = (from: number, to: number): { text: string; op: string | null } => {
+    if (to - from === 1) return { text: operands[from]!, op: null };
+    const split = rng.intBetween(from + 1, to - 1);
+    const op = rng.choice(['+', '-', '*', '/']);
+    const [left, right] = [build(from, split), build(split, to)];
+    const product = op === '*' || op === '/';
+    const wrap = (side: { text: string; op: string | null }, isRight: boolean) => {
+      const sum = side.op === '+' || side.op === '-';
+      const needs = (product && sum) || (isRight && ((op === '-' && sum) || (op === '/' && side.op !== null)));
+      return needs || (side.op !== null && rng.bernoulli(0.1)) ? `(${side.text})` : side.text;
+    };
+    return { text: `${wrap(left, false)}${op}${wrap(right, true)}`, op };
+  };
+  return build(0, operands.length).text;
 }
 
 /** The numbers a text shows, in order, signs and fractions kept (thousands commas dropped): "$1,200.50 or -2/3" -> 1200.50, -2/3. */

@@ -271,6 +271,38 @@ describe('tool_use env: worked solutions (solutionAction)', () => {
     ]);
   });
 
+  test("random calls on a question are expressions of 2 to 4 of its numbers, valid, in reading order or not, of many shapes", async () => {
+    const shapes = new Set<string>();
+    const counts = new Set<number>();
+    let ordered = 0;
+    let shuffled = 0;
+    for (let seed = 0; seed < 300; seed++) {
+      const env = arithmetic({ agent_format: 'compact' });
+      const question = (await env.reset(seed)).observation as string;
+      const action = env.sampleRandomAction();
+      const called = /^calculator\((.*)\)$/.exec(action);
+      if (!called) {
+        expect(action).toMatch(/^<answer>[\d.]+<\/answer>$/);
+        continue;
+      }
+      const operands = called[1]!.match(/\d+(?:\.\d+)?/g)!;
+      const inQuestion = question.match(/\d+(?:\.\d+)?/g)!;
+      for (const operand of operands) expect(inQuestion).toContain(operand);
+      expect(operands.length).toBeGreaterThanOrEqual(2);
+      expect(operands.length).toBeLessThanOrEqual(Math.max(2, Math.min(4, inQuestion.length)));
+      counts.add(operands.length);
+      shapes.add(called[1]!.replace(/^ceil\((.*)\)$/, '$1').replace(/\d+(?:\.\d+)?/g, '#'));
+      const places = operands.map((n) => inQuestion.indexOf(n));
+      if (new Set(operands).size === operands.length) places.every((p, i) => i === 0 || p > places[i - 1]!) ? ordered++ : shuffled++;
+      expect((await step(env, action)).info.metrics.action_is_valid).toBe(true);
+    }
+    expect(counts).toEqual(new Set([2, 3, 4]));
+    expect(ordered).toBeGreaterThan(50);
+    expect(shuffled).toBeGreaterThan(50);
+    expect(shapes.size).toBeGreaterThan(30);
+    for (const shape of ['#*#+#*#', '(#-#)/#', '#-#*#']) expect(shapes).toContain(shape);
+  });
+
   test('none for a row without an expression, nor after a failed call', async () => {
     const { env } = start({ agent_format: 'compact' });
     expect(env.solutionAction!()).toBeNull();
