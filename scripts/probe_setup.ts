@@ -1,4 +1,4 @@
-/** What the probes start from: their command line, the wasm backend, the model. */
+/** What the probes start from: the wasm backend and the model (all three), and the grid probes' command line. */
 import { startBackend } from '../src/engine/backend';
 import { loadModel } from '../src/model/load';
 import { PluginHost } from '../src/plugins/host';

@@ -219,10 +219,10 @@ class ToolUse implements Env {
    * A random well-formed reply. With a tool that takes an expression (the calculator) and numbers
    * in sight, it is made of what the policy sees: on the question, mostly a call on a random
    * expression of two to four of its numbers (in reading order or shuffled, a random tree of
-   * random operators); after a call, mostly
-   * an answer with a number the output shows. Such replies teach the mechanics (calling, copying
-   * numbers, answering with the output) and never which expression solves the question. Otherwise
-   * a random tool with arguments drawn from its schema, or a random number as the answer.
+   * random operators); after a call, mostly an answer with a number the output shows. Such
+   * replies teach the mechanics (calling, copying numbers, answering with the output) and never
+   * which expression solves the question. Otherwise a random tool with arguments drawn from its
+   * schema, or a random number as the answer.
    */
   sampleRandomAction(): string {
     const tools = [...this.tools.values()];
@@ -278,10 +278,10 @@ class ToolUse implements Env {
 }
 
 /**
- * A random expression over `operands` in their order: a random binary tree, random operators,
- * parentheses where a sum or difference sits inside a product or quotient (and now and then
- * around a product). Any shape an answer could take (a*b+c*d, (a-b)/c, a*(b-c)), none chosen
- * for the question at hand.
+ * A random expression over `operands` in their order: a random binary tree of random operators,
+ * with the parentheses they need (a sum inside a product, anything compound after `/`, a sum
+ * after `-`) and now and then a needless pair. Any shape an answer could take (a*b+c*d, (a-b)/c,
+ * a*(b-c)), none chosen for the question at hand.
  */
 function randomExpression(operands: readonly string[], rng: Rng): string {
   const build = (from: number, to: number): { text: string; op: string | null } => {
