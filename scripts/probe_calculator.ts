@@ -17,13 +17,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/load';
-import { Rng } from '../src/engine/rng';
-import { generate, type GenerationRequest } from '../src/model/generate';
+import { generate } from '../src/model/generate';
 import { PluginHost } from '../src/plugins/host';
 import { ChatFormat } from '../src/rollout/chat';
 import { lastNumber } from '../plugins/rewards/math_string_equal';
 import { evaluate } from '../plugins/tools/calculator/expression';
-import { probeModel } from './probe_setup';
+import { greedyRequest, probeModel } from './probe_setup';
 
 /** The dataset's kinds of question (scripts/datasets/arithmetic.ts), by a phrase only they use. */
 const KINDS: Array<[string, RegExp]> = [
@@ -62,14 +61,7 @@ const maxNew = config.custom_envs.ArithmeticVal!.max_tokens_per_step;
 
 const { model, tokenizer } = await probeModel(folder);
 const chat = new ChatFormat(tokenizer);
-const request = (id: number, text: string): GenerationRequest => ({
-  id,
-  promptIds: chat.firstTurn(system, text),
-  sampling: { temperature: 0, topP: 1, topK: 0, doSample: false },
-  maxNewTokens: maxNew,
-  rng: Rng.fromSeed(id),
-  stopTokenIds: chat.stopTokenIds,
-});
+const request = (id: number, text: string) => greedyRequest(chat, id, chat.firstTurn(system, text), maxNew);
 const reply = (tokens: number[]) => chat.responseText(tokens).trim();
 
 const first = (await generate(model, rows.map((row, i) => request(i, row.question)))).map((r) => reply(r.tokens));

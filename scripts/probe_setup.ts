@@ -1,5 +1,7 @@
 /** What the probes start from: the wasm backend and the model (all three), and the grid probes' command line. */
 import { startBackend } from '../src/engine/backend';
+import { Rng } from '../src/engine/rng';
+import type { GenerationRequest } from '../src/model/generate';
 import { loadModel } from '../src/model/load';
 import { PluginHost } from '../src/plugins/host';
 import { ChatFormat } from '../src/rollout/chat';
@@ -38,3 +40,13 @@ export async function probeModel(folder: string) {
     process.exit(2);
   }
 }
+
+/** A greedy generation of `maxNewTokens` at most from `promptIds`, stopping where `chat` ends a turn. */
+export const greedyRequest = (chat: ChatFormat, id: number, promptIds: number[], maxNewTokens: number): GenerationRequest => ({
+  id,
+  promptIds,
+  sampling: { temperature: 0, topP: 1, topK: 0, doSample: false },
+  maxNewTokens,
+  rng: Rng.fromSeed(id),
+  stopTokenIds: chat.stopTokenIds,
+});

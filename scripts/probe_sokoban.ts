@@ -20,11 +20,11 @@
  *     where no push can move it again (in a corner), how many ran out of turns with the box still
  *     movable, and how many came back to a state they had been in (a cycle greedy play repeats).
  */
-import { hashSeed, Rng } from '../src/engine/rng';
-import { generate, type GenerationRequest } from '../src/model/generate';
+import { hashSeed } from '../src/engine/rng';
+import { generate } from '../src/model/generate';
 import { loadConfig } from '../src/config/load';
 import { evaluate } from '../src/rollout/evaluate';
-import { probeSetup } from './probe_setup';
+import { greedyRequest, probeSetup } from './probe_setup';
 import sokoban, { BOARD } from '../plugins/envs/sokoban';
 import { gridNotes } from '../plugins/envs/_grid/questions';
 import { roomText } from '../plugins/envs/sokoban/render';
@@ -33,9 +33,17 @@ import { ACTIONS, boxesOnTargets, copyRoom, move, offset, type Action, type Room
 const SYSTEM = 'Push X onto O.';
 const stateKey = (room: Room) => `${room.player}:${room.boxes.join(',')}`;
 
+/** Solution lengths already searched, by the whole room's text (walls and targets included). */
+const depths = new Map<string, number>();
+
 /** Moves of a shortest solution from `room` (one box), by breadth-first search over the puzzle's states. */
 function solutionMoves(room: Room): Set<Action> {
   const depthOf = (start: Room): number => {
+    const key = roomText(start);
+    if (!depths.has(key)) depths.set(key, searchDepth(start));
+    return depths.get(key)!;
+  };
+  const searchDepth = (start: Room): number => {
     if (boxesOnTargets(start) === start.boxes.length) return 0;
     let frontier = [start];
     const seen = new Set([stateKey(start)]);
@@ -103,14 +111,7 @@ function roomOf(text: string): Room {
 const rooms: Room[] = [];
 for (let i = 0; i < n; i++) rooms.push(roomOf((await env.reset(hashSeed(i, 'probe_sokoban'))).observation));
 const notesOf = (room: Room) => gridNotes(roomText(room), BOARD);
-const request = (id: number, promptIds: number[], maxNewTokens: number): GenerationRequest => ({
-  id,
-  promptIds,
-  sampling: { temperature: 0, topP: 1, topK: 0, doSample: false },
-  maxNewTokens,
-  rng: Rng.fromSeed(id),
-  stopTokenIds: chat.stopTokenIds,
-});
+const request = (id: number, promptIds: number[], maxNewTokens: number) => greedyRequest(chat, id, promptIds, maxNewTokens);
 const promptOf = (room: Room) => chat.firstTurn(SYSTEM, roomText(room));
 const forcedPrompt = (room: Room, notes: string) => withNotes(promptOf(room), notes);
 const share = (k: number, of: number) => `${k}/${of} (${((100 * k) / Math.max(1, of)).toFixed(0)}%)`;
