@@ -190,11 +190,15 @@ export function finishAdvantages(advantages: Rows, masks: Masks, o: FinishOption
 }
 
 /**
- * The share of rows with no advantage on any sampled token: rows the policy gradient learns
- * nothing from (every member of their group, or of their anchor state, scored alike).
+ * Whether each row has no advantage on any sampled token: a row the policy gradient learns
+ * nothing from (every member of its group, or of its anchor state, scored alike).
  */
+export function zeroAdvantageRows(advantages: Rows, masks: Masks): boolean[] {
+  return advantages.map((row, i) => row.every((a, t) => a === 0 || !masks[i]![t]));
+}
+
+/** The share of rows with no advantage on any sampled token (zeroAdvantageRows). */
 export function zeroAdvantageFraction(advantages: Rows, masks: Masks): number {
   if (advantages.length === 0) return 0;
-  const silent = advantages.filter((row, i) => row.every((a, t) => a === 0 || !masks[i]![t])).length;
-  return silent / advantages.length;
+  return zeroAdvantageRows(advantages, masks).filter(Boolean).length / advantages.length;
 }

@@ -132,9 +132,7 @@ export function tokenRewards(
   refLogProbs: Rows | null,
   o: TokenRewardOptions,
 ): TokenRewards {
-  const kl = masks.map((mask, i) =>
-    Float32Array.from(mask, (m, t) => (m && refLogProbs ? klPenalty(oldLogProbs[i]![t]!, refLogProbs[i]![t]!, o.klPenalty) : 0)),
-  );
+  const kl = tokenKl(masks, oldLogProbs, refLogProbs, o.klPenalty);
   let token = masks.map((mask, i) => {
     const out = new Float32Array(mask.length);
     const last = lastMasked(mask);
@@ -145,10 +143,19 @@ export function tokenRewards(
   if (o.whitenRewards && maskedCount(masks) > 1) {
     token = maskedWhiten(token, masks).map((row, i) => row.map((x, t) => x * masks[i]![t]!));
   }
+  return { tokenRewards: token, kl, meanKl: meanRowKl(kl, masks) };
+}
+
+/** The KL penalty of the sampling policy against the reference on each sampled token (0 elsewhere, and without a reference). */
+export function tokenKl(masks: Masks, oldLogProbs: Rows, refLogProbs: Rows | null, penalty: KlPenalty): Float32Array[] {
+  return masks.map((mask, i) => Float32Array.from(mask, (m, t) => (m && refLogProbs ? klPenalty(oldLogProbs[i]![t]!, refLogProbs[i]![t]!, penalty) : 0)));
+}
+
+/** Mean over rows of each row's mean KL on its sampled tokens (critic/kl). */
+export function meanRowKl(kl: Rows, masks: Masks): number {
   const rowMeans = kl.map((row, i) => {
     const n = masks[i]!.reduce((a, b) => a + b, 0);
     return n === 0 ? 0 : row.reduce((a, b) => a + b, 0) / n;
   });
-  const meanKl = rowMeans.length === 0 ? 0 : rowMeans.reduce((a, b) => a + b, 0) / rowMeans.length;
-  return { tokenRewards: token, kl, meanKl };
+  return rowMeans.length === 0 ? 0 : rowMeans.reduce((a, b) => a + b, 0) / rowMeans.length;
 }

@@ -54,7 +54,11 @@ export function applyMask(rows: Float32Array[], masks: Masks): Float32Array[] {
 }
 
 export function mean(values: readonly number[]): number {
-  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+  if (values.length === 0) return 0;
+  // exact for equal values: a sum divided back can be an ulp off (8 x -0.1 gives -0.1 + 1.4e-17),
+  // which would leave a group that all scored alike a tiny advantage instead of none
+  if (values.every((v) => v === values[0])) return values[0]!;
+  return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
 /** Unbiased standard deviation; NaN for fewer than two values (torch gives NaN too). */

@@ -424,6 +424,12 @@ export const ConfigShape = z.strictObject({
     .enum(LOSS_AGG_MODES)
     .default('seq-mean-token-mean')
     .describe('How token losses are reduced to one number.'),
+  skip_zero_advantage_samples: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Leave samples whose advantage is 0 on every response token (a GRPO group that all scored alike) out of actor_train's update: they carry no policy gradient, only their KL and entropy terms, and a late run is mostly such samples. The update (and the reference's scoring, unless add_token_level_kl puts the KL in the reward) then costs what the informative samples cost; actor/* metrics and critic/kl are over those samples (actor/update_samples counts them), and a step with none skips the actor update.",
+    ),
   max_grad_norm: z
     .number()
     .positive()

@@ -19,9 +19,9 @@
  * to the next is the weights, the optimizer moments and `LoopState`, which is all a checkpoint
  * needs to continue a run exactly.
  */
-import { ADVANTAGE_ESTIMATORS, finishAdvantages, zeroAdvantageFraction } from '../algo/advantage';
+import { ADVANTAGE_ESTIMATORS, finishAdvantages, zeroAdvantageFraction, zeroAdvantageRows } from '../algo/advantage';
 import { klController, type KlController } from '../algo/kl';
-import { responseRewards, tokenRewards } from '../algo/rewards';
+import { meanRowKl, responseRewards, tokenKl, tokenRewards } from '../algo/rewards';
 import { summaryStats } from '../algo/stats';
 import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, samplingTemperatures, thinkTokenMask } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
@@ -36,7 +36,7 @@ import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
 import { learningRateSchedule } from './schedule';
 import type { Temperatures } from './micro_batches';
 import { tokenLogProbs, tokenValues } from './scoring';
-import { updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
+import { selectRows, updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
 import { rehearsalRows } from './warm_start';
 import { stepDataMetrics } from './step_metrics';
 
@@ -221,7 +221,10 @@ export class Trainer {
     const ids = samples.map((s) => s.inputIds);
     const masks = samples.map((s) => s.responseMask);
     const temperature = this.samplingTemperatures(samples, masks);
-    const refLogProbs = roles.reference ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature)) : null;
+    // skipping samples without advantage, the reference scores only those the actor learns from,
+    // once the advantages are known, unless the reward's KL needs it on every sample first
+    const refAfterCredit = roles.reference !== null && c.skip_zero_advantage_samples && !c.add_token_level_kl;
+    const refLogProbs = roles.reference && !refAfterCredit ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature)) : null;
     // The sampler's log-probs are over the whole vocabulary at the training temperature, so without
     // a recompute they stand in as the behaviour policy's (docs/training.md)
     const recomputed = c.enable_old_logprobs_recompute ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature)) : null;
@@ -270,27 +273,39 @@ export class Trainer {
       Object.assign(metrics, result.metrics);
       this.noteSkipped('critic', step, result.skipped);
     }
-    if (step >= c.critic_warmup) {
+    // the samples the actor learns from: all, or those with an advantage (skip_zero_advantage_samples)
+    const informative = c.skip_zero_advantage_samples
+      ? zeroAdvantageRows(credit.advantages, masks).flatMap((silent, i) => (silent ? [] : [i]))
+      : null;
+    let actorRows = informative ? selectRows(rows, informative) : rows;
+    const actorTemperature = informative && typeof temperature !== 'number' ? informative.map((i) => temperature[i]!) : temperature;
+    if (informative) metrics['actor/update_samples'] = informative.length;
+    if (refAfterCredit && actorRows.ids.length > 0) {
+      const ref = await timed('ref', () => tokenLogProbs(roles.reference!, actorRows.ids, actorTemperature));
+      actorRows = { ...actorRows, refLogProbs: ref };
+      metrics['critic/kl'] = meanRowKl(tokenKl(actorRows.masks, actorRows.oldLogProbs, ref, c.kl_penalty), actorRows.masks);
+    }
+    if (step >= c.critic_warmup && actorRows.ids.length > 0) {
       const result = await timed('actor_train', () =>
-        updateActor(roles.actor, roles.actorOptimizer, rows, schedule('actor_train'), {
+        updateActor(roles.actor, roles.actorOptimizer, actorRows, schedule('actor_train'), {
           policy: {
             clipLow: c.use_pg_clip_range ? c.pg_clip_low : c.pg_clip,
             clipHigh: c.use_pg_clip_range ? c.pg_clip_high : c.pg_clip,
             dualClip: c.dual_clip_loss ? 1 + 2 * c.pg_clip : null,
             aggMode: c.loss_agg_mode,
           },
-          temperature,
+          temperature: actorTemperature,
           klLoss: c.use_kl_loss && c.kl_loss_coef > 0 && roles.reference ? { coef: c.kl_loss_coef, type: c.kl_loss_type } : null,
           entropyCoef: c.entropy_loss_coef,
         }),
       );
       Object.assign(metrics, result.metrics);
       this.noteSkipped('actor', step, result.skipped);
-      if (c.warm_start.rehearsal_coef > 0) {
-        const rehearsal = await timed('rehearsal', () => this.rehearse(step, lrStep('actor_train') * c.warm_start.rehearsal_coef));
-        Object.assign(metrics, rehearsal.metrics);
-        this.noteSkipped('rehearsal', step, rehearsal.skipped);
-      }
+    }
+    if (step >= c.critic_warmup && c.warm_start.rehearsal_coef > 0) {
+      const rehearsal = await timed('rehearsal', () => this.rehearse(step, lrStep('actor_train') * c.warm_start.rehearsal_coef));
+      Object.assign(metrics, rehearsal.metrics);
+      this.noteSkipped('rehearsal', step, rehearsal.skipped);
     }
 
     // 11. metrics

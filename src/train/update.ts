@@ -28,6 +28,23 @@ export interface UpdateRows {
   entropyScope?: readonly Uint8Array[] | null;
 }
 
+/** The rows at `indices`, every per-row field with them. */
+export function selectRows(rows: UpdateRows, indices: readonly number[]): UpdateRows {
+  const pick = <T>(list: readonly T[]): T[] => indices.map((i) => list[i]!);
+  const maybe = <T>(list: readonly T[] | null | undefined): T[] | null => (list ? pick(list) : null);
+  return {
+    ids: pick(rows.ids),
+    masks: pick(rows.masks),
+    oldLogProbs: pick(rows.oldLogProbs),
+    refLogProbs: maybe(rows.refLogProbs),
+    advantages: pick(rows.advantages),
+    returns: pick(rows.returns),
+    values: maybe(rows.values),
+    klScope: maybe(rows.klScope),
+    entropyScope: maybe(rows.entropyScope),
+  };
+}
+
 export interface UpdateSchedule {
   epochs: number;
   miniBatchRows: number;

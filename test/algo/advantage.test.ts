@@ -14,6 +14,7 @@ import {
   returnsToGo,
   rloo,
   zeroAdvantageFraction,
+  zeroAdvantageRows,
 } from '../../src/algo/advantage';
 import { expectClose, f32, u8 } from './close';
 
@@ -173,10 +174,11 @@ describe('finishAdvantages', () => {
   });
 });
 
-test('zeroAdvantageFraction counts rows with no advantage on a sampled token', () => {
+test('zeroAdvantageRows and zeroAdvantageFraction find rows with no advantage on a sampled token', () => {
   // the second row's only nonzero value sits on an observation token; the third has one sampled -0.5
   const rows = [f32(0, 0, 0), f32(0, 3, 0), f32(0, -0.5, 0), f32(1, 1, 1)];
   const masks = [u8(1, 1, 1), u8(1, 0, 1), u8(1, 1, 0), u8(1, 1, 1)];
   expect(zeroAdvantageFraction(rows, masks)).toBe(0.5);
+  expect(zeroAdvantageRows(rows, masks)).toEqual([true, true, false, false]);
   expect(zeroAdvantageFraction([], [])).toBe(0);
 });

@@ -24,6 +24,13 @@ describe('normalizeRewards', () => {
     expect(out[5]).not.toBeCloseTo(1 / Math.sqrt(1 + 1e-6), 10);
   });
 
+  test('mean gives exactly 0 to a group that all scored alike', () => {
+    // 8 x -0.1 summed and divided back is -0.1 + 1.4e-17: a group of format penalties must carry no advantage
+    for (const value of [-0.1, 0.1, 0.3, -0.7]) {
+      expect(normalizeRewards(Array(8).fill(value), Array(8).fill('g'), { method: 'mean', batchStatistics: false })).toEqual(Array(8).fill(0));
+    }
+  });
+
   test('mean_std gives 0 when the std is at most 1e-6', () => {
     expect(normalizeRewards([4, 4], ['g', 'g'], byGroup)).toEqual([0, 0]);
     // [0, 1e-6]: std = 1e-6 / sqrt(2) <= 1e-6

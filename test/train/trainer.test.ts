@@ -189,6 +189,40 @@ describe('a non-finite update', () => {
   });
 });
 
+describe('skip_zero_advantage_samples', () => {
+  test('with every sample informative, the update is the one without it', async () => {
+    // with a KL loss: the reference then scores the kept samples after the advantages, here all of them
+    const kl = ['use_kl_loss=true', 'kl_loss_coef=0.1'];
+    const plain = await train(kl);
+    const skipping = await train([...kl, 'skip_zero_advantage_samples=true']);
+    for (const [a, b] of plain.reports.map((r, i) => [r.metrics, skipping.reports[i]!.metrics] as const)) {
+      expect(b['actor/update_samples']).toBe(b['system/samples']!); // the premise: no group scored alike
+      for (const key of ['actor/pg_loss', 'actor/kl_loss', 'critic/kl', 'actor/grad_norm', 'actor/entropy', 'actor/optimizer_steps']) expect(b[key]).toBe(a[key]!);
+    }
+    expect(skipping.reports[1]!.metrics['critic/kl']).not.toBe(0); // the reference did score them
+    expect(plain.reports[0]!.metrics['actor/update_samples']).toBeUndefined();
+  });
+
+  test('a batch with no advantage anywhere leaves the actor as it was', async () => {
+    // groups of one: every sample is its own group's mean, so every advantage is 0
+    const config = await configOf(vowelsYaml(folder, { groups: 4, size: 1 }), host, ['skip_zero_advantage_samples=true', 'use_kl_loss=true', 'kl_loss_coef=0.1']);
+    const before = tf.memory().numTensors;
+    const trainer = await Trainer.create(config, host);
+    const weights = async () => Promise.all(trainer.roles.actor.variables.map(async (v) => Array.from(await v.data())));
+    try {
+      const start = await weights();
+      const report = await trainer.step(0);
+      expect(report.metrics['critic/zero_advantage_frac']).toBe(1);
+      expect(report.metrics['actor/update_samples']).toBe(0);
+      expect(report.metrics['actor/pg_loss']).toBeUndefined();
+      expect(await weights()).toEqual(start);
+    } finally {
+      await trainer.close();
+    }
+    expect(tf.memory().numTensors).toBe(before);
+  });
+});
+
 describe('determinism', () => {
   const comparable = (reports: readonly StepReport[]) =>
     reports.map((r) => Object.fromEntries(Object.entries(r.metrics).filter(([k]) => !/^time\/|tokens_per_second|system\/tps/.test(k))));
