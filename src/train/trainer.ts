@@ -4,13 +4,15 @@
  *   1. model update      actor_infer takes actor_train's weights (every model_update_frequency steps)
  *   2. validation        every eval_steps steps, with the val env manager
  *   3. rollout           rollout_batch_size trajectories from the train env manager
- *   4. reference         the reference's log-probs of the sampled tokens (when a KL term needs them)
+ *   4. reference         the reference's log-probs of the sampled tokens (when a KL term needs them;
+ *                        with skip_zero_advantage_samples, after step 8 and of the kept samples only)
  *   5. old log-probs     recomputed by actor_train, so the PPO ratio compares real policies
  *   6. values            the critic's (gae)
  *   7. rewards           normalised response rewards, then token rewards and the KL penalty
  *   8. advantages        the estimator, then whitening and clipping
  *   9. critic update     (gae)
- *  10. actor update      once global_step >= critic_warmup, then the reading's rehearsal
+ *  10. actor update      once global_step >= critic_warmup (skip_zero_advantage_samples: on the
+ *                        samples with an advantage), then the reading's rehearsal
  *                        (warm_start.rehearsal_coef: one supervised step on fresh reading rows)
  *  11. metrics           and the step hook (trackers, checkpoints)
  *
