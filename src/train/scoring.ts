@@ -1,17 +1,19 @@
 /**
  * Forward passes without gradients over a whole batch: the log-probabilities a model gives the
  * sampled tokens (actor_train's "old" ones, the reference's) and the critic's values. Results are
- * per-token host rows aligned with the ids, 0 where nothing was scored.
+ * per-token host rows aligned with the ids, 0 where nothing was scored. Given the rows' masks,
+ * only the tokens from each micro-batch's first masked one on are scored (the prompts are fed).
  */
 import { tf } from '../engine/tf';
 import type { Qwen2Model } from '../model/qwen2';
-import { planMicroBatches, shiftedIds, shiftedTemperatures, unshift, type MicroBatch, type Temperatures } from './micro_batches';
+import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTemperatures, unshift, type MicroBatch, type Temperatures } from './micro_batches';
 
 const SCORING_ROWS = 64;
 
 function scoreRows(
   model: Qwen2Model,
   ids: readonly Int32Array[],
+  masks: readonly Uint8Array[] | undefined,
   read: (hidden: tf.Tensor3D, targets: Int32Array, batch: MicroBatch) => tf.Tensor2D,
 ): Float32Array[] {
   const out = ids.map((row) => new Float32Array(row.length));
@@ -19,12 +21,12 @@ function scoreRows(
     ids.map((_, i) => i),
     ids.map((row) => row.length),
     model.config,
-    { maxRows: SCORING_ROWS, backward: false },
+    { maxRows: SCORING_ROWS, backward: false, firsts: masks ? firstMasked(masks) : undefined },
   );
   for (const batch of batches) {
     const { inputs, targets } = shiftedIds(batch, ids);
     const result = tf.tidy(() => {
-      return read(hiddenStates(model, inputs), targets, batch);
+      return read(scoredHidden(batch, hiddenStates(model, inputs)), targets, batch);
     });
     unshift(batch, result.dataSync() as Float32Array, out);
     tf.dispose([inputs, result]);
@@ -39,16 +41,19 @@ export function hiddenStates(model: Qwen2Model, inputs: tf.Tensor2D): tf.Tensor3
   return hidden;
 }
 
-/** log p(token t | tokens before t) for every t >= 1, logits divided by token t's temperature. */
-export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], temperatures: Temperatures): Float32Array[] {
-  return scoreRows(model, ids, (hidden, targets, batch) => {
+/**
+ * log p(token t | tokens before t) for every t >= 1 (with `masks`, for every t from the row's
+ * micro-batch's first masked token on; 0 before), logits divided by token t's temperature.
+ */
+export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], temperatures: Temperatures, masks?: readonly Uint8Array[]): Float32Array[] {
+  return scoreRows(model, ids, masks, (hidden, targets, batch) => {
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, temperatures) });
     entropy.dispose();
     return logProbs;
   });
 }
 
-/** The critic's value of the state before each token t >= 1. */
-export function tokenValues(critic: Qwen2Model, ids: readonly Int32Array[]): Float32Array[] {
-  return scoreRows(critic, ids, (hidden) => critic.values(hidden));
+/** The critic's value of the state before each token t >= 1 (with `masks`, as tokenLogProbs). */
+export function tokenValues(critic: Qwen2Model, ids: readonly Int32Array[], masks?: readonly Uint8Array[]): Float32Array[] {
+  return scoreRows(critic, ids, masks, (hidden) => critic.values(hidden));
 }

@@ -226,12 +226,12 @@ export class Trainer {
     // skipping samples without advantage, the reference scores only those the actor learns from,
     // once the advantages are known, unless the reward's KL needs it on every sample first
     const refAfterCredit = roles.reference !== null && c.skip_zero_advantage_samples && !c.add_token_level_kl;
-    const refLogProbs = roles.reference && !refAfterCredit ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature)) : null;
+    const refLogProbs = roles.reference && !refAfterCredit ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature, masks)) : null;
     // The sampler's log-probs are over the whole vocabulary at the training temperature, so without
     // a recompute they stand in as the behaviour policy's (docs/training.md)
-    const recomputed = c.enable_old_logprobs_recompute ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature)) : null;
+    const recomputed = c.enable_old_logprobs_recompute ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature, masks)) : null;
     const oldLogProbs = recomputed ?? samples.map((s) => s.logProbs);
-    const values = roles.critic ? await timed('values', () => tokenValues(roles.critic!, ids)) : null;
+    const values = roles.critic ? await timed('values', () => tokenValues(roles.critic!, ids, masks)) : null;
 
     // 7-8. rewards and advantages
     // where each row thinks, read once for the settings that need it
@@ -283,7 +283,7 @@ export class Trainer {
     const actorTemperature = informative && typeof temperature !== 'number' ? informative.map((i) => temperature[i]!) : temperature;
     if (informative) metrics['actor/update_samples'] = informative.length;
     if (refAfterCredit && actorRows.ids.length > 0) {
-      const ref = await timed('ref', () => tokenLogProbs(roles.reference!, actorRows.ids, actorTemperature));
+      const ref = await timed('ref', () => tokenLogProbs(roles.reference!, actorRows.ids, actorTemperature, actorRows.masks));
       actorRows = { ...actorRows, refLogProbs: ref };
       metrics['critic/kl'] = meanRowKl(tokenKl(actorRows.masks, actorRows.oldLogProbs, ref, c.kl_penalty), actorRows.masks);
     }

@@ -10,7 +10,7 @@ import { entropyLoss, klLoss, policyLoss, valueLoss, type LossAggMode, type Loss
 import type { KlPenalty } from '../algo/kl';
 import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
-import { planMicroBatches, shiftedIds, shiftedTemperatures, shiftedValues, type MicroBatch, type Temperatures } from './micro_batches';
+import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTemperatures, shiftedValues, type MicroBatch, type Temperatures } from './micro_batches';
 import { hiddenStates } from './scoring';
 
 /** Per-token host rows of the batch, all aligned with `ids`. */
@@ -113,6 +113,8 @@ async function runUpdate(
   let skipped = 0;
   let attempt = 0;
   const lengths = rows.ids.map((r) => r.length);
+  // every loss here is over masked tokens only, so the prompts before them are fed, not scored
+  const firsts = firstMasked(rows.masks);
   for (let epoch = 0; epoch < schedule.epochs; epoch++) {
     for (const indices of miniBatches(rows.ids.length, schedule, epoch)) {
       const norms = normsOf(indices, rows.masks, schedule);
@@ -120,7 +122,7 @@ async function runUpdate(
       const poisoned = schedule.poison?.(attempt++) ?? false;
       const accumulator = new GradientAccumulator();
       let total = 0;
-      const micro = planMicroBatches(indices, lengths, model.config, { maxRows: schedule.microBatchRows, backward: true });
+      const micro = planMicroBatches(indices, lengths, model.config, { maxRows: schedule.microBatchRows, backward: true, firsts });
       for (const batch of micro) {
         const { inputs, targets } = shiftedIds(batch, rows.ids);
         let stats: tf.Tensor1D | null = null;
@@ -176,7 +178,7 @@ export async function updateActor(
     const advantages = shiftedValues(batch, rows.advantages);
     const ref = o.klLoss && rows.refLogProbs ? shiftedValues(batch, rows.refLogProbs) : null;
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
-    const hidden = hiddenStates(model, inputs);
+    const hidden = scoredHidden(batch, hiddenStates(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, o.temperature) });
     const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms);
     let loss: tf.Scalar = pg.loss;
@@ -243,7 +245,7 @@ export async function updateSupervised(
   let tokens = 0;
   const microLoss: MicroLoss = (batch, inputs, targets, norms) => {
     const mask = shiftedValues(batch, rows.masks);
-    const hidden = hiddenStates(model, inputs);
+    const hidden = scoredHidden(batch, hiddenStates(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: 1 });
     entropy.dispose();
     const summed = tf.neg(tf.sum(tf.mul(logProbs, mask))) as tf.Scalar;
@@ -284,7 +286,7 @@ export async function updateCritic(
     const old = shiftedValues(batch, oldValues);
     const returns = shiftedValues(batch, rows.returns);
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
-    const hidden = hiddenStates(critic, inputs);
+    const hidden = scoredHidden(batch, hiddenStates(critic, inputs));
     return valueLoss(critic.values(hidden), old, returns, mask, o.valueClip, o.aggMode, norms);
   };
   const run = await runUpdate(critic, optimizer, rows, schedule, microLoss, (stats) => {
