@@ -189,7 +189,7 @@ export class DecodeBatch {
 
     for (const row of this.rows) row.position += 1;
     // columns left of every staying row's start are padding for all: the compaction drops them
-    const { finished, keep, kept } = this.sampleAll(this.rows, values, present, (rows) => Math.min(...rows.map((b) => this.rows[b]!.start)));
+    const { finished, keep, kept } = this.sampleAll(this.rows, values, present, (rows) => this.leftmost(rows));
     if (keep.length === 0) this.dispose();
     else if (kept) this.replaceCache(keep, kept);
     return finished;
@@ -328,13 +328,17 @@ export class DecodeBatch {
       this.dispose();
       return;
     }
-    const trim = Math.min(...keep.map((b) => this.rows[b]!.start));
-    this.replaceCache(keep, selectCache(this.cache, keep, trim));
+    this.replaceCache(keep, selectCache(this.cache, keep, this.leftmost(keep)));
   }
 
-  /** The batch becomes rows `keep` with `cache`, whose columns start where the leftmost of them starts. */
+  /** The first cache column any of rows `keep` uses. */
+  private leftmost(keep: readonly number[]): number {
+    return Math.min(...keep.map((b) => this.rows[b]!.start));
+  }
+
+  /** The batch becomes rows `keep` with `cache`, whose columns start at the leftmost of them. */
   private replaceCache(keep: readonly number[], cache: LayerKV[]): void {
-    const trim = Math.min(...keep.map((b) => this.rows[b]!.start));
+    const trim = this.leftmost(keep);
     if (this.cache) disposeKv(this.cache);
     this.cache = cache;
     this.rows = keep.map((b) => this.rows[b]!);
@@ -466,6 +470,7 @@ function splitCache(cache: readonly LayerKV[], picks: ReadonlyArray<{ rows: read
   );
 }
 
+/** One new tensor per pick: its rows of `x` [rows, heads, columns, dim], from column `from` on. */
 function copyRuns(x: tf.Tensor4D, picks: ReadonlyArray<{ rows: readonly number[]; from: number }>): tf.Tensor4D[] {
   const [, heads, columns, dim] = x.shape;
   const source = x.dataSync() as Float32Array;
@@ -473,11 +478,6 @@ function copyRuns(x: tf.Tensor4D, picks: ReadonlyArray<{ rows: readonly number[]
     const kept = columns - from;
     const out = new Float32Array(rows.length * heads * kept * dim);
     rows.forEach((row, i) => {
-      if (from === 0) {
-        const start = row * heads * columns * dim;
-        out.set(source.subarray(start, start + heads * columns * dim), i * heads * columns * dim);
-        return;
-      }
       for (let h = 0; h < heads; h++) {
         const start = ((row * heads + h) * columns + from) * dim;
         out.set(source.subarray(start, start + kept * dim), (i * heads + h) * kept * dim);
