@@ -551,8 +551,15 @@ function chunkedAttention(q: tf.Tensor, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf
   const keys = k.shape[2];
   const blocks: Array<[number, number]> = [];
   for (let start = 0; start < length; start += chunk) blocks.push([start, Math.min(length, start + chunk)]);
-  const maskRows = mask.shape[0]!;
-  const blockOf = (x: tf.Tensor, start: number, end: number) => x.slice([0, 0, 0, start, 0], [-1, -1, -1, end - start, -1]);
+  // Blocks are cut from 3-D views: wasm slices tensors of rank 5 one element at a time in
+  // JavaScript (two thirds of a FrozenLake prefill went there), and ranks 2 to 4 in loops of runs.
+  const blockOf = (x: tf.Tensor, start: number, end: number) => {
+    const [d0, d1, d2, d3, d4] = x.shape as [number, number, number, number, number];
+    return x
+      .reshape([d0 * d1 * d2, d3, d4])
+      .slice([0, start, 0], [-1, end - start, -1])
+      .reshape([d0, d1, d2, end - start, d4]);
+  };
   const probsOf = (qq: tf.Tensor, kk: tf.Tensor, mask: tf.Tensor, start: number, end: number) => {
     const n = end - start;
     const qBlock = blockOf(qq, start, end).reshape([batch, kvHeads, groups * n, headDim]);
@@ -560,7 +567,7 @@ function chunkedAttention(q: tf.Tensor, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf
       .matMul(qBlock, kk, false, true)
       .mul(scale)
       .reshape([batch, kvHeads, groups, n, keys])
-      .add(mask.slice([0, 0, 0, start, 0], [maskRows, 1, 1, n, keys]));
+      .add(blockOf(mask, start, end));
     return { qBlock, probs: tf.softmax(scores).reshape([batch, kvHeads, groups * n, keys]) };
   };
   const op = tf.customGrad((qIn, kIn, vIn, save) => {
