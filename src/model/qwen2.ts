@@ -552,7 +552,7 @@ function chunkedAttention(q: tf.Tensor, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf
   const blocks: Array<[number, number]> = [];
   for (let start = 0; start < length; start += chunk) blocks.push([start, Math.min(length, start + chunk)]);
   // Blocks are cut from 3-D views: wasm slices tensors of rank 5 one element at a time in
-  // JavaScript (two thirds of a FrozenLake prefill went there), and ranks 2 to 4 in loops of runs.
+  // JavaScript (two thirds of the rollout benchmark went there), and ranks 2 to 4 in loops of runs.
   const blockOf = (x: tf.Tensor, start: number, end: number) => {
     const [d0, d1, d2, d3, d4] = x.shape as [number, number, number, number, number];
     return x
