@@ -237,8 +237,7 @@ export class DecodeBatch {
    * Samples every row's next token from its logits (row b: values[b * vocab ...]). Returns the
    * results of the rows that finished, with their keys and values where they asked for them
    * (batch row b of `cache`), the indices of the rows that go on, and, when some finished and
-   * some go on, the cache of those that go on (from column `keptFrom` on), all in one pass over
-   * the cache.
+   * some go on, the cache of those that go on (from column `keptFrom` on).
    */
   private sampleAll(
     rows: readonly Row[],
@@ -258,7 +257,7 @@ export class DecodeBatch {
     const compact = keep.length > 0 && keep.length < rows.length;
     const picks = caching.map(({ b }) => ({ rows: [b], from: rows[b]!.start }));
     if (compact) picks.push({ rows: keep, from: keptFrom(keep) });
-    const kvs = picks.length > 0 ? splitCache(cache, picks) : [];
+    const kvs = picks.map(({ rows, from }) => selectCache(cache, rows, from));
     caching.forEach((entry, i) => {
       const row = rows[entry.b]!;
       entry.result = { ...entry.result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv: kvs[i]! } };
@@ -439,51 +438,16 @@ export function disposeKv(cache: readonly LayerKV[]): void {
   tf.dispose(flatten(cache));
 }
 
-/**
- * New tensors holding rows `rows` of every layer's keys and values, from column `from` on. Each
- * (row, head) is one contiguous run of columns x head dim, so on the backends that keep tensors in
- * host memory (wasm, cpu) this is a few block copies. Their gather kernels walk element by element
- * with index arithmetic: 75% of a Sokoban rollout's time went to compacting the cache that way
- * whenever a sequence finished. Elsewhere (webgpu, tensorflow) the data stays on the device.
- */
+/** New tensors holding rows `rows` of every layer's keys and values, from column `from` on. */
 function selectCache(cache: readonly LayerKV[], rows: readonly number[], from: number): LayerKV[] {
-  return splitCache(cache, [{ rows, from }])[0]!;
-}
-
-/** selectCache for several selections, reading each tensor once. */
-function splitCache(cache: readonly LayerKV[], picks: ReadonlyArray<{ rows: readonly number[]; from: number }>): LayerKV[][] {
-  const backend = tf.getBackend();
-  if (backend === 'wasm' || backend === 'cpu') {
-    const layers = cache.map((layer) => ({ k: copyRuns(layer.k, picks), v: copyRuns(layer.v, picks) }));
-    return picks.map((_, p) => layers.map((layer) => ({ k: layer.k[p]!, v: layer.v[p]! })));
-  }
-  return picks.map(({ rows, from }) =>
-    tf.tidy(() => {
-      const index = tf.tensor1d(Int32Array.from(rows), 'int32');
-      const columns = from > 0 ? tf.range(from, cache[0]!.k.shape[2], 1, 'int32') : null;
-      const pick = (x: tf.Tensor4D) => {
-        const picked = tf.gather(x, index, 0) as tf.Tensor4D;
-        return columns ? (tf.gather(picked, columns, 2) as tf.Tensor4D) : picked;
-      };
-      return cache.map((layer) => ({ k: pick(layer.k), v: pick(layer.v) }));
-    }),
-  );
-}
-
-/** One new tensor per pick: its rows of `x` [rows, heads, columns, dim], from column `from` on. */
-function copyRuns(x: tf.Tensor4D, picks: ReadonlyArray<{ rows: readonly number[]; from: number }>): tf.Tensor4D[] {
-  const [, heads, columns, dim] = x.shape;
-  const source = x.dataSync() as Float32Array;
-  return picks.map(({ rows, from }) => {
-    const kept = columns - from;
-    const out = new Float32Array(rows.length * heads * kept * dim);
-    rows.forEach((row, i) => {
-      for (let h = 0; h < heads; h++) {
-        const start = ((row * heads + h) * columns + from) * dim;
-        out.set(source.subarray(start, start + kept * dim), (i * heads + h) * kept * dim);
-      }
-    });
-    return tf.tensor4d(out, [rows.length, heads, kept, dim]);
+  return tf.tidy(() => {
+    const index = tf.tensor1d(Int32Array.from(rows), 'int32');
+    const columns = from > 0 ? tf.range(from, cache[0]!.k.shape[2], 1, 'int32') : null;
+    const pick = (x: tf.Tensor4D) => {
+      const picked = tf.gather(x, index, 0) as tf.Tensor4D;
+      return columns ? (tf.gather(picked, columns, 2) as tf.Tensor4D) : picked;
+    };
+    return cache.map((layer) => ({ k: pick(layer.k), v: pick(layer.v) }));
   });
 }
 

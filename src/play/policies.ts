@@ -30,7 +30,7 @@ export function responseLogProbs(
   if (response.length === 0) return [];
   const ids = Int32Array.from([...context, ...response]);
   const mask = new Uint8Array(ids.length).fill(1, context.length);
-  const [row] = tokenLogProbs(model, [ids], [samplingTemperatures(ids, mask, pieceOf, sampling)]);
+  const [row] = tokenLogProbs(model, [ids], [samplingTemperatures(ids, mask, pieceOf, sampling)], [mask]);
   return Array.from(row!.subarray(context.length));
 }
 

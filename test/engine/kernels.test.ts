@@ -195,6 +195,23 @@ describe('gather and its gradient on wasm (UnsortedSegmentSum)', () => {
     );
   });
 
+  test('gather as block copies equals cpu along every axis, for 2-D indices and int32 values', async () => {
+    const rows = Int32Array.from([2, 0, 2]);
+    await expectSameAsCpu([[3, 2, 5, 4], [3]], ([x, i]) => [tf.gather(x!, i!, 0), tf.gather(x!, i!, 1), tf.gather(x!, i!, 2), tf.gather(x!, i!, 3)], [
+      randomValues(11, 120),
+      Int32Array.from([1, 0, 1]),
+    ]);
+    await expectSameAsCpu([[4, 3], [2, 3]], ([x, i]) => tf.gather(x!, i!, 0), [Int32Array.from({ length: 12 }, (_, j) => j * 7 - 20), Int32Array.from([3, 0, 1, 1, 2, 3])]);
+    await expectSameAsCpu([[3, 4], [3]], ([x, i]) => tf.gather(x!, i!, 0), [randomValues(12, 12), rows]);
+  });
+
+  test('gather with an index outside the axis is an error, not a read past the tensor', async () => {
+    await startBackend('wasm');
+    const [x, index] = [tf.zeros([3, 2]), tf.tensor1d([3], 'int32')];
+    expect(() => tf.gather(x, index)).toThrow('gather: index 3 is outside [0, 2]');
+    tf.dispose([x, index]);
+  });
+
   test('unsortedSegmentSum drops ids outside [0, numSegments)', async () => {
     const ids = Int32Array.from([2, -1, 0, 4, 2]);
     await expectSameAsCpu([[5, 3], [5]], ([x, s]) => tf.unsortedSegmentSum(x!, s as tf.Tensor1D, 3), [randomValues(9, 15), ids]);

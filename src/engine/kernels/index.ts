@@ -4,6 +4,7 @@
  */
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig } from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
+import { blockGatherConfig } from './gather';
 import { sharingKernels } from './identity';
 import { fastMatMulKernels } from './matmul';
 import { unsortedSegmentSumConfig } from './segment_sum';
@@ -19,7 +20,7 @@ function register(name: string, config: KernelConfig | undefined): void {
 /** Registers the fast wasm kernels; idempotent. Takes effect from the next kernel call. */
 export function installWasmKernels(): void {
   if (replaced) return;
-  const ours = [...fastMatMulKernels(), ...sharingKernels(), unsortedSegmentSumConfig];
+  const ours = [...fastMatMulKernels(), ...sharingKernels(), unsortedSegmentSumConfig, blockGatherConfig()];
   replaced = new Map(ours.map((config) => [config.kernelName, getKernel(config.kernelName, 'wasm')]));
   for (const config of ours) register(config.kernelName, config);
 }
