@@ -10,9 +10,11 @@ const args = process.argv.slice(2);
 const at = args.indexOf('--outfile');
 const outfile = resolve(at === -1 ? 'bin/agentic' : args[at + 1]!);
 const root = resolve(import.meta.dir, '..');
+/** Worker threads' entry files: the binary embeds each as an entrypoint of its own. */
+const WORKERS = ['src/rollout/worker.ts'];
 
 const build = Bun.spawnSync(
-  [process.execPath, 'build', '--compile', '--ignore-dce-annotations', '--minify-syntax', '--outfile', outfile, 'src/cli/main.ts'],
+  [process.execPath, 'build', '--compile', '--ignore-dce-annotations', '--minify-syntax', '--outfile', outfile, 'src/cli/main.ts', ...WORKERS],
   { cwd: root, stdout: 'pipe', stderr: 'pipe' },
 );
 if (build.exitCode !== 0) {

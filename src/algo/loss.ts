@@ -69,6 +69,7 @@ export interface PolicyLoss {
 /**
  * PPO's clipped surrogate: -min(r A, clip(r, 1 - low, 1 + high) A) with r = exp(logp - old)
  * (the log-ratio clamped to ±20 so one wild token cannot overflow), and ROLL's dual clip.
+ * `weights` (importance weights, constants) scale each token's term before aggregation.
  */
 export function policyLoss(
   logProbs: tf.Tensor,
@@ -77,6 +78,7 @@ export function policyLoss(
   mask: tf.Tensor,
   o: PolicyLossOptions,
   norms: LossNorms,
+  weights?: tf.Tensor,
 ): PolicyLoss {
   return tf.tidy(() => {
     const logRatio = tf.clipByValue(tf.sub(logProbs, oldLogProbs), -20, 20);
@@ -92,6 +94,7 @@ export function policyLoss(
       dualClipped = tf.cast(tf.logicalAnd(negative, tf.greater(losses, bound)), 'float32');
       losses = tf.where(negative, tf.minimum(losses, bound), losses);
     }
+    if (weights) losses = tf.mul(losses, weights);
     const loss = aggLoss(losses, mask, o.aggMode, norms);
     const sum = (x: tf.Tensor) => tf.sum(tf.mul(x, mask));
     const visible = tf.greater(mask, 0);

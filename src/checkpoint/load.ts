@@ -18,6 +18,7 @@ import { copyWeights, roleNeeds } from '../train/roles';
 import type { StepReport, Trainer } from '../train/trainer';
 import { displayPath } from '../util/paths';
 import { listCheckpoints } from './folders';
+import { readInFlight } from './in_flight';
 import { MANIFEST_FILE, verifyCheckpoint } from './manifest';
 import { CONFIG_FILE, HISTORY_FILE, momentName, OPTIMIZER_FILE } from './save';
 import { loopStateOf, TRAINER_STATE_FILE, TrainerStateFile, type SavedRole } from './state';
@@ -52,7 +53,8 @@ export function openCheckpoint(path: string): Checkpoint {
   const state = parsed.data;
   if (state.global_step !== manifest.step) throw new CheckpointError(`${displayPath(folder)}: ${TRAINER_STATE_FILE} is at step ${state.global_step}, the manifest at ${manifest.step}`);
   const roleFiles = ['actor', ...state.roles].flatMap((role) => [`${role}/config.json`, `${role}/model.safetensors`]);
-  for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...roleFiles]) {
+  const inFlightFiles = state.in_flight ? [state.in_flight.file] : [];
+  for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...roleFiles, ...inFlightFiles]) {
     if (!(file in manifest.files)) throw new CheckpointError(`${displayPath(folder)}: ${file} is not in the manifest`);
   }
   return { path: folder, step: state.global_step, state };
@@ -155,7 +157,8 @@ export function restoreTrainer(trainer: Trainer, checkpoint: Checkpoint): void {
   restoreMoments(roles.actorOptimizer, tensors, 'actor_train', state.optimizers.actor_train, file);
   if (roles.criticOptimizer && state.optimizers.critic) restoreMoments(roles.criticOptimizer, tensors, 'critic', state.optimizers.critic, file);
   if (roles.infer !== roles.actor && state.roles.includes('actor_infer')) assignWeights(roles.infer, join(checkpoint.path, 'actor_infer'));
-  trainer.restoreLoopState(loopStateOf(state));
+  const inFlight = state.in_flight ? readInFlight(join(checkpoint.path, state.in_flight.file)) : null;
+  trainer.restoreLoopState({ ...loopStateOf(state), inFlight });
 }
 
 /** The reports a checkpoint's run had logged. */

@@ -7,6 +7,7 @@
  *   actor_infer/           the lagging rollout copy (model_update_frequency > 1)
  *   optimizer.safetensors  AdamW's moments of actor_train and critic
  *   trainer_state.json     step, KL coefficient, episode counters, optimizer steps, LR schedules
+ *   in_flight_rollouts.json  asynchronous runs: the rollouts played ahead with older weights
  *   metrics.jsonl          every logged report so far
  *   config.yaml            the run's resolved config
  *   manifest.json          size and sha256 of every file above, written last
@@ -28,6 +29,7 @@ import { jsonlLine } from '../tracking/jsonl';
 import type { StepReport, Trainer } from '../train/trainer';
 import { writeFolderAtomic } from '../util/atomic';
 import { checkpointPath, listCheckpoints, removeCheckpoint } from './folders';
+import { IN_FLIGHT_FILE, inFlightJson } from './in_flight';
 import { flush, seal } from './manifest';
 import { scheduleOf, TRAINER_STATE_FILE, type SavedRole, type TrainerStateFile } from './state';
 
@@ -63,7 +65,7 @@ async function addMoments(into: Weights, role: 'actor_train' | 'critic', optimiz
 export async function saveCheckpoint(root: string, contents: CheckpointContents): Promise<string> {
   const { trainer, config } = contents;
   const { roles } = trainer;
-  const loop = trainer.loopState();
+  const loop = await trainer.loopState();
   const path = checkpointPath(root, loop.step);
   await writeFolderAtomic(path, async (folder) => {
     const models: Array<[SavedRole, Qwen2Model | null]> = [
@@ -94,7 +96,9 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
       optimizers: { actor_train: actorOptimizer, critic: criticOptimizer },
       roles: saved,
       resumed_from: contents.resumedFrom,
+      ...(loop.inFlight ? { in_flight: { file: IN_FLIGHT_FILE, batches: loop.inFlight.batches.length } } : {}),
     };
+    if (loop.inFlight) writeFileSync(join(folder, IN_FLIGHT_FILE), inFlightJson(loop.inFlight));
     writeFileSync(join(folder, TRAINER_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
     writeFileSync(join(folder, HISTORY_FILE), contents.history.map(jsonlLine).join(''));
     // where this run came from is history; the config describes the run itself

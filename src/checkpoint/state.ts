@@ -45,6 +45,8 @@ export const TrainerStateFile = z.strictObject({
   roles: z.array(z.enum(['actor', 'critic', 'reference', 'actor_infer'])),
   /** The checkpoint this run was resumed from, if any. */
   resumed_from: z.string().nullable(),
+  /** Asynchronous runs: the file of rollouts played ahead, and how many batches it holds. */
+  in_flight: z.strictObject({ file: z.literal('in_flight_rollouts.json'), batches: z.int().min(0) }).optional(),
 });
 
 export type TrainerStateFile = z.output<typeof TrainerStateFile>;

@@ -364,6 +364,27 @@ export const ConfigShape = z.strictObject({
   max_running_requests: positiveInt()
     .default(128)
     .describe('Most sequences decoded together in one batch during rollouts; more wait their turn.'),
+  async_generation_ratio: nonNegativeInt()
+    .default(0)
+    .describe(
+      'Asynchronous training (docs/training.md): 0 is synchronous; k >= 1 runs actor_infer (generation and envs) in a worker thread with its own tfjs engine, k steps ahead of actor_train, so the batch of step s is played with the weights of step s - k while step s - 1 trains. Samples staler than that bound are dropped, never trained on.',
+    ),
+  train_infer_correction: z
+    .strictObject({
+      is_weight: z
+        .strictObject({
+          enabled: z.boolean().default(false).describe("Weight each token's policy loss by the truncated importance ratio of actor_train's old log-probs over the behaviour policy's (the sampler's)."),
+          weight_type: z
+            .enum(['token', 'sequence'])
+            .default('token')
+            .describe('token: each token its own ratio; sequence: every token of a row the product of the row\'s ratios.'),
+          upper_bound: z.number().positive().default(1.2).describe('The ratio is truncated to at most this (truncated importance sampling).'),
+        })
+        .prefault({})
+        .describe('Importance weights for the gap between the policy that sampled and the policy that trains (ROLL\'s train_infer_correction.is_weight).'),
+    })
+    .prefault({})
+    .describe('Correcting for samples that another policy version generated (async_generation_ratio > 0, or a lagging actor_infer).'),
 
   adv_estimator: z
     .enum(ADV_ESTIMATORS)

@@ -143,6 +143,15 @@ function checkRelations(config: AgenticConfig): void {
       );
     }
   }
+  if (config.async_generation_ratio > 0) {
+    if (config.train_env_manager.llm_proxy.proxy_type !== 'policy') {
+      throw new ConfigError(`async_generation_ratio: ${config.async_generation_ratio} runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is ${config.train_env_manager.llm_proxy.proxy_type}; set it to policy or the ratio to 0`);
+    }
+    const backend = config.actor_infer.strategy_args.backend ?? config.backend;
+    if (backend !== 'wasm' && backend !== 'cpu') {
+      throw new ConfigError(`async_generation_ratio: the rollout worker runs the wasm or cpu backend, not ${backend}; set async_generation_ratio=0 for ${backend}`);
+    }
+  }
   const ws = config.warm_start;
   if (ws.rehearsal_coef > 0 && !ws.think && ws.state_questions === 0) {
     throw new ConfigError('warm_start.rehearsal_coef: rehearsal replays the reading (warm_start.think or warm_start.state_questions), and both are off');

@@ -22,6 +22,10 @@ export type { BackendName } from '../config/schema';
 export interface BackendOptions {
   /** How webgpu picks its adapter (the `webgpu_adapter` key); auto when absent. */
   webgpuAdapter?: WebGpuAdapterChoice;
+  /** wasm threads when it is the first start (AGENTIC_WASM_THREADS still wins when set); absent: one per core. */
+  wasmThreads?: number;
+  /** wasm threads whatever AGENTIC_WASM_THREADS says (a data-parallel worker runs on one). */
+  wasmThreadsExactly?: number;
 }
 
 export interface StartedBackend {
@@ -59,14 +63,14 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
   switch (name) {
     case 'wasm':
       // Our faster kernels (./kernels) replace tfjs's; the thread count is fixed at the first
-      // start: AGENTIC_WASM_THREADS, else one thread per core.
+      // start: AGENTIC_WASM_THREADS, else the caller's, else one thread per core.
       if (!wasmPrepared) {
         setWasmPaths({
           'tfjs-backend-wasm.wasm': wasmPlain,
           'tfjs-backend-wasm-simd.wasm': wasmSimd,
           'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
         });
-        useWasmThreads(wasmThreadsWanted(), wasmThreaded);
+        useWasmThreads(options.wasmThreadsExactly ?? wasmThreadsWanted(process.env, options.wasmThreads), wasmThreaded);
         installWasmKernels();
         wasmPrepared = true;
       }

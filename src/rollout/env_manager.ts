@@ -118,8 +118,11 @@ export class EnvManager {
     this.nextEpisode = [...counters];
   }
 
-  /** Plays `batchSize` trajectories (whole groups) with `policy`, all environments at once. */
-  async collect(batchSize: number, policy: Policy, chat: ChatFormat): Promise<RolloutBatch> {
+  /**
+   * Plays `batchSize` trajectories (whole groups) with `policy`, all environments at once;
+   * `policyVersion` is recorded on every sample.
+   */
+  async collect(batchSize: number, policy: Policy, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
     const groupSize = this.groupSize;
     if (batchSize % groupSize !== 0) throw new AgenticError(`a batch of ${batchSize} trajectories is not whole groups of ${groupSize}`);
     if (this.mode === 'val') this.nextEpisode.fill(0);
@@ -157,7 +160,7 @@ export class EnvManager {
     return {
       mode: this.mode,
       episodes,
-      samples: episodes.flatMap(episodeSamples),
+      samples: episodes.flatMap((e) => episodeSamples(e, policyVersion)),
       metrics: rolloutMetrics(this.mode, episodes, { seconds, generatedTokens: after.generatedTokens - before.generatedTokens }),
     };
   }

@@ -38,9 +38,10 @@ function buildRow(turns: readonly Turn[], score: number): Row {
 }
 
 /** The fields every row of an episode shares. */
-function fromEpisode(episode: Episode) {
+function fromEpisode(episode: Episode, policyVersion: number) {
   const { trajGroupId, trajId, tag, envId, groupId, episodeId, endReason } = episode;
   return {
+    policyVersion,
     trajGroupId,
     trajId,
     tag,
@@ -60,10 +61,10 @@ function fromEpisode(episode: Episode) {
  * to answer (reset failed, timed out, first prompt too long) gives an empty row, so its group
  * stays whole; it carries no response tokens and so no loss.
  */
-export function trajectorySample(episode: Episode): Sample {
+export function trajectorySample(episode: Episode, policyVersion = 0): Sample {
   const row = buildRow(episode.turns, episode.score);
   return {
-    ...fromEpisode(episode),
+    ...fromEpisode(episode, policyVersion),
     step: null,
     ...row,
     promptLength: row.turns[0]?.response ?? row.inputIds.length,
@@ -74,8 +75,8 @@ export function trajectorySample(episode: Episode): Sample {
 }
 
 /** One row per turn: its own prompt and response, the step reward on the last sampled id. */
-export function stepSamples(episode: Episode): Sample[] {
-  const shared = fromEpisode(episode);
+export function stepSamples(episode: Episode, policyVersion = 0): Sample[] {
+  const shared = fromEpisode(episode, policyVersion);
   return episode.turns.map((turn, step) => ({
     ...shared,
     step,
@@ -87,6 +88,7 @@ export function stepSamples(episode: Episode): Sample[] {
   }));
 }
 
-export function episodeSamples(episode: Episode): Sample[] {
-  return episode.kind === 'traj' ? [trajectorySample(episode)] : stepSamples(episode);
+/** The training rows of an episode that `policyVersion`'s weights played. */
+export function episodeSamples(episode: Episode, policyVersion = 0): Sample[] {
+  return episode.kind === 'traj' ? [trajectorySample(episode, policyVersion)] : stepSamples(episode, policyVersion);
 }

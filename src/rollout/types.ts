@@ -109,6 +109,11 @@ export interface Sample {
   endReason: EndReason;
   /** The episode did not reach a terminal state (any end reason but `terminated`). */
   truncated: boolean;
+  /**
+   * The policy version that generated the row: the number of training steps actor_train had
+   * taken when actor_infer received the weights it sampled with (async training lags it).
+   */
+  policyVersion: number;
 }
 
 export interface RolloutBatch {

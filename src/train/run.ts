@@ -3,6 +3,7 @@
  * the trainer (or resume it from a checkpoint), log every step to the trackers, save checkpoints,
  * and save the trained policy.
  */
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { changedSettings } from '../checkpoint/changes';
 import { listCheckpoints, removeAbandonedTemporaries, removeCheckpoint } from '../checkpoint/folders';
@@ -120,7 +121,9 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     options.info(`no complete checkpoint in ${displayPath(resolve(c.checkpoint_config.output_dir))}; starting at step 0`);
   }
   const recordDir = writeRunConfig(loaded);
-  const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter });
+  // an asynchronous run's rollout worker takes one core for its own engine
+  const wasmThreads = c.async_generation_ratio > 0 ? Math.max(1, availableParallelism() - 1) : undefined;
+  const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, wasmThreads });
   options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}; config recorded in ${recordDir}`);
   const checkpointRoot = resolve(c.checkpoint_config.output_dir);
   prepareCheckpointFolder(checkpointRoot, from, options.warn);

@@ -4,8 +4,14 @@
  * per-token host rows aligned with the ids, 0 where nothing was scored. Given the rows' masks,
  * only the tokens from each micro-batch's first masked one on are scored (the prompts are fed).
  */
+import { samplingTemperatures } from '../algo/think';
+import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
 import type { Qwen2Model } from '../model/qwen2';
+import { logProbTemperature } from '../model/sampling';
+import type { ChatFormat } from '../rollout/chat';
+import { generatingArgs, samplingParams } from '../rollout/env_manager';
+import type { Sample } from '../rollout/types';
 import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTemperatures, unshift, type MicroBatch, type Temperatures } from './micro_batches';
 
 const SCORING_ROWS = 64;
@@ -56,4 +62,15 @@ export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], tem
 /** The critic's value of the state before each token t >= 1 (with `masks`, as tokenLogProbs). */
 export function tokenValues(critic: Qwen2Model, ids: readonly Int32Array[], masks?: readonly Uint8Array[]): Float32Array[] {
   return scoreRows(critic, ids, masks, (hidden) => critic.values(hidden));
+}
+
+/**
+ * The temperatures a training rollout sampled at, which every log-prob of its tokens must divide
+ * by too: one number, or per token where generating_args.answer_temperature gives each answer's
+ * first token its own.
+ */
+export function rolloutTemperatures(config: AgenticConfig, chat: ChatFormat, samples: readonly Sample[], masks: readonly Uint8Array[]): Temperatures {
+  const sampling = samplingParams(generatingArgs(config, 'train'));
+  if (!sampling.opening || !sampling.doSample) return logProbTemperature(sampling);
+  return samples.map((s, i) => samplingTemperatures(s.inputIds, masks[i]!, chat.responsePiece, sampling));
 }

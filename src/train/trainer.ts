@@ -16,6 +16,11 @@
  *                        (warm_start.rehearsal_coef: one supervised step on fresh reading rows)
  *  11. metrics           and the step hook (trackers, checkpoints)
  *
+ * With async_generation_ratio k >= 1, steps 1-3 move to a worker thread (./async.ts): the batch
+ * of step s was played k steps earlier while actor_train trained, the model update sends the
+ * weights there after each step's updates, and the validation of a step runs there while the next
+ * one trains. The old log-probs are then always recomputed (the sampler's belong to an older policy).
+ *
  * Everything here is deterministic given the config: rollout seeds and sampling streams come from
  * the rollout, mini-batch shuffles from (seed, step, role, epoch). What carries over from one step
  * to the next is the weights, the optimizer moments and `LoopState`, which is all a checkpoint
@@ -25,19 +30,20 @@ import { ADVANTAGE_ESTIMATORS, finishAdvantages, zeroAdvantageFraction, zeroAdva
 import { klController, type KlController } from '../algo/kl';
 import { meanRowKl, responseRewards, tokenKl, tokenRewards } from '../algo/rewards';
 import { summaryStats } from '../algo/stats';
-import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, samplingTemperatures, thinkTokenMask } from '../algo/think';
+import { importanceWeights } from '../algo/off_policy';
+import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
 import { learningRateAt } from '../model/optim';
-import { logProbTemperature } from '../model/sampling';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
-import { EnvManager, generatingArgs, makePolicy, samplingParams } from '../rollout/env_manager';
+import { EnvManager, makePolicy } from '../rollout/env_manager';
+import { RolloutWorker } from '../rollout/remote';
 import type { Episode, RolloutBatch, RolloutMode, Sample } from '../rollout/types';
+import { AsyncRollouts, type InFlight } from './async';
 import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
 import { learningRateSchedule } from './schedule';
-import type { Temperatures } from './micro_batches';
-import { tokenLogProbs, tokenValues } from './scoring';
+import { rolloutTemperatures, tokenLogProbs, tokenValues } from './scoring';
 import { selectRows, updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
 import { rehearsalRows } from './warm_start';
 import { stepDataMetrics } from './step_metrics';
@@ -62,6 +68,8 @@ export interface LoopState {
   skippedUpdates: number;
   /** The next episode id of each training group (env seeds and sampling streams follow from it). */
   trainEpisodes: number[];
+  /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */
+  inFlight?: InFlight | null;
 }
 
 export interface TrainerHooks {
@@ -88,6 +96,8 @@ export class Trainer {
   private kl: KlController;
   private skipped = 0;
   private stepsDone = 0;
+  /** A resumed asynchronous run's carried rollouts, until run() starts the pipeline. */
+  private carried: InFlight | null = null;
 
   private constructor(
     readonly config: AgenticConfig,
@@ -96,6 +106,8 @@ export class Trainer {
     private readonly valManager: EnvManager | null,
     private readonly hooks: TrainerHooks,
     private readonly host: PluginHost,
+    /** async_generation_ratio > 0: the rollout worker's pipeline (steps 1-3 happen there). */
+    private readonly async: AsyncRollouts | null,
   ) {
     this.chat = new ChatFormat(roles.tokenizer);
     const pieces = new Map<number, string>();
@@ -110,11 +122,18 @@ export class Trainer {
   static async create(config: AgenticConfig, host: PluginHost, hooks: TrainerHooks = {}): Promise<Trainer> {
     const roles = await buildRoles(config, roleNeeds(config));
     let train: EnvManager | null = null;
+    let worker: RolloutWorker | null = null;
     try {
       train = await EnvManager.build('train', config, host);
       const val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
-      return new Trainer(config, roles, train, val, hooks, host);
+      if (config.async_generation_ratio > 0) {
+        worker = await RolloutWorker.start(config, { cwd: host.cwd, threads: 1 });
+        const ahead = `${config.async_generation_ratio} step${config.async_generation_ratio > 1 ? 's' : ''}`;
+        roles.sources.actor_infer = `a worker thread with its own engine, playing ${ahead} ahead of actor_train (old log-probs recomputed by actor_train)`;
+      }
+      return new Trainer(config, roles, train, val, hooks, host, worker ? new AsyncRollouts(config, worker) : null);
     } catch (error) {
+      await worker?.close();
       await train?.close();
       roles.dispose();
       throw error;
@@ -124,6 +143,8 @@ export class Trainer {
   /** Runs steps `from`..max_steps-1, then a last validation. */
   async run(from = 0): Promise<TrainSummary> {
     const reports: StepReport[] = [];
+    await this.async?.begin(from, this.roles.infer, this.trainManager.episodeCounters, this.carried);
+    this.carried = null;
     for (let step = from; step < this.config.max_steps; step++) {
       const report = await this.step(step);
       reports.push(report);
@@ -131,7 +152,7 @@ export class Trainer {
     }
     if (this.valManager) {
       const started = performance.now();
-      const val = await this.validate();
+      const val = await (this.async?.validation(this.config.max_steps) ?? this.validate());
       const report: StepReport = {
         step: this.config.max_steps,
         metrics: { ...val.metrics, 'time/step_total': (performance.now() - started) / 1000 },
@@ -143,14 +164,19 @@ export class Trainer {
     return { steps: this.config.max_steps - from, reports, skippedUpdates: this.skipped };
   }
 
-  loopState(): LoopState {
-    return { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, trainEpisodes: [...this.trainManager.episodeCounters] };
+  /** What a checkpoint saves besides weights and moments (waits for the rollouts it must carry). */
+  async loopState(): Promise<LoopState> {
+    const state: LoopState = { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, trainEpisodes: [...this.trainManager.episodeCounters] };
+    if (!this.async) return state;
+    const { state: inFlight, countersAfter } = await this.async.inFlight();
+    return { ...state, trainEpisodes: countersAfter, inFlight };
   }
 
   /** Continues from a saved state: the next step is `state.step`. */
   restoreLoopState(state: LoopState): void {
     const c = this.config;
     this.trainManager.restoreEpisodeCounters(state.trainEpisodes);
+    this.carried = state.inFlight ?? null;
     // only an adaptive coefficient is state; a fixed one is the config's, overrides included
     const klCoef = c.target_kl === null ? c.init_kl_coef : state.klCoef;
     this.kl = klController({ initKlCoef: klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
@@ -159,15 +185,16 @@ export class Trainer {
   }
 
   async close(): Promise<void> {
+    await this.async?.close();
     await this.trainManager.close();
     await this.valManager?.close();
     this.roles.dispose();
   }
 
-  private async collect(manager: EnvManager, mode: RolloutMode, batchSize: number, options: { greedy?: boolean } = {}): Promise<RolloutBatch> {
-    const policy = makePolicy(this.config, mode, this.roles.infer, this.chat, options);
+  private async collect(manager: EnvManager, mode: RolloutMode, batchSize: number, policyVersion = 0): Promise<RolloutBatch> {
+    const policy = makePolicy(this.config, mode, this.roles.infer, this.chat);
     try {
-      return await manager.collect(batchSize, policy, this.chat);
+      return await manager.collect(batchSize, policy, this.chat, policyVersion);
     } finally {
       await policy.close();
     }
@@ -190,46 +217,62 @@ export class Trainer {
     };
     const stepStarted = performance.now();
 
-    // 1-2. model update, validation
-    if (roles.infer !== roles.actor && step % c.actor_infer.model_update_frequency === 0) {
-      await timed('model_update', () => copyWeights(roles.actor, roles.infer));
-    }
+    // 1-3. model update, validation, rollout: here, or played ahead by the rollout worker
     let valEpisodes: Episode[] | undefined;
-    if (this.valManager && step % c.eval_steps === 0) {
-      const val = await this.validate();
-      Object.assign(metrics, val.metrics);
-      valEpisodes = val.episodes.slice(0, REPORTED_VAL_EPISODES);
+    let rollout: RolloutBatch;
+    let scores: Map<string, number> | null = null;
+    // asynchronous runs: the worker scored the batch with the reference right after playing it
+    let scoredRef: Float32Array[] | null = null;
+    if (this.async) {
+      const taken = await timed('rollout_wait', () => this.async!.take(step));
+      rollout = taken.rollout.batch;
+      scoredRef = taken.rollout.refLogProbs;
+      if (taken.rollout.baselines) scores = new Map(taken.rollout.baselines);
+      const staleness = rollout.samples.map((s) => step - s.policyVersion);
+      Object.assign(metrics, {
+        'async/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length),
+        'async/staleness_max': Math.max(0, ...staleness),
+        'async/dropped_samples': taken.dropped,
+        'async/policy_version': taken.rollout.version,
+      });
+    } else {
+      if (roles.infer !== roles.actor && step % c.actor_infer.model_update_frequency === 0) {
+        await timed('model_update', () => copyWeights(roles.actor, roles.infer));
+      }
+      if (this.valManager && step % c.eval_steps === 0) {
+        const val = await this.validate();
+        Object.assign(metrics, val.metrics);
+        valEpisodes = val.episodes.slice(0, REPORTED_VAL_EPISODES);
+      }
+      rollout = await this.collect(this.trainManager, 'train', c.rollout_batch_size, step - (step % c.actor_infer.model_update_frequency));
+      if (c.adv_estimator === 'remax') {
+        const played = rollout;
+        scores = await timed('gen_max', async () => {
+          const policy = makePolicy(c, 'train', roles.infer, this.chat, { greedy: true });
+          try {
+            return await this.trainManager.baselineScores(played.episodes, policy, this.chat);
+          } finally {
+            await policy.close();
+          }
+        });
+      }
     }
-
-    // 3. rollout
-    const rollout = await this.collect(this.trainManager, 'train', c.rollout_batch_size);
     Object.assign(metrics, rollout.metrics);
     const samples = rollout.samples;
-    let baselines: number[] | null = null;
-    if (c.adv_estimator === 'remax') {
-      const scores = await timed('gen_max', async () => {
-        const policy = makePolicy(c, 'train', roles.infer, this.chat, { greedy: true });
-        try {
-          return await this.trainManager.baselineScores(rollout.episodes, policy, this.chat);
-        } finally {
-          await policy.close();
-        }
-      });
-      baselines = samples.map((s) => scores.get(s.trajGroupId) ?? 0);
-      Object.assign(metrics, summaryStats('critic/remax_baseline', [...scores.values()]));
-    }
+    const baselines = scores ? samples.map((s) => scores.get(s.trajGroupId) ?? 0) : null;
+    if (scores) Object.assign(metrics, summaryStats('critic/remax_baseline', [...scores.values()]));
 
     // 4-6. reference, old log-probs, values
     const ids = samples.map((s) => s.inputIds);
     const masks = samples.map((s) => s.responseMask);
-    const temperature = this.samplingTemperatures(samples, masks);
+    const temperature = rolloutTemperatures(c, this.chat, samples, masks);
     // skipping samples without advantage, the reference scores only those the actor learns from,
     // once the advantages are known, unless the reward's KL needs it on every sample first
     const refAfterCredit = roles.reference !== null && c.skip_zero_advantage_samples && !c.add_token_level_kl;
-    const refLogProbs = roles.reference && !refAfterCredit ? await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature, masks)) : null;
+    const refLogProbs = roles.reference && !refAfterCredit ? (scoredRef ?? (await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature, masks)))) : null;
     // The sampler's log-probs are over the whole vocabulary at the training temperature, so without
     // a recompute they stand in as the behaviour policy's (docs/training.md)
-    const recomputed = c.enable_old_logprobs_recompute ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature, masks)) : null;
+    const recomputed = c.enable_old_logprobs_recompute || this.async ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature, masks)) : null;
     const oldLogProbs = recomputed ?? samples.map((s) => s.logProbs);
     const values = roles.critic ? await timed('values', () => tokenValues(roles.critic!, ids, masks)) : null;
 
@@ -239,6 +282,14 @@ export class Trainer {
     const thinkMasks = needsThink ? samples.map((s, i) => thinkTokenMask(s.inputIds, masks[i]!, this.pieceOf)) : null;
     const credit = await timed('adv', () => this.credit(samples, masks, oldLogProbs, refLogProbs, values, baselines, thinkMasks));
     Object.assign(metrics, credit.metrics);
+    // the gap between the policy that sampled and the one that trains, and its correction
+    let isWeights: Float32Array[] | null = null;
+    const correction = c.train_infer_correction.is_weight;
+    if (recomputed && (correction.enabled || this.async)) {
+      const weighed = importanceWeights(recomputed, samples.map((s) => s.logProbs), masks, { type: correction.weight_type, upperBound: correction.upper_bound });
+      Object.assign(metrics, weighed.metrics);
+      if (correction.enabled) isWeights = weighed.weights;
+    }
     const rows: UpdateRows = {
       ids,
       masks,
@@ -249,6 +300,7 @@ export class Trainer {
       values,
       klScope: this.klScope(samples, masks, thinkMasks),
       entropyScope: c.entropy_loss_tokens === 'answer' ? samples.map((s, i) => answerTokenMask(s.inputIds, masks[i]!, this.pieceOf)) : null,
+      isWeights,
     };
 
     // 9-10. updates
@@ -283,7 +335,7 @@ export class Trainer {
     const actorTemperature = informative && typeof temperature !== 'number' ? informative.map((i) => temperature[i]!) : temperature;
     if (informative) metrics['actor/update_samples'] = informative.length;
     if (refAfterCredit && actorRows.ids.length > 0) {
-      const ref = await timed('ref', () => tokenLogProbs(roles.reference!, actorRows.ids, actorTemperature, actorRows.masks));
+      const ref = scoredRef && informative ? informative.map((i) => scoredRef[i]!) : await timed('ref', () => tokenLogProbs(roles.reference!, actorRows.ids, actorTemperature, actorRows.masks));
       actorRows = { ...actorRows, refLogProbs: ref };
       metrics['critic/kl'] = meanRowKl(tokenKl(actorRows.masks, actorRows.oldLogProbs, ref, c.kl_penalty), actorRows.masks);
     }
@@ -310,6 +362,19 @@ export class Trainer {
       this.noteSkipped('rehearsal', step, rehearsal.skipped);
     }
 
+    // asynchronous: the weights go to the worker (which plays on meanwhile), then this step's validation
+    if (this.async) {
+      const update = c.actor_infer.model_update_frequency;
+      if (roles.infer !== roles.actor && (step + 1) % update === 0) copyWeights(roles.actor, roles.infer);
+      await timed('model_update', () => this.async!.afterStep(step + 1, roles.infer));
+      const val = this.async.validation(step);
+      if (val) {
+        const played = await timed('val_wait', () => val);
+        Object.assign(metrics, played.metrics);
+        valEpisodes = played.episodes.slice(0, REPORTED_VAL_EPISODES);
+      }
+    }
+
     // 11. metrics
     const seconds = (performance.now() - stepStarted) / 1000;
     const tokens = ids.reduce((n, row) => n + row.length, 0);
@@ -322,16 +387,6 @@ export class Trainer {
     });
     this.stepsDone = step + 1;
     return valEpisodes ? { step, metrics, valEpisodes } : { step, metrics };
-  }
-
-  /**
-   * The temperatures the rollout sampled at, which the trainer's log-probs must divide by too:
-   * one number, or per token where generating_args.answer_temperature gives each answer's first token its own.
-   */
-  private samplingTemperatures(samples: readonly Sample[], masks: readonly Uint8Array[]): Temperatures {
-    const sampling = samplingParams(generatingArgs(this.config, 'train'));
-    if (!sampling.opening || !sampling.doSample) return logProbTemperature(sampling);
-    return samples.map((s, i) => samplingTemperatures(s.inputIds, masks[i]!, this.chat.responsePiece, sampling));
   }
 
   /** One supervised step of actor_train on this step's reading rows; its loss is the reading's NLL before the step. */

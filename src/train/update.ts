@@ -26,6 +26,8 @@ export interface UpdateRows {
   klScope?: readonly Uint8Array[] | null;
   /** Where the entropy bonus applies (entropy_loss_tokens); null: every response token. */
   entropyScope?: readonly Uint8Array[] | null;
+  /** Importance weights of the policy loss (train_infer_correction.is_weight); null: none. */
+  isWeights?: readonly Float32Array[] | null;
 }
 
 /** The rows at `indices`, every per-row field with them. */
@@ -42,6 +44,7 @@ export function selectRows(rows: UpdateRows, indices: readonly number[]): Update
     values: maybe(rows.values),
     klScope: maybe(rows.klScope),
     entropyScope: maybe(rows.entropyScope),
+    isWeights: maybe(rows.isWeights),
   };
 }
 
@@ -180,7 +183,8 @@ export async function updateActor(
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
     const hidden = scoredHidden(batch, hiddenStates(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, o.temperature) });
-    const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms);
+    const weights = rows.isWeights ? shiftedValues(batch, rows.isWeights) : undefined;
+    const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms, weights);
     let loss: tf.Scalar = pg.loss;
     // A scope zeroes the terms of the tokens outside it; the aggregate still divides by the
     // whole response, so a scoped term is the full term with those tokens' parts removed.

@@ -272,7 +272,7 @@ export async function workedRows(config: AgenticConfig, host: PluginHost, chat: 
   try {
     const batch = await envs.collect(wanted, new SolutionPolicy(chat), chat);
     const solved = batch.episodes.filter((episode) => episode.endReason === 'terminated' && episode.metrics.success === 1);
-    const rows = supervisedRows(solved.flatMap(episodeSamples), chat);
+    const rows = supervisedRows(solved.flatMap((e) => episodeSamples(e)), chat);
     return { ...rows, count: { played: batch.episodes.length, solved: solved.length } };
   } finally {
     await envs.close();

@@ -174,6 +174,25 @@ describe('policyLoss', () => {
   });
 });
 
+test('importance weights scale each token term, and carry no gradient of their own', () => {
+  // ratio 1 everywhere: the term is -A per token; weights 0.5 and 2 on the two sampled tokens
+  const logp = t2([[-1, -2, -3]]);
+  const a = t2([[1, -1, 5]]);
+  const k = t2([[1, 1, 0]]);
+  const w = t2([[0.5, 2, 9]]);
+  const n = { tokens: 2, sequences: 1, sumNormScale: 1 };
+  const options: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: null, aggMode: 'token-mean' };
+  const plain = policyLoss(logp, logp, a, k, options, n);
+  const weighted = policyLoss(logp, logp, a, k, options, n, w);
+  expect(read(plain.loss)).toBeCloseTo((-1 + 1) / 2, 6);
+  expect(read(weighted.loss)).toBeCloseTo((-0.5 + 2) / 2, 6);
+  // d/dlogp of -w r A / tokens at r = 1 (the old log-probs a separate tensor of the same values)
+  const old = t2([[-1, -2, -3]]);
+  const gradient = tf.grad((x: tf.Tensor) => policyLoss(x, old, a, k, options, n, w).loss)(logp);
+  expectClose(Array.from(gradient.dataSync()), [-0.25, 1, 0]);
+  tf.dispose([logp, old, a, k, w, plain.stats, weighted.stats, gradient]);
+});
+
 describe('klLoss and entropyLoss', () => {
   test('klLoss aggregates the chosen estimator', () => {
     // d = 0.5, -1 (row 0) and 2 (row 1; its second token not sampled); mse = d^2 / 2

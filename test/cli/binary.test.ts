@@ -3,7 +3,7 @@
  * folder (no Bun on PATH, no node_modules, no configs/), and run there.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { copyFileSync, readdirSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseYaml } from '../../src/config/yaml';
 import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
@@ -81,6 +81,20 @@ describe('the compiled binary in an empty folder', () => {
     expect(config.custom_envs.D.env_config).toEqual({ sides: 6 });
     expect(config.custom_envs.D2.env_config).toEqual({ sides: 6 });
   });
+
+  test('asynchronous training: the rollout worker starts from the binary and loads a user plugin by path', async () => {
+    const dir = scratch({ 'dice.ts': PLUGIN });
+    writeFiles(dir, {
+      'exp.yaml':
+        'pretrain: agentic:nano\nwarm_start: {enabled: false}\nasync_generation_ratio: 1\nmax_steps: 2\nsave_steps: 0\ntrack_with: [jsonl]\n' +
+        'custom_envs:\n  D: {env_type: ./dice.ts}\ntrain_env_manager: {num_env_groups: 2, group_size: 2, tags: [D]}\nval_env_manager: {num_env_groups: 2, group_size: 1, tags: [D]}\nrollout_batch_size: 4\nval_batch_size: 2\n',
+    });
+    const { code, stderr } = await run(['train', '-c', 'exp.yaml'], dir);
+    expect(code).toBe(0);
+    expect(stderr).toContain('actor_infer: a worker thread with its own engine, playing 1 step ahead');
+    const steps = lines(readFileSync(join(dir, 'output', 'agentic', 'logs', 'metrics.jsonl'), 'utf8')).map((line) => JSON.parse(line));
+    expect(steps.slice(0, 2).map((r) => r.metrics['async/staleness_max'])).toEqual([0, 1]);
+  }, 60_000);
 
   test('a broken plugin is one line naming the file', async () => {
     const dir = scratch({ 'bad.ts': 'export default 42;' });

@@ -4,14 +4,12 @@
  * advantages, losses and gradients are not all zero.
  */
 import { join } from 'node:path';
-import { z } from 'zod';
 import { loadConfig, type ConfigRequest } from '../../src/config/load';
 import type { AgenticConfig } from '../../src/config/schema';
 import { startBackend } from '../../src/engine/backend';
 import { defaultTokenizer } from '../../src/model/default_tokenizer';
 import { saveModel } from '../../src/model/load';
 import { Qwen2Model } from '../../src/model/qwen2';
-import { defineEnv } from '../../src/plugins/define';
 import { PluginHost } from '../../src/plugins/host';
 import { checkDefinition } from '../../src/plugins/registry';
 import { scratch } from '../helpers';
@@ -32,48 +30,8 @@ export async function microPolicyFolder(): Promise<string> {
   return folder;
 }
 
-const VOWELS = new Set('aeiou');
-
-const Vowels = z.strictObject({ rounds: z.int().min(1).default(1) });
-
-/**
- * Each round the reward is the fraction of the response's characters that are lowercase vowels:
- * random responses differ in it, and a policy can learn to raise it. The observation names the
- * round only, so every env of a group sees the same states (GiGPO anchors).
- */
-export const vowelsEnv = defineEnv({
-  name: 'vowels',
-  description: 'Reward: the share of vowels in each response.',
-  config: Vowels,
-  env: class {
-    private round = 0;
-    constructor(private readonly config: z.output<typeof Vowels>) {}
-    reset() {
-      this.round = 0;
-      return { observation: 'round 1: write something', info: { instruction: 'Write lowercase text.' } };
-    }
-    step(response: string) {
-      const chars = [...response];
-      const reward = chars.length === 0 ? 0 : chars.filter((ch) => VOWELS.has(ch)).length / chars.length;
-      this.round++;
-      const done = this.round >= this.config.rounds;
-      return {
-        observation: `round ${this.round + 1}: write something`,
-        reward,
-        terminated: done,
-        truncated: false,
-        info: { metrics: { success: reward > 0.2 } },
-      };
-    }
-    render() {
-      return `round ${this.round + 1}`;
-    }
-    close() {}
-    sampleRandomAction() {
-      return 'aeiou';
-    }
-  },
-});
+export { vowelsEnv } from '../fixtures/plugins/vowels';
+import { vowelsEnv } from '../fixtures/plugins/vowels';
 
 export function hostWithVowels(): PluginHost {
   const host = new PluginHost();

@@ -34,11 +34,12 @@ const MAX_THREADS = 8;
 
 /**
  * Threads for the wasm backend: `AGENTIC_WASM_THREADS` when set (1 = the single-threaded SIMD
- * build), otherwise one per logical core, at most 8.
+ * build), otherwise `fallback` when given (data-parallel ranks share the cores), otherwise one per
+ * logical core; at most 8.
  */
-export function wasmThreadsWanted(env: Record<string, string | undefined> = process.env): number {
+export function wasmThreadsWanted(env: Record<string, string | undefined> = process.env, fallback?: number): number {
   const raw = env[THREADS_ENV];
-  if (raw === undefined || raw.trim() === '') return Math.min(MAX_THREADS, Math.max(1, os.cpus().length));
+  if (raw === undefined || raw.trim() === '') return Math.min(MAX_THREADS, Math.max(1, fallback ?? os.cpus().length));
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > MAX_THREADS) {
     throw new ConfigError(`${THREADS_ENV}=${raw} is not a thread count: give a whole number from 1 to ${MAX_THREADS}`);

@@ -1,0 +1,159 @@
+/**
+ * actor_infer in a worker thread: asynchronous training (async_generation_ratio > 0) plays its
+ * rollouts in a Bun worker (./worker.ts) with its own tfjs engine, its own copy of the policy and
+ * its own environments, while this thread trains.
+ *
+ * The worker answers requests strictly in the order they were sent, so a weight update queued
+ * behind a rollout never reaches the model before that rollout is done. Weights travel as
+ * transferred Float32Array buffers (one host copy, no JSON); rollouts come back by structured
+ * clone with their typed arrays. If the worker throws at start, dies or is terminated, every
+ * request in flight and every later one fails with one line naming it: nothing waits forever.
+ */
+import { Worker } from 'node:worker_threads';
+import type { AgenticConfig } from '../config/schema';
+import { AgenticError } from '../errors';
+import type { Qwen2Model } from '../model/qwen2';
+import type { RolloutBatch } from './types';
+
+/** A training rollout as the worker returns it. */
+export interface RemoteRollout {
+  /** The policy version (training steps done) of the weights that played it. */
+  version: number;
+  batch: RolloutBatch;
+  /** The train manager's next episode id of each group after this batch. */
+  countersAfter: number[];
+  /** remax: the greedy episode score of each trajGroupId, with the same weights. */
+  baselines: Array<[string, number]> | null;
+  /** The reference's log-probs of every sample (runs with a KL term), scored by the worker. */
+  refLogProbs: Float32Array[] | null;
+}
+
+export type WorkerRequest =
+  | { type: 'init'; config: AgenticConfig; cwd: string; threads: number }
+  | { type: 'weights'; version: number; weights: Float32Array[] }
+  | { type: 'rollout'; batchSize: number }
+  | { type: 'validate' }
+  | { type: 'counters'; counters: number[] }
+  | { type: 'logits'; ids: Int32Array }
+  /** Test seam: the worker exits at once with this code, as a crash would. */
+  | { type: 'exit'; code: number };
+
+export type WorkerReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+
+/**
+ * The worker's entry file: ./worker.ts from source; in the compiled binary, where scripts/build.ts
+ * embeds it as an entrypoint of its own, the bundled file named by its path below src/.
+ */
+function workerEntry(): string | URL {
+  const compiled = import.meta.url.includes('$bunfs');
+  return compiled ? '/$bunfs/root/rollout/worker.js' : new URL('./worker.ts', import.meta.url);
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+export class RolloutWorker {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private failure: Error | null = null;
+  private closing = false;
+  /** The version of the weights the worker will hold once its queue reaches the end. */
+  private queuedVersion = -1;
+
+  private constructor(private readonly worker: Worker) {
+    worker.on('message', (reply: WorkerReply) => {
+      const waiting = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (reply.ok) waiting?.resolve(reply.value);
+      else waiting?.reject(new AgenticError(`rollout worker: ${reply.message}`));
+    });
+    worker.on('error', (error: Error) => this.fail(`rollout worker (actor_infer) failed: ${error.message || 'unknown error'}`));
+    worker.on('exit', (code: number) => this.fail(this.closing ? 'rollout worker was closed' : `rollout worker (actor_infer) stopped unexpectedly (exit code ${code})`));
+  }
+
+  /**
+   * Starts the worker: its backend with `threads` threads (wasm), the config's plugins loaded
+   * from `cwd`, actor_infer's model built from `config.pretrain` (weights follow with `pushWeights`)
+   * and the train and val environments.
+   */
+  static async start(config: AgenticConfig, options: { cwd?: string; threads: number }): Promise<RolloutWorker> {
+    // node:worker_threads, not the global Worker, which the threaded wasm glue replaces
+    const worker = new RolloutWorker(new Worker(workerEntry()));
+    try {
+      await worker.request({ type: 'init', config, cwd: options.cwd ?? process.cwd(), threads: options.threads });
+    } catch (error) {
+      await worker.close();
+      throw error;
+    }
+    return worker;
+  }
+
+  /** The version the worker holds after everything sent so far; -1 before the first weights. */
+  get version(): number {
+    return this.queuedVersion;
+  }
+
+  /**
+   * Queues `model`'s weights as policy `version`: read now (the caller may train on), applied
+   * when the worker gets to them.
+   */
+  pushWeights(version: number, model: Qwen2Model): void {
+    // copies: a backend may hand out its own storage, which a transfer would take from it
+    const weights = model.variables.map((v) => (v.dataSync() as Float32Array).slice());
+    this.queuedVersion = version;
+    // weights the worker cannot take leave it unusable: every later request hears why
+    this.request(
+      { type: 'weights', version, weights },
+      weights.map((w) => w.buffer as ArrayBuffer),
+    ).catch((error: Error) => this.fail(error.message));
+  }
+
+  /** A training batch of `batchSize` trajectories with the weights queued before it. */
+  rollout(batchSize: number): Promise<RemoteRollout> {
+    return this.request({ type: 'rollout', batchSize }) as Promise<RemoteRollout>;
+  }
+
+  /** A validation with the weights queued before it. */
+  validate(): Promise<RolloutBatch> {
+    return this.request({ type: 'validate' }) as Promise<RolloutBatch>;
+  }
+
+  /** Sets the train manager's episode counters (a resumed run). */
+  restoreCounters(counters: readonly number[]): Promise<void> {
+    return this.request({ type: 'counters', counters: [...counters] }) as Promise<void>;
+  }
+
+  /** actor_infer's logits for one row of ids, [length x vocab] row-major. */
+  logits(ids: Int32Array): Promise<Float32Array> {
+    return this.request({ type: 'logits', ids }) as Promise<Float32Array>;
+  }
+
+  /** Test seam: makes the worker exit as if it crashed. */
+  crashForTest(code = 3): void {
+    this.worker.postMessage({ id: this.nextId++, request: { type: 'exit', code } });
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await this.worker.terminate();
+    this.fail('rollout worker was closed');
+  }
+
+  private fail(message: string): void {
+    this.failure ??= new AgenticError(message);
+    for (const waiting of this.pending.values()) waiting.reject(this.failure);
+    this.pending.clear();
+  }
+
+  private request(request: WorkerRequest, transfer: ArrayBuffer[] = []): Promise<unknown> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, request }, transfer);
+    });
+  }
+}

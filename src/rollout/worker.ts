@@ -1,0 +1,150 @@
+/**
+ * The rollout worker of asynchronous training (./remote.ts is its other end): a tfjs engine of
+ * its own, actor_infer's model, the train and val environments. Requests are served one at a
+ * time in the order they arrive. `bun build --compile` embeds this file as an entrypoint of its own.
+ */
+import { parentPort } from 'node:worker_threads';
+import type { AgenticConfig } from '../config/schema';
+import { startBackend } from '../engine/backend';
+import { tf } from '../engine/tf';
+import { loadModel } from '../model/load';
+import type { Qwen2Model } from '../model/qwen2';
+import { PluginHost } from '../plugins/host';
+import { roleNeeds } from '../train/roles';
+import { rolloutTemperatures, tokenLogProbs } from '../train/scoring';
+import { ChatFormat } from './chat';
+import { EnvManager, makePolicy } from './env_manager';
+import type { RemoteRollout, WorkerReply, WorkerRequest } from './remote';
+import type { RolloutBatch, RolloutMode } from './types';
+
+interface State {
+  config: AgenticConfig;
+  model: Qwen2Model;
+  /** The frozen reference, when a KL term needs it: the worker scores each batch with it. */
+  reference: Qwen2Model | null;
+  chat: ChatFormat;
+  train: EnvManager;
+  val: EnvManager | null;
+  /** Training steps behind the weights held; -1 until the first arrive. */
+  version: number;
+}
+
+const port = parentPort;
+if (!port) throw new Error('rollout/worker.ts runs as the worker thread of an asynchronous training run');
+
+let state: State | null = null;
+
+async function init(config: AgenticConfig, cwd: string, threads: number): Promise<State> {
+  await startBackend(config.actor_infer.strategy_args.backend ?? config.backend, { wasmThreadsExactly: threads });
+  const host = new PluginHost(cwd);
+  await host.loadAll(config.plugins);
+  const { model, tokenizer } = await loadModel(config.pretrain, { seed: config.seed, trainable: false });
+  const reference = roleNeeds(config).reference
+    ? (await loadModel(config.reference.model_args.model_name_or_path ?? config.pretrain, { seed: config.seed, trainable: false })).model
+    : null;
+  const train = await EnvManager.build('train', config, host);
+  const val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
+  return { config, model, reference, chat: new ChatFormat(tokenizer), train, val, version: -1 };
+}
+
+function ready(): State {
+  if (!state) throw new Error('a request before init');
+  if (state.version < 0) throw new Error('a rollout before the first weights');
+  return state;
+}
+
+async function collect(s: State, manager: EnvManager, mode: RolloutMode, batchSize: number): Promise<RolloutBatch> {
+  // a fresh policy per batch: its cached keys and values belong to the weights that made them
+  const policy = makePolicy(s.config, mode, s.model, s.chat);
+  try {
+    return await manager.collect(batchSize, policy, s.chat, s.version);
+  } finally {
+    await policy.close();
+  }
+}
+
+async function handle(request: WorkerRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
+  switch (request.type) {
+    case 'init':
+      state = await init(request.config, request.cwd, request.threads);
+      return { value: null };
+    case 'weights': {
+      if (!state) throw new Error('weights before init');
+      const variables = state.model.variables;
+      if (request.weights.length !== variables.length) throw new Error(`weight update: ${request.weights.length} arrays for ${variables.length} variables`);
+      variables.forEach((variable, i) => {
+        const data = request.weights[i]!;
+        if (data.length !== variable.size) throw new Error(`weight update: variable ${i} has ${variable.size} values, got ${data.length}`);
+        const value = tf.tensor(data, variable.shape);
+        variable.assign(value);
+        value.dispose();
+      });
+      state.version = request.version;
+      return { value: null };
+    }
+    case 'rollout': {
+      const s = ready();
+      const batch = await collect(s, s.train, 'train', request.batchSize);
+      let baselines: RemoteRollout['baselines'] = null;
+      if (s.config.adv_estimator === 'remax') {
+        const policy = makePolicy(s.config, 'train', s.model, s.chat, { greedy: true });
+        try {
+          baselines = [...(await s.train.baselineScores(batch.episodes, policy, s.chat))];
+        } finally {
+          await policy.close();
+        }
+      }
+      let refLogProbs: Float32Array[] | null = null;
+      if (s.reference) {
+        const started = performance.now();
+        const masks = batch.samples.map((x) => x.responseMask);
+        const ids = batch.samples.map((x) => x.inputIds);
+        refLogProbs = tokenLogProbs(s.reference, ids, rolloutTemperatures(s.config, s.chat, batch.samples, masks), masks);
+        batch.metrics['time/rollout_ref'] = (performance.now() - started) / 1000;
+      }
+      const value: RemoteRollout = { version: s.version, batch, countersAfter: [...s.train.episodeCounters], baselines, refLogProbs };
+      return { value };
+    }
+    case 'validate': {
+      const s = ready();
+      if (!s.val) throw new Error('validation asked of a run without val_env_manager tags or eval_steps');
+      return { value: await collect(s, s.val, 'val', s.config.val_batch_size) };
+    }
+    case 'counters':
+      if (!state) throw new Error('counters before init');
+      state.train.restoreEpisodeCounters(request.counters);
+      return { value: null };
+    case 'logits': {
+      const s = ready();
+      const ids = request.ids;
+      const logits = tf.tidy(() => {
+        const input = tf.tensor2d(ids, [1, ids.length], 'int32');
+        return s.model.logits(s.model.forward(input).hidden);
+      });
+      const values = (await logits.data()) as Float32Array;
+      logits.dispose();
+      return { value: values, transfer: [values.buffer as ArrayBuffer] };
+    }
+    case 'exit':
+      process.exit(request.code);
+  }
+}
+
+let queue: Promise<void> = Promise.resolve();
+
+port.on('message', ({ id, request }: { id: number; request: WorkerRequest }) => {
+  // the test seam's crash comes at once, in the middle of whatever is running
+  if (request.type === 'exit') process.exit(request.code);
+  queue = queue.then(async () => {
+    let reply: WorkerReply;
+    let transfer: ArrayBuffer[] = [];
+    try {
+      const done = await handle(request);
+      reply = { id, ok: true, value: done.value };
+      transfer = done.transfer ?? [];
+    } catch (error) {
+      reply = { id, ok: false, message: error instanceof Error ? error.message.split('\n')[0]! : String(error) };
+    }
+    port.postMessage(reply, transfer);
+  });
+});
