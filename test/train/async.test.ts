@@ -81,6 +81,15 @@ describe('the schedule', () => {
   });
 });
 
+describe('the config', () => {
+  test('async runs need the policy proxy and a backend the worker can start: one line naming the key', async () => {
+    const random = await rejectionOf(asyncConfig(scratch(), ['async_generation_ratio=1', 'train_env_manager.llm_proxy.proxy_type=random']));
+    expect(random.message).toBe("async_generation_ratio: 1 runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is random; set it to policy or the ratio to 0");
+    const webgpu = await rejectionOf(asyncConfig(scratch(), ['async_generation_ratio=2', 'backend=webgpu']));
+    expect(webgpu.message).toBe('async_generation_ratio: the rollout worker runs the wasm or cpu backend, not webgpu; set async_generation_ratio=0 for webgpu');
+  });
+});
+
 describe('the rollout worker', () => {
   test("after a weight update its logits are actor_train's", async () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
@@ -192,6 +201,14 @@ describe('asynchronous runs', () => {
       expect(comparable(logged(out))).toEqual(comparable(logged(straightOut)));
     });
   }
+
+  test("remax's greedy baselines are played by the worker; gae's critic trains here", async () => {
+    const remax = await train(scratch(), ['async_generation_ratio=1', 'adv_estimator=remax', 'max_steps=2', 'save_steps=0']);
+    for (const r of remax.result.reports) expect(r.metrics['critic/remax_baseline/mean']).toBeGreaterThanOrEqual(0);
+    const gae = await train(scratch(), ['async_generation_ratio=1', 'adv_estimator=gae', 'max_steps=2', 'save_steps=0']);
+    for (const r of gae.result.reports) expect(r.metrics['critic/vf_loss']).toBeGreaterThan(0);
+    expect(gae.result.reports.map((r) => r.metrics['async/staleness_max'])).toEqual([0, 1]);
+  });
 
   test('resumed with a smaller ratio, the carried batches too stale for it are dropped and played again', async () => {
     const out = scratch();
