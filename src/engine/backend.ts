@@ -24,7 +24,7 @@ export interface BackendOptions {
   webgpuAdapter?: WebGpuAdapterChoice;
   /** wasm threads when it is the first start (AGENTIC_WASM_THREADS still wins when set); absent: one per core. */
   wasmThreads?: number;
-  /** wasm threads whatever AGENTIC_WASM_THREADS says (a data-parallel worker runs on one). */
+  /** wasm threads whatever AGENTIC_WASM_THREADS says (the rollout worker of an asynchronous run takes one). */
   wasmThreadsExactly?: number;
 }
 

@@ -166,6 +166,29 @@ export class EnvManager {
   }
 
   /**
+   * `batchSize` trajectories played by a fresh policy of `model`, closed afterwards: a policy's
+   * cached keys and values belong to the weights that computed them, so every batch gets its own.
+   */
+  async play(batchSize: number, model: Qwen2Model | null, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
+    const policy = makePolicy(this.config, this.mode, model, chat);
+    try {
+      return await this.collect(batchSize, policy, chat, policyVersion);
+    } finally {
+      await policy.close();
+    }
+  }
+
+  /** ReMax's baselines of `episodes` (below), played greedily by a fresh policy of `model`. */
+  async greedyBaselines(episodes: readonly Episode[], model: Qwen2Model, chat: ChatFormat): Promise<Map<string, number>> {
+    const policy = makePolicy(this.config, this.mode, model, chat, { greedy: true });
+    try {
+      return await this.baselineScores(episodes, policy, chat);
+    } finally {
+      await policy.close();
+    }
+  }
+
+  /**
    * ReMax's baselines: each given group's episode played once more, by the group's first env,
    * with `policy` (greedy). Returns the score of each trajGroupId.
    */

@@ -13,9 +13,8 @@ import { PluginHost } from '../plugins/host';
 import { roleNeeds } from '../train/roles';
 import { rolloutTemperatures, tokenLogProbs } from '../train/scoring';
 import { ChatFormat } from './chat';
-import { EnvManager, makePolicy } from './env_manager';
+import { EnvManager } from './env_manager';
 import type { RemoteRollout, WorkerReply, WorkerRequest } from './remote';
-import type { RolloutBatch, RolloutMode } from './types';
 
 interface State {
   config: AgenticConfig;
@@ -53,16 +52,6 @@ function ready(): State {
   return state;
 }
 
-async function collect(s: State, manager: EnvManager, mode: RolloutMode, batchSize: number): Promise<RolloutBatch> {
-  // a fresh policy per batch: its cached keys and values belong to the weights that made them
-  const policy = makePolicy(s.config, mode, s.model, s.chat);
-  try {
-    return await manager.collect(batchSize, policy, s.chat, s.version);
-  } finally {
-    await policy.close();
-  }
-}
-
 async function handle(request: WorkerRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
   switch (request.type) {
     case 'init':
@@ -84,16 +73,8 @@ async function handle(request: WorkerRequest): Promise<{ value: unknown; transfe
     }
     case 'rollout': {
       const s = ready();
-      const batch = await collect(s, s.train, 'train', request.batchSize);
-      let baselines: RemoteRollout['baselines'] = null;
-      if (s.config.adv_estimator === 'remax') {
-        const policy = makePolicy(s.config, 'train', s.model, s.chat, { greedy: true });
-        try {
-          baselines = [...(await s.train.baselineScores(batch.episodes, policy, s.chat))];
-        } finally {
-          await policy.close();
-        }
-      }
+      const batch = await s.train.play(request.batchSize, s.model, s.chat, s.version);
+      const baselines = s.config.adv_estimator === 'remax' ? [...(await s.train.greedyBaselines(batch.episodes, s.model, s.chat))] : null;
       let refLogProbs: Float32Array[] | null = null;
       if (s.reference) {
         const started = performance.now();
@@ -108,7 +89,7 @@ async function handle(request: WorkerRequest): Promise<{ value: unknown; transfe
     case 'validate': {
       const s = ready();
       if (!s.val) throw new Error('validation asked of a run without val_env_manager tags or eval_steps');
-      return { value: await collect(s, s.val, 'val', s.config.val_batch_size) };
+      return { value: await s.val.play(s.config.val_batch_size, s.model, s.chat, s.version) };
     }
     case 'counters':
       if (!state) throw new Error('counters before init');

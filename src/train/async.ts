@@ -82,7 +82,6 @@ export class AsyncRollouts {
   private requested: Requested[] = [];
   private readonly validations = new Map<number, Promise<RolloutBatch>>();
   private nextStep = 0;
-  private pushed = -1;
   /** Counters after the last batch taken (or restored), for checkpoints. */
   private counters: number[] = [];
   /** Samples dropped as stale and not yet reported. */
@@ -114,7 +113,7 @@ export class AsyncRollouts {
     this.requested = fresh.kept.map((b) => ({ step: b.step, version: b.version, result: Promise.resolve(b) }));
     this.nextStep = from + fresh.kept.length;
     const f = this.config.actor_infer.model_update_frequency;
-    this.push(from - (from % f), infer);
+    this.worker.pushWeights(from - (from % f), infer);
     this.requestValidation(from);
     this.requestDue();
   }
@@ -147,14 +146,14 @@ export class AsyncRollouts {
    * validation and the batches they make due.
    */
   afterStep(done: number, infer: Qwen2Model): void {
-    if (done % this.config.actor_infer.model_update_frequency === 0) this.push(done, infer);
+    if (done % this.config.actor_infer.model_update_frequency === 0) this.worker.pushWeights(done, infer);
     this.requestValidation(done);
     this.requestDue();
   }
 
   /** For a checkpoint after the steps taken so far: the batches its weights cannot play again. */
   async inFlight(): Promise<{ state: InFlight; countersAfter: number[] }> {
-    const older = this.requested.filter((r) => r.version < this.pushed);
+    const older = this.requested.filter((r) => r.version < this.worker.version);
     const batches: StepRollout[] = [];
     for (const r of older) batches.push({ ...(await r.result), step: r.step });
     const countersAfter = batches.at(-1)?.countersAfter ?? this.counters;
@@ -165,10 +164,6 @@ export class AsyncRollouts {
     return this.worker.close();
   }
 
-  private push(version: number, model: Qwen2Model): void {
-    this.worker.pushWeights(version, model);
-    this.pushed = version;
-  }
 
   private requestValidation(step: number): void {
     const c = this.config;
@@ -179,8 +174,9 @@ export class AsyncRollouts {
   private requestDue(): void {
     const c = this.config;
     const f = c.actor_infer.model_update_frequency;
-    while (this.nextStep < c.max_steps && playingVersion(this.nextStep, this.ratio, f) <= this.pushed) {
-      this.requested.push({ step: this.nextStep, version: this.pushed, result: quiet(this.worker.rollout(c.rollout_batch_size)) });
+    const held = this.worker.version;
+    while (this.nextStep < c.max_steps && playingVersion(this.nextStep, this.ratio, f) <= held) {
+      this.requested.push({ step: this.nextStep, version: held, result: quiet(this.worker.rollout(c.rollout_batch_size)) });
       this.nextStep++;
     }
   }

@@ -37,9 +37,9 @@ import { tf } from '../engine/tf';
 import { learningRateAt } from '../model/optim';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
-import { EnvManager, makePolicy } from '../rollout/env_manager';
+import { EnvManager } from '../rollout/env_manager';
 import { RolloutWorker } from '../rollout/remote';
-import type { Episode, RolloutBatch, RolloutMode, Sample } from '../rollout/types';
+import type { Episode, RolloutBatch, Sample } from '../rollout/types';
 import { AsyncRollouts, type InFlight } from './async';
 import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
 import { learningRateSchedule } from './schedule';
@@ -191,17 +191,8 @@ export class Trainer {
     this.roles.dispose();
   }
 
-  private async collect(manager: EnvManager, mode: RolloutMode, batchSize: number, policyVersion = 0): Promise<RolloutBatch> {
-    const policy = makePolicy(this.config, mode, this.roles.infer, this.chat);
-    try {
-      return await manager.collect(batchSize, policy, this.chat, policyVersion);
-    } finally {
-      await policy.close();
-    }
-  }
-
   private validate(): Promise<RolloutBatch> {
-    return this.collect(this.valManager!, 'val', this.config.val_batch_size);
+    return this.valManager!.play(this.config.val_batch_size, this.roles.infer, this.chat);
   }
 
   /** One training step (see the header). */
@@ -244,18 +235,9 @@ export class Trainer {
         Object.assign(metrics, val.metrics);
         valEpisodes = val.episodes.slice(0, REPORTED_VAL_EPISODES);
       }
-      rollout = await this.collect(this.trainManager, 'train', c.rollout_batch_size, step - (step % c.actor_infer.model_update_frequency));
-      if (c.adv_estimator === 'remax') {
-        const played = rollout;
-        scores = await timed('gen_max', async () => {
-          const policy = makePolicy(c, 'train', roles.infer, this.chat, { greedy: true });
-          try {
-            return await this.trainManager.baselineScores(played.episodes, policy, this.chat);
-          } finally {
-            await policy.close();
-          }
-        });
-      }
+      rollout = await this.trainManager.play(c.rollout_batch_size, roles.infer, this.chat, step - (step % c.actor_infer.model_update_frequency));
+      const played = rollout;
+      if (c.adv_estimator === 'remax') scores = await timed('gen_max', () => this.trainManager.greedyBaselines(played.episodes, roles.infer, this.chat));
     }
     Object.assign(metrics, rollout.metrics);
     const samples = rollout.samples;

@@ -34,8 +34,8 @@ const MAX_THREADS = 8;
 
 /**
  * Threads for the wasm backend: `AGENTIC_WASM_THREADS` when set (1 = the single-threaded SIMD
- * build), otherwise `fallback` when given (data-parallel ranks share the cores), otherwise one per
- * logical core; at most 8.
+ * build), otherwise `fallback` when given (an asynchronous run's trainer leaves a core to its
+ * rollout worker), otherwise one per logical core; at most 8.
  */
 export function wasmThreadsWanted(env: Record<string, string | undefined> = process.env, fallback?: number): number {
   const raw = env[THREADS_ENV];
