@@ -35,6 +35,9 @@ export class CheckpointError extends AgenticError {
   override readonly exitCode = 2;
 }
 
+/** A run that cannot go on (its policy diverged). Not an input mistake: exit 1. */
+export class TrainingError extends AgenticError {}
+
 /** The first line of whatever was thrown, e.g. a parser's message without its code frame. */
 export function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

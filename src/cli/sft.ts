@@ -13,6 +13,7 @@ export default command(
     args: { ...configArgs, ...overridesArg },
     async run({ args }) {
       const { loadConfig } = await import('../config/load');
+      const { checkOutputFolders } = await import('../config/output_folders');
       const { runBackend } = await import('../config/validate');
       const { startBackend } = await import('../engine/backend');
       const { PluginHost } = await import('../plugins/host');
@@ -20,6 +21,7 @@ export default command(
       const host = new PluginHost();
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
       const c = loaded.config;
+      checkOutputFolders(c, ['warm_start.output_dir']);
       await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter });
       const result = await warmStart(c, host, { info: (line) => log.info(line) }, { force: true });
       log.success(`base model saved to ${result.folder} (${result.rows} rows, final loss ${result.losses.at(-1)?.toFixed(4)})`);

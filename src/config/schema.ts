@@ -353,6 +353,17 @@ export const ConfigShape = z.strictObject({
     .describe(
       'false starts afresh; auto (or true) continues from the newest complete checkpoint in checkpoint_config.output_dir, skipping corrupt ones with a warning, and starts afresh when there is none; a path continues from that checkpoint folder, which must be complete.',
     ),
+  overwrite_output_dir: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Allow a run that starts afresh to replace an earlier run's checkpoints in checkpoint_config.output_dir (as Hugging Face Trainer's key). Without it such a start is refused before anything is written; resume_from_checkpoint=auto or `agentic resume` continues the earlier run instead.",
+    ),
+  max_skipped_updates_in_a_row: nonNegativeInt()
+    .default(20)
+    .describe(
+      'Stop the run (exit 1, with one line) when this many optimizer updates in a row were skipped because their loss or gradients were not finite: the policy has diverged and would train nothing. 0 never stops.',
+    ),
 
   rollout_batch_size: positiveInt()
     .default(128)

@@ -99,6 +99,19 @@ export function checkWeights(weights: Weights, config: ModelConfig, file: string
   return checked;
 }
 
+/**
+ * A weight that is NaN or infinite makes every output NaN: such a model (a diverged run's, a
+ * damaged file) is refused with the first tensor that holds one, rather than loaded to score 0%.
+ */
+export function refuseNonFinite(weights: Weights, file: string): void {
+  for (const [name, { data }] of weights) {
+    for (let i = 0; i < data.length; i++) {
+      const value = data[i]!;
+      if (value - value !== 0) throw new ModelError(`${file}: tensor '${name}' holds ${Number.isNaN(value) ? 'NaN' : value} at index ${i}: the weights are damaged or come from a diverged run`);
+    }
+  }
+}
+
 /** config.json parsed into a ModelConfig; a bad field is one line naming the file and key. */
 export function readModelConfig(folder: string): ModelConfig {
   const path = join(folder, CONFIG_FILE);
@@ -122,6 +135,7 @@ export function loadHfFolder(folder: string, options: { head?: ModelHead } = {})
   const weightsFile = existsSync(join(folder, SINGLE_FILE)) ? SINGLE_FILE : INDEX_FILE;
   const { tensors } = readCheckpoint(folder);
   const weights = checkWeights(tensors, config, displayPath(join(folder, weightsFile)), options.head);
+  refuseNonFinite(weights, displayPath(join(folder, weightsFile)));
   const tokenizer = Tokenizer.fromFolder(folder);
   const generationPath = join(folder, GENERATION_CONFIG_FILE);
   const generationConfig = existsSync(generationPath) ? readJsonObject(generationPath) : undefined;

@@ -100,7 +100,7 @@ export class PluginHost {
     try {
       mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
     } catch (error) {
-      throw new PluginError(`${shown}: cannot load: ${firstLine(error)}`, { cause: error });
+      throw new PluginError(loadFailure(error, file, this.cwd), { cause: error });
     }
     if (mod.default === undefined) {
       throw new PluginError(`${shown}: no default export; write export default defineEnv(...) (or defineReward, defineTool)`);
@@ -139,4 +139,32 @@ export class PluginHost {
       cwd: this.cwd,
     };
   }
+}
+
+/** Where a build message points: Bun's BuildMessage and ResolveMessage carry one. */
+interface SourcePosition {
+  file: string;
+  line: number;
+  column: number;
+}
+
+function positionOf(error: unknown): SourcePosition | null {
+  const position = (error as { position?: Partial<SourcePosition> | null } | null)?.position;
+  return position && typeof position.file === 'string' && typeof position.line === 'number' ? (position as SourcePosition) : null;
+}
+
+/**
+ * One line for a plugin module that does not import. A syntax error (Bun reports each as a
+ * BuildMessage, several as an AggregateError "N errors building ...") shows the first with its
+ * file, line and column: the plugin's own, or the module it imports that has the error.
+ */
+function loadFailure(error: unknown, file: string, cwd: string): string {
+  const shown = displayPath(file, cwd);
+  const all = error instanceof AggregateError ? error.errors : [error];
+  const position = positionOf(all[0]);
+  if (!position) return `${shown}: cannot load: ${firstLine(error)}`;
+  const more = all.length > 1 ? ` (and ${all.length - 1} more error${all.length > 2 ? 's' : ''})` : '';
+  const at = `${position.line}:${position.column}`;
+  const where = position.file === file ? `${shown}:${at}` : `${shown}: in ${displayPath(position.file, cwd)}:${at}`;
+  return `${where}: cannot load: ${firstLine(all[0])}${more}`;
 }

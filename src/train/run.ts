@@ -10,6 +10,7 @@ import { listCheckpoints, removeAbandonedTemporaries, removeCheckpoint } from '.
 import { checkpointHistory, checkpointToResume, restoreTrainer, resumedRolesConfig, savedConfigFile, type Checkpoint } from '../checkpoint/load';
 import { pruneCheckpoints, saveCheckpoint } from '../checkpoint/save';
 import type { LoadedConfig } from '../config/load';
+import { checkOutputFolders } from '../config/output_folders';
 import { writeRunConfig } from '../config/save';
 import { runBackend } from '../config/validate';
 import { startBackend } from '../engine/backend';
@@ -83,9 +84,22 @@ function checkpointDue(done: number, c: LoadedConfig['config']): boolean {
 }
 
 /**
+ * A run that starts afresh where an earlier run left checkpoints would delete them: refused unless
+ * the user says so (overwrite_output_dir), before anything is loaded or written.
+ */
+function refuseOverwrite(c: AgenticConfig, root: string): void {
+  const earlier = listCheckpoints(root);
+  if (earlier.length === 0 || c.overwrite_output_dir) return;
+  const newest = `checkpoint-${earlier[0]!.step}`;
+  throw new ConfigError(
+    `checkpoint_config.output_dir: ${displayPath(root)} holds an earlier run (${earlier.length === 1 ? newest : `${earlier.length} checkpoints, the newest ${newest}`}); continue it with \`agentic resume\` or resume_from_checkpoint=auto, replace it with overwrite_output_dir=true, or choose another exp_name`,
+  );
+}
+
+/**
  * Clears the checkpoint folder of what cannot belong to this run: folders a killed writer left
  * half-written, and checkpoints beyond the step the run starts at, which record another history
- * (an earlier run, or steps after the checkpoint resumed from).
+ * (an earlier run the user chose to overwrite, or steps after the checkpoint resumed from).
  */
 function prepareCheckpointFolder(root: string, startStep: number, warn: (line: string) => void): void {
   removeAbandonedTemporaries(root);
@@ -95,20 +109,28 @@ function prepareCheckpointFolder(root: string, startStep: number, warn: (line: s
   const names = later.map((c) => `checkpoint-${c.step}`).reverse().join(', ');
   warn(
     startStep === 0
-      ? `starting afresh: removed the earlier run's ${names} from ${displayPath(root)} (resume_from_checkpoint=auto continues a run instead)`
+      ? `overwrite_output_dir: removed the earlier run's ${names} from ${displayPath(root)}`
       : `removed ${names} from ${displayPath(root)}: beyond step ${startStep}, where this run continues, so of another history`,
   );
 }
 
+/**
+ * Starts a run. Everything it reads is loaded and checked first (config, output folders, the
+ * checkpoint to resume, plugins, every role's model); only then does it touch the output folder:
+ * an earlier run's checkpoints, logs and config record survive any start that fails.
+ */
 export async function runTraining(loaded: LoadedConfig, host: PluginHost, options: RunOptions): Promise<RunResult> {
   let c = loaded.config;
   const started = performance.now();
   await checkAvailable(loaded, options);
+  checkOutputFolders(c, ['output_dir', 'checkpoint_config.output_dir', 'logging_dir', ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : [])]);
+  const checkpointRoot = resolve(c.checkpoint_config.output_dir);
   const resumed: Checkpoint | null = checkpointToResume(c, options.warn);
   const from = resumed?.step ?? 0;
   if (from > c.max_steps) {
     throw new ConfigError(`max_steps: ${c.max_steps} is below the step of ${displayPath(resumed!.path)} (${from}); raise it to continue that run`);
   }
+  if (!resumed) refuseOverwrite(c, checkpointRoot);
   // every role loads from the checkpoint: a warm start's base is neither rebuilt nor read
   const fromCheckpoint = resumed ? resumedRolesConfig(c, resumed) : null;
   const history: StepReport[] = resumed ? checkpointHistory(resumed) : [];
@@ -118,15 +140,12 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     const changes = changedSettings(savedConfigFile(resumed), c);
     if (changes.length) options.warn(`resuming with settings that differ from the checkpoint's: ${changes.join(', ')}`);
   } else if (c.resume_from_checkpoint !== false) {
-    options.info(`no complete checkpoint in ${displayPath(resolve(c.checkpoint_config.output_dir))}; starting at step 0`);
+    options.info(`no complete checkpoint in ${displayPath(checkpointRoot)}; starting at step 0`);
   }
-  const recordDir = writeRunConfig(loaded);
   // an asynchronous run's rollout worker takes one core for its own engine
   const wasmThreads = c.async_generation_ratio > 0 ? Math.max(1, availableParallelism() - 1) : undefined;
   const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, wasmThreads });
-  options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}; config recorded in ${recordDir}`);
-  const checkpointRoot = resolve(c.checkpoint_config.output_dir);
-  prepareCheckpointFolder(checkpointRoot, from, options.warn);
+  options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}`);
 
   if (fromCheckpoint) {
     c = fromCheckpoint;
@@ -139,15 +158,10 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   // wall time carries on from where the checkpoint's run left it
   const elapsedBefore = history.at(-1)?.metrics['time/elapsed'] ?? 0;
   const consoleTracker = new ConsoleTracker(c.max_steps, c.logging_steps, from, options.write, options.tty);
+  // the trackers write files, so they are made once the trainer (every model) has loaded
   let jsonl: JsonlTracker | null = null;
-  if (c.track_with.includes('jsonl')) {
-    // the log holds exactly the checkpoint's steps, whatever the interrupted run wrote after it
-    if (resumed) writeFileAtomic(join(resolve(c.logging_dir), 'metrics.jsonl'), history.map(jsonlLine).join(''));
-    jsonl = new JsonlTracker(resolve(c.logging_dir), { append: resumed !== null });
-  }
-  const curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name, history) : null;
-  // TensorBoard drops the events of steps a restarted run writes again (its purge of orphaned data)
-  const tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(c.logging_dir), { append: resumed !== null }) : null;
+  let curves: CurvesTracker | null = null;
+  let tensorboard: TensorboardTracker | null = null;
   const animate = episodeAnimator(c, host, options.warn);
   const trainer: Trainer = await Trainer.create(c, host, {
     warn: (line) => {
@@ -179,6 +193,19 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   });
   try {
     if (resumed) restoreTrainer(trainer, resumed);
+
+    // everything has loaded: from here on the run writes
+    prepareCheckpointFolder(checkpointRoot, from, options.warn);
+    const recordDir = writeRunConfig(loaded);
+    if (c.track_with.includes('jsonl')) {
+      // the log holds exactly the checkpoint's steps, whatever the interrupted run wrote after it
+      if (resumed) writeFileAtomic(join(resolve(c.logging_dir), 'metrics.jsonl'), history.map(jsonlLine).join(''));
+      jsonl = new JsonlTracker(resolve(c.logging_dir), { append: resumed !== null });
+    }
+    curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name, history) : null;
+    // TensorBoard drops the events of steps a restarted run writes again (its purge of orphaned data)
+    tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(c.logging_dir), { append: resumed !== null }) : null;
+    options.info(`config recorded in ${recordDir}`);
     for (const [role, source] of Object.entries(trainer.roles.sources)) options.info(`${role}: ${source}`);
     options.info(
       `${c.max_steps} steps of ${c.rollout_batch_size} trajectories (${c.train_env_manager.tags.join(', ')}), adv_estimator ${c.adv_estimator}` +

@@ -33,6 +33,7 @@ import { summaryStats } from '../algo/stats';
 import { importanceWeights } from '../algo/off_policy';
 import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../algo/think';
 import type { AgenticConfig } from '../config/schema';
+import { TrainingError } from '../errors';
 import { tf } from '../engine/tf';
 import { learningRateAt } from '../model/optim';
 import type { PluginHost } from '../plugins/host';
@@ -44,7 +45,7 @@ import { AsyncRollouts, type InFlight } from './async';
 import { buildRoles, copyWeights, roleNeeds, type Roles } from './roles';
 import { learningRateSchedule } from './schedule';
 import { rolloutTemperatures, tokenLogProbs, tokenValues } from './scoring';
-import { selectRows, updateActor, updateCritic, updateSupervised, type UpdateRows, type UpdateSchedule } from './update';
+import { selectRows, updateActor, updateCritic, updateSupervised, type UpdateResult, type UpdateRows, type UpdateSchedule } from './update';
 import { rehearsalRows } from './warm_start';
 import { stepDataMetrics } from './step_metrics';
 
@@ -95,6 +96,8 @@ export class Trainer {
   private readonly pieceOf: (id: number) => string;
   private kl: KlController;
   private skipped = 0;
+  /** Per role, the optimizer updates skipped in a row up to now (max_skipped_updates_in_a_row). */
+  private readonly skippedInARow = new Map<string, number>();
   private stepsDone = 0;
   /** A resumed asynchronous run's carried rollouts, until run() starts the pipeline. */
   private carried: InFlight | null = null;
@@ -307,7 +310,7 @@ export class Trainer {
         updateCritic(roles.critic!, roles.criticOptimizer!, rows, schedule('critic'), { valueClip: c.value_clip, aggMode: c.loss_agg_mode }),
       );
       Object.assign(metrics, result.metrics);
-      this.noteSkipped('critic', step, result.skipped);
+      this.noteSkipped('critic', step, result);
     }
     // the samples the actor learns from: all, or those with an advantage (skip_zero_advantage_samples)
     const informative = c.skip_zero_advantage_samples
@@ -336,12 +339,12 @@ export class Trainer {
         }),
       );
       Object.assign(metrics, result.metrics);
-      this.noteSkipped('actor', step, result.skipped);
+      this.noteSkipped('actor', step, result);
     }
     if (step >= c.critic_warmup && c.warm_start.rehearsal_coef > 0) {
       const rehearsal = await timed('rehearsal', () => this.rehearse(step, lrStep('actor_train') * c.warm_start.rehearsal_coef));
       Object.assign(metrics, rehearsal.metrics);
-      this.noteSkipped('rehearsal', step, rehearsal.skipped);
+      this.noteSkipped('rehearsal', step, rehearsal);
     }
 
     // asynchronous: the weights go to the worker (which plays on meanwhile), then this step's validation
@@ -387,15 +390,25 @@ export class Trainer {
       shuffleSeed: [c.seed, 'rehearsal', step],
     });
     return {
+      ...result,
       metrics: { 'rehearsal/loss': result.metrics['sft/loss']!, 'rehearsal/grad_norm': result.metrics['sft/grad_norm']!, 'rehearsal/rows': rows.ids.length, 'rehearsal/lr': learningRate },
-      skipped: result.skipped,
     };
   }
 
-  private noteSkipped(role: string, step: number, skipped: number): void {
+  /** Counts a role's skipped updates; too many in a row means it diverged, and the run stops. */
+  private noteSkipped(role: string, step: number, result: Pick<UpdateResult, 'optimizerSteps' | 'skipped' | 'skippedAtEnd'>): void {
+    const inARow = result.optimizerSteps > 0 ? result.skippedAtEnd : (this.skippedInARow.get(role) ?? 0) + result.skipped;
+    this.skippedInARow.set(role, inARow);
+    const skipped = result.skipped;
     if (skipped === 0) return;
     this.skipped += skipped;
     this.hooks.warn?.(`step ${step}: skipped ${skipped} ${role} update${skipped > 1 ? 's' : ''} whose loss or gradients were not finite (weights unchanged; ${this.skipped} so far)`);
+    const limit = this.config.max_skipped_updates_in_a_row;
+    if (limit > 0 && inARow >= limit) {
+      throw new TrainingError(
+        `step ${step}: the last ${inARow} ${role} updates in a row were skipped (loss or gradients not finite): the policy has diverged; resume from an earlier checkpoint with a lower learning rate or max_grad_norm (max_skipped_updates_in_a_row=${limit} stopped it)`,
+      );
+    }
   }
 
   /** The tokens the KL loss covers (kl_loss_tokens); null: every response token. */

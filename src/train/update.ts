@@ -76,6 +76,8 @@ export interface UpdateResult {
   metrics: Record<string, number>;
   optimizerSteps: number;
   skipped: number;
+  /** How many of the last optimizer steps in a row were skipped (all of them when none was applied). */
+  skippedAtEnd: number;
 }
 
 function miniBatches(rows: number, schedule: UpdateSchedule, epoch: number): number[][] {
@@ -109,11 +111,12 @@ async function runUpdate(
   schedule: UpdateSchedule,
   microLoss: MicroLoss,
   onStats: (stats: Float32Array, loss: number) => void,
-): Promise<{ gradNorms: number[]; optimizerSteps: number; skipped: number; losses: number[] }> {
+): Promise<{ gradNorms: number[]; optimizerSteps: number; skipped: number; skippedAtEnd: number; losses: number[] }> {
   const gradNorms: number[] = [];
   const losses: number[] = [];
   let optimizerSteps = 0;
   let skipped = 0;
+  let skippedAtEnd = 0;
   let attempt = 0;
   const lengths = rows.ids.map((r) => r.length);
   // every loss here is over masked tokens only, so the prompts before them are fed, not scored
@@ -146,16 +149,18 @@ async function runUpdate(
       disposeGradients(summed);
       if (!Number.isFinite(total) || !Number.isFinite(clipped.norm)) {
         skipped++;
+        skippedAtEnd++;
       } else {
         optimizer.apply(clipped.gradients, schedule.learningRate);
         optimizerSteps++;
+        skippedAtEnd = 0;
         gradNorms.push(clipped.norm);
         losses.push(total);
       }
       disposeGradients(clipped.gradients);
     }
   }
-  return { gradNorms, optimizerSteps, skipped, losses };
+  return { gradNorms, optimizerSteps, skipped, skippedAtEnd, losses };
 }
 
 const average = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
@@ -232,6 +237,7 @@ export async function updateActor(
     },
     optimizerSteps: run.optimizerSteps,
     skipped: run.skipped,
+    skippedAtEnd: run.skippedAtEnd,
   };
 }
 
@@ -270,6 +276,7 @@ export async function updateSupervised(
     },
     optimizerSteps: run.optimizerSteps,
     skipped: run.skipped,
+    skippedAtEnd: run.skippedAtEnd,
   };
 }
 
@@ -308,5 +315,6 @@ export async function updateCritic(
     },
     optimizerSteps: run.optimizerSteps,
     skipped: run.skipped,
+    skippedAtEnd: run.skippedAtEnd,
   };
 }

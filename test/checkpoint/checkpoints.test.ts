@@ -7,10 +7,13 @@
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { removeAbandonedTemporaries } from '../../src/checkpoint/folders';
 import { newestCheckpoint, openCheckpoint } from '../../src/checkpoint/load';
-import { CheckpointError, ConfigError } from '../../src/errors';
+import { MANIFEST_FILE, seal } from '../../src/checkpoint/manifest';
+import { CheckpointError, ConfigError, ModelError } from '../../src/errors';
+import { readCheckpoint, writeSafetensors } from '../../src/model/safetensors';
 import { scratch } from '../helpers';
 import { configOf, hostWithVowels, microPolicyFolder, vowelsYaml } from '../train/helpers';
 import { runIn, type TrainedRun } from './helpers';
@@ -146,10 +149,17 @@ describe('the checkpoint folder', () => {
     expect(checkpoints(straight.out)).toEqual(['checkpoint-1', 'checkpoint-2', 'checkpoint-3']);
   });
 
-  test("a fresh run removes an earlier run's checkpoints, and says so", async () => {
+  test("a fresh run over an earlier run's checkpoints is refused; overwrite_output_dir=true replaces them, and says so", async () => {
     const out = copyOfRun();
-    const fresh = await runIn(out, host, pretrain, ['max_steps=1', 'save_steps=0']);
-    expect(fresh.warnings).toContain(`starting afresh: removed the earlier run's checkpoint-1, checkpoint-2, checkpoint-3 from ${join(out, 'checkpoints')} (resume_from_checkpoint=auto continues a run instead)`);
+    const refused = runIn(out, host, pretrain, ['max_steps=1', 'save_steps=0']);
+    await expect(refused).rejects.toThrow(
+      new ConfigError(
+        `checkpoint_config.output_dir: ${join(out, 'checkpoints')} holds an earlier run (3 checkpoints, the newest checkpoint-3); continue it with \`agentic resume\` or resume_from_checkpoint=auto, replace it with overwrite_output_dir=true, or choose another exp_name`,
+      ),
+    );
+    expect(checkpoints(out)).toEqual(['checkpoint-1', 'checkpoint-2', 'checkpoint-3']);
+    const fresh = await runIn(out, host, pretrain, ['max_steps=1', 'save_steps=0', 'overwrite_output_dir=true']);
+    expect(fresh.warnings).toContain(`overwrite_output_dir: removed the earlier run's checkpoint-1, checkpoint-2, checkpoint-3 from ${join(out, 'checkpoints')}`);
     expect(checkpoints(out)).toEqual(['checkpoint-1']);
   });
 
@@ -161,5 +171,68 @@ describe('the checkpoint folder', () => {
     expect(removeAbandonedTemporaries(root)).toBe(1);
     expect(readdirSync(root).sort()).toEqual([live, 'checkpoint-3']);
     expect(existsSync(join(root, dead))).toBe(false);
+  });
+});
+
+/** Every file under a folder with its bytes, to show that a failed start changed none of them. */
+function snapshot(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) {
+      const path = join(entry.parentPath, entry.name);
+      files.set(path, createHash('sha256').update(readFileSync(path)).digest('hex'));
+    }
+  }
+  return files;
+}
+
+describe('a start that fails leaves the earlier run as it was', () => {
+  test('a truncated pretrain, even with overwrite_output_dir=true: checkpoints, logs, model and config record untouched', async () => {
+    const out = copyOfRun();
+    const before = snapshot(out);
+    const broken = scratch();
+    cpSync(pretrain, broken, { recursive: true });
+    truncateSync(join(broken, 'model.safetensors'), 1000);
+    await expect(runIn(out, host, broken, ['max_steps=1', 'overwrite_output_dir=true'])).rejects.toThrow(ModelError);
+    expect(snapshot(out)).toEqual(before);
+  });
+
+  test('a failed fresh start writes nothing: no output folder appears', async () => {
+    const out = join(scratch(), 'new_run');
+    await expect(runIn(out, host, join(scratch(), 'no_model_here'), ['max_steps=1'])).rejects.toThrow(ModelError);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  test('a resume whose checkpoint holds NaN weights (sealed, so its checksums match) is refused before the run record is touched', async () => {
+    const out = copyOfRun();
+    const folder = join(out, 'checkpoints', 'checkpoint-2');
+    const weights = join(folder, 'actor', 'model.safetensors');
+    const { tensors } = readCheckpoint(join(folder, 'actor'));
+    const poisoned = new Map([...tensors].map(([name, t]) => [name, { shape: t.shape, data: name === 'model.norm.weight' ? t.data.map(() => Number.NaN) : t.data }]));
+    writeSafetensors(weights, poisoned);
+    rmSync(join(folder, MANIFEST_FILE));
+    seal(folder, 2);
+    const before = snapshot(out);
+    await expect(runIn(out, host, pretrain, [...SETTINGS, `resume_from_checkpoint=${folder}`])).rejects.toThrow(
+      new ModelError(`${weights}: tensor 'model.norm.weight' holds NaN at index 0: the weights are damaged or come from a diverged run`),
+    );
+    expect(snapshot(out)).toEqual(before);
+  });
+
+  test('an output folder that is a file, or cannot be created, is one line naming the key; nothing is written', async () => {
+    const dir = scratch({ taken: 'a file' });
+    await expect(runIn(join(dir, 'taken'), host, pretrain, ['max_steps=1'])).rejects.toThrow(
+      new ConfigError(`output_dir: cannot write to ${join(dir, 'taken')}: ${join(dir, 'taken')} is a file, not a folder`),
+    );
+    await expect(runIn(join(dir, 'taken', 'run'), host, pretrain, ['max_steps=1'])).rejects.toThrow(
+      new ConfigError(`output_dir: cannot write to ${join(dir, 'taken', 'run')}: ${join(dir, 'taken')} is a file, not a folder`),
+    );
+    await expect(runIn('/proc/agentic_nope/run', host, pretrain, ['max_steps=1'])).rejects.toThrow(
+      new ConfigError('output_dir: cannot write to /proc/agentic_nope/run: /proc is not writable (ENOENT)'),
+    );
+    await expect(runIn(join(dir, 'run'), host, pretrain, ['max_steps=1', `logging_dir=${join(dir, 'taken')}`])).rejects.toThrow(
+      new ConfigError(`logging_dir: cannot write to ${join(dir, 'taken')}: ${join(dir, 'taken')} is a file, not a folder`),
+    );
+    expect(readdirSync(dir)).toEqual(['taken']);
   });
 });

@@ -200,7 +200,7 @@ export default defineTool({ name: 'shout', description: 'Upper-cases text.', par
     const dir = scratch({ 'broken.ts': 'export default { not: "a plugin" };' });
     await expectOneLineError(['plugins', 'broken.ts'], 'broken.ts: the default export is not a plugin', { cwd: dir });
     const syntax = scratch({ 'syntax.ts': 'export default {' });
-    await expectOneLineError(['plugins', 'syntax.ts'], /^error: syntax\.ts: cannot load: /, { cwd: syntax });
+    await expectOneLineError(['plugins', 'syntax.ts'], /^error: syntax\.ts:1:\d+: cannot load: /, { cwd: syntax });
   });
 });
 

@@ -78,6 +78,23 @@ describe('agentic train', () => {
 
     const evaluated = await agentic(['eval', '--config-name', 'bandit_grpo', `pretrain=${join(out, 'model')}`, 'val_batch_size=2', 'val_env_manager.num_env_groups=2', `--out=${join(out, 'eval.json')}`]);
     expect(evaluated.code).toBe(0);
+
+    // a second fresh run into the same folder is refused in one line, before it touches anything
+    const again = await agentic(['train', '--config-name', 'bandit_grpo', `pretrain=${pretrain}`, `output_dir=${out}`, ...SMALL]);
+    expect(again.code).toBe(2);
+    expect(lines(again.stderr)).toEqual([
+      `error: checkpoint_config.output_dir: ${join(out, 'checkpoints')} holds an earlier run (checkpoint-2); continue it with \`agentic resume\` or resume_from_checkpoint=auto, replace it with overwrite_output_dir=true, or choose another exp_name`,
+    ]);
+    expect(existsSync(join(out, 'checkpoints', 'checkpoint-2', 'manifest.json'))).toBe(true);
+  });
+
+  test('an output_dir that is a file, or cannot be created, is one line naming the key (exit 2)', async () => {
+    const file = join(scratch({ taken: 'x' }), 'taken');
+    for (const [dir, reason] of [[file, `${file} is a file, not a folder`], ['/proc/agentic_nope/x', '/proc is not writable (ENOENT)']] as const) {
+      const { code, stderr } = await agentic(['train', '--config-name', 'bandit_grpo', `pretrain=${pretrain}`, `output_dir=${dir}`, ...SMALL]);
+      expect(code).toBe(2);
+      expect(lines(stderr)).toEqual([`error: output_dir: cannot write to ${dir}: ${reason}`]);
+    }
   });
 
   test('a config the algorithm cannot use is one line naming the key', async () => {

@@ -171,6 +171,24 @@ describe('validation errors name the file and the tensor or key', () => {
     expect(loadHfFolder(dir).weights.has('model.layers.0.self_attn.rotary_emb.inv_freq')).toBe(false);
   });
 
+  test('weights that hold NaN or an infinity are refused, naming the first such tensor and index', async () => {
+    const config = tinyConfig();
+    const dir = await savedFolder(config);
+    const file = join(dir, 'model.safetensors');
+    for (const [bad, shown] of [[Number.NaN, 'NaN'], [Number.POSITIVE_INFINITY, 'Infinity'], [Number.NEGATIVE_INFINITY, '-Infinity']] as const) {
+      const weights = weightsFor(config);
+      weights.get('model.layers.1.mlp.down_proj.weight')!.data[5] = bad;
+      weights.get('model.norm.weight')!.data[0] = bad;
+      writeSafetensors(file, weights);
+      expect(await errorOf(() => loadHfFolder(dir))).toBe(`${file}: tensor 'model.layers.1.mlp.down_proj.weight' holds ${shown} at index 5: the weights are damaged or come from a diverged run`);
+    }
+    // bf16 keeps NaN: a model saved in half precision is checked the same way
+    const weights = weightsFor(config);
+    weights.get('model.embed_tokens.weight')!.data[3] = Number.NaN;
+    writeSafetensors(file, weights, { dtype: 'BF16' });
+    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${file}: tensor 'model.embed_tokens.weight' holds NaN at index 3: the weights are damaged or come from a diverged run`);
+  });
+
   test('config.json problems', async () => {
     const dir = await savedFolder();
     const path = join(dir, 'config.json');

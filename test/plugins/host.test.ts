@@ -121,7 +121,7 @@ export default [
 
 describe('bad plugins get one line naming the file', () => {
   const cases: Array<[string, string, string]> = [
-    ['syntax.ts', 'export default defineEnv({ name: "x", ', 'syntax.ts: cannot load: '],
+    ['syntax.ts', 'export default defineEnv({ name: "x", ', 'syntax.ts:1:38: cannot load: Expected identifier but found end of file'],
     ['throws.ts', 'throw new Error("boom at import");', 'throws.ts: cannot load: boom at import'],
     ['bad_import.ts', 'import { nope } from "./does_not_exist"; export default nope;', 'bad_import.ts: cannot load: '],
     ['no_default.ts', 'export const x = 1;', 'no_default.ts: no default export; write export default defineEnv(...)'],
@@ -153,6 +153,17 @@ export default defineEnv({ name: 'e', description: 'x', env: E as any });`,
       expect((error as Error).message).toStartWith(file);
     });
   }
+
+  test('a syntax error shows the first error with its line and column, also in a module the plugin imports', async () => {
+    const broken = 'import { defineTool } from "agentic";\nexport default defineTool({\n  name: "x"\n  description: "y",\n});\n';
+    const dir = scratch({ 'broken.ts': broken, 'wrapper.ts': 'import tool from "./broken.ts";\nexport default tool;\n' });
+    await expect(new PluginHost(dir).load('broken.ts')).rejects.toThrow(
+      new PluginError('broken.ts:4:3: cannot load: Expected "}" but found "description" (and 3 more errors)'),
+    );
+    await expect(new PluginHost(dir).load('wrapper.ts')).rejects.toThrow(
+      new PluginError('wrapper.ts: in broken.ts:4:3: cannot load: Expected "}" but found "description" (and 3 more errors)'),
+    );
+  });
 
   test('a missing file or folder', async () => {
     await expect(new PluginHost(scratch()).load('./gone.ts')).rejects.toThrow('./gone.ts: no such plugin file or folder');

@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { tf } from '../../src/engine/tf';
+import { TrainingError } from '../../src/errors';
 import { Trainer, type StepReport } from '../../src/train/trainer';
 import { configOf, hostWithVowels, microPolicyFolder, vowelsYaml } from './helpers';
 
@@ -183,6 +184,42 @@ describe('a non-finite update', () => {
       expect(next.metrics['actor/skipped_steps']).toBe(0);
       expect(Number.isFinite(next.metrics['actor/pg_loss']!)).toBe(true);
       expect(await weights()).not.toEqual(before);
+    } finally {
+      await trainer.close();
+    }
+  });
+});
+
+describe('updates skipped in a row', () => {
+  test('stop the run with one line once max_skipped_updates_in_a_row is reached; an applied update starts the count again', async () => {
+    const config = await configOf(vowelsYaml(folder), host, ['max_steps=6', 'ppo_epochs=1', 'actor_train.training_args.per_device_train_batch_size=4', 'max_skipped_updates_in_a_row=3']);
+    const before = tf.memory().numTensors;
+    const warnings: string[] = [];
+    // two actor updates a step: step 1 skips its first only, steps 2 and 3 skip both
+    const poison = (step: number, role: string, update: number) => role === 'actor' && ((step === 1 && update === 0) || step >= 2);
+    const trainer = await Trainer.create(config, host, { warn: (line) => warnings.push(line), poison });
+    try {
+      const stopped = await trainer.run().then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(stopped).toBeInstanceOf(TrainingError);
+      expect((stopped as Error).message).toBe(
+        'step 3: the last 4 actor updates in a row were skipped (loss or gradients not finite): the policy has diverged; resume from an earlier checkpoint with a lower learning rate or max_grad_norm (max_skipped_updates_in_a_row=3 stopped it)',
+      );
+      expect(warnings.filter((line) => line.includes('skipped'))).toHaveLength(3);
+    } finally {
+      await trainer.close();
+    }
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  test('0 never stops', async () => {
+    const config = await configOf(vowelsYaml(folder), host, ['max_steps=2', 'actor_train.training_args.per_device_train_batch_size=4', 'max_skipped_updates_in_a_row=0']);
+    const trainer = await Trainer.create(config, host, { poison: (_step, role) => role === 'actor' });
+    try {
+      const summary = await trainer.run();
+      expect(summary.skippedUpdates).toBe(4);
     } finally {
       await trainer.close();
     }

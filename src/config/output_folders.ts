@@ -1,0 +1,23 @@
+/** The folders a command will write, checked by their config keys before it writes anything. */
+import { ConfigError } from '../errors';
+import { unwritableFolderReason } from '../util/writable';
+import type { AgenticConfig } from './schema';
+
+const OUTPUT_FOLDERS = {
+  output_dir: (c: AgenticConfig) => c.output_dir,
+  logging_dir: (c: AgenticConfig) => c.logging_dir,
+  render_save_dir: (c: AgenticConfig) => c.render_save_dir,
+  'checkpoint_config.output_dir': (c: AgenticConfig) => c.checkpoint_config.output_dir,
+  'warm_start.output_dir': (c: AgenticConfig) => c.warm_start.output_dir,
+} as const;
+
+export type OutputFolderKey = keyof typeof OUTPUT_FOLDERS;
+
+/** A ConfigError naming the first key whose folder cannot be created or written. */
+export function checkOutputFolders(config: AgenticConfig, keys: readonly OutputFolderKey[]): void {
+  for (const key of keys) {
+    const path = OUTPUT_FOLDERS[key](config);
+    const reason = unwritableFolderReason(path);
+    if (reason) throw new ConfigError(`${key}: cannot write to ${path}: ${reason}`);
+  }
+}
