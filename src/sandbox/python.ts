@@ -30,12 +30,15 @@
  * start-up check (plugins/sandbox_check.ts) sets it from the config in each thread that runs
  * plugins. AGENTIC_PYTHON picks the interpreter and AGENTIC_BWRAP the bwrap binary.
  */
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { PluginError } from '../errors';
+import type { PythonSandboxMode } from './modes';
 import prelude from './prelude.py' with { type: 'text' };
+
+export { PYTHON_SANDBOX_MODES, type PythonSandboxMode } from './modes';
 
 export interface PythonRunOptions {
   /** Wall-clock limit; the process group is killed when it passes. Default 10 000. */
@@ -80,10 +83,6 @@ export interface PythonRunResult {
   startedAt: number;
   endedAt: number;
 }
-
-/** How model-written code runs: `bwrap` (the boundary, required) or `unconfined` (explicit opt-out). */
-export const PYTHON_SANDBOX_MODES = ['bwrap', 'unconfined'] as const;
-export type PythonSandboxMode = (typeof PYTHON_SANDBOX_MODES)[number];
 
 /** What this machine allows, found once per process (a real sandboxed run of a probe). */
 export interface SandboxSupport {
@@ -184,7 +183,7 @@ async function probe(): Promise<SandboxSupport> {
   const wanted = process.env.AGENTIC_BWRAP || 'bwrap';
   const bwrap = isAbsolute(wanted) ? wanted : Bun.which(wanted);
   const named = process.env.AGENTIC_BWRAP ? `AGENTIC_BWRAP=${wanted}` : 'bwrap';
-  if (!bwrap) return { ...base, bwrap: null, problem: `${named} not found on PATH` };
+  if (!bwrap || !existsSync(bwrap)) return { ...base, bwrap: null, problem: isAbsolute(wanted) ? `${named}: no such file` : `${named} not found on PATH` };
   const version = await capture([bwrap, '--version']);
   if (version.code !== 0) return { ...base, bwrap, problem: `${named} does not run (${bwrap} --version failed)` };
   const found: SandboxSupport = { ...base, bwrap, bwrapVersion: version.stdout.trim(), problem: null };
