@@ -148,6 +148,8 @@ export function sandboxSupport(): Promise<SandboxSupport> {
 
 interface Interpreter {
   python: string;
+  /** sys.prefix, as the interpreter reports it outside the sandbox. */
+  prefix: string;
   prefixes: string[];
 }
 
@@ -166,7 +168,7 @@ async function findInterpreter(): Promise<Interpreter> {
     throw new PluginError(`python sandbox: cannot run '${wanted}'; install Python 3 or set AGENTIC_PYTHON to an interpreter`);
   }
   const [python, ...prefixes] = paths as [string, ...string[]];
-  return { python, prefixes: outsideUsr(prefixes) };
+  return { python, prefix: prefixes[0]!, prefixes: outsideUsr(prefixes) };
 }
 
 /** The distinct folders not under /usr (bound already) nor under one another. */
@@ -177,7 +179,7 @@ function outsideUsr(paths: readonly string[]): string[] {
 }
 
 async function probe(): Promise<SandboxSupport> {
-  const { python, prefixes } = await findInterpreter();
+  const { python, prefix, prefixes } = await findInterpreter();
   const staged = process.getuid?.() === 0;
   const base = { python, prefixes, staged, uid: staged ? NOBODY : (process.getuid?.() ?? NOBODY), bwrapVersion: null };
   const wanted = process.env.AGENTIC_BWRAP || 'bwrap';
@@ -191,8 +193,7 @@ async function probe(): Promise<SandboxSupport> {
   // a real run: the namespaces, the binds and the interpreter's own prefix inside
   const check = 'import os, sys; print(os.getuid(), sys.prefix)';
   const run = await runContained(found, check, { timeoutMs: 10_000, cpuSeconds: 10, memoryMb: 512, maxProcesses: 32, maxOutputBytes: 4096, maxFileMb: 1 });
-  const expected = `${NOBODY} ${(await capture([python, '-I', '-c', 'import sys; print(sys.prefix)'])).stdout.trim()}`;
-  if (run.exitCode === 0 && run.stdout.trim() === expected) return found;
+  if (run.exitCode === 0 && run.stdout.trim() === `${NOBODY} ${prefix}`) return found;
   const why = run.stderr.trim().split('\n').at(-1) || `exit status ${run.exitCode}, printed ${JSON.stringify(run.stdout.trim())}`;
   return { ...found, problem: `bwrap cannot create the sandbox here (${why})` };
 }
