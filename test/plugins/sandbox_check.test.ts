@@ -67,6 +67,19 @@ describe('the Python sandbox check at start-up', () => {
     expect(lines(run.stdout)[1]).toMatch(/^CodingVal +2 /);
   });
 
+  test('agentic doctor reports the sandbox, and fails when the config needs bwrap and it is unusable', async () => {
+    const ok = await agentic(['doctor', '--config-name', 'agentfly_code_grpo']);
+    const row = lines(ok.stdout).find((l) => l.startsWith('sandbox '));
+    console.log(`doctor: ${row}`);
+    expect(row).toMatch(/^sandbox +bwrap ok: bubblewrap [\d.]+ at \S+; namespaces work; code runs as uid \d+/);
+    expect(lines(ok.stdout).find((l) => l.startsWith('python '))).toMatch(/^python +\//);
+    const missing = await agentic(['doctor', '--config-name', 'agentfly_code_grpo'], { env: NO_BWRAP });
+    const failed = lines(missing.stdout).find((l) => l.startsWith('sandbox '));
+    console.log(`doctor, bwrap missing: ${failed}`);
+    expect(missing.code).toBe(1);
+    expect(failed).toContain('FAILED: AGENTIC_BWRAP=/nonexistent/bwrap: no such file; apt-get install bubblewrap');
+  });
+
   test('runPython itself refuses in one line when bwrap is unusable and nothing opted out', async () => {
     const script = [
       `import { runPython, setPythonSandbox } from ${JSON.stringify(join(ROOT, 'src/sandbox/python.ts'))};`,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { runPython } from '../../src/sandbox/python';
+import { runPython, setPythonSandbox } from '../../src/sandbox/python';
 
 const runFolders = () => readdirSync(tmpdir()).filter((name) => name.startsWith('agentic-py-'));
 
@@ -118,6 +118,18 @@ describe('python sandbox', () => {
     expect(run.durationMs).toBeLessThan(3000);
     const already = await runPython('print(1)', { ...quick, signal: AbortSignal.abort() });
     expect(already.reason).toBe('aborted');
+  });
+
+  test('python_sandbox=unconfined runs without bwrap: the real folder, and the audit hook still answers', async () => {
+    setPythonSandbox('unconfined');
+    try {
+      const run = await runPython('import os\nprint(os.getcwd())\nopen("/etc/passwd").read()', quick);
+      expect(run.stdout.trim()).toStartWith(tmpdir());
+      expect(run.stdout.trim()).toEndWith('/work');
+      expect(run.stderr).toContain("sandbox: reading '/etc/passwd' is not allowed");
+    } finally {
+      setPythonSandbox('bwrap');
+    }
   });
 
   test('bad options are clear errors', async () => {
