@@ -380,7 +380,7 @@ async function runContained(way: SandboxSupport, code: string, limits: Limits, o
       : [];
     return await supervise([...outer, ...inner], work, INSIDE.work, limits, options);
   } finally {
-    await rm(root, { recursive: true, force: true }).catch(() => undefined);
+    await removeRunFolder(root);
   }
 }
 
@@ -390,7 +390,26 @@ async function runUnconfined(python: string, code: string, limits: Limits, optio
   try {
     return await supervise(preludeArgs(python, { work, script }, limits, false), work, work, limits, options);
   } finally {
+    await removeRunFolder(root);
+  }
+}
+
+/** Removes a run folder, also where the code took its own permissions away (chmod 0 on a folder). */
+async function removeRunFolder(root: string): Promise<void> {
+  try {
+    await rm(root, { recursive: true, force: true });
+  } catch {
+    await unlockTree(root);
     await rm(root, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+async function unlockTree(path: string): Promise<void> {
+  try {
+    await chmod(path, 0o700);
+    for (const entry of await readdir(path, { withFileTypes: true })) if (entry.isDirectory()) await unlockTree(join(path, entry.name));
+  } catch {
+    // not ours, or gone
   }
 }
 

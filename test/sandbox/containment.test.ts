@@ -207,6 +207,11 @@ describe('python sandbox containment, with the audit hook switched off', () => {
     expect(Buffer.byteLength(run.stdout)).toBe(quick.maxOutputBytes);
   });
 
+  test('a folder the code locks (chmod 0) is still removed', async () => {
+    const run = contained(await hostile("import os\nos.makedirs('a/b')\nopen('a/b/f', 'w').write('x')\nos.chmod('a/b', 0)\nos.chmod('a', 0)\nprint('locked')"));
+    expect(run.stdout.trim()).toBe('locked');
+  });
+
   test('a daemon left running in the background dies with the run', async () => {
     const marker = `agentic-daemon-${crypto.randomUUID()}`;
     const code =
