@@ -2,10 +2,12 @@
 import pkg from '../../package.json';
 import { existsSync, readdirSync } from 'node:fs';
 import { loadConfig } from '../config/load';
-import { BACKENDS, type BackendName } from '../config/schema';
+import { type AgenticConfig, BACKENDS, type BackendName } from '../config/schema';
 import { runBackend } from '../config/validate';
 import { PluginHost } from '../plugins/host';
 import { PLUGIN_KINDS } from '../plugins/registry';
+import { sandboxedPluginsUsed } from '../plugins/sandbox_check';
+import { BWRAP_INSTALL, sandboxSupport } from '../sandbox/python';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
 import { out } from './log';
@@ -47,6 +49,7 @@ export default command(
         }
       }
       for (const backend of BACKENDS.filter((b) => !order.includes(b))) rows.push([`backend ${backend}`, await unselectedNote(backend)]);
+      failures += await sandboxRows(config, host, rows);
       rows.push(['plugins', PLUGIN_KINDS.map((k) => `${host.registry.names(k).length} ${k}`).join(', ') + ' built in']);
       const configs = existsSync('configs') ? readdirSync('configs').filter((f) => /\.(ya?ml|json|toml|ts)$/.test(f)) : [];
       rows.push(['configs', configs.length ? `${configs.length} in ./configs` : 'none in ./configs (the built-in default is used)']);
@@ -72,4 +75,30 @@ async function unselectedNote(backend: BackendName): Promise<string> {
     return found ? `${found.name} installed; not started (check it with backend=tensorflow)` : 'not installed (optional: @tensorflow/tfjs-node or @tensorflow/tfjs-node-gpu)';
   }
   return `not started (check it with backend=${backend})`;
+}
+
+/**
+ * The Python sandbox's rows: the interpreter, bwrap and whether it contains runs here (as which
+ * uid), or why not. A failure only when the config's envs use a sandboxed plugin and need bwrap.
+ */
+async function sandboxRows(config: AgenticConfig, host: PluginHost, rows: Array<[string, string]>): Promise<number> {
+  let support: Awaited<ReturnType<typeof sandboxSupport>>;
+  try {
+    support = await sandboxSupport();
+  } catch (error) {
+    rows.push(['python', `not found: ${(error as Error).message}`]);
+    return 0;
+  }
+  rows.push(['python', `${support.python}${support.prefixes.length > 0 ? ` (binds ${support.prefixes.join(', ')})` : ''}`]);
+  const used = await sandboxedPluginsUsed(config, host);
+  const need = used.length > 0 ? `needed by ${used.join(', ')}` : 'no env of this config runs code';
+  const mode = `python_sandbox=${config.python_sandbox}`;
+  if (support.problem === null) {
+    const who = support.staged ? 'uid 65534 (agentic is root: setpriv drops to it)' : `uid ${support.uid}, 65534 inside`;
+    rows.push(['sandbox', `bwrap ok: ${support.bwrapVersion} at ${support.bwrap}; namespaces work; code runs as ${who}; ${mode}`]);
+    return 0;
+  }
+  const fails = config.python_sandbox === 'bwrap' && used.length > 0;
+  rows.push(['sandbox', `${fails ? 'FAILED' : 'not usable'}: ${support.problem}; ${BWRAP_INSTALL}; ${mode}; ${need}`]);
+  return fails ? 1 : 0;
 }

@@ -199,6 +199,8 @@ export default command(
       }
       const path = args.out ?? join('output', 'play', `${tag}-seed${config.seed}.json`);
       checkOutputPath(path);
+      const { checkPythonSandbox } = await import('../plugins/sandbox_check');
+      await checkPythonSandbox(config, host, { tags: [tag], warn: (line) => log.warn(line) });
 
       const player = await loadPlayer(config, policyName === 'model' || modelNamed);
       const { ChatFormat } = await import('../rollout/chat');

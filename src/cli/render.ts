@@ -51,6 +51,8 @@ export default command(
       const { resolve } = await import('node:path');
       // before playing, so minutes of play never end in a refusal to write
       checkRenderFolder(resolve(config.render_save_dir));
+      const { checkPythonSandbox } = await import('../plugins/sandbox_check');
+      const warn = (line: string) => log.warn(line);
 
       let episodes: SavedEpisode[];
       let source: string;
@@ -64,6 +66,8 @@ export default command(
           }
         });
         episodes = requested === null ? all : all.slice(0, requested);
+        // replaying steps the envs again, so their tools run again
+        await checkPythonSandbox(config, host, { tags: [...new Set(episodes.map((e) => e.tag))], warn });
         source = `${episodes.length} episode${episodes.length === 1 ? '' : 's'} replayed from ${args.trajectories}.`;
         log.info(`replaying ${episodes.length} saved episode(s) from ${args.trajectories}`);
       } else {
@@ -71,6 +75,7 @@ export default command(
         const count = requested ?? Math.ceil(DEFAULT_EPISODES / groupSize) * groupSize;
         if (count % groupSize !== 0) throw new UsageError(`--episodes: ${count} is not whole groups of val_env_manager.group_size (${groupSize})`);
         if (config.val_env_manager.tags.length === 0) throw new UsageError('val_env_manager.tags: no validation environments to play; name at least one entry of custom_envs');
+        await checkPythonSandbox(config, host, { tags: config.val_env_manager.tags, warn });
         const { evaluate } = await import('../rollout/evaluate');
         const { savedEpisodeOf } = await import('../render/episodes_file');
         const result = await evaluate(config, host, (line) => log.info(line), count);

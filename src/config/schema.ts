@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { KL_PENALTIES, LOSS_AGG_MODES } from '../algo/names';
 import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS } from '../algo/reward_norm';
+import { PYTHON_SANDBOX_MODES } from '../sandbox/modes';
 
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
@@ -324,6 +325,12 @@ export const ConfigShape = z.strictObject({
     .default('auto')
     .describe(
       "Adapter of the webgpu backend: vulkan (a GPU's Vulkan driver; needs libvulkan1), opengles (Mesa's OpenGL ES on the CPU, llvmpipe: slow, for checking correctness; Debian packages libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri), or auto (vulkan if a Vulkan device exists, else opengles). Dawn's Null adapter is always refused.",
+    ),
+  python_sandbox: z
+    .enum(PYTHON_SANDBOX_MODES)
+    .default('bwrap')
+    .describe(
+      'How tools and rewards that run model-written Python (python_executor, code_tests, runPython) contain it (docs/sandbox.md): bwrap, a bubblewrap sandbox (namespaces, no network, no files but its own), required: a run that uses such a plugin stops at start-up when bwrap is missing or cannot create namespaces (Debian: apt-get install bubblewrap); unconfined runs the code without bwrap (resource limits, an audit hook and timeouts only, no boundary), with a warning.',
     ),
   plugins: z
     .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)))

@@ -35,6 +35,8 @@ export function checkDefinition(value: unknown, source: string): PluginDefinitio
   }
   const label = `${kind} '${name}'`;
   if (typeof description !== 'string' || description.trim() === '') fail(`${label} needs a one-line description`);
+  const sandboxed = (value as { sandboxed?: unknown }).sandboxed;
+  if (sandboxed !== undefined && typeof sandboxed !== 'boolean') fail(`${label}: 'sandboxed' must be true or false`);
   const isSchema = (s: unknown) => typeof (s as { safeParse?: unknown })?.safeParse === 'function';
   switch (kind) {
     case 'env': {

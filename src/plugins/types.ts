@@ -152,6 +152,11 @@ export interface RewardPlugin {
   readonly kind: 'reward';
   readonly name: string;
   readonly description: string;
+  /**
+   * Runs model-written code through runPython. A run that uses it (an env's config names it)
+   * checks the Python sandbox at start-up: bwrap must work, unless python_sandbox=unconfined.
+   */
+  readonly sandboxed?: boolean;
   score(input: RewardInput): RewardOutput | Promise<RewardOutput>;
 }
 
@@ -174,6 +179,11 @@ export interface ToolPlugin<P extends z.ZodObject = z.ZodObject> {
   readonly parameters: P;
   /** Whether a call ends the episode (like an `answer` tool). */
   readonly terminal?: boolean;
+  /**
+   * Runs model-written code through runPython. A run that uses it (an env's config names it)
+   * checks the Python sandbox at start-up: bwrap must work, unless python_sandbox=unconfined.
+   */
+  readonly sandboxed?: boolean;
   call(args: z.output<P>, context: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 

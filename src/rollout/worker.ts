@@ -10,6 +10,7 @@ import { tf } from '../engine/tf';
 import { loadModel } from '../model/load';
 import type { Qwen2Model } from '../model/qwen2';
 import { PluginHost } from '../plugins/host';
+import { checkPythonSandbox } from '../plugins/sandbox_check';
 import { roleNeeds } from '../train/roles';
 import { rolloutTemperatures, tokenLogProbs } from '../train/scoring';
 import { ChatFormat } from './chat';
@@ -37,6 +38,8 @@ async function init(config: AgenticConfig, cwd: string, threads: number): Promis
   await startBackend(config.actor_infer.strategy_args.backend ?? config.backend, { wasmThreadsExactly: threads });
   const host = new PluginHost(cwd);
   await host.loadAll(config.plugins);
+  // this thread's own runPython mode; the trainer's thread has checked and warned already
+  await checkPythonSandbox(config, host);
   const { model, tokenizer } = await loadModel(config.pretrain, { seed: config.seed, trainable: false });
   const reference = roleNeeds(config).reference
     ? (await loadModel(config.reference.model_args.model_name_or_path ?? config.pretrain, { seed: config.seed, trainable: false })).model

@@ -1,8 +1,10 @@
 # The sandbox prelude (see python.ts): runs inside the sandboxed interpreter before the user's
 # code. It sets the kernel resource limits, reads the script, then installs an audit hook that
 # refuses file access outside the work folder, network access and process creation, and runs the
-# script as __main__. Audit hooks are a guard rail for model-written code, not a security boundary:
-# the kernel limits and namespaces set up by python.ts are what hold against hostile code.
+# script as a fresh __main__ module. The audit hook is a second layer that turns common mistakes
+# into clear errors, not a boundary: its state lives in a closure, out of the script's plain
+# reach, but code that sets out to (through gc, for one) can still switch it off. bubblewrap's
+# namespaces and binds and the kernel limits, set up by python.ts, are what hold.
 import json
 import os
 import resource
@@ -19,7 +21,7 @@ def limit(kind, value, hard=None):
 
 def _out_of_cpu(signum, frame):
     # exit with the status a shell gives for death by SIGXCPU: the runner's reason is then 'cpu'
-    # (unshare cannot pass SIGXCPU itself on; past the hard limit the kernel sends SIGKILL)
+    # (bwrap reports a signal death as a plain status; past the hard limit the kernel sends SIGKILL)
     sys.stderr.write("sandbox: CPU time limit exceeded\n")
     sys.stderr.flush()
     os._exit(128 + signal.SIGXCPU)
@@ -72,9 +74,6 @@ WRITE_EVENTS = {
 }
 READ_EVENTS = {"os.listdir": 1, "os.scandir": 1, "os.chdir": 1, "os.getxattr": 1, "os.listxattr": 1}
 
-_inside = False
-
-
 def _resolve(path):
     if path is None:
         path = "."
@@ -105,47 +104,56 @@ def _is_write(mode, flags):
     return isinstance(flags, int) and flags & WRITE_FLAGS != 0
 
 
-def _audit(event, args):
-    global _inside
-    if _inside:
-        return
-    _inside = True
-    try:
-        if event == "open":
-            _check(args[0], _is_write(args[1] if len(args) > 1 else None, args[2] if len(args) > 2 else None))
-        elif event in READ_EVENTS:
-            for path in args[: READ_EVENTS[event]]:
-                _check(path, False)
-        elif event in WRITE_EVENTS:
-            for path in args[: WRITE_EVENTS[event]]:
-                _check(path, True)
-        elif event in ("os.link", "os.symlink"):
-            raise PermissionError("sandbox: creating links is not allowed")
-        elif event in PROCESS_EVENTS:
-            raise PermissionError("sandbox: creating processes is not allowed")
-        elif event == "os.kill" and args[0] not in (0, os.getpid()):
-            raise PermissionError("sandbox: signalling other processes is not allowed")
-        elif event in NETWORK_EVENTS:
-            raise PermissionError("sandbox: network access is not allowed")
-        elif event == "import" and args[0] in REFUSED_IMPORTS:
-            raise ImportError(f"sandbox: importing {args[0]} is not allowed")
-        elif event.startswith("ctypes."):
-            raise PermissionError("sandbox: ctypes is not allowed")
-    finally:
-        _inside = False
+def _install_hook():
+    inside = [False]  # set while the hook itself runs (its own file checks are audited too)
+
+    def _audit(event, args):
+        if inside[0]:
+            return
+        inside[0] = True
+        try:
+            if event == "open":
+                _check(args[0], _is_write(args[1] if len(args) > 1 else None, args[2] if len(args) > 2 else None))
+            elif event in READ_EVENTS:
+                for path in args[: READ_EVENTS[event]]:
+                    _check(path, False)
+            elif event in WRITE_EVENTS:
+                for path in args[: WRITE_EVENTS[event]]:
+                    _check(path, True)
+            elif event in ("os.link", "os.symlink"):
+                raise PermissionError("sandbox: creating links is not allowed")
+            elif event in PROCESS_EVENTS:
+                raise PermissionError("sandbox: creating processes is not allowed")
+            elif event == "os.kill" and args[0] not in (0, os.getpid()):
+                raise PermissionError("sandbox: signalling other processes is not allowed")
+            elif event in NETWORK_EVENTS:
+                raise PermissionError("sandbox: network access is not allowed")
+            elif event == "import" and args[0] in REFUSED_IMPORTS:
+                raise ImportError(f"sandbox: importing {args[0]} is not allowed")
+            elif event.startswith("ctypes."):
+                raise PermissionError("sandbox: ctypes is not allowed")
+        finally:
+            inside[0] = False
+
+    sys.addaudithook(_audit)
 
 
-sys.addaudithook(_audit)
+_install_hook()
 
 sys.argv = ["main.py"]
 sys.path.insert(0, work)
 import linecache  # noqa: E402
+import types  # noqa: E402
 
 linecache.cache["main.py"] = (len(source), None, source.splitlines(True), "main.py")
-namespace = {"__name__": "__main__", "__file__": "main.py", "__builtins__": __builtins__}
+# the script's own __main__: sys.modules['__main__'] no longer reaches this prelude's globals
+main = types.ModuleType("__main__")
+main.__file__ = "main.py"
+main.__builtins__ = __builtins__
+sys.modules["__main__"] = main
 del config, script_file
 try:
-    exec(compile(source, "main.py", "exec"), namespace)
+    exec(compile(source, "main.py", "exec"), main.__dict__)
 except SystemExit:
     raise
 except BaseException as error:  # the traceback without this prelude's frames (named <string>)

@@ -3,27 +3,42 @@
  * `python3` process, in a fresh temporary working folder that is removed afterwards. Calls are
  * asynchronous (many run at once) and never block the event loop.
  *
- * What contains the code, outermost first:
- * - a new user, network and PID namespace (`unshare -rn --pid --fork --kill-child`, util-linux)
- *   when the kernel allows it: no network at all (not even loopback), and killing the runner
- *   kills every process the code started. Without it, the network is blocked inside Python only.
- * - kernel resource limits set before the code runs: CPU seconds, address space, file size, open
- *   files and, inside the namespace, a process count of its own (RLIMIT_NPROC; the kernel ignores
- *   it for root).
+ * What contains the code, outermost first (docs/sandbox.md says the same for users):
+ * - bubblewrap (`bwrap`, python_sandbox=bwrap, the default): new user, PID, network, IPC, UTS and
+ *   cgroup namespaces, all capabilities dropped, no further user namespaces, an unprivileged uid,
+ *   and a filesystem of its own: read-only binds of /usr (with /bin, /lib... as on the host) and of
+ *   the interpreter's prefixes, a private /proc and /dev, the script read-only at /sandbox/main.py,
+ *   and the run's folder at /work (the only writable place, and HOME). No other file exists for
+ *   the code; there is no network at all (not even loopback); when the run ends, the kernel ends
+ *   every process it started. When agentic runs as root, the code must not run as kernel uid 0
+ *   (the kernel exempts it from RLIMIT_NPROC, also inside a user namespace): an outer bwrap
+ *   (root, a mount namespace only) binds the interpreter's prefixes into the run's folder, where
+ *   the sandbox user can reach them (a pyenv under /root is 0700), setpriv drops to 65534, and an
+ *   unprivileged bwrap builds the sandbox from there.
+ * - kernel resource limits set before the code runs (prelude.py): CPU seconds, address space, file
+ *   size, open files and, under bwrap, a process count of the run's own (RLIMIT_NPROC, counted in
+ *   its user namespace; threads count).
  * - a wall-clock timeout, an output byte limit and an abort signal, each of which kills the whole
  *   process group.
- * - a Python audit hook (see prelude.py) that refuses reading outside the working folder and the
- *   interpreter's library, writing outside the working folder, links, network connections,
- *   ctypes and creating processes; and a minimal environment (no inherited variables).
- * The audit hook is a guard rail for model-written code, not a security boundary: Python code that
- * sets out to defeat it (through the interpreter's internals) can read files the user can read.
- * Run untrusted code from outside your own training setup in a container or VM.
+ * - a Python audit hook (prelude.py): a second layer that gives clear errors for the common
+ *   mistakes (files outside the working folder, network, processes, ctypes). Nothing depends on
+ *   it: code can switch it off, and the tests prove containment with it off.
+ * python_sandbox=unconfined (setPythonSandbox) runs without bwrap: rlimits (no process count),
+ * the hook, the timeout and the process-group kill still apply, but nothing is a boundary.
+ *
+ * The mode is process-global and per thread (a Bun worker has its own copy of this module): the
+ * start-up check (plugins/sandbox_check.ts) sets it from the config in each thread that runs
+ * plugins. AGENTIC_PYTHON picks the interpreter and AGENTIC_BWRAP the bwrap binary.
  */
-import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import { PluginError } from '../errors';
+import type { PythonSandboxMode } from './modes';
 import prelude from './prelude.py' with { type: 'text' };
+
+export { PYTHON_SANDBOX_MODES, type PythonSandboxMode } from './modes';
 
 export interface PythonRunOptions {
   /** Wall-clock limit; the process group is killed when it passes. Default 10 000. */
@@ -32,7 +47,7 @@ export interface PythonRunOptions {
   cpuSeconds?: number;
   /** Address-space limit (RLIMIT_AS) in MiB. Default 512. */
   memoryMb?: number;
-  /** The most processes and threads at once (RLIMIT_NPROC, inside the namespace). Default 32. */
+  /** The most processes and threads at once (RLIMIT_NPROC, in the run's own user namespace; bwrap only). Default 32. */
   maxProcesses?: number;
   /** Bytes kept of stdout and of stderr each; more kills the run. Default 16 384. */
   maxOutputBytes?: number;
@@ -69,68 +84,118 @@ export interface PythonRunResult {
   endedAt: number;
 }
 
-/** What this machine allows, found once per process. */
+/** What this machine allows, found once per process (a real sandboxed run of a probe). */
 export interface SandboxSupport {
-  /** The interpreter's real path (a pyenv shim or a venv link resolved). */
+  /** The interpreter as it runs (sys.executable: a pyenv shim resolved, a venv kept). */
   python: string;
-  /** Whether `unshare -rn --pid` works here: no network, a process count per run, sure cleanup. */
-  namespaces: boolean;
-  /**
-   * Whether runs drop to the `nobody` user (65534). Only when agentic runs as root (for whom the
-   * kernel ignores the process count) and that user can run the interpreter (a pyenv under
-   * /root cannot be); then file permissions hold too.
-   */
-  dropsRoot: boolean;
+  /** The interpreter's prefixes (prefix, base and exec prefixes) outside /usr: bound read-only. */
+  prefixes: string[];
+  /** The bwrap binary (AGENTIC_BWRAP, else bwrap on PATH), or null when there is none. */
+  bwrap: string | null;
+  /** Its `--version` line (`bubblewrap 0.8.0`), or null. */
+  bwrapVersion: string | null;
+  /** Why bwrap cannot contain runs here (one line), or null when it can. */
+  problem: string | null;
+  /** The kernel user id the code runs as under bwrap: 65534 when agentic is root, else agentic's own. */
+  uid: number;
+  /** agentic is root: an outer bwrap stages the prefixes and setpriv drops to 65534 first. */
+  staged: boolean;
 }
 
+/** The install command the refusals name. */
+export const BWRAP_INSTALL = 'apt-get install bubblewrap';
+
 const DEFAULTS = { timeoutMs: 10_000, memoryMb: 512, maxProcesses: 32, maxOutputBytes: 16_384, maxFileMb: 16 };
-const NAMESPACE_COMMAND = ['unshare', '--user', '--map-root-user', '--net', '--pid', '--fork', '--kill-child'];
 const NOBODY = 65534;
-const DROP_ROOT_COMMAND = ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups'];
+/** Where the run's folder and script are inside the sandbox. */
+const INSIDE = { work: '/work', script: '/sandbox/main.py' };
+/** Top-level folders that merged-/usr systems make links into /usr, and others keep as folders. */
+const SYSTEM_FOLDERS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 /** The prelude's exit status when the CPU-time limit is reached (128 + SIGXCPU, as shells report it). */
 const EXIT_OUT_OF_CPU = 152;
 /** How long to wait for the output pipes to close after the process itself has exited. */
 const PIPE_GRACE_MS = 250;
 
+let mode: PythonSandboxMode = 'bwrap';
+
+/** Sets how runPython contains code in this thread (from the config's python_sandbox). */
+export function setPythonSandbox(next: PythonSandboxMode): void {
+  mode = next;
+}
+
+export function pythonSandbox(): PythonSandboxMode {
+  return mode;
+}
+
+/** The one-line refusal when bwrap is required and unusable. */
+export function sandboxRefusal(problem: string): string {
+  return `python sandbox: ${problem}; install bubblewrap (${BWRAP_INSTALL}), or set python_sandbox=unconfined to run model-written code without a boundary`;
+}
+
 let support: Promise<SandboxSupport> | undefined;
 
-/** Finds the interpreter (AGENTIC_PYTHON, else python3 on PATH) and probes for namespaces. */
+/**
+ * Finds the interpreter (AGENTIC_PYTHON, else python3 on PATH) and whether bwrap can contain it
+ * (a probe run in the sandbox). Throws a PluginError only when there is no interpreter.
+ */
 export function sandboxSupport(): Promise<SandboxSupport> {
-  support ??= probe();
+  support ??= probe().catch((error) => {
+    support = undefined;
+    throw error;
+  });
   return support;
 }
 
-async function probe(): Promise<SandboxSupport> {
-  const wanted = process.env.AGENTIC_PYTHON || 'python3';
-  const found = isAbsolute(wanted) ? wanted : Bun.which(wanted);
-  const prefixOf = async (command: string[], python: string) => {
-    const run = await capture([...command, python, '-I', '-c', 'import sys; print(sys.prefix); print(sys.executable)']);
-    return run.code === 0 ? run.stdout.trim().split('\n') : undefined;
-  };
-  const direct = found ? await prefixOf([], found) : undefined;
-  if (!direct || direct.length !== 2) {
-    support = undefined;
-    throw new PluginError(`python sandbox: cannot run '${wanted}'; install Python 3 or set AGENTIC_PYTHON to an interpreter`);
-  }
-  const [prefix, python] = direct as [string, string];
-  // the most contained way that runs the same interpreter (same sys.prefix)
-  const ways: Array<Omit<SandboxSupport, 'python'>> = [
-    { dropsRoot: true, namespaces: true },
-    { dropsRoot: false, namespaces: true },
-    { dropsRoot: true, namespaces: false },
-  ];
-  const root = process.getuid?.() === 0;
-  for (const way of ways) {
-    if (way.dropsRoot && !root) continue;
-    const command = wrapper(way);
-    if (Bun.which(command[0]!) === null) continue;
-    if ((await prefixOf(command, python))?.[0] === prefix) return { python, ...way };
-  }
-  return { python, namespaces: false, dropsRoot: false };
+interface Interpreter {
+  python: string;
+  /** sys.prefix, as the interpreter reports it outside the sandbox. */
+  prefix: string;
+  prefixes: string[];
 }
 
-function wrapper(way: Omit<SandboxSupport, 'python'>): string[] {
-  return [...(way.dropsRoot ? DROP_ROOT_COMMAND : []), ...(way.namespaces ? NAMESPACE_COMMAND : [])];
+async function findInterpreter(): Promise<Interpreter> {
+  const wanted = process.env.AGENTIC_PYTHON || 'python3';
+  const found = isAbsolute(wanted) ? wanted : Bun.which(wanted);
+  const code = 'import json, sys; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]))';
+  const run = found ? await capture([found, '-I', '-c', code]) : undefined;
+  let paths: string[] | undefined;
+  try {
+    paths = run?.code === 0 ? (JSON.parse(run.stdout) as string[]) : undefined;
+  } catch {
+    paths = undefined;
+  }
+  if (!paths || paths.some((p) => typeof p !== 'string' || !isAbsolute(p))) {
+    throw new PluginError(`python sandbox: cannot run '${wanted}'; install Python 3 or set AGENTIC_PYTHON to an interpreter`);
+  }
+  const [python, ...prefixes] = paths as [string, ...string[]];
+  return { python, prefix: prefixes[0]!, prefixes: outsideUsr(prefixes) };
+}
+
+/** The distinct folders not under /usr (bound already) nor under one another. */
+function outsideUsr(paths: readonly string[]): string[] {
+  const under = (path: string, root: string) => path === root || path.startsWith(`${root}/`);
+  const distinct = [...new Set(paths.map((p) => normalize(p)))].filter((p) => !under(p, '/usr')).sort();
+  return distinct.filter((p) => !distinct.some((q) => q !== p && under(p, q)));
+}
+
+async function probe(): Promise<SandboxSupport> {
+  const { python, prefix, prefixes } = await findInterpreter();
+  const staged = process.getuid?.() === 0;
+  const base = { python, prefixes, staged, uid: staged ? NOBODY : (process.getuid?.() ?? NOBODY), bwrapVersion: null };
+  const wanted = process.env.AGENTIC_BWRAP || 'bwrap';
+  const bwrap = isAbsolute(wanted) ? wanted : Bun.which(wanted);
+  const named = process.env.AGENTIC_BWRAP ? `AGENTIC_BWRAP=${wanted}` : 'bwrap';
+  if (!bwrap || !existsSync(bwrap)) return { ...base, bwrap: null, problem: isAbsolute(wanted) ? `${named}: no such file` : `${named} not found on PATH` };
+  const version = await capture([bwrap, '--version']);
+  if (version.code !== 0) return { ...base, bwrap, problem: `${named} does not run (${bwrap} --version failed)` };
+  const found: SandboxSupport = { ...base, bwrap, bwrapVersion: version.stdout.trim(), problem: null };
+  if (staged && !Bun.which('setpriv')) return { ...found, problem: 'agentic runs as root and setpriv (util-linux) is missing to drop to uid 65534' };
+  // a real run: the namespaces, the binds and the interpreter's own prefix inside
+  const check = 'import os, sys; print(os.getuid(), sys.prefix)';
+  const run = await runContained(found, check, { timeoutMs: 10_000, cpuSeconds: 10, memoryMb: 512, maxProcesses: 32, maxOutputBytes: 4096, maxFileMb: 1 });
+  if (run.exitCode === 0 && run.stdout.trim() === `${NOBODY} ${prefix}`) return found;
+  const why = run.stderr.trim().split('\n').at(-1) || `exit status ${run.exitCode}, printed ${JSON.stringify(run.stdout.trim())}`;
+  return { ...found, problem: `bwrap cannot create the sandbox here (${why})` };
 }
 
 async function capture(command: string[]): Promise<{ code: number; stdout: string }> {
@@ -202,55 +267,176 @@ function positive(name: string, value: number): number {
   return value;
 }
 
+type Limits = Required<Omit<PythonRunOptions, 'signal' | 'stdin' | 'files'>>;
+
 /** Runs `code` as main.py in a fresh sandbox and collects what it printed. */
 export async function runPython(code: string, options: PythonRunOptions = {}): Promise<PythonRunResult> {
   const timeoutMs = positive('timeoutMs', options.timeoutMs ?? DEFAULTS.timeoutMs);
-  const cpuSeconds = Math.ceil(positive('cpuSeconds', options.cpuSeconds ?? timeoutMs / 1000));
-  const memoryMb = positive('memoryMb', options.memoryMb ?? DEFAULTS.memoryMb);
-  const maxProcesses = Math.floor(positive('maxProcesses', options.maxProcesses ?? DEFAULTS.maxProcesses));
-  const maxOutputBytes = Math.floor(positive('maxOutputBytes', options.maxOutputBytes ?? DEFAULTS.maxOutputBytes));
-  const maxFileMb = positive('maxFileMb', options.maxFileMb ?? DEFAULTS.maxFileMb);
+  const limits: Limits = {
+    timeoutMs,
+    cpuSeconds: Math.ceil(positive('cpuSeconds', options.cpuSeconds ?? timeoutMs / 1000)),
+    memoryMb: positive('memoryMb', options.memoryMb ?? DEFAULTS.memoryMb),
+    maxProcesses: Math.floor(positive('maxProcesses', options.maxProcesses ?? DEFAULTS.maxProcesses)),
+    maxOutputBytes: Math.floor(positive('maxOutputBytes', options.maxOutputBytes ?? DEFAULTS.maxOutputBytes)),
+    maxFileMb: positive('maxFileMb', options.maxFileMb ?? DEFAULTS.maxFileMb),
+  };
+  for (const name of Object.keys(options.files ?? {})) checkedFilePath(name);
   const way = await sandboxSupport();
+  if (mode === 'unconfined') return runUnconfined(way.python, code, limits, options);
+  if (way.problem) throw new PluginError(sandboxRefusal(way.problem));
+  return runContained(way, code, limits, options);
+}
 
+/** A fresh run folder: main.py beside work/ (which holds the given files). */
+async function makeRunFolder(code: string, files: PythonRunOptions['files']): Promise<{ root: string; work: string; script: string }> {
   const root = await mkdtemp(join(tmpdir(), 'agentic-py-'));
+  const work = join(root, 'work');
+  const script = join(root, 'main.py');
+  await mkdir(work);
+  await writeFile(script, code);
+  for (const [name, content] of Object.entries(files ?? {})) {
+    const path = join(work, checkedFilePath(name));
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, content);
+  }
+  return { root, work, script };
+}
+
+function preludeArgs(python: string, paths: { work: string; script: string }, limits: Limits, limitProcesses: boolean): string[] {
+  const config = {
+    ...paths,
+    cpu_seconds: limits.cpuSeconds,
+    memory_bytes: Math.floor(limits.memoryMb * 2 ** 20),
+    file_bytes: Math.floor(limits.maxFileMb * 2 ** 20),
+    max_processes: limits.maxProcesses,
+    limit_processes: limitProcesses,
+  };
+  return [python, '-I', '-B', '-X', 'utf8', '-c', prelude, JSON.stringify(config)];
+}
+
+/** Under bwrap: the boundary this file's header describes. */
+async function runContained(way: SandboxSupport, code: string, limits: Limits, options: PythonRunOptions = {}): Promise<PythonRunResult> {
+  const { root, work, script } = await makeRunFolder(code, options.files);
   try {
-    const work = join(root, 'work');
-    await mkdir(work);
-    const script = join(root, 'main.py');
-    await writeFile(script, code);
-    for (const [name, content] of Object.entries(options.files ?? {})) {
-      const path = join(work, checkedFilePath(name));
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, content);
+    const sources = way.prefixes.map((prefix, i) => (way.staged ? join(root, `prefix${i}`) : realpathSync(prefix)));
+    if (way.staged) {
+      // the sandbox user (65534) must reach the run folder, write to work/ and read the staged prefixes
+      await chmod(root, 0o755);
+      for (const source of sources) await mkdir(source);
+      await chownTree(work, NOBODY);
     }
-    if (way.dropsRoot) await chownTree(root, NOBODY);
-    const config = {
-      work,
+    const inner = [
+      way.bwrap!,
+      '--unshare-all',
+      '--unshare-user',
+      '--disable-userns',
+      '--die-with-parent',
+      '--new-session',
+      '--cap-drop',
+      'ALL',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      ...systemFolders(),
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      ...way.prefixes.flatMap((prefix, i) => ['--ro-bind', sources[i]!, prefix]),
+      '--ro-bind',
       script,
-      cpu_seconds: cpuSeconds,
-      memory_bytes: Math.floor(memoryMb * 2 ** 20),
-      file_bytes: Math.floor(maxFileMb * 2 ** 20),
-      max_processes: maxProcesses,
-      limit_processes: way.namespaces,
-    };
-    const command = [...wrapper(way), way.python, '-I', '-B', '-X', 'utf8', '-c', prelude, JSON.stringify(config)];
-    return await supervise(command, work, { timeoutMs, maxOutputBytes, signal: options.signal, stdin: options.stdin });
+      INSIDE.script,
+      '--bind',
+      work,
+      INSIDE.work,
+      '--remount-ro',
+      '/dev',
+      '--remount-ro',
+      '/',
+      '--chdir',
+      INSIDE.work,
+      '--uid',
+      String(NOBODY),
+      '--gid',
+      String(NOBODY),
+      '--',
+      ...preludeArgs(way.python, INSIDE, limits, true),
+    ];
+    const outer = way.staged
+      ? [
+          way.bwrap!,
+          '--die-with-parent',
+          '--dev-bind',
+          '/',
+          '/',
+          ...way.prefixes.flatMap((prefix, i) => ['--ro-bind', realpathSync(prefix), sources[i]!]),
+          '--',
+          'setpriv',
+          `--reuid=${NOBODY}`,
+          `--regid=${NOBODY}`,
+          '--clear-groups',
+          '--',
+        ]
+      : [];
+    return await supervise([...outer, ...inner], work, INSIDE.work, limits, options);
   } finally {
+    await removeRunFolder(root);
+  }
+}
+
+/** python_sandbox=unconfined: the interpreter itself, with the rlimits and the hook only. */
+async function runUnconfined(python: string, code: string, limits: Limits, options: PythonRunOptions): Promise<PythonRunResult> {
+  const { root, work, script } = await makeRunFolder(code, options.files);
+  try {
+    return await supervise(preludeArgs(python, { work, script }, limits, false), work, work, limits, options);
+  } finally {
+    await removeRunFolder(root);
+  }
+}
+
+/** Removes a run folder, also where the code took its own permissions away (chmod 0 on a folder). */
+async function removeRunFolder(root: string): Promise<void> {
+  try {
+    await rm(root, { recursive: true, force: true });
+  } catch {
+    await unlockTree(root);
     await rm(root, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
-async function supervise(
-  command: string[],
-  work: string,
-  limits: { timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal; stdin?: string },
-): Promise<PythonRunResult> {
+async function unlockTree(path: string): Promise<void> {
+  try {
+    await chmod(path, 0o700);
+    for (const entry of await readdir(path, { withFileTypes: true })) if (entry.isDirectory()) await unlockTree(join(path, entry.name));
+  } catch {
+    // not ours, or gone
+  }
+}
+
+/** bwrap arguments that recreate the host's /bin, /lib... : links into /usr, or read-only binds. */
+function systemFolders(): string[] {
+  const args: string[] = [];
+  for (const name of SYSTEM_FOLDERS) {
+    const path = `/${name}`;
+    try {
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(path), path);
+      else if (stat.isDirectory()) args.push('--ro-bind', path, path);
+    } catch {
+      // not on this system
+    }
+  }
+  return args;
+}
+
+/** Spawns `command` in its own process group, in `cwd`, and enforces the time, output and abort limits. */
+async function supervise(command: string[], cwd: string, home: string, limits: Limits, options: PythonRunOptions): Promise<PythonRunResult> {
   const startedAt = Date.now();
-  if (limits.signal?.aborted) return ended({ stdout: '', stderr: '', exitCode: null, reason: 'aborted', truncated: false }, startedAt);
+  if (options.signal?.aborted) return ended({ stdout: '', stderr: '', exitCode: null, reason: 'aborted', truncated: false }, startedAt);
   const child = Bun.spawn(command, {
-    cwd: work,
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: work, TMPDIR: work, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' },
-    stdin: limits.stdin === undefined ? 'ignore' : new TextEncoder().encode(limits.stdin),
+    cwd,
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, TMPDIR: home, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' },
+    stdin: options.stdin === undefined ? 'ignore' : new TextEncoder().encode(options.stdin),
     stdout: 'pipe',
     stderr: 'pipe',
     detached: true, // its own process group, so one kill reaches everything it started
@@ -268,7 +454,7 @@ async function supervise(
   const stderr = new BoundedReader(child.stderr, limits.maxOutputBytes, () => kill('output'));
   const timer = setTimeout(() => kill('timeout'), limits.timeoutMs);
   const onAbort = () => kill('aborted');
-  limits.signal?.addEventListener('abort', onAbort, { once: true });
+  options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await child.exited;
     // a process that left the group could hold the pipes open: do not wait for it for long
@@ -278,7 +464,7 @@ async function supervise(
     stderr.stop();
   } finally {
     clearTimeout(timer);
-    limits.signal?.removeEventListener('abort', onAbort);
+    options.signal?.removeEventListener('abort', onAbort);
     if (child.exitCode === null) kill(cause);
   }
   const exitCode = child.exitCode;

@@ -24,6 +24,7 @@ interface HarnessReport {
 
 export default defineReward({
   name: 'code_tests',
+  sandboxed: true,
   description: "Runs the row's Python tests against the response's code in the sandbox; reward = the fraction that pass.",
   async score({ response, row }) {
     const tests = row.tests;

@@ -30,6 +30,7 @@ export function describeRun(run: PythonRunResult): string {
 
 export default defineTool({
   name: 'python_executor',
+  sandboxed: true,
   description: 'Run Python 3 code (standard library only, no network, no files kept between calls) and return what it prints.',
   parameters: z.object({
     code: z.string().describe('The Python code to run; print() the values you want to see'),

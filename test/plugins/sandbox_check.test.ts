@@ -1,0 +1,99 @@
+import { afterEach, describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load';
+import { checkPythonSandbox, sandboxedPluginsUsed, UNCONFINED_WARNING } from '../../src/plugins/sandbox_check';
+import { PluginHost } from '../../src/plugins/host';
+import { pythonSandbox, setPythonSandbox } from '../../src/sandbox/python';
+import { agentic, lines, ROOT, scratch } from '../helpers';
+
+const load = async (configName: string, overrides: string[] = []) => {
+  const host = new PluginHost(ROOT);
+  return { host, config: (await loadConfig({ cwd: ROOT, configName, overrides }, host)).config };
+};
+
+/** bwrap made unusable the documented way: AGENTIC_BWRAP names a binary that does not exist. */
+const NO_BWRAP = { AGENTIC_BWRAP: '/nonexistent/bwrap' };
+const SMALL_EVAL = ['--policy', 'random', 'val_batch_size=2', 'val_env_manager.num_env_groups=2'];
+
+afterEach(() => setPythonSandbox('bwrap'));
+
+describe('the Python sandbox check at start-up', () => {
+  test("finds the sandboxed tools and rewards the envs' configs name (defaults filled in)", async () => {
+    const coding = await load('agentfly_code_grpo');
+    expect(await sandboxedPluginsUsed(coding.config, coding.host)).toEqual([
+      'tool python_executor in Coding, CodingVal',
+      'reward code_tests in Coding, CodingVal',
+    ]);
+    expect(await sandboxedPluginsUsed(coding.config, coding.host, ['CodingVal'])).toEqual([
+      'tool python_executor in CodingVal',
+      'reward code_tests in CodingVal',
+    ]);
+    const lake = await load('frozen_lake');
+    expect(await sandboxedPluginsUsed(lake.config, lake.host)).toEqual([]);
+  });
+
+  test('sets this thread’s mode from python_sandbox; with bwrap working it passes silently', async () => {
+    const warnings: string[] = [];
+    const coding = await load('agentfly_code_grpo');
+    await checkPythonSandbox(coding.config, coding.host, { warn: (line) => warnings.push(line) });
+    expect(pythonSandbox()).toBe('bwrap');
+    expect(warnings).toEqual([]);
+    const unconfined = await load('agentfly_code_grpo', ['python_sandbox=unconfined']);
+    await checkPythonSandbox(unconfined.config, unconfined.host, { warn: (line) => warnings.push(line) });
+    await checkPythonSandbox(unconfined.config, unconfined.host, { warn: (line) => warnings.push(line) });
+    expect(pythonSandbox()).toBe('unconfined');
+    expect(warnings).toEqual([UNCONFINED_WARNING]); // once per process
+  });
+
+  test('bwrap unusable: a run whose envs run code stops with one line naming the install command and the opt-out', async () => {
+    const out = join(scratch(), 'eval.json');
+    const refused = await agentic(['eval', '--config-name', 'agentfly_code_grpo', '--out', out, ...SMALL_EVAL], { env: NO_BWRAP });
+    console.log(`bwrap missing: exit ${refused.code}: ${refused.stderr.trim()}`);
+    expect(refused.code).not.toBe(0);
+    expect(lines(refused.stderr)).toEqual([
+      'error: python sandbox: AGENTIC_BWRAP=/nonexistent/bwrap: no such file (needed by tool python_executor in CodingVal, reward code_tests in CodingVal); install bubblewrap (apt-get install bubblewrap), or set python_sandbox=unconfined to run model-written code without a boundary',
+    ]);
+    // envs that run no code do not need bwrap
+    const lake = await agentic(['eval', '--config-name', 'frozen_lake', '--out', out, ...SMALL_EVAL], { env: NO_BWRAP });
+    expect(lake.code).toBe(0);
+  });
+
+  test('python_sandbox=unconfined: one warning, and the code runs', async () => {
+    const out = join(scratch(), 'eval.json');
+    const run = await agentic(['eval', '--config-name', 'agentfly_code_grpo', '--out', out, ...SMALL_EVAL, 'python_sandbox=unconfined'], { env: NO_BWRAP });
+    console.log(`unconfined: exit ${run.code}: ${lines(run.stderr)[0]}`);
+    expect(run.code).toBe(0);
+    expect(lines(run.stderr).filter((l) => l.startsWith('warning:'))).toEqual([`warning: ${UNCONFINED_WARNING}`]);
+    expect(lines(run.stdout)[1]).toMatch(/^CodingVal +2 /);
+  });
+
+  test('agentic doctor reports the sandbox, and fails when the config needs bwrap and it is unusable', async () => {
+    const ok = await agentic(['doctor', '--config-name', 'agentfly_code_grpo']);
+    const row = lines(ok.stdout).find((l) => l.startsWith('sandbox '));
+    console.log(`doctor: ${row}`);
+    expect(row).toMatch(/^sandbox +bwrap ok: bubblewrap [\d.]+ at \S+; namespaces work; code runs as uid \d+/);
+    expect(lines(ok.stdout).find((l) => l.startsWith('python '))).toMatch(/^python +\//);
+    const missing = await agentic(['doctor', '--config-name', 'agentfly_code_grpo'], { env: NO_BWRAP });
+    const failed = lines(missing.stdout).find((l) => l.startsWith('sandbox '));
+    console.log(`doctor, bwrap missing: ${failed}`);
+    expect(missing.code).toBe(1);
+    expect(failed).toContain('FAILED: AGENTIC_BWRAP=/nonexistent/bwrap: no such file; apt-get install bubblewrap');
+  });
+
+  test('runPython itself refuses in one line when bwrap is unusable and nothing opted out', async () => {
+    const script = [
+      `import { runPython, setPythonSandbox } from ${JSON.stringify(join(ROOT, 'src/sandbox/python.ts'))};`,
+      `try { await runPython('print(1)'); } catch (error) { console.log('refused:', error.constructor.name, error.message); }`,
+      `setPythonSandbox('unconfined');`,
+      `console.log('unconfined:', (await runPython('print(6 * 7)')).stdout.trim());`,
+    ].join('\n');
+    const child = Bun.spawn([process.execPath, '-e', script], { cwd: ROOT, env: { ...process.env, ...NO_BWRAP }, stdout: 'pipe', stderr: 'pipe' });
+    const [stdout, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    expect(code).toBe(0);
+    const [refused, unconfined] = lines(stdout);
+    expect(refused).toBe(
+      'refused: PluginError python sandbox: AGENTIC_BWRAP=/nonexistent/bwrap: no such file; install bubblewrap (apt-get install bubblewrap), or set python_sandbox=unconfined to run model-written code without a boundary',
+    );
+    expect(unconfined).toBe('unconfined: 42');
+  });
+});
