@@ -20,6 +20,7 @@ import { episodeAnimation, type Animation } from '../render/animation';
 import { replayEpisode } from '../render/replay';
 import type { Episode } from '../rollout/types';
 import { saveModel } from '../model/load';
+import { checkPythonSandbox } from '../plugins/sandbox_check';
 import type { PluginHost } from '../plugins/host';
 import { ConsoleTracker } from '../tracking/console';
 import { CurvesTracker } from '../tracking/curves';
@@ -123,6 +124,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   let c = loaded.config;
   const started = performance.now();
   await checkAvailable(loaded, options);
+  await checkPythonSandbox(c, host, { warn: options.warn });
   checkOutputFolders(c, ['output_dir', 'checkpoint_config.output_dir', 'logging_dir', ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : [])]);
   const checkpointRoot = resolve(c.checkpoint_config.output_dir);
   const resumed: Checkpoint | null = checkpointToResume(c, options.warn);
