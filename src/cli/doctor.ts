@@ -42,7 +42,7 @@ export default command(
           const result = await engine.startBackend(backend, { webgpuAdapter: config.webgpu_adapter });
           const notes = [backend === 'wasm' ? 'embedded default' : '', backend === selected ? 'selected' : ''].filter(Boolean);
           rows.push([`backend ${backend}`, `ok (matmul checked, ${(performance.now() - started).toFixed(0)} ms)${notes.map((n) => `, ${n}`).join('')}`]);
-          if (result.detail) rows.push([backend === 'webgpu' ? '  adapter' : '  package', result.detail]);
+          if (result.detail) rows.push([backend === 'webgpu' ? '  adapter' : backend === 'wasm' ? '  threads' : '  package', result.detail]);
         } catch (error) {
           failures++;
           rows.push([`backend ${backend}`, `FAILED: ${(error as Error).message}`]);

@@ -15,17 +15,17 @@ import type { BackendName, WebGpuAdapterChoice } from '../config/schema';
 import { AgenticError } from '../errors';
 import { installWasmKernels } from './kernels';
 import { installMatMulGradient } from './kernels/matmul_grad';
-import { useWasmThreads, wasmThreadsWanted } from './kernels/wasm_threads';
+import { useWasmThreads, wasmSpinPolls, wasmThreadsWanted, type WasmThreadChoice } from './kernels/wasm_threads';
 
 export type { BackendName } from '../config/schema';
 
 export interface BackendOptions {
   /** How webgpu picks its adapter (the `webgpu_adapter` key); auto when absent. */
   webgpuAdapter?: WebGpuAdapterChoice;
-  /** wasm threads when it is the first start (AGENTIC_WASM_THREADS still wins when set); absent: one per core. */
-  wasmThreads?: number;
+  /** wasm threads when it is the first start (AGENTIC_WASM_THREADS still wins when set); absent: one per available core. */
+  wasmThreads?: WasmThreadChoice;
   /** wasm threads whatever AGENTIC_WASM_THREADS says (the rollout worker of an asynchronous run takes one). */
-  wasmThreadsExactly?: number;
+  wasmThreadsExactly?: WasmThreadChoice;
 }
 
 export interface StartedBackend {
@@ -34,7 +34,8 @@ export interface StartedBackend {
   detail?: string;
 }
 
-let wasmPrepared = false;
+/** What the wasm backend was started with (its thread count is fixed by the first start). */
+let wasmDetail: string | undefined;
 
 // tfjs logs a banner ("install our node backend") on first use under Node/Bun; we choose our
 // backends deliberately, so keep its console quiet.
@@ -63,18 +64,23 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
   switch (name) {
     case 'wasm':
       // Our faster kernels (./kernels) replace tfjs's; the thread count is fixed at the first
-      // start: AGENTIC_WASM_THREADS, else the caller's, else one thread per core.
-      if (!wasmPrepared) {
+      // start: AGENTIC_WASM_THREADS, else the caller's, else one thread per available core.
+      if (wasmDetail === undefined) {
         setWasmPaths({
           'tfjs-backend-wasm.wasm': wasmPlain,
           'tfjs-backend-wasm-simd.wasm': wasmSimd,
           'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
         });
-        useWasmThreads(options.wasmThreadsExactly ?? wasmThreadsWanted(process.env, options.wasmThreads), wasmThreaded);
+        const choice = options.wasmThreadsExactly ?? wasmThreadsWanted(process.env, options.wasmThreads);
+        const spin = wasmSpinPolls();
+        useWasmThreads(choice.threads, wasmThreaded, spin);
         installWasmKernels();
-        wasmPrepared = true;
+        wasmDetail =
+          choice.threads === 1
+            ? `1 thread: ${choice.why}`
+            : `${choice.threads} threads: ${choice.why}; idle threads sleep after ${spin} polls`;
       }
-      return undefined;
+      return wasmDetail;
     case 'cpu':
       return undefined;
     case 'webgpu': {

@@ -3,7 +3,6 @@
  * the trainer (or resume it from a checkpoint), log every step to the trackers, save checkpoints,
  * and save the trained policy.
  */
-import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { changedSettings } from '../checkpoint/changes';
 import { listCheckpoints, removeAbandonedTemporaries, removeCheckpoint } from '../checkpoint/folders';
@@ -14,6 +13,7 @@ import { checkOutputFolders } from '../config/output_folders';
 import { writeRunConfig } from '../config/save';
 import { runBackend } from '../config/validate';
 import { startBackend } from '../engine/backend';
+import { availableCores } from '../engine/cores';
 import { ConfigError, firstLine } from '../errors';
 import type { AgenticConfig } from '../config/schema';
 import { episodeAnimation, type Animation } from '../render/animation';
@@ -145,7 +145,9 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     options.info(`no complete checkpoint in ${displayPath(checkpointRoot)}; starting at step 0`);
   }
   // an asynchronous run's rollout worker takes one core for its own engine
-  const wasmThreads = c.async_generation_ratio > 0 ? Math.max(1, availableParallelism() - 1) : undefined;
+  const cores = availableCores();
+  const wasmThreads =
+    c.async_generation_ratio > 0 ? { threads: Math.max(1, cores.count - 1), why: `an asynchronous run's trainer leaves one of ${cores.count} available cores to its rollout worker` } : undefined;
   const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, wasmThreads });
   options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}`);
 

@@ -9,7 +9,10 @@ import { scratch } from '../helpers';
 describe('tfjs backends', () => {
   test('wasm (the embedded default) starts and multiplies correctly, leaving no tensors behind', async () => {
     const listeners = process.listeners('uncaughtException').length;
-    expect(await startBackend('wasm')).toEqual({ name: 'wasm' });
+    const started = await startBackend('wasm');
+    expect(started.name).toBe('wasm');
+    // the start line says how many threads and why
+    expect(started.detail).toMatch(/^(1 thread|\d+ threads): .+/);
     expect(tf.getBackend()).toBe('wasm');
     // the emscripten glue's own crash handlers are removed again
     expect(process.listeners('uncaughtException').length).toBe(listeners);

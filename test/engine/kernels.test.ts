@@ -9,10 +9,14 @@ import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
 import { startBackend } from '../../src/engine/backend';
-import { wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
+import { cgroupCpuQuota, availableCores } from '../../src/engine/cores';
+import { wasmSpinPolls, wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
+import { boundedSpinWasm, WASM_SPIN_POLLS } from '../../src/engine/kernels/wasm_spin';
 import { ConfigError } from '../../src/errors';
 import { Rng } from '../../src/engine/rng';
-import { ROOT } from '../helpers';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, scratch } from '../helpers';
 
 type Values = Float32Array | Int32Array;
 type Case = (inputs: tf.Tensor[]) => tf.Tensor | tf.Tensor[];
@@ -220,28 +224,63 @@ describe('gather and its gradient on wasm (UnsortedSegmentSum)', () => {
 
 describe('wasm threads', () => {
   test('AGENTIC_WASM_THREADS picks the count; a bad value is a one-line config error', () => {
-    expect(wasmThreadsWanted({ AGENTIC_WASM_THREADS: '3' })).toBe(3);
-    expect(wasmThreadsWanted({})).toBeGreaterThanOrEqual(1);
+    expect(wasmThreadsWanted({ AGENTIC_WASM_THREADS: '3' })).toEqual({ threads: 3, why: 'AGENTIC_WASM_THREADS=3' });
+    expect(wasmThreadsWanted({}).threads).toBe(Math.min(8, availableCores().count));
+    expect(wasmThreadsWanted({}).why).toMatch(/^one per available core \(\d+ in the CPU affinity mask, /);
+    const fallback = { threads: 1, why: 'the caller says so' };
+    expect(wasmThreadsWanted({}, fallback)).toBe(fallback);
+    expect(wasmThreadsWanted({ AGENTIC_WASM_THREADS: '2' }, fallback).threads).toBe(2);
     for (const bad of ['0', 'two', '1.5', '-2', '9']) {
       expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(ConfigError);
       expect(() => wasmThreadsWanted({ AGENTIC_WASM_THREADS: bad })).toThrow(/AGENTIC_WASM_THREADS/);
     }
   });
 
+  test('AGENTIC_WASM_SPIN bounds the polls of a waiting pool thread; a bad value is a one-line config error', () => {
+    expect(wasmSpinPolls({})).toBe(WASM_SPIN_POLLS);
+    expect(wasmSpinPolls({ AGENTIC_WASM_SPIN: '1000000' })).toBe(1_000_000);
+    for (const bad of ['0', 'many', '2.5', '3000000']) expect(() => wasmSpinPolls({ AGENTIC_WASM_SPIN: bad })).toThrow(/^AGENTIC_WASM_SPIN=/);
+  });
+
+  test("the threaded module's three spin bounds are rewritten, nothing else; another file is refused", () => {
+    const file = join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm');
+    const stock = new Uint8Array(readFileSync(file));
+    const bounded = boundedSpinWasm(file, 1000);
+    const leb = (at: number) => (bounded[at]! & 0x7f) | ((bounded[at + 1]! & 0x7f) << 7) | ((bounded[at + 2]! & 0x7f) << 14);
+    const changed = [...stock.keys()].filter((i) => stock[i] !== bounded[i]);
+    expect(changed.length).toBeGreaterThan(0);
+    expect(changed.length).toBeLessThanOrEqual(9);
+    // every change sits in an `i32.const` (0x41) whose value is now 1000, in the stock constant's three bytes
+    const constants = [...new Set(changed.map((i) => [i - 1, i - 2, i - 3].find((at) => stock[at] === 0x41 && stock[at + 1] === 0xc0)!))];
+    expect(constants).toHaveLength(3);
+    for (const at of constants) expect(leb(at + 1)).toBe(1000);
+    expect(() => boundedSpinWasm(join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'))).toThrow(/is not tfjs-backend-wasm 4\.22\.0's threaded module/);
+  });
+
+  test("the cgroup's CPU quota, v2 and v1, as a container or the host sees it", () => {
+    const v2 = scratch({ 'cpu.max': '150000 100000\n' });
+    expect(cgroupCpuQuota(v2, '0::/\n')).toBe(1.5);
+    expect(cgroupCpuQuota(scratch({ 'job/cpu.max': 'max 100000\n' }), '0::/job\n')).toBeNull();
+    const v1 = scratch({ 'cpu,cpuacct/cpu.cfs_quota_us': '50000', 'cpu,cpuacct/cpu.cfs_period_us': '100000' });
+    expect(cgroupCpuQuota(v1, '4:cpu,cpuacct:/docker/abc\n3:memory:/docker/abc\n')).toBe(0.5);
+    expect(cgroupCpuQuota(scratch({ 'cpu/cpu.cfs_quota_us': '-1', 'cpu/cpu.cfs_period_us': '100000' }), '2:cpu:/\n')).toBeNull();
+    expect(cgroupCpuQuota(scratch(), '')).toBeNull();
+  });
+
   /** Starts wasm in a fresh process with `env`; returns its threads, a checked product, stderr. */
-  async function childRun(env: Record<string, string>) {
+  async function childRun(env: Record<string, string>, prefix: string[] = []) {
     const script = `
       import * as tf from '@tensorflow/tfjs-core';
       import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
       import { startBackend } from './src/engine/backend';
-      await startBackend('wasm');
+      const started = await startBackend('wasm');
       const a = tf.tensor2d(Array.from({ length: 64 * 64 }, (_, i) => (i % 7) - 3), [64, 64]);
       const sum = (await tf.sum(tf.matMul(a, a, false, true)).data())[0];
-      console.log(JSON.stringify({ threads: getThreadsCount(), sum }));`;
-    const child = Bun.spawn([process.execPath, '-e', script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
+      console.log(JSON.stringify({ threads: getThreadsCount(), sum, detail: started.detail }));`;
+    const child = Bun.spawn([...prefix, process.execPath, '-e', script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
     const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(0);
-    const out = JSON.parse(stdout) as { threads: number; sum: number };
+    const out = JSON.parse(stdout) as { threads: number; sum: number; detail: string };
     // The sum of all entries of a aT is the sum over columns of (column sum)^2.
     let expected = 0;
     for (let col = 0; col < 64; col++) {
@@ -250,13 +289,21 @@ describe('wasm threads', () => {
       expected += s * s;
     }
     expect(out.sum).toBe(expected);
-    return { threads: out.threads, stderr };
+    return { threads: out.threads, detail: out.detail, stderr };
   }
 
   test('two threads start under Bun, multiply correctly, and let the process exit', async () => {
-    const { threads, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2' });
+    const { threads, detail, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2' });
     expect(stderr).toBe('');
     expect(threads).toBe(2);
+    expect(detail).toBe(`2 threads: AGENTIC_WASM_THREADS=2; idle threads sleep after ${WASM_SPIN_POLLS} polls`);
+  });
+
+  test('by default, one thread per core the affinity mask allows (taskset -c 0: one)', async () => {
+    if (!Bun.which('taskset')) return;
+    const { threads, detail } = await childRun({ AGENTIC_WASM_THREADS: '' }, ['taskset', '-c', '0']);
+    expect(threads).toBe(1);
+    expect(detail).toMatch(/^1 thread: one per available core \(1 in the CPU affinity mask, /);
   });
 
   test('when the threaded start fails, one warning line and the single-threaded backend', async () => {
@@ -267,6 +314,6 @@ describe('wasm threads', () => {
 
   test('this process runs the wasm backend with the wanted threads', async () => {
     await startBackend('wasm');
-    expect(getThreadsCount()).toBe(wasmThreadsWanted());
+    expect(getThreadsCount()).toBe(wasmThreadsWanted().threads);
   });
 });

@@ -24,35 +24,66 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../errors';
+import { availableCores } from '../cores';
 import { cwrapOf } from './wasm_heap';
+import { boundedSpinWasm, WASM_SPIN_POLLS } from './wasm_spin';
 
 /** tfjs-backend-wasm registers 'wasm' with this priority; ours keeps it. */
 const WASM_PRIORITY = 2;
 const THREADS_ENV = 'AGENTIC_WASM_THREADS';
+const SPIN_ENV = 'AGENTIC_WASM_SPIN';
+/** The largest bound three LEB128 bytes hold (the stock constant's width). */
+const MAX_SPIN_POLLS = 2 ** 21 - 1;
 /** XNNPACK's pool in this build takes at most 8 threads. */
 const MAX_THREADS = 8;
+
+export interface WasmThreadChoice {
+  threads: number;
+  /** Why that many, for the run's start line and `agentic doctor`. */
+  why: string;
+}
 
 /**
  * Threads for the wasm backend: `AGENTIC_WASM_THREADS` when set (1 = the single-threaded SIMD
  * build), otherwise `fallback` when given (an asynchronous run's trainer leaves a core to its
- * rollout worker), otherwise one per logical core; at most 8.
+ * rollout worker), otherwise one per core this process may use (cores.ts); at most 8.
  */
-export function wasmThreadsWanted(env: Record<string, string | undefined> = process.env, fallback?: number): number {
+export function wasmThreadsWanted(env: Record<string, string | undefined> = process.env, fallback?: WasmThreadChoice): WasmThreadChoice {
   const raw = env[THREADS_ENV];
-  if (raw === undefined || raw.trim() === '') return Math.min(MAX_THREADS, Math.max(1, fallback ?? os.cpus().length));
+  if (raw === undefined || raw.trim() === '') {
+    if (fallback) return fallback;
+    const cores = availableCores();
+    return cores.count > MAX_THREADS
+      ? { threads: MAX_THREADS, why: `XNNPACK's most (${cores.count} cores: ${cores.why})` }
+      : { threads: cores.count, why: `one per available core (${cores.why})` };
+  }
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 1 || n > MAX_THREADS) {
     throw new ConfigError(`${THREADS_ENV}=${raw} is not a thread count: give a whole number from 1 to ${MAX_THREADS}`);
   }
+  return { threads: n, why: `${THREADS_ENV}=${n}` };
+}
+
+/**
+ * Polls of a waiting pool thread before it sleeps: `AGENTIC_WASM_SPIN` when set (1000000 is
+ * XNNPACK's own, fastest alone and a collapse beside another process), else WASM_SPIN_POLLS.
+ */
+export function wasmSpinPolls(env: Record<string, string | undefined> = process.env): number {
+  const raw = env[SPIN_ENV];
+  if (raw === undefined || raw.trim() === '') return WASM_SPIN_POLLS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_SPIN_POLLS) {
+    throw new ConfigError(`${SPIN_ENV}=${raw} is not a number of polls: give a whole number from 1 to ${MAX_SPIN_POLLS}`);
+  }
   return n;
 }
 
-/** Writes `text` to `dir/name` unless an identical file is there; atomic for concurrent starts. */
-function writeOnce(dir: string, name: string, text: string): string {
+/** Writes `data` to `dir/name` unless an identical file is there; atomic for concurrent starts. */
+function writeOnce(dir: string, name: string, data: string | Uint8Array): string {
   const path = join(dir, name);
-  if (existsSync(path) && readFileSync(path, 'utf8') === text) return path;
+  if (existsSync(path) && Buffer.from(readFileSync(path)).equals(Buffer.from(data))) return path;
   const partial = `${path}.${process.pid}.partial`;
-  writeFileSync(partial, text);
+  writeFileSync(partial, data);
   renameSync(partial, path);
   return path;
 }
@@ -64,8 +95,11 @@ function glueText(): string {
   return glue;
 }
 
-/** The worker script and the glue it evaluates, as real files (Bun's workers take no blob: URLs). */
-function workerScripts(): { worker: string; glue: string } {
+/**
+ * The worker script and the glue it evaluates, as real files (Bun's workers take no blob: URLs),
+ * and the module with its spin-waits bounded (wasm_spin.ts).
+ */
+function moduleFiles(wasmFile: string, spinPolls: number): { worker: string; glue: string; wasm: string } {
   // The worker's source lives in a template literal whose `\n` escapes became newlines; restore
   // them so its string literals parse (tfjs's browser loader does the same).
   const worker = wasmWorkerContents.replace(/\n/g, '\\n');
@@ -76,6 +110,7 @@ function workerScripts(): { worker: string; glue: string } {
   return {
     worker: writeOnce(dir, 'tfjs-backend-wasm-threaded-simd.worker.js', worker),
     glue: writeOnce(dir, 'tfjs-backend-wasm-threaded-simd.js', glue),
+    wasm: writeOnce(dir, `tfjs-backend-wasm-threaded-simd.spin-${spinPolls}.wasm`, boundedSpinWasm(wasmFile, spinPolls)),
   };
 }
 
@@ -109,12 +144,12 @@ function threadedFactory(threads: number): Factory {
 }
 
 /** Starts the threaded module and builds a BackendWasm on it, as tfjs's own init would. */
-async function startThreaded(wasmFile: string, threads: number): Promise<BackendWasm> {
-  const scripts = workerScripts();
+async function startThreaded(wasmFile: string, threads: number, spinPolls: number): Promise<BackendWasm> {
+  const files = moduleFiles(wasmFile, spinPolls);
   const wasm: WasmModule = await new Promise((resolve, reject) => {
     threadedFactory(threads)({
-      locateFile: (path: string) => (path.endsWith('.worker.js') ? scripts.worker : path.endsWith('.wasm') ? wasmFile : path),
-      mainScriptUrlOrBlob: scripts.glue,
+      locateFile: (path: string) => (path.endsWith('.worker.js') ? files.worker : path.endsWith('.wasm') ? files.wasm : path),
+      mainScriptUrlOrBlob: files.glue,
       onAbort: (message: string) => reject(new Error(`the threaded wasm module aborted: ${message}`)),
     }).then(resolve, reject);
   });
@@ -142,7 +177,7 @@ async function startThreaded(wasmFile: string, threads: number): Promise<Backend
  * fail (say, no writable temporary folder), a one-line warning says why and the single-threaded
  * backend starts instead.
  */
-export function useWasmThreads(threads: number, wasmFile: string): void {
+export function useWasmThreads(threads: number, wasmFile: string, spinPolls: number): void {
   // Once started, the backend holds tensors: never swap it out from under them. (The engine's
   // registry, not tf.findBackend: that one starts the stock backend as a side effect.)
   if (threads <= 1 || 'wasm' in tf.engine().registry) return;
@@ -153,7 +188,7 @@ export function useWasmThreads(threads: number, wasmFile: string): void {
     'wasm',
     async () => {
       try {
-        return await startThreaded(wasmFile, threads);
+        return await startThreaded(wasmFile, threads, spinPolls);
       } catch (error) {
         process.stderr.write(`warning: the wasm backend runs single-threaded: ${(error as Error).message.split('\n')[0]}\n`);
         return stock.factory();
