@@ -16,29 +16,42 @@ export type NormalizationMethod = (typeof NORMALIZATION_METHODS)[number];
 export const NORMALIZATION_GROUPINGS = ['traj_group_id', 'tags', 'group_ids', 'traj_id', 'batch'] as const;
 export type NormalizationGrouping = (typeof NORMALIZATION_GROUPINGS)[number];
 
+/** Where the mean subtracted and the std divided by come from; null: none (ROLL's norm_*_type). */
+export const NORMALIZATION_STATISTICS = ['batch', 'group'] as const;
+export type NormalizationStatistic = (typeof NORMALIZATION_STATISTICS)[number] | null;
+
 export interface NormalizationOptions {
   method: NormalizationMethod;
   /** true when the grouping is `batch`: the mean and std are the batch's. */
   batchStatistics: boolean;
+  /** ROLL's norm_mean_type / norm_std_type: given, they replace what `method` implies. */
+  statistics?: { mean: NormalizationStatistic; std: NormalizationStatistic } | null;
 }
 
 const STD_FLOOR = 1e-6;
 
+/** What a method means in ROLL's terms: identity (none, none), mean (G, none), mean_std and asym_clip (G, G). */
+function methodStatistics(method: NormalizationMethod, batchStatistics: boolean): { mean: NormalizationStatistic; std: NormalizationStatistic } {
+  const g = batchStatistics ? 'batch' : 'group';
+  if (method === 'identity') return { mean: null, std: null };
+  return { mean: g, std: method === 'mean' ? null : g };
+}
+
 /** Normalised copies of `values`; `keys[i]` is row i's group. */
 export function normalizeRewards(values: readonly number[], keys: readonly string[], options: NormalizationOptions): number[] {
-  if (options.method === 'identity') return [...values];
-  const scale = options.method !== 'mean'; // mean_std and asym_clip (which no longer clips) both divide
+  const use = options.statistics ?? methodStatistics(options.method, options.batchStatistics);
+  if (use.mean === null && use.std === null) return [...values];
   const batchMean = mean(values);
   const batchStd = std(values);
   const out = new Array<number>(values.length).fill(0);
   for (const members of groupIndices(keys).values()) {
     const group = members.map((i) => values[i]!);
-    const center = options.batchStatistics ? batchMean : mean(group);
-    if (!scale) {
+    const center = use.mean === 'batch' ? batchMean : use.mean === 'group' ? mean(group) : 0;
+    if (use.std === null) {
       for (const i of members) out[i] = values[i]! - center;
       continue;
     }
-    const spread = options.batchStatistics ? batchStd : std(group);
+    const spread = use.std === 'batch' ? batchStd : std(group);
     const usable = members.length > 1 && Math.abs(spread) > STD_FLOOR;
     for (const i of members) out[i] = usable ? (values[i]! - center) / (spread + STD_FLOOR) : 0;
   }

@@ -11,7 +11,7 @@
 import type { AdvantageEstimatorName } from './advantage';
 import { OWN_BASELINE_ESTIMATORS } from './advantage';
 import { klPenalty, type KlPenalty } from './kl';
-import { clipValues, discountedStepReturns, normalizeRewards, type NormalizationGrouping, type NormalizationMethod } from './reward_norm';
+import { clipValues, discountedStepReturns, normalizeRewards, type NormalizationGrouping, type NormalizationMethod, type NormalizationOptions } from './reward_norm';
 import { lastMasked, maskedCount, maskedWhiten, summaryStats, type Masks, type Rows } from './stats';
 
 /** What the reward stages read from a training row. */
@@ -33,6 +33,8 @@ export interface ResponseRewardOptions {
   estimator: AdvantageEstimatorName;
   grouping: NormalizationGrouping;
   method: NormalizationMethod;
+  /** ROLL's norm_mean_type / norm_std_type, when given. */
+  statistics?: NormalizationOptions['statistics'];
   stepRewardGamma: number;
   episodeRewardWeight: number;
   stepRewardWeight: number;
@@ -62,7 +64,7 @@ function groupKey(row: RewardRow, grouping: NormalizationGrouping): string {
 
 export function responseRewards(rows: readonly RewardRow[], o: ResponseRewardOptions): ResponseRewards {
   const norm = (values: readonly number[], keys: readonly string[], batchStatistics: boolean) =>
-    normalizeRewards(values, keys, { method: o.method, batchStatistics });
+    normalizeRewards(values, keys, { method: o.method, batchStatistics, statistics: o.statistics });
   const keys = rows.map((row) => groupKey(row, o.grouping));
   const byBatch = o.grouping === 'batch';
   const metrics: Record<string, number> = {};

@@ -1,10 +1,11 @@
 /** `agentic config`: print the fully resolved config as YAML (Hydra's --cfg job). */
 import { loadConfig } from '../config/load';
+import { rollKeysWarning } from '../config/roll';
 import { stringifyYaml } from '../config/yaml';
 import { PluginHost } from '../plugins/host';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
-import { out } from './log';
+import { log, out } from './log';
 
 export default command(
   {
@@ -12,8 +13,10 @@ export default command(
     args: { ...configArgs, ...overridesArg },
     async run({ args }) {
       const host = new PluginHost();
-      const { config } = await loadConfig(configRequest(args, overridesFrom(args._)), host);
-      out(stringifyYaml(config));
+      const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
+      const unread = rollKeysWarning(loaded);
+      if (unread) log.warn(unread);
+      out(stringifyYaml(loaded.config));
     },
   },
   `${OVERRIDES_HELP}

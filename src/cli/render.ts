@@ -49,6 +49,7 @@ export default command(
       const host = new PluginHost();
       const { config } = await loadConfig(configRequest(args, overrides), host);
       const { resolve } = await import('node:path');
+      if (config.render_save_dir === null) throw new UsageError('render_save_dir: null, so there is no folder to render to; give one with render_save_dir=DIR');
       // before playing, so minutes of play never end in a refusal to write
       checkRenderFolder(resolve(config.render_save_dir));
       const { checkPythonSandbox } = await import('../plugins/sandbox_check');

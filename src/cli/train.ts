@@ -21,8 +21,11 @@ export default command(
       const { loadConfig } = await import('../config/load');
       const { PluginHost } = await import('../plugins/host');
       const { runTraining } = await import('../train/run');
+      const { rollKeysWarning } = await import('../config/roll');
       const host = new PluginHost();
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
+      const unread = rollKeysWarning(loaded);
+      if (unread) log.warn(unread);
       const result = await runTraining(loaded, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
       log.success(doneLine(result));
       return 0;

@@ -2,7 +2,8 @@
  * The whole config pipeline, lowest layer first:
  *
  *   schema defaults -> config file (with its defaults list and extends) -> command-line overrides
- *   -> interpolation -> validation (schema, cross-key rules, plugin env configs)
+ *   -> interpolation -> ROLL's keys (roll.ts: inert ones set aside, refused ones an error, helper
+ *   variables removed) -> validation (schema, cross-key rules, plugin env configs)
  *
  * With no config file named, the config file is the built-in configs/agentic.yaml (embedded in
  * the binary), as Hydra's @hydra.main names a default config.
@@ -16,6 +17,7 @@ import { CONFIG_EXTENSIONS, composeFile, composeText, findConfigFile, type Compo
 import { resolveInterpolations } from './interpolate';
 import { createKeyOracle } from './keys';
 import { applyOverrides, parseOverride } from './overrides';
+import { applyRollKeys, referencedRoots } from './roll';
 import { configDefaults, type AgenticConfig } from './schema';
 import { mergeOver, type TreeObject } from './tree';
 import { validateConfig, type EnvResolver } from './validate';
@@ -39,6 +41,9 @@ export interface LoadedConfig {
   /** The config files that contributed (or the built-in name). */
   files: string[];
   overrides: string[];
+  /** ROLL keys read but with no effect here, and helper values nothing reads (roll.ts); absent: none. */
+  inert?: string[];
+  unusedHelpers?: string[];
 }
 
 /** Reads the primary config and everything it pulls in (no defaults layer, no overrides). */
@@ -72,17 +77,18 @@ function suggestConfig(dir: string, name: string): string {
   return didYouMean(name, names);
 }
 
-/** Composes, overrides and interpolates: the final tree before validation. */
-export async function resolveTree(request: ConfigRequest, envs: EnvResolver): Promise<{ tree: TreeObject; files: string[] }> {
+/** Composes, overrides, interpolates and sets ROLL's keys aside: the final tree before validation. */
+export async function resolveTree(request: ConfigRequest, envs: EnvResolver): Promise<{ tree: TreeObject; files: string[]; inert: string[]; unusedHelpers: string[] }> {
   const primary = await composePrimary(request);
   const layered = mergeOver(configDefaults() as TreeObject, primary.tree);
   const overrides = (request.overrides ?? []).map(parseOverride);
   const overridden = await applyOverrides(layered, overrides, createKeyOracle(envs));
-  return { tree: resolveInterpolations(overridden), files: primary.files };
+  const roll = applyRollKeys(resolveInterpolations(overridden), referencedRoots(overridden));
+  return { ...roll, files: primary.files };
 }
 
 export async function loadConfig(request: ConfigRequest, envs: EnvResolver): Promise<LoadedConfig> {
-  const { tree, files } = await resolveTree(request, envs);
+  const { tree, files, inert, unusedHelpers } = await resolveTree(request, envs);
   const config = await validateConfig(tree, envs);
-  return { config, files, overrides: [...(request.overrides ?? [])] };
+  return { config, files, overrides: [...(request.overrides ?? [])], inert, unusedHelpers };
 }

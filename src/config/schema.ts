@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { KL_PENALTIES, LOSS_AGG_MODES } from '../algo/names';
-import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS } from '../algo/reward_norm';
+import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS, NORMALIZATION_STATISTICS, type NormalizationStatistic } from '../algo/reward_norm';
 import { PYTHON_SANDBOX_MODES } from '../sandbox/modes';
 
 const positiveInt = () => z.int().min(1);
@@ -42,19 +42,6 @@ export const TRACKERS = ['console', 'jsonl', 'html', 'tensorboard', 'wandb'] as 
 
 /** A tag names an entry of custom_envs; it appears in metric names (`env/<tag>/success`). */
 export const TAG_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
-
-/** ROLL writes device lists as Python, e.g. `list(range(0,8))`; accept that and plain lists. */
-function parseDeviceMapping(value: unknown): unknown {
-  if (typeof value !== 'string') return value;
-  const range = /^\s*list\(\s*range\(\s*(\d+)\s*,\s*(\d+)\s*\)\s*\)\s*$/.exec(value);
-  if (range) {
-    const [start, end] = [Number(range[1]), Number(range[2])];
-    return Array.from({ length: Math.max(0, end - start) }, (_, i) => start + i);
-  }
-  const list = /^\s*\[([\d\s,]*)\]\s*$/.exec(value);
-  if (list) return list[1]!.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
-  return value;
-}
 
 export const ModelArgs = z.strictObject({
   model_name_or_path: z
@@ -136,10 +123,6 @@ export const Worker = z.strictObject({
   model_update_frequency: positiveInt()
     .default(1)
     .describe("actor_infer: take actor_train's weights every this many steps (1 shares them); other roles ignore it."),
-  device_mapping: z
-    .preprocess(parseDeviceMapping, z.array(nonNegativeInt()).nullable())
-    .default(null)
-    .describe("Device indices for the role; null is the backend's default device. ROLL's `list(range(a,b))` is accepted."),
 });
 
 export const PROXY_TYPES = ['policy', 'random'] as const;
@@ -160,7 +143,7 @@ export type EnvManagerKind = (typeof ENV_MANAGER_KINDS)[number];
 function parseEnvManagerClass(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   if (/(^|\.)TrajEnvManager$/.test(value)) return 'traj';
-  if (/(^|\.)(StepEnvManager|StepConcatEnvManager)$/.test(value)) return 'step';
+  if (/(^|\.)(StepEnvManager|StepConcatEnvManager|AgentNativeStepEnvManager)$/.test(value)) return 'step';
   return value;
 }
 
@@ -178,9 +161,6 @@ export const EnvManager = z.strictObject({
     .nullable()
     .default(null)
     .describe('Groups per tag, in the order of tags; null splits num_env_groups equally.'),
-  max_env_num_per_worker: nonNegativeInt()
-    .default(0)
-    .describe('Environments hosted by one env worker; 0 puts all of them in one.'),
   generating_args: GeneratingArgs.nullable()
     .default(null)
     .describe("Sampling settings for these rollouts; null takes actor_infer's."),
@@ -202,7 +182,7 @@ export const CustomEnv = z.strictObject({
     .preprocess(parseEnvManagerClass, z.enum(ENV_MANAGER_KINDS))
     .default('traj')
     .describe(
-      "traj: one growing chat per episode and one training row per trajectory (StarPO); step: a fresh prompt each turn (instruction, recent history, observation) and one row per step (GiGPO). ROLL's class paths (...TrajEnvManager, ...StepEnvManager) are accepted.",
+      "traj: one growing chat per episode and one training row per trajectory (StarPO); step: a fresh prompt each turn (instruction, recent history, observation) and one row per step (GiGPO). ROLL's class paths (...TrajEnvManager; ...StepEnvManager, ...StepConcatEnvManager and ...AgentNativeStepEnvManager as step) are accepted.",
     ),
   history_length: nonNegativeInt()
     .default(5)
@@ -237,7 +217,22 @@ export const RewardNormalization = z.strictObject({
     .describe(
       'identity, mean (subtract the group mean), mean_std (then divide by the unbiased std + 1e-6; a group of one or with no spread gives 0), asym_clip (ROLL: as mean_std). Not applied for reinforce_plus_plus, rloo and remax, which take raw scores.',
     ),
+  norm_mean_type: z
+    .enum(NORMALIZATION_STATISTICS)
+    .nullable()
+    .default(null)
+    .describe("ROLL's explicit form: the mean subtracted is the group's or the batch's. When it or norm_std_type is set, the two replace `method` (the one left null means none)."),
+  norm_std_type: z
+    .enum(NORMALIZATION_STATISTICS)
+    .nullable()
+    .default(null)
+    .describe("ROLL's explicit form: the std divided by is the group's or the batch's (see norm_mean_type)."),
 });
+
+/** norm_mean_type / norm_std_type when either is set (they then replace `method`), else null. */
+export function normalizationStatistics(n: { norm_mean_type: NormalizationStatistic; norm_std_type: NormalizationStatistic }) {
+  return n.norm_mean_type === null && n.norm_std_type === null ? null : { mean: n.norm_mean_type, std: n.norm_std_type };
+}
 
 export const CheckpointConfig = z.strictObject({
   type: z.literal('file_system').default('file_system').describe('Where checkpoints go; only file_system.'),
@@ -316,7 +311,12 @@ export const ConfigShape = z.strictObject({
   seed: z.int().min(0).max(2 ** 32 - 1).default(42).describe('Seed of every random stream of the run.'),
   output_dir: z.string().min(1).default('./output/${exp_name}').describe('Folder for everything the run writes.'),
   logging_dir: z.string().min(1).default('${output_dir}/logs').describe('Folder for metric logs.'),
-  render_save_dir: z.string().min(1).default('${output_dir}/render').describe('Folder for rendered episodes.'),
+  render_save_dir: z
+    .string()
+    .min(1)
+    .nullable()
+    .default('${output_dir}/render')
+    .describe('Folder `agentic render` writes; null: `agentic render` needs one given (render_save_dir=DIR).'),
   backend: Backend.default('wasm').describe(
     'tfjs backend of every role: wasm (embedded default, CPU, XNNPACK), cpu (plain JavaScript, slow), webgpu (Dawn: a GPU through Vulkan, or Mesa on the CPU; see webgpu_adapter) or tensorflow (libtensorflow through @tensorflow/tfjs-node-gpu or @tensorflow/tfjs-node, which you install yourself).',
   ),
@@ -338,12 +338,6 @@ export const ConfigShape = z.strictObject({
     .describe('Plugin files or folders to load besides the built-ins (paths relative to the working folder).'),
 
   pretrain: z.string().min(1).nullable().default(null).describe('Base model: a Hugging Face folder or hub id.'),
-  reward_pretrain: z
-    .string()
-    .min(1)
-    .nullable()
-    .default(null)
-    .describe('Reward-model folder or hub id, for reward functions that use a model.'),
 
   max_steps: positiveInt().default(500).describe('Training steps (one rollout batch and its updates each).'),
   save_steps: nonNegativeInt()
@@ -500,7 +494,17 @@ export const ConfigShape = z.strictObject({
     .describe(
       'Metric trackers, one or several: console, jsonl (<logging_dir>/metrics.jsonl), html (learning curves, <logging_dir>/curves.html), tensorboard (event files in <logging_dir>/tensorboard: scalars and validation transcripts), wandb (refused at start-up: no W&B client; upload the TensorBoard logs with wandb sync).',
     ),
-  tracker_kwargs: z.record(z.string(), z.unknown()).default({}).describe('Settings passed to the trackers.'),
+  tracker_kwargs: z
+    .strictObject({
+      log_dir: z
+        .string()
+        .min(1)
+        .nullable()
+        .default(null)
+        .describe('Folder of the tensorboard event files (as ROLL); null: <logging_dir>/tensorboard.'),
+    })
+    .prefault({})
+    .describe("Tracker settings. Other trackers' keys (wandb's project, api_key, ...) are read and named at start-up as having no effect (docs/roll.md)."),
 
   vars: z
     .record(z.string(), z.unknown())

@@ -34,19 +34,6 @@ function show(value: unknown): string {
 
 type Issue = z.core.$ZodIssue & { input?: unknown };
 
-/** Keys of ROLL configs that agentic deliberately lacks, with what to do instead. */
-const ROLL_ONLY_KEYS: Record<string, string> = {
-  hydra: "Hydra's own settings, which agentic does not read; remove it",
-  num_gpus_per_node: 'agentic runs in one process; pick the device with backend or device_mapping',
-  num_nodes: 'agentic runs in one process; pick the device with backend or device_mapping',
-  system_envs: 'set environment variables in the shell instead',
-  attn_implementation: 'tfjs has no attention kernels to choose from; remove it',
-  disable_gradient_checkpointing: 'not used by agentic; remove it',
-  strategy_name: 'strategy_args takes backend (wasm, cpu, webgpu, tensorflow) instead',
-  strategy_config: 'strategy_args takes backend (wasm, cpu, webgpu, tensorflow) instead',
-  data_args: 'agentic builds prompts from the environments; remove it',
-};
-
 /** One zod issue as `path: problem`. `root` is the schema the path is relative to. */
 export function formatIssue(issue: Issue, root: z.core.$ZodType, prefix: readonly PathSegment[] = []): string {
   const path = issue.path as PathSegment[];
@@ -57,9 +44,7 @@ export function formatIssue(issue: Issue, root: z.core.$ZodType, prefix: readonl
       const key = issue.keys[0]!;
       const known = declaredKeys(node ?? root);
       const more = issue.keys.length > 1 ? ` (also unknown: ${issue.keys.slice(1).join(', ')})` : '';
-      const roll = ROLL_ONLY_KEYS[key];
-      const why = roll ? ` (a ROLL key: ${roll})` : didYouMean(key, known);
-      return `${formatPath([...prefix, ...path, key])}: unknown key${why}${more}`;
+      return `${formatPath([...prefix, ...path, key])}: unknown key${didYouMean(key, known)}${more}`;
     }
     case 'invalid_type':
       if (issue.input === undefined) return `${where}: required (${node ? describeExpected(node) : issue.expected})`;

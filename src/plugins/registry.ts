@@ -10,6 +10,17 @@ export const PLUGIN_KINDS: readonly PluginKind[] = ['env', 'reward', 'tool'];
 const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 const ENV_METHODS = ['reset', 'step', 'render', 'close', 'sampleRandomAction'] as const;
 
+/**
+ * Names other systems give to what a built-in plays, so their configs run as written
+ * (docs/roll.md, docs/agentfly.md): ROLL's sandboxed and agent-native Sokoban are the same game
+ * (the sandbox and the tool-call wrapper are infrastructure); AgentFly's reward and tool names.
+ */
+export const FOREIGN_NAMES: Readonly<Record<PluginKind, Readonly<Record<string, string>>>> = {
+  env: { sokoban_sandbox: 'sokoban', sokoban_native_env: 'sokoban' },
+  reward: { math_reward_string_equal: 'math_string_equal', qa_f1_reward: 'qa_f1' },
+  tool: { google_search: 'search' },
+};
+
 export interface PluginEntry<K extends PluginKind = PluginKind> {
   definition: PluginOfKind<K>;
   /** Where it came from: plugins/... for a built-in, else the file it was loaded from. */
@@ -84,7 +95,8 @@ export class PluginRegistry {
   }
 
   get<K extends PluginKind>(kind: K, name: string): PluginEntry<K> | undefined {
-    return this.entries[kind].get(name) as PluginEntry<K> | undefined;
+    const entry = this.entries[kind].get(name) ?? this.entries[kind].get(FOREIGN_NAMES[kind][name] ?? '');
+    return entry as PluginEntry<K> | undefined;
   }
 
   /** The entry, or a PluginError that lists what exists. */

@@ -107,6 +107,7 @@ async function renderOne(config: AgenticConfig, host: PluginHost, saved: SavedEp
 
 /** Replays `episodes` and writes the render folder (config.render_save_dir). */
 export async function renderToFolder(config: AgenticConfig, host: PluginHost, episodes: readonly SavedEpisode[], options: RenderOptions): Promise<RenderResult> {
+  if (config.render_save_dir === null) throw new UsageError('render_save_dir: null, so there is no folder to render to; give one with render_save_dir=DIR');
   const folder = resolve(config.render_save_dir);
   checkRenderFolder(folder);
   const info = options.info ?? (() => {});

@@ -24,7 +24,7 @@ Step {current_step}. Observation:
 You have {actions_left} actions left. Reply in at most {max_response_length} tokens.`;
 
 export const TEMPLATE_FIELDS: Record<EnvManagerKind, readonly string[]> = {
-  traj: ['turn_idx', 'observation', 'actions_left', 'max_response_length'],
+  traj: ['turn_idx', 'observation', 'actions_left', 'max_response_length', 'suffix'],
   step: [
     'env_instruction',
     'step_count',
@@ -34,6 +34,7 @@ export const TEMPLATE_FIELDS: Record<EnvManagerKind, readonly string[]> = {
     'current_observation',
     'actions_left',
     'max_response_length',
+    'suffix',
   ],
 };
 

@@ -1,6 +1,7 @@
 /**
- * The tensorboard tracker: `<logging_dir>/tensorboard/events.out.tfevents.<seconds>.<hostname>`,
- * which `tensorboard --logdir <logging_dir>/tensorboard` shows. Every numeric metric of a step
+ * The tensorboard tracker: `<folder>/events.out.tfevents.<seconds>.<hostname>` (the folder is
+ * tracker_kwargs.log_dir, or <logging_dir>/tensorboard),
+ * which `tensorboard --logdir <folder>` shows. Every numeric metric of a step
  * becomes a scalar; validation episodes become markdown in the text tab; rendered frames become
  * images. Each call is written out at once, so a crash loses at most the step being logged.
  */
@@ -21,8 +22,8 @@ export class TensorboardTracker {
    * starts its file afresh: TensorBoard would otherwise draw both runs as one. `append` keeps
    * them, for a continued run.
    */
-  constructor(loggingDir: string, options: EventWriterOptions & { append?: boolean } = {}) {
-    this.dir = join(loggingDir, 'tensorboard');
+  constructor(dir: string, options: EventWriterOptions & { append?: boolean } = {}) {
+    this.dir = dir;
     if (!options.append && existsSync(this.dir)) {
       for (const name of readdirSync(this.dir)) if (name.startsWith('events.out.tfevents.')) rmSync(join(this.dir, name), { force: true });
     }

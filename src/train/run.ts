@@ -9,7 +9,7 @@ import { listCheckpoints, removeAbandonedTemporaries, removeCheckpoint } from '.
 import { checkpointHistory, checkpointToResume, restoreTrainer, resumedRolesConfig, savedConfigFile, type Checkpoint } from '../checkpoint/load';
 import { pruneCheckpoints, saveCheckpoint } from '../checkpoint/save';
 import type { LoadedConfig } from '../config/load';
-import { checkOutputFolders } from '../config/output_folders';
+import { checkOutputFolders, tensorboardFolder } from '../config/output_folders';
 import { writeRunConfig } from '../config/save';
 import { runBackend } from '../config/validate';
 import { startBackend } from '../engine/backend';
@@ -125,7 +125,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   const started = performance.now();
   await checkAvailable(loaded, options);
   await checkPythonSandbox(c, host, { warn: options.warn });
-  checkOutputFolders(c, ['output_dir', 'checkpoint_config.output_dir', 'logging_dir', ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : [])]);
+  checkOutputFolders(c, ['output_dir', 'checkpoint_config.output_dir', 'logging_dir', ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : []), ...(c.track_with.includes('tensorboard') ? (['tracker_kwargs.log_dir'] as const) : [])]);
   const checkpointRoot = resolve(c.checkpoint_config.output_dir);
   const resumed: Checkpoint | null = checkpointToResume(c, options.warn);
   const from = resumed?.step ?? 0;
@@ -208,7 +208,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     }
     curves = c.track_with.includes('html') ? new CurvesTracker(resolve(c.logging_dir), c.exp_name, history) : null;
     // TensorBoard drops the events of steps a restarted run writes again (its purge of orphaned data)
-    tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(c.logging_dir), { append: resumed !== null }) : null;
+    tensorboard = c.track_with.includes('tensorboard') ? new TensorboardTracker(resolve(tensorboardFolder(c)), { append: resumed !== null }) : null;
     options.info(`config recorded in ${recordDir}`);
     for (const [role, source] of Object.entries(trainer.roles.sources)) options.info(`${role}: ${source}`);
     options.info(

@@ -32,7 +32,7 @@ import { meanRowKl, responseRewards, tokenKl, tokenRewards } from '../algo/rewar
 import { summaryStats } from '../algo/stats';
 import { importanceWeights } from '../algo/off_policy';
 import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../algo/think';
-import type { AgenticConfig } from '../config/schema';
+import { normalizationStatistics, type AgenticConfig } from '../config/schema';
 import { TrainingError } from '../errors';
 import { tf } from '../engine/tf';
 import { learningRateAt } from '../model/optim';
@@ -438,6 +438,7 @@ export class Trainer {
       estimator: c.adv_estimator,
       grouping: c.reward_normalization.grouping,
       method: c.reward_normalization.method,
+      statistics: normalizationStatistics(c.reward_normalization),
       stepRewardGamma: c.step_reward_gamma,
       episodeRewardWeight: c.episode_reward_weight,
       stepRewardWeight: c.step_reward_weight,

@@ -2,6 +2,7 @@
 import { describe, expect, test } from 'bun:test';
 import { clipValues, discountedStepReturns, normalizeRewards } from '../../src/algo/reward_norm';
 import { expectClose } from './close';
+import { std } from '../../src/algo/stats';
 
 const byGroup = { method: 'mean_std', batchStatistics: false } as const;
 
@@ -99,5 +100,16 @@ describe('discountedStepReturns', () => {
 
   test('gamma 1 sums the rest of the trajectory', () => {
     expect(discountedStepReturns([1, 2, 3], ['a', 'a', 'a'], [0, 1, 2], 1)).toEqual([6, 5, 3]);
+  });
+});
+
+describe("ROLL's norm_mean_type / norm_std_type", () => {
+  test('the group mean over the batch std, whatever the method', () => {
+    const values = [1, 3, 10, 14];
+    const keys = ['a', 'a', 'b', 'b'];
+    const s = std(values) + 1e-6;
+    const out = normalizeRewards(values, keys, { method: 'identity', batchStatistics: false, statistics: { mean: 'group', std: 'batch' } });
+    expectClose(out, [-1 / s, 1 / s, -2 / s, 2 / s], 10);
+    expect(normalizeRewards(values, keys, { method: 'mean_std', batchStatistics: false, statistics: { mean: 'batch', std: null } })).toEqual(values.map((v) => v - 7));
   });
 });

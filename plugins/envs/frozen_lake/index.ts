@@ -19,17 +19,24 @@ const Config = z.strictObject({
   max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
   format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
   action_pattern: actionPattern(),
+  env_instruction: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('The task text of the instruction (ROLL: env_instruction); the symbols and actions are still listed after it. null: the built-in text.'),
 });
 type FrozenLakeConfig = z.output<typeof Config>;
 
 /** What the warm start's questions and notes name on the board (scripts/probe_frozen_lake.ts reads it too). */
 export const BOARD: GridQuestionSpec = { player: ['P', 'X', '√'], things: [{ name: 'the goal', symbols: ['G'] }], hazards: { name: 'holes', symbols: ['O'] } };
 
-function instruction(slippery: boolean): string {
+function instruction(slippery: boolean, task: string | null): string {
   return gridInstruction(
-    'You are crossing a frozen lake drawn as a grid. Walk from your position to the goal without stepping into a hole: ' +
-      'falling into a hole ends the game. Walking into the edge of the grid leaves you where you are.' +
-      (slippery ? ' The ice is slippery: a move can carry you to either side of the direction you chose.' : ''),
+    task ??
+      'You are crossing a frozen lake drawn as a grid. Walk from your position to the goal without stepping into a hole: ' +
+        'falling into a hole ends the game. Walking into the edge of the grid leaves you where you are.' +
+        (slippery ? ' The ice is slippery: a move can carry you to either side of the direction you chose.' : ''),
     SYMBOLS,
     ACTIONS,
     'Right',
@@ -53,7 +60,7 @@ class FrozenLake implements Env {
     this.player = this.lake.start;
     this.turns = 0;
     this.over = false;
-    return { observation: lakeText(this.lake, this.player), info: { instruction: instruction(this.config.is_slippery) } };
+    return { observation: lakeText(this.lake, this.player), info: { instruction: instruction(this.config.is_slippery, this.config.env_instruction) } };
   }
 
   step(response: string): StepResult {

@@ -10,7 +10,7 @@ import { invalidActionStep } from '../_grid/invalid';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
 import { responseFor } from '../_grid/response';
 import { generateRoom } from './generate';
-import { roomPicture, roomText, SYMBOLS } from './render';
+import { type Content, ROLL_GRID_INDEX, roomPicture, roomText, type RoomSymbols, SYMBOL, SYMBOLS } from './render';
 import { ACTIONS, boxesOnTargets, move, type Action, type Room } from './room';
 
 const STEP_REWARD = -0.1;
@@ -31,8 +31,28 @@ const Config = z
     search_depth: z.int().min(1).max(1000).default(30).describe('Most reverse moves the room generator plays from the solved room (deeper: harder rooms).'),
     format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
     action_pattern: actionPattern(),
+    env_instruction: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe('The task text of the instruction (ROLL: env_instruction); the symbols and actions are still listed after it. null: the built-in text.'),
+    grid_lookup: z
+      .record(z.string().regex(/^[0-6]$/, 'a cell kind 0-6'), z.string().length(1))
+      .nullable()
+      .default(null)
+      .describe("ROLL's symbols by cell kind: 0 wall, 1 floor, 2 target, 3 box on target, 4 box, 5 player, 6 player on target; kinds not named keep theirs."),
+    grid_vocab: z
+      .record(z.string().length(1), z.string().min(1))
+      .nullable()
+      .default(null)
+      .describe('What each symbol means, as the instruction lists it; null: the meanings of the symbols in use.'),
   })
-  .superRefine(({ dim_room, num_boxes }, context) => {
+  .superRefine(({ dim_room, num_boxes, grid_lookup }, context) => {
+    if (grid_lookup) {
+      const symbols = Object.values(roomSymbols(grid_lookup));
+      if (new Set(symbols).size !== symbols.length) context.addIssue({ code: 'custom', path: ['grid_lookup'], message: 'two cell kinds share a symbol' });
+    }
     const [rows, cols] = dim_room;
     if (rows === undefined || cols === undefined || dim_room.length !== 2) return; // reported by dim_room's own check
     const interior = (rows - 2) * (cols - 2);
@@ -46,14 +66,33 @@ const Config = z
   });
 type SokobanConfig = z.output<typeof Config>;
 
-const INSTRUCTION = gridInstruction(
+const TASK =
   'You are playing Sokoban in a room drawn as a grid. Push every box onto a target. Walking into a box pushes it one cell ' +
-    'the same way if the cell behind it is free floor; you cannot pull a box or push two at once, and walls stop you and the boxes. ' +
-    'Every move costs a little, a box pushed onto a target earns a point, one pushed off a target loses it, and solving the puzzle earns a large bonus.',
-  SYMBOLS,
-  ACTIONS,
-  'Left',
-);
+  'the same way if the cell behind it is free floor; you cannot pull a box or push two at once, and walls stop you and the boxes. ' +
+  'Every move costs a little, a box pushed onto a target earns a point, one pushed off a target loses it, and solving the puzzle earns a large bonus.';
+
+/** The symbol of each cell kind: the defaults, with grid_lookup's replacements. */
+function roomSymbols(lookup: Readonly<Record<string, string>> | null): RoomSymbols {
+  const symbols = { ...SYMBOL };
+  for (const [index, symbol] of Object.entries(lookup ?? {})) symbols[ROLL_GRID_INDEX[Number(index)]!] = symbol;
+  return symbols;
+}
+
+function instruction(config: SokobanConfig, symbols: RoomSymbols): string {
+  const meanings = config.grid_vocab ?? Object.fromEntries(Object.entries(SYMBOL).map(([kind, symbol]) => [symbols[kind as Content], SYMBOLS[symbol as keyof typeof SYMBOLS]]));
+  return gridInstruction(config.env_instruction ?? TASK, meanings, ACTIONS, 'Left');
+}
+
+/** BOARD in the symbols in use. */
+function boardIn(symbols: RoomSymbols): GridQuestionSpec {
+  const bySymbol = new Map(Object.entries(SYMBOL).map(([kind, symbol]) => [symbol, symbols[kind as Content]]));
+  const map = (list: readonly string[]) => list.map((s) => bySymbol.get(s) ?? s);
+  return {
+    player: map(BOARD.player),
+    things: BOARD.things.map((thing) => ({ ...thing, symbols: map(thing.symbols) })),
+    ...(BOARD.hazards ? { hazards: { name: BOARD.hazards.name, symbols: map(BOARD.hazards.symbols) } } : {}),
+  };
+}
 
 class Sokoban implements Env {
   private room: Room | null = null;
@@ -61,7 +100,15 @@ class Sokoban implements Env {
   private over = false;
   private randomActions = Rng.fromSeed(0, 'sokoban', 'random-action');
 
-  constructor(private readonly config: SokobanConfig) {}
+  private readonly symbols: RoomSymbols;
+  private readonly instruction: string;
+  private readonly board: GridQuestionSpec;
+
+  constructor(private readonly config: SokobanConfig) {
+    this.symbols = roomSymbols(config.grid_lookup);
+    this.instruction = instruction(config, this.symbols);
+    this.board = boardIn(this.symbols);
+  }
 
   reset(seed: number): ResetResult {
     const [rows, cols] = this.config.dim_room as [number, number];
@@ -69,7 +116,7 @@ class Sokoban implements Env {
     this.randomActions = Rng.fromSeed(seed, 'sokoban', 'random-action');
     this.turns = 0;
     this.over = false;
-    return { observation: roomText(this.room), info: { instruction: INSTRUCTION } };
+    return { observation: roomText(this.room, this.symbols), info: { instruction: this.instruction } };
   }
 
   step(response: string): StepResult {
@@ -84,7 +131,7 @@ class Sokoban implements Env {
       // A turn without a move still costs the move price, plus the format penalty: otherwise
       // answering nothing would pay better than walking (as in ROLL's no-op step).
       return invalidActionStep({
-        observation: roomText(room),
+        observation: roomText(room, this.symbols),
         reward: STEP_REWARD + this.config.format_penalty,
         formatPenalty: this.config.format_penalty,
         outOfTurns,
@@ -108,7 +155,7 @@ class Sokoban implements Env {
     const truncated = !solved && outOfTurns;
     this.over = solved || truncated;
     return {
-      observation: roomText(room),
+      observation: roomText(room, this.symbols),
       reward,
       terminated: solved,
       truncated,
@@ -123,7 +170,7 @@ class Sokoban implements Env {
 
   render(mode: RenderMode): string | RgbFrame {
     if (!this.room) throw new Error('call reset() before render()');
-    return mode === 'text' ? roomText(this.room) : roomPicture(this.room);
+    return mode === 'text' ? roomText(this.room, this.symbols) : roomPicture(this.room);
   }
 
   close(): void {}
@@ -134,12 +181,12 @@ class Sokoban implements Env {
 
   stateQuestions() {
     if (!this.room) throw new Error('call reset() before stateQuestions()');
-    return gridQuestions(roomText(this.room), BOARD);
+    return gridQuestions(roomText(this.room, this.symbols), this.board);
   }
 
   stateNotes(): string {
     if (!this.room) throw new Error('call reset() before stateNotes()');
-    return gridNotes(roomText(this.room), BOARD);
+    return gridNotes(roomText(this.room, this.symbols), this.board);
   }
 }
 

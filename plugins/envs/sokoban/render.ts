@@ -14,7 +14,7 @@ export const SYMBOLS = {
   S: 'player on a target',
 } as const;
 
-type Content = 'wall' | 'floor' | 'target' | 'box' | 'boxOnTarget' | 'player' | 'playerOnTarget';
+export type Content = 'wall' | 'floor' | 'target' | 'box' | 'boxOnTarget' | 'player' | 'playerOnTarget';
 
 function contentAt(room: Room, cell: number): Content {
   if (room.walls[cell]) return 'wall';
@@ -24,7 +24,12 @@ function contentAt(room: Room, cell: number): Content {
   return target ? 'target' : 'floor';
 }
 
-const SYMBOL: Record<Content, keyof typeof SYMBOLS> = {
+/** ROLL's grid_lookup numbering of what a cell holds. */
+export const ROLL_GRID_INDEX: readonly Content[] = ['wall', 'floor', 'target', 'boxOnTarget', 'box', 'player', 'playerOnTarget'];
+
+export type RoomSymbols = Readonly<Record<Content, string>>;
+
+export const SYMBOL: RoomSymbols = {
   wall: '#',
   floor: '_',
   target: 'O',
@@ -34,8 +39,8 @@ const SYMBOL: Record<Content, keyof typeof SYMBOLS> = {
   playerOnTarget: 'S',
 };
 
-export function roomText(room: Room): string {
-  return gridText(room.rows, room.cols, (cell) => SYMBOL[contentAt(room, cell)]);
+export function roomText(room: Room, symbols: RoomSymbols = SYMBOL): string {
+  return gridText(room.rows, room.cols, (cell) => symbols[contentAt(room, cell)]);
 }
 
 export const COLOURS = {
