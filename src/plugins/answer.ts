@@ -39,6 +39,16 @@ export function actionPattern(defaultPattern: string = ANSWER_PATTERN) {
     .describe('Regular expression that reads the action from a response (its last group holds the action).');
 }
 
+/** The `env_instruction` setting of a grid env (ROLL's key): the task text in place of the built-in one. */
+export function envInstruction() {
+  return z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('The task text of the instruction (ROLL: env_instruction); the symbols and actions are still listed after it. null: the built-in text.');
+}
+
 export interface ParsedAnswer {
   /** The canonical action name, or null when the response holds no valid action. */
   action: string | null;

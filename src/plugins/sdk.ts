@@ -12,6 +12,7 @@ export { defineEnv, defineReward, defineTool } from './define';
 export {
   ANSWER_PATTERN,
   actionPattern,
+  envInstruction,
   THINK_ANSWER_PATTERN,
   CHAT_SPECIAL_TOKENS,
   parseAnswer,

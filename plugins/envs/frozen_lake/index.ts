@@ -4,7 +4,7 @@
  * always solvable; on slippery ice a move goes the intended way or to either side, a third each.
  * Reaching the goal pays 1 and ends the episode, a hole ends it with 0.
  */
-import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
+import { actionPattern, defineEnv, envInstruction, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
@@ -19,12 +19,7 @@ const Config = z.strictObject({
   max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
   format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
   action_pattern: actionPattern(),
-  env_instruction: z
-    .string()
-    .min(1)
-    .nullable()
-    .default(null)
-    .describe('The task text of the instruction (ROLL: env_instruction); the symbols and actions are still listed after it. null: the built-in text.'),
+  env_instruction: envInstruction(),
 });
 type FrozenLakeConfig = z.output<typeof Config>;
 

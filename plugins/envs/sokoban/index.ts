@@ -4,7 +4,7 @@
  * generate.ts). Rewards follow gym-sokoban: -0.1 per move, +1 for a box pushed onto a target, -1
  * for one pushed off, +10 when every box is on a target, which ends the episode.
  */
-import { actionPattern, defineEnv, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
+import { actionPattern, defineEnv, envInstruction, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
@@ -31,12 +31,7 @@ const Config = z
     search_depth: z.int().min(1).max(1000).default(30).describe('Most reverse moves the room generator plays from the solved room (deeper: harder rooms).'),
     format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
     action_pattern: actionPattern(),
-    env_instruction: z
-      .string()
-      .min(1)
-      .nullable()
-      .default(null)
-      .describe('The task text of the instruction (ROLL: env_instruction); the symbols and actions are still listed after it. null: the built-in text.'),
+    env_instruction: envInstruction(),
     grid_lookup: z
       .record(z.string().regex(/^[0-6]$/, 'a cell kind 0-6'), z.string().length(1))
       .nullable()
