@@ -169,6 +169,46 @@ export const vanilla: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask,
     return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, []) };
   });
 
+/**
+ * ROLL reads tis's bounds, cispo's epsilons and kimi15's tau with getattr defaults, and its
+ * WorkerConfig declares no such keys (dacite drops them from a config), so they are constants.
+ */
+export const ROLL_PG_CONSTANTS = { tisLowerBound: 0, tisUpperBound: 1, cispoEpsilonLow: 0.1, cispoEpsilonHigh: 0.1, kimi15Tau: 0.1 } as const;
+
+/**
+ * -sg(clip(r, lower, upper)) A log p on every token, r = exp(log p - log p_old) unclamped: a
+ * REINFORCE term weighted by a truncated importance ratio held constant. Own stat: the tokens
+ * whose ratio was truncated.
+ */
+const truncatedReinforce =
+  (lower: number, upper: number): PolicyLossFn =>
+  ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
+    tf.tidy(() => {
+      const rawRatio = tf.exp(tf.sub(logProbs, oldLogProbs));
+      const taper = stopGradient(tf.clipByValue(rawRatio, lower, upper));
+      let losses = tf.neg(tf.mul(tf.mul(taper, advantages), logProbs));
+      if (weights) losses = tf.mul(losses, weights);
+      const outside = tf.cast(tf.logicalOr(tf.less(rawRatio, lower), tf.greater(rawRatio, upper)), 'float32');
+      const logRatio = clampedLogRatio(logProbs, oldLogProbs);
+      return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, [outside]) };
+    });
+
+/** tis, truncated importance sampling: -sg(clip(r, 0, 1)) A log p on every token (ROLL's tis). */
+export const tis = truncatedReinforce(ROLL_PG_CONSTANTS.tisLowerBound, ROLL_PG_CONSTANTS.tisUpperBound);
+
+/** cispo (MiniMax-M1): -sg(clip(r, 1 - 0.1, 1 + 0.1)) A log p on every token (ROLL's cispo without its unified mask). */
+export const cispo = truncatedReinforce(1 - ROLL_PG_CONSTANTS.cispoEpsilonLow, 1 + ROLL_PG_CONSTANTS.cispoEpsilonHigh);
+
+/** kimi15 (Kimi k1.5): -A log p + tau / 2 (log p - log p_old)^2, tau 0.1 (ROLL's kimi15). */
+export const kimi15: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
+  tf.tidy(() => {
+    const penalty = tf.mul(tf.square(tf.sub(logProbs, oldLogProbs)), ROLL_PG_CONSTANTS.kimi15Tau * 0.5);
+    let losses = tf.add(tf.neg(tf.mul(advantages, logProbs)), penalty);
+    if (weights) losses = tf.mul(losses, weights);
+    const logRatio = clampedLogRatio(logProbs, oldLogProbs);
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, []) };
+  });
+
 export interface PgVariant {
   loss: PolicyLossFn;
   /** Its own statistics, after the common ones: sums over sampled tokens, logged as actor/<name> per token. */
@@ -182,6 +222,9 @@ export const PG_VARIANTS = {
   ppo: { loss: ppo, stats: ['clipfrac', 'dual_clipfrac'], scores: false },
   topr: { loss: topr, stats: ['topr_negative_total_clipfrac'], scores: true },
   vanilla: { loss: vanilla, stats: [], scores: false },
+  tis: { loss: tis, stats: ['tis_total_clipfrac'], scores: false },
+  cispo: { loss: cispo, stats: ['cispo_total_clipfrac'], scores: false },
+  kimi15: { loss: kimi15, stats: [], scores: false },
 } as const satisfies Record<PgVariantName, PgVariant>;
 
 /**

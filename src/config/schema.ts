@@ -131,7 +131,7 @@ export const ActorTrain = Worker.extend({
     .enum(PG_VARIANTS)
     .default('ppo')
     .describe(
-      "The policy loss (ROLL's agentic ActorWorker, docs/training.md): ppo, the clipped surrogate (pg_clip, dual_clip_loss); topr, Tapered Off-Policy REINFORCE: rows whose episode score is above 0 get the plain REINFORCE term -A log p, the others -clip(r, 0, 1) A log p with the ratio r a constant; vanilla, -A log p on every token. ROLL's tis, cispo and kimi15 are not built.",
+      "The policy loss (ROLL's agentic ActorWorker, docs/training.md): ppo, the clipped surrogate (pg_clip, dual_clip_loss); topr, Tapered Off-Policy REINFORCE: rows whose episode score is above 0 get the plain REINFORCE term -A log p, the others -clip(r, 0, 1) A log p with the ratio r a constant; vanilla, -A log p on every token; tis and cispo, -clip(r, 0, 1) A log p and -clip(r, 0.9, 1.1) A log p on every token; kimi15, -A log p + 0.05 (log p - log p_old)^2. ROLL's constants of tis, cispo and kimi15 are not keys (ROLL's config drops them).",
     ),
   topr_positive_weight: z.number().min(0).default(1).describe('topr: weight of the terms of rows whose episode score is above 0.'),
   topr_negative_weight: z.number().min(0).default(1).describe('topr: weight of the terms of rows whose episode score is 0 or less.'),

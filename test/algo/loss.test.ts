@@ -1,7 +1,7 @@
 /** The actor's and critic's losses, aggregated with global norms, and their gradients. */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { aggLoss, COMMON_POLICY_STATS, entropyLoss, klLoss, type LossNorms, PG_VARIANTS, type PolicyLossOptions, valueLoss } from '../../src/algo/loss';
-import { LOSS_AGG_MODES } from '../../src/algo/names';
+import { LOSS_AGG_MODES, type PgVariantName } from '../../src/algo/names';
 import { startBackend } from '../../src/engine/backend';
 import { tf } from '../../src/engine/tf';
 import { expectClose } from './close';
@@ -201,7 +201,7 @@ test('importance weights scale each token term, and carry no gradient of their o
   tf.dispose([logp, old, a, k, w, plain.stats, weighted.stats, gradient]);
 });
 
-describe('topr and vanilla', () => {
+describe('topr, vanilla, tis, cispo, kimi15', () => {
   // Two rows of three tokens; old log p = -1, log p = -1 + ln r with r = 2, 0.5, 1 on both rows.
   // Row 0 scored 1 (a positive row), row 1 scored 0 (0 or less: a negative row); the last token
   // of row 1 is not sampled. Token-mean over the 5 sampled tokens.
@@ -222,7 +222,7 @@ describe('topr and vanilla', () => {
   const base: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: null, aggMode: 'token-mean', topr: { positiveWeight: 2, negativeWeight: 0.5 } };
   const [up, down] = [-1 + Math.log(2), -1 + Math.log(0.5)]; // log p where r = 2 and r = 0.5
 
-  const run = (variant: 'topr' | 'vanilla', o = base) => {
+  const run = (variant: PgVariantName, o = base) => {
     const before = tf.memory().numTensors;
     const old = t2(ratios.map((r) => r.map(() => -1)));
     const logp = t2(ratios.map((r) => r.map((x) => -1 + Math.log(x))));
@@ -280,6 +280,35 @@ describe('topr and vanilla', () => {
     expectClose(gradient[0]!, [-1 / 5, 1 / 5, -2 / 5]);
     expectClose(gradient[1]!, [1 / 5, -1 / 5, 0]);
     expect(stats).toHaveLength(COMMON_POLICY_STATS);
+  });
+
+  test('tis: -clip(r, 0, 1) A log p on every token, the ratio a constant', () => {
+    // row 0: r 2 -> 1: -1 x 1 x up; r 0.5: -0.5 x (-1) x down; r 1: -1 x 2 x (-1)
+    // row 1: -1 x (-1) x up; -0.5 x 1 x down: the up and down terms cancel, leaving 2
+    const { loss, gradient, stats } = run('tis');
+    expect(loss).toBeCloseTo((-up + 0.5 * down + 2 + up - 0.5 * down) / 5, 5);
+    // d/dlog p = -clip(r, 0, 1) A / 5
+    expectClose(gradient[0]!, [-1 / 5, 0.5 / 5, -2 / 5]);
+    expectClose(gradient[1]!, [1 / 5, -0.5 / 5, 0]);
+    expect(stats[COMMON_POLICY_STATS]).toBe(2); // the two sampled r = 2
+  });
+
+  test('cispo: -clip(r, 0.9, 1.1) A log p on every token, the ratio a constant', () => {
+    const { loss, gradient, stats } = run('cispo');
+    expect(loss).toBeCloseTo((-1.1 * up + 0.9 * down + 2 + 1.1 * up - 0.9 * down) / 5, 5);
+    expectClose(gradient[0]!, [-1.1 / 5, 0.9 / 5, -2 / 5]);
+    expectClose(gradient[1]!, [1.1 / 5, -0.9 / 5, 0]);
+    expect(stats[COMMON_POLICY_STATS]).toBe(4); // all but row 0's r = 1
+  });
+
+  test('kimi15: -A log p + 0.1 / 2 (log p - log p_old)^2', () => {
+    // vanilla's terms (sum 2) plus 0.05 d^2 on 4 tokens with d = ±ln 2 (row 0's r = 1 adds 0)
+    const d = Math.log(2);
+    const { loss, gradient } = run('kimi15');
+    expect(loss).toBeCloseTo((2 + 0.05 * 4 * d * d) / 5, 5);
+    // d/dlog p = (-A + 0.1 d) / 5
+    expectClose(gradient[0]!, [(-1 + 0.1 * d) / 5, (1 - 0.1 * d) / 5, -2 / 5]);
+    expectClose(gradient[1]!, [(1 + 0.1 * d) / 5, (-1 - 0.1 * d) / 5, 0]);
   });
 });
 

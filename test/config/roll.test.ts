@@ -73,7 +73,7 @@ describe('ROLL example configs through agentic config', () => {
       expect((error as Error).message).not.toContain('\n');
     };
     await fails('agentic_val_sokoban_lora', [], 'actor_train.model_args.lora_target: LoRA adapters are not built yet');
-    await fails('agent_val_frozen_lake-pg_var', ['actor_train.pg_variant=tis'], 'actor_train.pg_variant: expected one of ppo, topr, vanilla, got "tis"');
+    await fails('agent_val_frozen_lake-pg_var', ['actor_train.pg_variant=reinforce'], 'actor_train.pg_variant: expected one of ppo, topr, vanilla, tis, cispo, kimi15, got "reinforce"');
     await fails('agent_val_frozen_lake-pg_var', ['+actor_train.topr_negative_weight=-1'], /^actor_train\.topr_negative_weight: /);
     await fails('agentic_val_webshop', [], 'custom_envs: no environments are defined');
     await fails('agent_val_frozen_lake', ['actor_infer.generating_args.num_return_sequences=4'], /num_return_sequences: 4: one response per prompt here/);
