@@ -6,12 +6,15 @@
  * micro-batch divides by the whole mini-batch's counts (`LossNorms`): the sum of the micro-batch
  * losses is then exactly the mini-batch loss, however the rows were split (ROLL's global
  * normalisation).
+ *
+ * The actor's policy loss is one of PG_VARIANTS, keyed by actor_train.pg_variant (ROLL's names);
+ * the KL and entropy terms are added to whichever it is.
  */
 import { tf } from '../engine/tf';
 import { klPenaltyTensor } from './kl';
-import type { KlPenalty, LossAggMode } from './names';
+import type { KlPenalty, LossAggMode, PgVariantName } from './names';
 
-export { LOSS_AGG_MODES, type LossAggMode } from './names';
+export { LOSS_AGG_MODES, type LossAggMode, type PgVariantName } from './names';
 
 export interface LossNorms {
   /** Sampled tokens in the mini-batch. */
@@ -55,33 +58,64 @@ export interface PolicyLossOptions {
   /** ROLL's dual clip bounds the loss of a negative advantage by c x |A|, c = 1 + 2 x pg_clip; null turns it off. */
   dualClip: number | null;
   aggMode: LossAggMode;
+  /** topr: the weights of the positive and the negative rows' terms (topr_positive_weight, topr_negative_weight). */
+  topr: { positiveWeight: number; negativeWeight: number };
 }
 
-/** Sums over the micro-batch's sampled tokens, for metrics; divide by the token count. */
-export const POLICY_STAT_NAMES = ['clipfrac', 'ratio_mean', 'approxkl', 'policykl', 'dual_clipfrac'] as const;
+/** One micro-batch's inputs, [rows, positions] (scores [rows, 1]). */
+export interface PolicyLossInput {
+  logProbs: tf.Tensor;
+  oldLogProbs: tf.Tensor;
+  advantages: tf.Tensor;
+  mask: tf.Tensor;
+  /** Importance weights (constants) that scale each token's term before aggregation; null: none. */
+  weights: tf.Tensor | null;
+  /** Each row's episode score, for the variants that read it (`scores: true`); else null. */
+  scores: tf.Tensor | null;
+}
 
 export interface PolicyLoss {
   loss: tf.Scalar;
-  /** [clipped, ratio, approxkl, policykl, dual-clipped] summed over sampled tokens, then ratio max and min. */
+  /**
+   * Over the sampled tokens: the sums of ratio, approxkl (d^2 / 2) and policykl (d), d the
+   * log-ratio; the ratio's max and min; then the sums of the variant's own `stats`.
+   */
   stats: tf.Tensor1D;
 }
 
+export type PolicyLossFn = (input: PolicyLossInput, o: PolicyLossOptions, norms: LossNorms) => PolicyLoss;
+
+/** The statistics every variant reports first (see PolicyLoss.stats): 3 sums, then max and min. */
+export const COMMON_POLICY_STATS = 5;
+
+/** The log-ratio log p - log p_old, clamped to ±20 so that one wild token cannot overflow its exp. */
+const clampedLogRatio = (logProbs: tf.Tensor, oldLogProbs: tf.Tensor) => tf.clipByValue(tf.sub(logProbs, oldLogProbs), -20, 20);
+
+/** The common statistics, then the masked sums of `own`. */
+function policyStats(logRatio: tf.Tensor, ratio: tf.Tensor, mask: tf.Tensor, own: tf.Tensor[]): tf.Tensor1D {
+  const sum = (x: tf.Tensor) => tf.sum(tf.mul(x, mask));
+  const visible = tf.greater(mask, 0);
+  return tf.stack([
+    sum(ratio),
+    sum(tf.mul(tf.square(logRatio), 0.5)),
+    sum(logRatio),
+    tf.max(tf.where(visible, ratio, tf.fill(ratio.shape, -Infinity))),
+    tf.min(tf.where(visible, ratio, tf.fill(ratio.shape, Infinity))),
+    ...own.map(sum),
+  ]) as tf.Tensor1D;
+}
+
+/** x's value as a constant: no gradient flows back through it (torch's detach). */
+const stopGradient = (x: tf.Tensor): tf.Tensor =>
+  tf.customGrad((input) => ({ value: tf.clone(input as tf.Tensor), gradFunc: (dy: tf.Tensor) => tf.zerosLike(dy) }))(x);
+
 /**
- * PPO's clipped surrogate: -min(r A, clip(r, 1 - low, 1 + high) A) with r = exp(logp - old)
- * (the log-ratio clamped to ±20 so one wild token cannot overflow), and ROLL's dual clip.
- * `weights` (importance weights, constants) scale each token's term before aggregation.
+ * ppo: PPO's clipped surrogate, -min(r A, clip(r, 1 - low, 1 + high) A) with r = exp(log p -
+ * log p_old) (clampedLogRatio), and ROLL's dual clip. Own stats: clipfrac, dual_clipfrac.
  */
-export function policyLoss(
-  logProbs: tf.Tensor,
-  oldLogProbs: tf.Tensor,
-  advantages: tf.Tensor,
-  mask: tf.Tensor,
-  o: PolicyLossOptions,
-  norms: LossNorms,
-  weights?: tf.Tensor,
-): PolicyLoss {
-  return tf.tidy(() => {
-    const logRatio = tf.clipByValue(tf.sub(logProbs, oldLogProbs), -20, 20);
+export const ppo: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
+  tf.tidy(() => {
+    const logRatio = clampedLogRatio(logProbs, oldLogProbs);
     const ratio = tf.exp(logRatio);
     const surrogate = tf.mul(ratio, advantages);
     const clippedSurrogate = tf.mul(tf.clipByValue(ratio, 1 - o.clipLow, 1 + o.clipHigh), advantages);
@@ -95,21 +129,103 @@ export function policyLoss(
       losses = tf.where(negative, tf.minimum(losses, bound), losses);
     }
     if (weights) losses = tf.mul(losses, weights);
-    const loss = aggLoss(losses, mask, o.aggMode, norms);
-    const sum = (x: tf.Tensor) => tf.sum(tf.mul(x, mask));
-    const visible = tf.greater(mask, 0);
-    const stats = tf.stack([
-      sum(clipped),
-      sum(ratio),
-      sum(tf.mul(tf.square(logRatio), 0.5)),
-      sum(logRatio),
-      sum(dualClipped),
-      tf.max(tf.where(visible, ratio, tf.fill(ratio.shape, -Infinity))),
-      tf.min(tf.where(visible, ratio, tf.fill(ratio.shape, Infinity))),
-    ]) as tf.Tensor1D;
-    return { loss, stats };
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, ratio, mask, [clipped, dualClipped]) };
   });
+
+/**
+ * topr, Tapered Off-Policy REINFORCE (Le Roux et al. 2025, eq. 8), as ROLL's agentic ActorWorker
+ * computes it. Rows split by the sign of their episode score (not of the advantage): a row that
+ * scored above 0 gets the plain REINFORCE term -A log p, weighted by topr_positive_weight; a row
+ * that scored 0 or less gets -sg(clip(r, 0, 1)) A log p, weighted by topr_negative_weight, r =
+ * exp(log p - log p_old) unclamped and sg a constant. So a negative row whose tokens the policy
+ * has already made likelier than the sampler did (r > 1) is not pushed down harder, and one it
+ * has left behind (r < 1) is pushed less. The loss's value is -A log p, not PPO's -r A. Own stat:
+ * topr_negative_total_clipfrac (tokens of negative rows with r > 1: truncated).
+ */
+export const topr: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, weights, scores }, o, norms) => {
+  if (!scores) throw new Error('topr needs each row\'s episode score');
+  return tf.tidy(() => {
+    const positive = tf.cast(tf.greater(scores, 0), 'float32');
+    const negative = tf.sub(1, positive);
+    const reinforce = tf.neg(tf.mul(advantages, logProbs));
+    const taper = stopGradient(tf.clipByValue(tf.exp(tf.sub(logProbs, oldLogProbs)), 0, 1));
+    const positiveLoss = tf.mul(reinforce, positive);
+    const negativeLoss = tf.mul(tf.mul(taper, reinforce), negative);
+    let losses = tf.add(tf.mul(positiveLoss, o.topr.positiveWeight), tf.mul(negativeLoss, o.topr.negativeWeight));
+    if (weights) losses = tf.mul(losses, weights);
+    const logRatio = clampedLogRatio(logProbs, oldLogProbs);
+    const ratio = tf.exp(logRatio);
+    const truncated = tf.mul(tf.cast(tf.greater(ratio, 1), 'float32'), negative);
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, ratio, mask, [truncated]) };
+  });
+};
+
+/** vanilla: the plain policy gradient -A log p, every token alike (ROLL's vanilla). */
+export const vanilla: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
+  tf.tidy(() => {
+    let losses = tf.neg(tf.mul(advantages, logProbs));
+    if (weights) losses = tf.mul(losses, weights);
+    const logRatio = clampedLogRatio(logProbs, oldLogProbs);
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, []) };
+  });
+
+/**
+ * ROLL reads tis's bounds, cispo's epsilons and kimi15's tau with getattr defaults, and its
+ * WorkerConfig declares no such keys (dacite drops them from a config), so they are constants.
+ */
+export const ROLL_PG_CONSTANTS = { tisLowerBound: 0, tisUpperBound: 1, cispoEpsilonLow: 0.1, cispoEpsilonHigh: 0.1, kimi15Tau: 0.1 } as const;
+
+/**
+ * -sg(clip(r, lower, upper)) A log p on every token, r = exp(log p - log p_old) unclamped: a
+ * REINFORCE term weighted by a truncated importance ratio held constant. Own stat: the tokens
+ * whose ratio was truncated.
+ */
+const truncatedReinforce =
+  (lower: number, upper: number): PolicyLossFn =>
+  ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
+    tf.tidy(() => {
+      const rawRatio = tf.exp(tf.sub(logProbs, oldLogProbs));
+      const taper = stopGradient(tf.clipByValue(rawRatio, lower, upper));
+      let losses = tf.neg(tf.mul(tf.mul(taper, advantages), logProbs));
+      if (weights) losses = tf.mul(losses, weights);
+      const outside = tf.cast(tf.logicalOr(tf.less(rawRatio, lower), tf.greater(rawRatio, upper)), 'float32');
+      const logRatio = clampedLogRatio(logProbs, oldLogProbs);
+      return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, [outside]) };
+    });
+
+/** tis, truncated importance sampling: -sg(clip(r, 0, 1)) A log p on every token (ROLL's tis). */
+export const tis = truncatedReinforce(ROLL_PG_CONSTANTS.tisLowerBound, ROLL_PG_CONSTANTS.tisUpperBound);
+
+/** cispo (MiniMax-M1): -sg(clip(r, 1 - 0.1, 1 + 0.1)) A log p on every token (ROLL's cispo without its unified mask). */
+export const cispo = truncatedReinforce(1 - ROLL_PG_CONSTANTS.cispoEpsilonLow, 1 + ROLL_PG_CONSTANTS.cispoEpsilonHigh);
+
+/** kimi15 (Kimi k1.5): -A log p + tau / 2 (log p - log p_old)^2, tau 0.1 (ROLL's kimi15). */
+export const kimi15: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
+  tf.tidy(() => {
+    const penalty = tf.mul(tf.square(tf.sub(logProbs, oldLogProbs)), ROLL_PG_CONSTANTS.kimi15Tau * 0.5);
+    let losses = tf.add(tf.neg(tf.mul(advantages, logProbs)), penalty);
+    if (weights) losses = tf.mul(losses, weights);
+    const logRatio = clampedLogRatio(logProbs, oldLogProbs);
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, []) };
+  });
+
+export interface PgVariant {
+  loss: PolicyLossFn;
+  /** Its own statistics, after the common ones: sums over sampled tokens, logged as actor/<name> per token. */
+  stats: readonly string[];
+  /** Whether it reads each row's episode score. */
+  scores: boolean;
 }
+
+/** The policy losses by actor_train.pg_variant. */
+export const PG_VARIANTS = {
+  ppo: { loss: ppo, stats: ['clipfrac', 'dual_clipfrac'], scores: false },
+  topr: { loss: topr, stats: ['topr_negative_total_clipfrac'], scores: true },
+  vanilla: { loss: vanilla, stats: [], scores: false },
+  tis: { loss: tis, stats: ['tis_total_clipfrac'], scores: false },
+  cispo: { loss: cispo, stats: ['cispo_total_clipfrac'], scores: false },
+  kimi15: { loss: kimi15, stats: [], scores: false },
+} as const satisfies Record<PgVariantName, PgVariant>;
 
 /**
  * The KL loss term against the reference (use_kl_loss), aggregated like the policy loss. `scope`

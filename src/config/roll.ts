@@ -21,11 +21,16 @@ import { ConfigShape } from './schema';
 import { formatPath, isObject, type Path, type Tree, type TreeObject } from './tree';
 
 const ROLES = ['actor_train', 'actor_infer', 'reference', 'critic'];
+/** The roles that never train with a policy loss: ROLL reads pg_variant and topr_* on actor_train only. */
+const OTHER_ROLES = ROLES.filter((r) => r !== 'actor_train');
 const MANAGERS = ['train_env_manager', 'val_env_manager'];
 
 type Fate = { fate: 'inert'; when?: (value: Tree) => boolean; otherwise?: string } | { fate: 'refused'; hint: string };
 
-/** `*` matches any one key; `ROLE` a role, `MANAGER` an env manager, `GEN` every place generating_args sits. */
+/**
+ * `*` matches any one key; `ROLE` a role, `OTHER` a role other than actor_train, `MANAGER` an env
+ * manager, `GEN` every place generating_args sits.
+ */
 const RULES: Array<[string, Fate]> = [
   ['hydra', { fate: 'inert' }],
   ['system_envs', { fate: 'inert' }],
@@ -46,7 +51,9 @@ const RULES: Array<[string, Fate]> = [
   ['ROLE.infer_batch_size', { fate: 'inert' }],
   ['ROLE.system_envs', { fate: 'inert' }],
   ['ROLE.worker_cls', { fate: 'inert' }],
-  ['ROLE.pg_variant', { fate: 'inert', when: (v) => v === 'ppo', otherwise: 'agentic trains with the PPO clipped loss (pg_variant: ppo); remove pg_variant or set it to ppo' }],
+  ['OTHER.pg_variant', { fate: 'inert' }],
+  ['OTHER.topr_positive_weight', { fate: 'inert' }],
+  ['OTHER.topr_negative_weight', { fate: 'inert' }],
   ['ROLE.use_dynamic_batching_in_train', { fate: 'inert' }],
   ['ROLE.max_tokens_per_microbatch_in_train', { fate: 'inert' }],
   ['ROLE.sequence_length_round_in_train', { fate: 'inert' }],
@@ -71,7 +78,7 @@ const AGENT_NATIVE = /(^|\.)AgentNativeStepEnvManager$/;
 function expand(pattern: string): string[][] {
   let paths: string[][] = [[]];
   for (const part of pattern.split('.')) {
-    const options = part === 'ROLE' ? ROLES : part === 'MANAGER' ? MANAGERS : part === 'GEN' ? [...ROLES, ...MANAGERS] : [part];
+    const options = part === 'ROLE' ? ROLES : part === 'OTHER' ? OTHER_ROLES : part === 'MANAGER' ? MANAGERS : part === 'GEN' ? [...ROLES, ...MANAGERS] : [part];
     paths = paths.flatMap((p) => options.map((o) => (part === 'GEN' ? [...p, o, 'generating_args'] : [...p, o])));
   }
   return paths;

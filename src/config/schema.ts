@@ -6,7 +6,7 @@
  * Defaults may contain `${...}` interpolations; they are resolved with the rest of the config.
  */
 import { z } from 'zod';
-import { KL_PENALTIES, LOSS_AGG_MODES } from '../algo/names';
+import { KL_PENALTIES, LOSS_AGG_MODES, PG_VARIANTS } from '../algo/names';
 import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS, NORMALIZATION_STATISTICS, type NormalizationStatistic } from '../algo/reward_norm';
 import { PYTHON_SANDBOX_MODES } from '../sandbox/modes';
 
@@ -123,6 +123,18 @@ export const Worker = z.strictObject({
   model_update_frequency: positiveInt()
     .default(1)
     .describe("actor_infer: take actor_train's weights every this many steps (1 shares them); other roles ignore it."),
+});
+
+/** actor_train: a Worker with the policy loss's choice (ROLL reads these on actor_train only). */
+export const ActorTrain = Worker.extend({
+  pg_variant: z
+    .enum(PG_VARIANTS)
+    .default('ppo')
+    .describe(
+      "The policy loss (ROLL's agentic ActorWorker, docs/training.md): ppo, the clipped surrogate (pg_clip, dual_clip_loss); topr, Tapered Off-Policy REINFORCE: rows whose episode score is above 0 get the plain REINFORCE term -A log p, the others -clip(r, 0, 1) A log p with the ratio r a constant; vanilla, -A log p on every token; tis and cispo, -clip(r, 0, 1) A log p and -clip(r, 0.9, 1.1) A log p on every token; kimi15, -A log p + 0.05 (log p - log p_old)^2. ROLL's constants of tis, cispo and kimi15 are not keys (ROLL's config drops them).",
+    ),
+  topr_positive_weight: z.number().min(0).default(1).describe('topr: weight of the terms of rows whose episode score is above 0.'),
+  topr_negative_weight: z.number().min(0).default(1).describe('topr: weight of the terms of rows whose episode score is 0 or less.'),
 });
 
 export const PROXY_TYPES = ['policy', 'random'] as const;
@@ -473,7 +485,7 @@ export const ConfigShape = z.strictObject({
   episode_reward_weight: z.number().min(0).default(1).describe('Weight of the episode advantage (gigpo).'),
   step_reward_weight: z.number().min(0).default(1).describe('Weight of the step advantage (gigpo).'),
 
-  actor_train: Worker.prefault({}).describe('The policy being trained.'),
+  actor_train: ActorTrain.prefault({}).describe('The policy being trained.'),
   actor_infer: Worker.prefault({}).describe('The policy copy that generates rollouts.'),
   reference: Worker.prefault({}).describe('The frozen policy KL terms compare against (built only when one is used).'),
   critic: Worker.prefault({}).describe('The value model (built only for gae).'),

@@ -28,6 +28,7 @@
  */
 import { ADVANTAGE_ESTIMATORS, finishAdvantages, zeroAdvantageFraction, zeroAdvantageRows } from '../algo/advantage';
 import { klController, type KlController } from '../algo/kl';
+import { PG_VARIANTS } from '../algo/loss';
 import { meanRowKl, responseRewards, tokenKl, tokenRewards } from '../algo/rewards';
 import { summaryStats } from '../algo/stats';
 import { importanceWeights } from '../algo/off_policy';
@@ -286,6 +287,7 @@ export class Trainer {
       klScope: this.klScope(samples, masks, thinkMasks),
       entropyScope: c.entropy_loss_tokens === 'answer' ? samples.map((s, i) => answerTokenMask(s.inputIds, masks[i]!, this.pieceOf)) : null,
       isWeights,
+      scores: PG_VARIANTS[c.actor_train.pg_variant].scores ? samples.map((s) => s.episodeScore) : null,
     };
 
     // 9-10. updates
@@ -327,11 +329,13 @@ export class Trainer {
     if (step >= c.critic_warmup && actorRows.ids.length > 0) {
       const result = await timed('actor_train', () =>
         updateActor(roles.actor, roles.actorOptimizer, actorRows, schedule('actor_train'), {
+          pgVariant: c.actor_train.pg_variant,
           policy: {
             clipLow: c.use_pg_clip_range ? c.pg_clip_low : c.pg_clip,
             clipHigh: c.use_pg_clip_range ? c.pg_clip_high : c.pg_clip,
             dualClip: c.dual_clip_loss ? 1 + 2 * c.pg_clip : null,
             aggMode: c.loss_agg_mode,
+            topr: { positiveWeight: c.actor_train.topr_positive_weight, negativeWeight: c.actor_train.topr_negative_weight },
           },
           temperature: actorTemperature,
           klLoss: c.use_kl_loss && c.kl_loss_coef > 0 && roles.reference ? { coef: c.kl_loss_coef, type: c.kl_loss_type } : null,

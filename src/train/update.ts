@@ -6,7 +6,7 @@
  */
 import { Rng } from '../engine/rng';
 import { tf } from '../engine/tf';
-import { entropyLoss, klLoss, policyLoss, valueLoss, type LossAggMode, type LossNorms, type PolicyLossOptions } from '../algo/loss';
+import { COMMON_POLICY_STATS, entropyLoss, klLoss, PG_VARIANTS, valueLoss, type LossAggMode, type LossNorms, type PgVariantName, type PolicyLossOptions } from '../algo/loss';
 import type { KlPenalty } from '../algo/kl';
 import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
@@ -28,6 +28,8 @@ export interface UpdateRows {
   entropyScope?: readonly Uint8Array[] | null;
   /** Importance weights of the policy loss (train_infer_correction.is_weight); null: none. */
   isWeights?: readonly Float32Array[] | null;
+  /** Each row's episode score (pg_variant topr splits rows by its sign); null: not needed. */
+  scores?: readonly number[] | null;
 }
 
 /** The rows at `indices`, every per-row field with them. */
@@ -45,6 +47,7 @@ export function selectRows(rows: UpdateRows, indices: readonly number[]): Update
     klScope: maybe(rows.klScope),
     entropyScope: maybe(rows.entropyScope),
     isWeights: maybe(rows.isWeights),
+    scores: maybe(rows.scores),
   };
 }
 
@@ -64,6 +67,8 @@ export interface UpdateSchedule {
 }
 
 export interface ActorLossOptions {
+  /** actor_train.pg_variant: which policy loss (PG_VARIANTS). */
+  pgVariant: PgVariantName;
   policy: PolicyLossOptions;
   /** What the sampled tokens' logits are divided by: the rollout's temperatures. */
   temperature: Temperatures;
@@ -163,9 +168,15 @@ async function runUpdate(
   return { gradNorms, optimizerSteps, skipped, skippedAtEnd, losses };
 }
 
+/** ROLL's topr counts: the rows whose episode score is above 0, and the rest. */
+function scoreSplit(scores: readonly number[]): Record<string, number> {
+  const positive = scores.filter((s) => s > 0).length;
+  return { 'actor/topr_positive_samples': positive, 'actor/topr_negative_samples': scores.length - positive };
+}
+
 const average = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
 
-/** actor_train's PPO update. Metrics use ROLL's and verl's names (actor/...). */
+/** actor_train's update with the pg_variant's policy loss. Metrics use ROLL's and verl's names (actor/...). */
 export async function updateActor(
   model: Qwen2Model,
   optimizer: AdamW,
@@ -173,8 +184,10 @@ export async function updateActor(
   schedule: UpdateSchedule,
   o: ActorLossOptions,
 ): Promise<UpdateResult> {
-  // sums over sampled tokens of: clipped, ratio, approxkl, policykl, dual-clipped; then max/min ratio
-  const sums = new Float64Array(5);
+  const variant = PG_VARIANTS[o.pgVariant];
+  if (variant.scores && !rows.scores) throw new Error(`pg_variant ${o.pgVariant} needs the episode scores`);
+  // sums over sampled tokens of ratio, approxkl, policykl, then of the variant's own stats (PolicyLoss.stats)
+  const sums = new Float64Array(3 + variant.stats.length);
   let ratioMax = -Infinity;
   let ratioMin = Infinity;
   let tokens = 0;
@@ -188,8 +201,9 @@ export async function updateActor(
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
     const hidden = scoredHidden(batch, hiddenStates(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, o.temperature) });
-    const weights = rows.isWeights ? shiftedValues(batch, rows.isWeights) : undefined;
-    const pg = policyLoss(logProbs, old, advantages, mask, o.policy, norms, weights);
+    const weights = rows.isWeights ? shiftedValues(batch, rows.isWeights) : null;
+    const scores = variant.scores ? tf.tensor2d(batch.rows.map((r) => rows.scores![r]!), [batch.rows.length, 1]) : null;
+    const pg = variant.loss({ logProbs, oldLogProbs: old, advantages, mask, weights, scores }, o.policy, norms);
     let loss: tf.Scalar = pg.loss;
     // A scope zeroes the terms of the tokens outside it; the aggregate still divides by the
     // whole response, so a scoped term is the full term with those tokens' parts removed.
@@ -205,12 +219,15 @@ export async function updateActor(
     return { loss, stats };
   };
   const onStats = (stats: Float32Array) => {
-    for (let i = 0; i < 5; i++) sums[i]! += stats[i]!;
-    ratioMax = Math.max(ratioMax, stats[5]!);
-    ratioMin = Math.min(ratioMin, stats[6]!);
-    parts.pg += stats[7]!;
-    parts.kl += stats[8]!;
-    parts.entropy += stats[9]!;
+    // ratio, approxkl, policykl; ratio max and min; the variant's own; then the loss's parts
+    for (let i = 0; i < 3; i++) sums[i]! += stats[i]!;
+    ratioMax = Math.max(ratioMax, stats[3]!);
+    ratioMin = Math.min(ratioMin, stats[4]!);
+    variant.stats.forEach((_, j) => (sums[3 + j]! += stats[COMMON_POLICY_STATS + j]!));
+    const at = COMMON_POLICY_STATS + variant.stats.length;
+    parts.pg += stats[at]!;
+    parts.kl += stats[at + 1]!;
+    parts.entropy += stats[at + 2]!;
     partsCount++;
   };
   const run = await runUpdate(model, optimizer, rows, schedule, microLoss, onStats);
@@ -223,11 +240,11 @@ export async function updateActor(
       'actor/kl_loss': parts.kl / miniBatchesSeen,
       'actor/entropy': parts.entropy / miniBatchesSeen,
       'actor/total_loss': average(run.losses),
-      'actor/clipfrac': perToken(0),
-      'actor/ratio_mean': perToken(1),
-      'actor/approxkl': perToken(2),
-      'actor/policykl': perToken(3),
-      'actor/dual_clipfrac': perToken(4),
+      'actor/ratio_mean': perToken(0),
+      'actor/approxkl': perToken(1),
+      'actor/policykl': perToken(2),
+      ...Object.fromEntries(variant.stats.map((name, j) => [`actor/${name}`, perToken(3 + j)])),
+      ...(variant.scores ? scoreSplit(rows.scores!) : {}),
       'actor/ratio_max': partsCount ? ratioMax : 1,
       'actor/ratio_min': partsCount ? ratioMin : 1,
       'actor/grad_norm': average(run.gradNorms),

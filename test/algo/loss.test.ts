@@ -1,7 +1,7 @@
 /** The actor's and critic's losses, aggregated with global norms, and their gradients. */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { aggLoss, entropyLoss, klLoss, type LossNorms, policyLoss, type PolicyLossOptions, valueLoss } from '../../src/algo/loss';
-import { LOSS_AGG_MODES } from '../../src/algo/names';
+import { aggLoss, COMMON_POLICY_STATS, entropyLoss, klLoss, type LossNorms, PG_VARIANTS, type PolicyLossOptions, valueLoss } from '../../src/algo/loss';
+import { LOSS_AGG_MODES, type PgVariantName } from '../../src/algo/names';
 import { startBackend } from '../../src/engine/backend';
 import { tf } from '../../src/engine/tf';
 import { expectClose } from './close';
@@ -17,6 +17,13 @@ const read = (x: tf.Tensor) => {
   x.dispose();
   return value;
 };
+
+/** topr's weights when a test is not about them. */
+const EVEN = { positiveWeight: 1, negativeWeight: 1 };
+
+/** The ppo variant's loss, from positional tensors. */
+const policyLoss = (logProbs: tf.Tensor, oldLogProbs: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor, o: PolicyLossOptions, norms: LossNorms, weights: tf.Tensor | null = null) =>
+  PG_VARIANTS.ppo.loss({ logProbs, oldLogProbs, advantages, mask, weights, scores: null }, o, norms);
 
 describe('aggLoss', () => {
   // masked token losses: row 0 -> 1, 2; row 1 -> 4; row 2 -> 7, 8, 9
@@ -77,7 +84,7 @@ describe('aggLoss', () => {
   });
 });
 
-describe('policyLoss', () => {
+describe('ppo', () => {
   // two rows; old log p = -1, log p = -1 + ln(ratio); the last token of row 1 is not sampled
   const ratios = [
     [1.5, 0.5, 1.2],
@@ -92,7 +99,7 @@ describe('policyLoss', () => {
     [1, 1, 0],
   ];
   const norms: LossNorms = { tokens: 5, sequences: 2, sumNormScale: 6 };
-  const options: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.3, dualClip: null, aggMode: 'token-mean' };
+  const options: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.3, dualClip: null, aggMode: 'token-mean', topr: EVEN };
   // per token, -min(r A, clip(r, 0.8, 1.3) A):
   //   r 1.5, A  1: -min(1.5, 1.3)  = -1.3   clipped (above 1 + high, A > 0)
   //   r 0.5, A -2: -min(-1, -1.6)  =  1.6   clipped (below 1 - low, A < 0)
@@ -124,16 +131,17 @@ describe('policyLoss', () => {
     expect(run({ ...options, aggMode: 'seq-mean-token-mean' }).loss).toBeCloseTo((-0.3 + 0.05) / 2, 5);
   });
 
-  test('stats: clipped count, ratio sum, approxkl, policykl, dual count, ratio max and min', () => {
+  test('stats: ratio sum, approxkl, policykl, ratio max and min, then clipped and dual-clipped counts', () => {
     const logs = [Math.log(1.5), Math.log(0.5), Math.log(1.2), Math.log(0.7), Math.log(1.5)];
+    expect(PG_VARIANTS.ppo.stats).toEqual(['clipfrac', 'dual_clipfrac']);
     expectClose(run(options).stats, [
-      2, // the first two tokens
       1.5 + 0.5 + 1.2 + 0.7 + 1.5,
       logs.reduce((a, l) => a + 0.5 * l * l, 0),
       logs.reduce((a, l) => a + l, 0),
-      0,
       1.5, // the unsampled ratio 100 is left out
       0.5,
+      2, // clipped: the first two tokens
+      0,
     ]);
   });
 
@@ -144,7 +152,7 @@ describe('policyLoss', () => {
   });
 
   test('dual clip bounds a negative advantage loss by (1 + 2 x 0.2) |A|', () => {
-    const dual: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: 1 + 2 * 0.2, aggMode: 'seq-mean-token-sum' };
+    const dual: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: 1 + 2 * 0.2, aggMode: 'seq-mean-token-sum', topr: EVEN };
     const one: LossNorms = { tokens: 4, sequences: 1, sumNormScale: 4 };
     // r 10,  A -1: -min(-10, -1.2) = 10  -> bounded to 1.4        dual-clipped
     // r 1.3, A -1: -min(-1.3, -1.2) = 1.3 < 1.4: unchanged
@@ -155,8 +163,8 @@ describe('policyLoss', () => {
     const m = [[1, 1, 1, 1]];
     const { loss, stats, gradient } = run(dual, rows, adv, m, one);
     expect(loss).toBeCloseTo(1.4 + 1.3 - 2.4 + 4.2, 4); // token sum / 1 sequence
-    expect(stats[0]).toBe(1); // clipped
-    expect(stats[4]).toBe(2); // dual-clipped
+    expect(stats[COMMON_POLICY_STATS]).toBe(1); // clipped
+    expect(stats[COMMON_POLICY_STATS + 1]).toBe(2); // dual-clipped
     expectClose(gradient[0]!, [0, 1.3, 0, 0]); // only the unbounded token: -r A
     expect(run({ ...dual, dualClip: null }, rows, adv, m, one).loss).toBeCloseTo(10 + 1.3 - 2.4 + 3000, 1);
   });
@@ -169,7 +177,7 @@ describe('policyLoss', () => {
     const k = t2([[1]]);
     const { loss, stats } = policyLoss(logp, old, a, k, options, { tokens: 1, sequences: 1, sumNormScale: 1 });
     expect(read(loss) / Math.exp(20)).toBeCloseTo(1, 5);
-    expect(stats.dataSync()[3]).toBeCloseTo(20, 4); // policykl: the clamped log-ratio
+    expect(stats.dataSync()[2]).toBeCloseTo(20, 4); // policykl: the clamped log-ratio
     tf.dispose([old, logp, a, k, stats]);
   });
 });
@@ -181,7 +189,7 @@ test('importance weights scale each token term, and carry no gradient of their o
   const k = t2([[1, 1, 0]]);
   const w = t2([[0.5, 2, 9]]);
   const n = { tokens: 2, sequences: 1, sumNormScale: 1 };
-  const options: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: null, aggMode: 'token-mean' };
+  const options: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: null, aggMode: 'token-mean', topr: EVEN };
   const plain = policyLoss(logp, logp, a, k, options, n);
   const weighted = policyLoss(logp, logp, a, k, options, n, w);
   expect(read(plain.loss)).toBeCloseTo((-1 + 1) / 2, 6);
@@ -191,6 +199,117 @@ test('importance weights scale each token term, and carry no gradient of their o
   const gradient = tf.grad((x: tf.Tensor) => policyLoss(x, old, a, k, options, n, w).loss)(logp);
   expectClose(Array.from(gradient.dataSync()), [-0.25, 1, 0]);
   tf.dispose([logp, old, a, k, w, plain.stats, weighted.stats, gradient]);
+});
+
+describe('topr, vanilla, tis, cispo, kimi15', () => {
+  // Two rows of three tokens; old log p = -1, log p = -1 + ln r with r = 2, 0.5, 1 on both rows.
+  // Row 0 scored 1 (a positive row), row 1 scored 0 (0 or less: a negative row); the last token
+  // of row 1 is not sampled. Token-mean over the 5 sampled tokens.
+  const ratios = [
+    [2, 0.5, 1],
+    [2, 0.5, 1],
+  ];
+  const advantages = [
+    [1, -1, 2],
+    [-1, 1, 5],
+  ];
+  const mask = [
+    [1, 1, 1],
+    [1, 1, 0],
+  ];
+  const scores = [[1], [0]];
+  const norms: LossNorms = { tokens: 5, sequences: 2, sumNormScale: 6 };
+  const base: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.2, dualClip: null, aggMode: 'token-mean', topr: { positiveWeight: 2, negativeWeight: 0.5 } };
+  const [up, down] = [-1 + Math.log(2), -1 + Math.log(0.5)]; // log p where r = 2 and r = 0.5
+
+  const run = (variant: PgVariantName, o = base) => {
+    const before = tf.memory().numTensors;
+    const old = t2(ratios.map((r) => r.map(() => -1)));
+    const logp = t2(ratios.map((r) => r.map((x) => -1 + Math.log(x))));
+    const a = t2(advantages);
+    const k = t2(mask);
+    const s = t2(scores);
+    const input = (logProbs: tf.Tensor) => ({ logProbs, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: s });
+    const result = PG_VARIANTS[variant].loss(input(logp), o, norms);
+    const gradient = tf.grad((x: tf.Tensor) => PG_VARIANTS[variant].loss(input(x), o, norms).loss)(logp);
+    const out = { loss: read(result.loss), stats: Array.from(result.stats.dataSync()), gradient: gradient.arraySync() as number[][] };
+    tf.dispose([old, logp, a, k, s, result.stats, gradient]);
+    expect(tf.memory().numTensors).toBe(before);
+    return out;
+  };
+
+  test('topr: -A log p on positive rows, -clip(r, 0, 1) A log p on negative ones, each weighted', () => {
+    // row 0 (x 2):   -1 x up, -(-1) x down, -2 x (-1)
+    // row 1 (x 0.5): r 2 -> 1: -1 x (-1) x up; r 0.5 -> 0.5: -0.5 x 1 x down
+    const row0 = 2 * (-up + down + 2);
+    const row1 = 0.5 * (up - 0.5 * down);
+    expect(run('topr').loss).toBeCloseTo((row0 + row1) / 5, 5);
+    // weights 1 and 1: every positive token's REINFORCE term as is
+    expect(run('topr', { ...base, topr: EVEN }).loss).toBeCloseTo((-up + down + 2 + up - 0.5 * down) / 5, 5);
+  });
+
+  test('topr: the gradient pushes log p along the advantage, the negative rows tapered, the taper a constant', () => {
+    // d/dlog p = -weight x A / 5 on positive rows, -weight x clip(r, 0, 1) x A / 5 on negative ones
+    // (a taper with a gradient of its own would add -0.5 x 0.5 x 1 x down / 5 on row 1's second token)
+    const { gradient } = run('topr');
+    expectClose(gradient[0]!, [(-2 * 1) / 5, (-2 * -1) / 5, (-2 * 2) / 5]);
+    expectClose(gradient[1]!, [(-0.5 * 1 * -1) / 5, (-0.5 * 0.5 * 1) / 5, 0]);
+    // descent (log p -= gradient) raises log p where A > 0 and lowers it where A < 0, on either kind of row
+    advantages.forEach((row, i) => row.forEach((a, t) => mask[i]![t] && expect(Math.sign(gradient[i]![t]!)).toBe(-Math.sign(a))));
+  });
+
+  test('topr stats: the common ones, then the negative rows\' truncated tokens (r > 1)', () => {
+    const logs = [Math.log(2), Math.log(0.5), 0, Math.log(2), Math.log(0.5)];
+    expect(PG_VARIANTS.topr.stats).toEqual(['topr_negative_total_clipfrac']);
+    // row 0's r = 2 is not truncated: only the negative row's is
+    expectClose(run('topr').stats, [6, logs.reduce((a, l) => a + 0.5 * l * l, 0), logs.reduce((a, l) => a + l, 0), 2, 0.5, 1]);
+  });
+
+  test('topr: a wild ratio on a negative row is truncated to 1, not overflowed', () => {
+    // log p - old = 100; A = -1, score -1: -1 x (-1) x (-1) = -1 over 1 token
+    const [logp, old, a, k, s] = [t2([[-1]]), t2([[-101]]), t2([[-1]]), t2([[1]]), t2([[-1]])];
+    const { loss, stats } = PG_VARIANTS.topr.loss({ logProbs: logp, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: s }, base, { tokens: 1, sequences: 1, sumNormScale: 1 });
+    expect(read(loss)).toBeCloseTo(-0.5, 5); // x topr_negative_weight 0.5
+    expect(() => PG_VARIANTS.topr.loss({ logProbs: logp, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: null }, base, { tokens: 1, sequences: 1, sumNormScale: 1 })).toThrow('episode score');
+    tf.dispose([logp, old, a, k, s, stats]);
+  });
+
+  test('vanilla: -A log p on every token, whatever the ratio or the score', () => {
+    const { loss, gradient, stats } = run('vanilla');
+    expect(loss).toBeCloseTo((-up + down + 2 + up - down) / 5, 5);
+    expectClose(gradient[0]!, [-1 / 5, 1 / 5, -2 / 5]);
+    expectClose(gradient[1]!, [1 / 5, -1 / 5, 0]);
+    expect(stats).toHaveLength(COMMON_POLICY_STATS);
+  });
+
+  test('tis: -clip(r, 0, 1) A log p on every token, the ratio a constant', () => {
+    // row 0: r 2 -> 1: -1 x 1 x up; r 0.5: -0.5 x (-1) x down; r 1: -1 x 2 x (-1)
+    // row 1: -1 x (-1) x up; -0.5 x 1 x down: the up and down terms cancel, leaving 2
+    const { loss, gradient, stats } = run('tis');
+    expect(loss).toBeCloseTo((-up + 0.5 * down + 2 + up - 0.5 * down) / 5, 5);
+    // d/dlog p = -clip(r, 0, 1) A / 5
+    expectClose(gradient[0]!, [-1 / 5, 0.5 / 5, -2 / 5]);
+    expectClose(gradient[1]!, [1 / 5, -0.5 / 5, 0]);
+    expect(stats[COMMON_POLICY_STATS]).toBe(2); // the two sampled r = 2
+  });
+
+  test('cispo: -clip(r, 0.9, 1.1) A log p on every token, the ratio a constant', () => {
+    const { loss, gradient, stats } = run('cispo');
+    expect(loss).toBeCloseTo((-1.1 * up + 0.9 * down + 2 + 1.1 * up - 0.9 * down) / 5, 5);
+    expectClose(gradient[0]!, [-1.1 / 5, 0.9 / 5, -2 / 5]);
+    expectClose(gradient[1]!, [1.1 / 5, -0.9 / 5, 0]);
+    expect(stats[COMMON_POLICY_STATS]).toBe(4); // all but row 0's r = 1
+  });
+
+  test('kimi15: -A log p + 0.1 / 2 (log p - log p_old)^2', () => {
+    // vanilla's terms (sum 2) plus 0.05 d^2 on 4 tokens with d = ±ln 2 (row 0's r = 1 adds 0)
+    const d = Math.log(2);
+    const { loss, gradient } = run('kimi15');
+    expect(loss).toBeCloseTo((2 + 0.05 * 4 * d * d) / 5, 5);
+    // d/dlog p = (-A + 0.1 d) / 5
+    expectClose(gradient[0]!, [(-1 + 0.1 * d) / 5, (1 - 0.1 * d) / 5, -2 / 5]);
+    expectClose(gradient[1]!, [(1 + 0.1 * d) / 5, (-1 - 0.1 * d) / 5, 0]);
+  });
 });
 
 describe('klLoss and entropyLoss', () => {

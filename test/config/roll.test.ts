@@ -10,6 +10,7 @@ import { loadConfig, type ConfigRequest } from '../../src/config/load';
 import { applyRollKeys, rollKeysWarning } from '../../src/config/roll';
 import { ConfigError } from '../../src/errors';
 import { PluginHost } from '../../src/plugins/host';
+import { readMetricsJsonl } from '../../src/tracking/jsonl';
 import { agentic, ROOT, scratch } from '../helpers';
 
 const EXAMPLES = join(ROOT, 'test/fixtures/roll/examples/qwen2.5-0.5B-agentic');
@@ -24,6 +25,7 @@ const PASSING = [
   'agentic_val_sokoban_dynamic_batching',
   'agentic_val_sokoban_native',
   'agentic_val_sokoban_sandbox',
+  'agent_val_frozen_lake-pg_var',
 ];
 
 describe('ROLL example configs through agentic config', () => {
@@ -71,11 +73,19 @@ describe('ROLL example configs through agentic config', () => {
       expect((error as Error).message).not.toContain('\n');
     };
     await fails('agentic_val_sokoban_lora', [], 'actor_train.model_args.lora_target: LoRA adapters are not built yet');
-    await fails('agent_val_frozen_lake-pg_var', [], 'actor_train.pg_variant: "topr": agentic trains with the PPO clipped loss');
+    await fails('agent_val_frozen_lake-pg_var', ['actor_train.pg_variant=reinforce'], 'actor_train.pg_variant: expected one of ppo, topr, vanilla, tis, cispo, kimi15, got "reinforce"');
+    await fails('agent_val_frozen_lake-pg_var', ['+actor_train.topr_negative_weight=-1'], /^actor_train\.topr_negative_weight: /);
     await fails('agentic_val_webshop', [], 'custom_envs: no environments are defined');
     await fails('agent_val_frozen_lake', ['actor_infer.generating_args.num_return_sequences=4'], /num_return_sequences: 4: one response per prompt here/);
     await fails('agent_val_frozen_lake', ['+rollout_batchsize=8'], 'rollout_batchsize: unknown key (did you mean rollout_batch_size?)');
     await fails('agent_val_frozen_lake', ['+actor_train.model_args.dtyp=bf16'], 'actor_train.model_args.dtyp: unknown key (did you mean dtype?)');
+  });
+
+  test("pg_variant and topr's weights are actor_train's; other roles' are inert", async () => {
+    const { config, inert } = await load('agent_val_frozen_lake-pg_var', ['+actor_infer.pg_variant=topr', '+reference.topr_positive_weight=3']);
+    expect(config.actor_train).toMatchObject({ pg_variant: 'topr', topr_positive_weight: 1, topr_negative_weight: 1 });
+    expect(inert).toEqual(expect.arrayContaining(['actor_infer.pg_variant=topr', 'reference.topr_positive_weight=3']));
+    expect((await load('agent_val_frozen_lake')).config.actor_train.pg_variant).toBe('ppo');
   });
 
   test('a top-level value nothing reads is named; a misspelling of ours stays an error', () => {
@@ -99,4 +109,20 @@ describe('ROLL example configs train 2 steps with only pretrain overridden', () 
       expect(existsSync(folder) && readdirSync(folder).some((f) => f.startsWith('events.out.tfevents.'))).toBe(true);
     }, 300_000);
   }
+
+  test('agent_val_frozen_lake-pg_var trains with topr', async () => {
+    const cwd = scratch();
+    const run = await agentic(['train', '--config-path', EXAMPLES, '--config-name', 'agent_val_frozen_lake-pg_var', 'pretrain=agentic:nano', 'track_with=[jsonl]', 'eval_steps=0'], { cwd });
+    expect(run.stdout + run.stderr).toContain('done: 2 steps');
+    expect(run.code).toBe(0);
+    const steps = readMetricsJsonl(join(cwd, 'output/logs/metrics.jsonl')).filter((r) => 'actor/pg_loss' in r.metrics);
+    expect(steps).toHaveLength(2);
+    for (const { metrics } of steps) {
+      // every row of the batch (rollout_batch_size 8) is either a positive or a negative one
+      expect(metrics['actor/topr_positive_samples']! + metrics['actor/topr_negative_samples']!).toBe(8);
+      expect(metrics['actor/topr_negative_total_clipfrac']!).toBeGreaterThanOrEqual(0);
+      expect(Number.isFinite(metrics['actor/pg_loss']!)).toBe(true);
+      expect('actor/clipfrac' in metrics).toBe(false);
+    }
+  }, 300_000);
 });
