@@ -88,6 +88,7 @@ async function resolveSource(source: string, options: { cwd?: string; configFile
     throw new ConfigError(`extends '${source}' (from ${display(cwd)}): no such config file`);
   }
   const config = await readConfigFile(file);
+  if (source === '.' && Object.keys(config).length === 0) throw new ConfigError(`${display(file)}: the config file is empty (no keys)`);
   return { config, configFile: file, _configFile: file, cwd: dirname(file), source: file, sourceOptions: {} };
 }
 

@@ -68,6 +68,7 @@ const RULES: Array<[string, Fate]> = [
   ['custom_envs.*.max_env_step_concurrent', { fate: 'inert' }],
   ['custom_envs.*.agent_runner_cls', { fate: 'inert', when: (v) => v === null, otherwise: 'agent runners are not built; remove agent_runner_cls (or set it to null) and pick env_manager_cls traj or step' }],
   ['tracker_kwargs.*', { fate: 'inert', when: () => true }],
+  ['train_infer_correction.filters', { fate: 'refused', hint: "ROLL's train/infer log-prob filters are not built (train_infer_correction.is_weight is); remove filters" }],
 ];
 
 /** tracker_kwargs keys that agentic reads (the rest are other trackers' settings: inert). */

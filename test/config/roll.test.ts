@@ -75,7 +75,9 @@ describe('ROLL example configs through agentic config', () => {
     await fails('agentic_val_sokoban_lora', [], 'actor_train.model_args.lora_target: LoRA adapters are not built yet');
     await fails('agent_val_frozen_lake-pg_var', ['actor_train.pg_variant=reinforce'], 'actor_train.pg_variant: expected one of ppo, topr, vanilla, tis, cispo, kimi15, got "reinforce"');
     await fails('agent_val_frozen_lake-pg_var', ['+actor_train.topr_negative_weight=-1'], /^actor_train\.topr_negative_weight: /);
-    await fails('agentic_val_webshop', [], 'custom_envs: no environments are defined');
+    // ROLL publishes agentic_val_webshop.yaml as an empty file
+    await fails('agentic_val_webshop', [], /agentic_val_webshop\.yaml: the config file is empty \(no keys\)$/);
+    await fails('agent_val_frozen_lake', ['+train_infer_correction.filters=[{enabled: true}]'], "train_infer_correction.filters: ROLL's train/infer log-prob filters are not built (train_infer_correction.is_weight is); remove filters");
     await fails('agent_val_frozen_lake', ['actor_infer.generating_args.num_return_sequences=4'], /num_return_sequences: 4: one response per prompt here/);
     await fails('agent_val_frozen_lake', ['+rollout_batchsize=8'], 'rollout_batchsize: unknown key (did you mean rollout_batch_size?)');
     await fails('agent_val_frozen_lake', ['+actor_train.model_args.dtyp=bf16'], 'actor_train.model_args.dtyp: unknown key (did you mean dtype?)');
