@@ -180,4 +180,16 @@ describe('AgentFly command lines train 2 steps', () => {
       expect(run.code).toBe(0);
     }, 60_000);
   }
+
+  test('trainer.total_epochs ends the run after that many passes over data.train_files', async () => {
+    const rows = Array.from({ length: 6 }, (_, i) => JSON.stringify({ question: `What is ${i} + 1?`, answer: String(i + 1) })).join('\n');
+    const cwd = scratch({ 'train.jsonl': rows, 'val.json': JSON.stringify([{ question: 'What is 2 + 2?', answer: '4' }]) });
+    const line = [...MATH, ...FAST, 'data.train_files=train.jsonl', 'data.val_files=val.json', 'data.val_batch_size=1', 'data.train_batch_size=4', 'agent.num_chains=2', 'trainer.total_epochs=1', 'trainer.total_training_steps=null', 'trainer.test_freq=-1'];
+    const run = await agentic(['train', ...line], { cwd });
+    const output = run.stdout + run.stderr;
+    // 6 rows, 4 questions a step: the second step completes the epoch (no total_training_steps: the config's max_steps, 100, is the cap)
+    expect(output).toContain('max_steps 2: max_epochs 1 of the training data (AgentFly 6 rows, 4 a step)');
+    expect(output).toContain('done: 2 steps');
+    expect(run.code).toBe(0);
+  }, 60_000);
 });
