@@ -388,17 +388,22 @@ function treeNumber(ctx: Context, path: Path, fallback: number): number {
 
 /**
  * Batch sizes read several keys: a batch of questions times the chains of each is
- * rollout_batch_size (one env group per question), and a mini-batch of rows is the micro-batch
- * times gradient accumulation.
+ * rollout_batch_size (one env group per question; new chains alone keep the config's questions),
+ * and a mini-batch of rows is the micro-batch times gradient accumulation.
  */
 function batchSizes(ctx: Context): Sets {
   const sets: Sets = [];
   const get = (key: string) => ctx.given.get(key);
   const questions = get('data.train_batch_size');
+  const chains = get('agent.num_chains');
   if (questions !== undefined) {
     const q = count(questions, 'data.train_batch_size');
-    const chains = get('agent.num_chains') ?? treeNumber(ctx, ['train_env_manager', 'group_size'], 1);
-    sets.push([['rollout_batch_size'], q * count(chains, 'agent.num_chains')], [['train_env_manager', 'num_env_groups'], q]);
+    const n = chains === undefined ? treeNumber(ctx, ['train_env_manager', 'group_size'], 1) : count(chains, 'agent.num_chains');
+    sets.push([['rollout_batch_size'], q * n], [['train_env_manager', 'num_env_groups'], q]);
+  } else if (chains !== undefined) {
+    // as in verl, the batch keeps its questions and each gets the new number of chains
+    const q = treeNumber(ctx, ['rollout_batch_size'], 1) / treeNumber(ctx, ['train_env_manager', 'group_size'], 1);
+    if (Number.isInteger(q)) sets.push([['rollout_batch_size'], q * count(chains, 'agent.num_chains')]);
   }
   const valQuestions = get('data.val_batch_size');
   if (valQuestions !== undefined && valQuestions !== null) {

@@ -137,6 +137,8 @@ describe('AgentFly command lines through agentic config', () => {
     expect(c.custom_envs.Arithmetic!.env_config.dataset).toBe('arithmetic/val');
     expect([c.train_env_manager.group_size, c.rollout_batch_size, c.train_env_manager.num_env_groups]).toEqual([2, 4, 2]);
     expect((await load(['trainer.total_epochs=3'])).config.max_epochs).toBe(3);
+    // new chains alone keep the questions of a batch (AgentFly's defaults here: 8 questions of 5 chains)
+    expect((await load(['agent.num_chains=2'])).config.rollout_batch_size).toBe(16);
     expect((await load(['agent.init_args.agent_type=code', 'agent.init_args.tools=[python_executor]'])).config.custom_envs.AgentFly!.env_config.agent_format).toBe('code');
   });
 
