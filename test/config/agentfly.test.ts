@@ -160,6 +160,9 @@ describe('AgentFly command lines through agentic config', () => {
     expect(isAgentFlyPath(['critic', 'training_args', 'learning_rate'])).toBe(false);
     expect(isAgentFlyPath(['trainer', 'nnodes'])).toBe(true);
     expect(isAgentFlyPath(['train_env_manager', 'tags'])).toBe(false);
+    expect(rollKeysWarning({ inert: ['hydra'], agentFlyInert: ['trainer.nnodes=1', 'actor_rollout_ref.ref.fsdp_config'] })).toBe(
+      'ROLL keys with no effect here: hydra; AgentFly keys with no effect here: nnodes=1, fsdp_config (docs/roll.md, docs/agentfly.md)',
+    );
     const { overrides } = translateAgentFly([parseOverride('critic.optim.lr=1e-5'), parseOverride('trainer.resume_mode=disable')], {});
     expect(overrides.map((o) => [o.path.join('.'), o.value])).toEqual([
       ['critic.training_args.learning_rate', 1e-5],
