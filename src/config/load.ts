@@ -1,21 +1,25 @@
 /**
  * The whole config pipeline, lowest layer first:
  *
- *   schema defaults -> config file (with its defaults list and extends) -> command-line overrides
- *   -> interpolation -> ROLL's keys (roll.ts: inert ones set aside, refused ones an error, helper
- *   variables removed) -> validation (schema, cross-key rules, plugin env configs)
+ *   schema defaults -> config file (with its defaults list and extends) -> AgentFly's command-line
+ *   keys (agentfly.ts: translated to ours) -> agentic's command-line overrides -> interpolation
+ *   -> ROLL's keys (roll.ts: inert ones set aside, refused ones an error, helper variables
+ *   removed) -> validation (schema, cross-key rules, plugin env configs)
  *
  * With no config file named, the config file is the built-in configs/agentic.yaml (embedded in
- * the binary), as Hydra's @hydra.main names a default config.
+ * the binary), as Hydra's @hydra.main names a default config; a command line with AgentFly's keys
+ * gets AgentFly's own default instead, the built-in configs/agentfly.yaml.
  */
 import { resolve } from 'node:path';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import defaultConfigText from '../../configs/agentic.yaml' with { type: 'text' };
+import agentFlyConfigText from '../../configs/agentfly.yaml' with { type: 'text' };
 import { ConfigError, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
 import { CONFIG_EXTENSIONS, composeFile, composeText, findConfigFile, type ComposedConfig } from './compose';
 import { resolveInterpolations } from './interpolate';
 import { createKeyOracle } from './keys';
+import { isAgentFlyPath, translateAgentFly } from './agentfly';
 import { applyOverrides, parseOverride } from './overrides';
 import { applyRollKeys, referencedRoots } from './roll';
 import { configDefaults, type AgenticConfig } from './schema';
@@ -24,6 +28,7 @@ import { validateConfig, type EnvResolver } from './validate';
 
 export const DEFAULT_CONFIG_PATH = 'configs';
 export const BUILTIN_CONFIG_NAME = 'configs/agentic.yaml (built in)';
+export const AGENTFLY_CONFIG_NAME = 'configs/agentfly.yaml (built in: AgentFly\'s defaults)';
 
 export interface ConfigRequest {
   /** `-c FILE`: a config file path. */
@@ -44,10 +49,15 @@ export interface LoadedConfig {
   /** ROLL keys read but with no effect here, and helper values nothing reads (roll.ts); absent: none. */
   inert?: string[];
   unusedHelpers?: string[];
+  /** AgentFly keys read but with no effect here (agentfly.ts); absent: none. */
+  agentFlyInert?: string[];
 }
 
-/** Reads the primary config and everything it pulls in (no defaults layer, no overrides). */
-export async function composePrimary(request: ConfigRequest): Promise<ComposedConfig> {
+/**
+ * Reads the primary config and everything it pulls in (no defaults layer, no overrides);
+ * `agentFly`: the command line has AgentFly's keys, so the built-in default is AgentFly's.
+ */
+export async function composePrimary(request: ConfigRequest, agentFly = false): Promise<ComposedConfig> {
   const cwd = request.cwd ?? process.cwd();
   if (request.configFile && (request.configName || request.configPath)) {
     throw new UsageError('give either -c FILE or --config-path/--config-name, not both');
@@ -65,8 +75,9 @@ export async function composePrimary(request: ConfigRequest): Promise<ComposedCo
     return composeFile(file);
   }
   if (request.configPath) throw new UsageError('--config-path needs --config-name');
-  if (typeof defaultConfigText !== 'string') throw new Error('the built-in config was not embedded as text');
-  return composeText(defaultConfigText, BUILTIN_CONFIG_NAME);
+  const [text, name] = agentFly ? [agentFlyConfigText, AGENTFLY_CONFIG_NAME] : [defaultConfigText, BUILTIN_CONFIG_NAME];
+  if (typeof text !== 'string') throw new Error('the built-in config was not embedded as text');
+  return composeText(text, name);
 }
 
 function suggestConfig(dir: string, name: string): string {
@@ -78,17 +89,24 @@ function suggestConfig(dir: string, name: string): string {
 }
 
 /** Composes, overrides, interpolates and sets ROLL's keys aside: the final tree before validation. */
-export async function resolveTree(request: ConfigRequest, envs: EnvResolver): Promise<{ tree: TreeObject; files: string[]; inert: string[]; unusedHelpers: string[] }> {
-  const primary = await composePrimary(request);
+export async function resolveTree(
+  request: ConfigRequest,
+  envs: EnvResolver,
+): Promise<{ tree: TreeObject; files: string[]; inert: string[]; unusedHelpers: string[]; agentFlyInert: string[] }> {
+  const parsed = (request.overrides ?? []).map(parseOverride);
+  const agentFly = parsed.filter((o) => isAgentFlyPath(o.path));
+  const ours = parsed.filter((o) => !isAgentFlyPath(o.path));
+  const primary = await composePrimary(request, agentFly.length > 0);
   const layered = mergeOver(configDefaults() as TreeObject, primary.tree);
-  const overrides = (request.overrides ?? []).map(parseOverride);
-  const overridden = await applyOverrides(layered, overrides, createKeyOracle(envs));
+  const oracle = createKeyOracle(envs);
+  const translated = translateAgentFly(agentFly, layered);
+  const overridden = await applyOverrides(await applyOverrides(layered, translated.overrides, oracle), ours, oracle);
   const roll = applyRollKeys(resolveInterpolations(overridden), referencedRoots(overridden));
-  return { ...roll, files: primary.files };
+  return { ...roll, files: primary.files, agentFlyInert: translated.inert };
 }
 
 export async function loadConfig(request: ConfigRequest, envs: EnvResolver): Promise<LoadedConfig> {
-  const { tree, files, inert, unusedHelpers } = await resolveTree(request, envs);
+  const { tree, files, inert, unusedHelpers, agentFlyInert } = await resolveTree(request, envs);
   const config = await validateConfig(tree, envs);
-  return { config, files, overrides: [...(request.overrides ?? [])], inert, unusedHelpers };
+  return { config, files, overrides: [...(request.overrides ?? [])], inert, unusedHelpers, agentFlyInert };
 }

@@ -16,6 +16,7 @@
  */
 import { ConfigError } from '../errors';
 import { closestMatches } from '../util/suggest';
+import { agentFlyInertPhrase } from './agentfly';
 import { declaredKeys } from './introspect';
 import { ConfigShape } from './schema';
 import { formatPath, isObject, type Path, type Tree, type TreeObject } from './tree';
@@ -197,10 +198,17 @@ function agentNativeTemplates(tree: TreeObject, inert: string[]): void {
   }
 }
 
-/** The one start-up line naming what was read but has no effect, or null when nothing was. */
-export function rollKeysWarning(keys: { inert?: readonly string[]; unusedHelpers?: readonly string[] }): string | null {
+/** The one start-up line naming what was read but has no effect (ROLL's and AgentFly's keys), or null when nothing was. */
+export function rollKeysWarning(keys: { inert?: readonly string[]; unusedHelpers?: readonly string[]; agentFlyInert?: readonly string[] }): string | null {
   const parts: string[] = [];
+  const docs: string[] = [];
   if (keys.inert?.length) parts.push(`ROLL keys with no effect here: ${[...new Set(keys.inert.map(short))].join(', ')}`);
   if (keys.unusedHelpers?.length) parts.push(`top-level values no interpolation reads: ${keys.unusedHelpers.join(', ')}`);
-  return parts.length ? `${parts.join('; ')} (docs/roll.md)` : null;
+  if (parts.length) docs.push('docs/roll.md');
+  const agentFly = agentFlyInertPhrase(keys.agentFlyInert);
+  if (agentFly) {
+    parts.push(agentFly);
+    docs.push('docs/agentfly.md');
+  }
+  return parts.length ? `${parts.join('; ')} (${docs.join(', ')})` : null;
 }

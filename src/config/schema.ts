@@ -352,6 +352,12 @@ export const ConfigShape = z.strictObject({
   pretrain: z.string().min(1).nullable().default(null).describe('Base model: a Hugging Face folder or hub id.'),
 
   max_steps: positiveInt().default(500).describe('Training steps (one rollout batch and its updates each).'),
+  max_epochs: positiveInt()
+    .nullable()
+    .default(null)
+    .describe(
+      "Passes over the training data (every row once per pass, in a seeded order): the run ends after the step that completes them on every training env, or at max_steps if that comes first; null: max_steps alone. For envs that read datasets (tool_use); AgentFly's trainer.total_epochs.",
+    ),
   save_steps: nonNegativeInt()
     .default(50)
     .describe('Save a checkpoint (checkpoint_config.output_dir/checkpoint-N) every this many steps and after the last; 0 saves after the last step only.'),

@@ -18,7 +18,7 @@
  */
 import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
-import type { Env, EnvContext, EnvPlugin, MetricAgg, RenderMode, ResetResult, RgbFrame, StepInfo, StepResult } from './types';
+import type { Env, EnvContext, EnvPlugin, EpisodeDraw, MetricAgg, RenderMode, ResetResult, RgbFrame, StepInfo, StepResult } from './types';
 
 export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'solutionAction' | 'close';
 
@@ -139,7 +139,7 @@ export class GuardedEnv {
   }
 
   /** Starts an episode, building a fresh instance first when there is none (or the last one failed). */
-  async reset(seed: number): Promise<GuardedReset> {
+  async reset(seed: number, draw?: EpisodeDraw): Promise<GuardedReset> {
     this.expectPhase('reset', ['idle', 'running', 'ended', 'failed']);
     if (!this.instance) {
       try {
@@ -149,7 +149,7 @@ export class GuardedEnv {
       }
     }
     const env = this.instance;
-    const called = await this.call('reset', () => env.reset(seed), this.timeouts.reset, resetResultProblem);
+    const called = await this.call('reset', () => (draw === undefined ? env.reset(seed) : env.reset(seed, draw)), this.timeouts.reset, resetResultProblem);
     if (called.failure) return { failure: called.failure };
     const result = called.value as ResetResult;
     this.current = 'running';

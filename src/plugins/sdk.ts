@@ -9,6 +9,7 @@ export { z } from 'zod';
 export * as tf from '@tensorflow/tfjs-core';
 export { Rng, hashSeed, type RngState } from '../engine/rng';
 export { defineEnv, defineReward, defineTool } from './define';
+export { epochOrder, rowAt } from './epochs';
 export {
   ANSWER_PATTERN,
   actionPattern,

@@ -58,9 +58,23 @@ export interface RgbFrame {
   data: Uint8Array;
 }
 
+/**
+ * An episode's place in its env manager's stream of episodes of one tag (reset's second
+ * argument): draws 0, 1, 2, ... run on across groups, steps and resumes; validation restarts at 0.
+ * An env that reads rows of a dataset reads them in epochs with it (readRowAt): every row once
+ * per epoch, each epoch in its own order seeded by `streamSeed`.
+ */
+export interface EpisodeDraw {
+  draw: number;
+  streamSeed: number;
+}
+
 export interface Env {
-  /** Starts an episode. The same seed gives the same initial state, on every machine. */
-  reset(seed: number): ResetResult | Promise<ResetResult>;
+  /**
+   * Starts an episode. The same seed (and draw) gives the same initial state, on every machine.
+   * `draw` is given when an env manager plays the episode; without it, pick by the seed alone.
+   */
+  reset(seed: number, draw?: EpisodeDraw): ResetResult | Promise<ResetResult>;
   /**
    * Applies the policy's raw response text. An unparseable response is an invalid action: the
    * state stays, the reward is the configured format penalty, and the metrics say so.
@@ -126,6 +140,8 @@ export interface EnvPlugin<S extends z.ZodType = z.ZodType> {
   readonly config: S;
   /** The environment class; it receives the validated `env_config`. */
   readonly env: EnvClass<z.output<S>>;
+  /** Optional, for envs that read a dataset in epochs: the rows of one epoch (what max_epochs counts). */
+  readonly epochRows?: (config: z.output<S>, context: EnvContext) => number;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ const SavedTurn = z.object({
 const SavedEpisode = z.object({
   tag: z.string().min(1),
   seed: z.int().min(0),
+  draw: z.strictObject({ draw: z.int().min(0), streamSeed: z.int().min(0) }).optional(),
   turns: z.array(SavedTurn),
   instruction: z.string().optional(),
   finalObservation: z.string().optional(),
@@ -79,6 +80,7 @@ export function savedEpisodeOf(episode: Episode): SavedEpisode {
   return {
     tag: episode.tag,
     seed: episode.seed,
+    ...(episode.draw === undefined ? {} : { draw: episode.draw }),
     instruction: episode.instruction,
     turns: episode.turns.map((t) => ({ observation: t.observation, responseText: t.responseText, action: t.action, reward: t.reward })),
     finalObservation: episode.finalObservation,

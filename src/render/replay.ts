@@ -13,7 +13,7 @@ import type { AgenticConfig } from '../config/schema';
 import { AgenticError, PluginError } from '../errors';
 import { GuardedEnv } from '../plugins/guarded_env';
 import type { PluginHost } from '../plugins/host';
-import type { MetricAgg, MetricValue, RgbFrame } from '../plugins/types';
+import type { EpisodeDraw, MetricAgg, MetricValue, RgbFrame } from '../plugins/types';
 import type { EndReason } from '../rollout/types';
 
 /** A turn as saved: the response is required, the rest is checked when present. */
@@ -27,6 +27,8 @@ export interface RecordedTurn {
 export interface RecordedEpisode {
   tag: string;
   seed: number;
+  /** Reset's second argument when an env manager played it (datasets read in epochs). */
+  draw?: EpisodeDraw;
   turns: readonly RecordedTurn[];
   finalObservation?: string;
   endReason?: EndReason;
@@ -115,7 +117,7 @@ export async function replayEpisode(config: AgenticConfig, host: PluginHost, epi
   };
 
   try {
-    const reset = await env.reset(episode.seed);
+    const reset = await env.reset(episode.seed, episode.draw);
     if (reset.failure) {
       if (recordingFailed && episode.turns.length === 0) {
         return { instruction: '', turns: [], finalObservation: '', endReason: 'env_failure', failure: reset.failure.reason, frames: null, captions: [] };

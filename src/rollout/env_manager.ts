@@ -11,6 +11,12 @@
  * A batch of B trajectories is B / group_size whole groups: round r gives the next episode to
  * groups 0, 1, ... until enough groups have one, so which episodes make a batch never depends on
  * which env happens to finish first.
+ *
+ * Draws: the episodes of one tag form a stream, numbered in that order across steps (draw d is
+ * the sum of the tag's group counters before the batch, plus its rank in the batch), and reset
+ * gets the number with the stream's seed. An env reading a dataset reads row after row in seeded
+ * epochs by it (plugins/epochs.ts), so the checkpoint's episode counters say which row is next,
+ * and a validation (counters back at 0) plays draws 0 .. val_batch_size/group_size - 1.
  */
 import type { AgenticConfig, CustomEnvConfig, EnvManagerConfig, GeneratingConfig } from '../config/schema';
 import { hashSeed } from '../engine/rng';
@@ -20,6 +26,7 @@ import type { SamplingParams } from '../model/sampling';
 import { ANSWER_OPENING } from '../plugins/answer';
 import { GuardedEnv } from '../plugins/guarded_env';
 import type { PluginHost } from '../plugins/host';
+import type { EpisodeDraw } from '../plugins/types';
 import type { ChatFormat } from './chat';
 import { playEpisode, type EpisodeTask } from './episode';
 import { rolloutMetrics } from './metrics';
@@ -104,6 +111,26 @@ export class EnvManager {
     return new EnvManager(mode, config, slots, groupId);
   }
 
+  /** The tag each group plays. */
+  private get groupTags(): string[] {
+    const tags: string[] = [];
+    for (const slot of this.slots) tags[slot.groupId] = slot.tag;
+    return tags;
+  }
+
+  /** Draw `draw` of `tag`'s stream, with the stream's seed. */
+  private drawOf(tag: string, draw: number): EpisodeDraw {
+    return { draw, streamSeed: hashSeed(this.config.seed, this.mode, tag, 'draws') };
+  }
+
+  /** Draws so far of each tag (its groups' episode counters summed): where each stream stands. */
+  get drawsByTag(): ReadonlyMap<string, number> {
+    const drawn = new Map<string, number>();
+    const tags = this.groupTags;
+    tags.forEach((tag, group) => drawn.set(tag, (drawn.get(tag) ?? 0) + this.nextEpisode[group]!));
+    return drawn;
+  }
+
   get groupSize(): number {
     return managerOf(this.config, this.mode).group_size;
   }
@@ -127,11 +154,16 @@ export class EnvManager {
     if (batchSize % groupSize !== 0) throw new AgenticError(`a batch of ${batchSize} trajectories is not whole groups of ${groupSize}`);
     if (this.mode === 'val') this.nextEpisode.fill(0);
     const groups = batchSize / groupSize;
+    const drawn = new Map(this.drawsByTag);
+    const groupTags = this.groupTags;
     // episodes of each group, in the order they are played; `order` ranks them for the batch
-    const plan: Array<Array<{ episodeId: number; order: number }>> = Array.from({ length: this.groupCount }, () => []);
+    const plan: Array<Array<{ episodeId: number; order: number; draw: EpisodeDraw }>> = Array.from({ length: this.groupCount }, () => []);
     for (let order = 0; order < groups; order++) {
       const group = order % this.groupCount;
-      plan[group]!.push({ episodeId: this.nextEpisode[group]!++, order });
+      const tag = groupTags[group]!;
+      const draw = drawn.get(tag) ?? 0;
+      drawn.set(tag, draw + 1);
+      plan[group]!.push({ episodeId: this.nextEpisode[group]!++, order, draw: this.drawOf(tag, draw) });
     }
     const gen = generatingArgs(this.config, this.mode);
     const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: this.config.sequence_length, runSeed: this.config.seed };
@@ -140,7 +172,7 @@ export class EnvManager {
     const played: Array<{ order: number; envId: number; episode: Episode }> = [];
     await Promise.all(
       this.slots.map(async (slot) => {
-        for (const { episodeId, order } of plan[slot.groupId]!) {
+        for (const { episodeId, order, draw } of plan[slot.groupId]!) {
           const task: EpisodeTask = {
             mode: this.mode,
             tag: slot.tag,
@@ -148,6 +180,7 @@ export class EnvManager {
             groupId: slot.groupId,
             episodeId,
             seed: hashSeed(this.config.seed, this.mode, slot.tag, slot.groupId, episodeId),
+            draw,
           };
           played.push({ order, envId: slot.envId, episode: await playEpisode(slot.env, slot.custom, task, limits, policy, chat) });
         }
@@ -193,13 +226,13 @@ export class EnvManager {
    * with `policy` (greedy). Returns the score of each trajGroupId.
    */
   async baselineScores(episodes: readonly Episode[], policy: Policy, chat: ChatFormat): Promise<Map<string, number>> {
-    const wanted = new Map<string, { groupId: number; episodeId: number }>();
-    for (const e of episodes) wanted.set(e.trajGroupId, { groupId: e.groupId, episodeId: e.episodeId });
+    const wanted = new Map<string, { groupId: number; episodeId: number; draw: EpisodeDraw | undefined }>();
+    for (const e of episodes) wanted.set(e.trajGroupId, { groupId: e.groupId, episodeId: e.episodeId, draw: e.draw });
     const gen = generatingArgs(this.config, this.mode);
     const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: this.config.sequence_length, runSeed: this.config.seed };
     const scores = new Map<string, number>();
     await Promise.all(
-      [...wanted].map(async ([trajGroupId, { groupId, episodeId }]) => {
+      [...wanted].map(async ([trajGroupId, { groupId, episodeId, draw }]) => {
         const slot = this.slots.find((s) => s.groupId === groupId)!;
         const task: EpisodeTask = {
           mode: this.mode,
@@ -208,6 +241,7 @@ export class EnvManager {
           groupId,
           episodeId,
           seed: hashSeed(this.config.seed, this.mode, slot.tag, groupId, episodeId),
+          ...(draw === undefined ? {} : { draw }),
         };
         scores.set(trajGroupId, (await playEpisode(slot.env, slot.custom, task, limits, policy, chat)).score);
       }),

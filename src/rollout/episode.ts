@@ -16,7 +16,7 @@ import type { CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
 import { aggregateMetric } from '../plugins/env_contract';
 import type { GuardedEnv, GuardedStep } from '../plugins/guarded_env';
-import type { MetricAgg, MetricValue } from '../plugins/types';
+import type { EpisodeDraw, MetricAgg, MetricValue } from '../plugins/types';
 import type { ChatFormat } from './chat';
 import type { Policy } from './policy';
 import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from './templates';
@@ -29,6 +29,8 @@ export interface EpisodeTask {
   groupId: number;
   episodeId: number;
   seed: number;
+  /** The episode's place in its tag's stream of episodes (env_manager.ts); absent: reset by the seed alone. */
+  draw?: EpisodeDraw;
 }
 
 export interface EpisodeLimits {
@@ -129,7 +131,7 @@ export async function playEpisode(
   let failure: string | null = null;
 
   try {
-    const reset = await deadline.race(env.reset(task.seed));
+    const reset = await deadline.race(env.reset(task.seed, task.draw));
     if (reset === EXPIRED) {
       env.abandon();
       endReason = 'timeout';
@@ -247,6 +249,7 @@ export async function playEpisode(
     groupId: task.groupId,
     episodeId: task.episodeId,
     seed: task.seed,
+    ...(task.draw === undefined ? {} : { draw: task.draw }),
     trajGroupId: id,
     trajId: `${id}_${task.envId}`,
     instruction,

@@ -8,7 +8,7 @@
  * `responseMask[t]`.
  */
 import type { EnvManagerKind } from '../config/schema';
-import type { MetricAgg, MetricValue } from '../plugins/types';
+import type { EpisodeDraw, MetricAgg, MetricValue } from '../plugins/types';
 
 export type RolloutMode = 'train' | 'val';
 
@@ -49,6 +49,8 @@ export interface Episode {
   episodeId: number;
   /** The seed the env was reset with; every env of the group used the same one. */
   seed: number;
+  /** The episode's place in its tag's stream, reset's second argument (absent: reset by the seed alone). */
+  draw?: EpisodeDraw;
   /** Same for all episodes of a group that started from the same state: `tag_group_episode_seed`. */
   trajGroupId: string;
   /** `trajGroupId_envId`. */

@@ -30,6 +30,7 @@ import { episodeMarkdown } from '../tracking/transcript';
 import { refuseWandb, type ReachProbe } from '../tracking/wandb';
 import { writeFileAtomic } from '../util/atomic';
 import { displayPath } from '../util/paths';
+import { applyMaxEpochs } from './epochs';
 import { warmStart } from './warm_start';
 import { Trainer, type StepReport, type TrainerHooks, type TrainSummary } from './trainer';
 
@@ -125,6 +126,8 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   const started = performance.now();
   await checkAvailable(loaded, options);
   await checkPythonSandbox(c, host, { warn: options.warn });
+  const epochs = await applyMaxEpochs(c, host);
+  c = epochs.config;
   checkOutputFolders(c, ['output_dir', 'checkpoint_config.output_dir', 'logging_dir', ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : []), ...(c.track_with.includes('tensorboard') ? (['tracker_kwargs.log_dir'] as const) : [])]);
   const checkpointRoot = resolve(c.checkpoint_config.output_dir);
   const resumed: Checkpoint | null = checkpointToResume(c, options.warn);
@@ -137,6 +140,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   const fromCheckpoint = resumed ? resumedRolesConfig(c, resumed) : null;
   const history: StepReport[] = resumed ? checkpointHistory(resumed) : [];
   options.info(`training ${c.exp_name} (seed ${c.seed}) from ${loaded.files.join(', ')}`);
+  if (epochs.line) options.info(epochs.line);
   if (resumed) {
     options.info(`resuming from ${displayPath(resumed.path)}: step ${from} of ${c.max_steps}`);
     const changes = changedSettings(savedConfigFile(resumed), c);

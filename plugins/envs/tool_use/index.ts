@@ -1,6 +1,8 @@
 /**
  * tool_use: question answering with tools over several turns, in the style of AgentFly. Each
- * episode is one dataset row; the first observation is its question. In each reply the policy
+ * episode is one dataset row; the first observation is its question. An env manager's episodes
+ * read the rows in epochs (reset's draw: every row once per epoch, in a seeded order); an episode
+ * reset by its seed alone (agentic play, env checks) picks a row by the seed. In each reply the policy
  * calls tools (in the chosen agent format) and sees their outputs, until it gives a final answer,
  * which the reward function scores against the row. Tools and rewards are plugins named in the
  * config, so any registered tool (calculator, a code runner, search, an `answer` tool that ends
@@ -13,7 +15,7 @@
  * (which the policy sees as an error observation), the reward function's score for the final
  * answer, and 0 when max_turns runs out first (truncated; nothing is scored).
  */
-import { defineEnv, Rng, z, type ChatMessage, type Env, type EnvContext, type MetricAgg, type MetricValue, type ResetResult, type RewardPlugin, type StateQuestion, type StepResult } from 'agentic';
+import { defineEnv, Rng, rowAt, z, type ChatMessage, type Env, type EnvContext, type EpisodeDraw, type MetricAgg, type MetricValue, type ResetResult, type RewardPlugin, type StateQuestion, type StepResult } from 'agentic';
 import { runCalls, type CallOutcome, type CallRequest } from './calls';
 import { loadRows, type Row } from './dataset';
 import { AGENT_FORMATS, agentFormat, type AgentFormat, type CodeTool } from './formats';
@@ -96,8 +98,8 @@ class ToolUse implements Env {
     this.rows = loadRows(config.dataset, context.cwd);
   }
 
-  reset(seed: number): ResetResult {
-    const index = Rng.fromSeed(seed, 'tool_use').int(this.rows.length);
+  reset(seed: number, draw?: EpisodeDraw): ResetResult {
+    const { index, epoch } = draw === undefined ? { index: Rng.fromSeed(seed, 'tool_use').int(this.rows.length), epoch: null } : rowAt(draw, this.rows.length);
     this.row = this.rows[index]!;
     this.messages = [
       { role: 'system', content: this.instruction },
@@ -108,7 +110,7 @@ class ToolUse implements Env {
     this.lastOutcomes = [];
     this.observation = this.row.question;
     this.randomActions = Rng.fromSeed(seed, 'tool_use', 'random-action');
-    return { observation: this.row.question, info: { instruction: this.instruction, row_index: index } };
+    return { observation: this.row.question, info: { instruction: this.instruction, row_index: index, ...(epoch === null ? {} : { epoch }) } };
   }
 
   async step(response: string): Promise<StepResult> {
@@ -340,4 +342,5 @@ export default defineEnv({
   description: 'Questions from a dataset answered over several turns with tools (json, react or code calls); a reward scores the answer.',
   config: Config,
   env: ToolUse,
+  epochRows: (config, context) => loadRows(config.dataset, context.cwd).length,
 });
