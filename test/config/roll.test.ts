@@ -112,6 +112,24 @@ describe('ROLL example configs train 2 steps with only pretrain overridden', () 
     }, 300_000);
   }
 
+  // the rest of the examples: traj and step FrozenLake, gigpo, async, Sokoban, dynamic batching, the sandbox env, rollout-only
+  for (const name of [
+    'agent_val_frozen_lake',
+    'agent_val_frozen_lake_gigpo',
+    'agent_val_frozen_lake_async',
+    'agentic_val_sokoban',
+    'agentic_val_sokoban_dynamic_batching',
+    'agentic_val_sokoban_sandbox',
+    'agentic_rollout_sokoban',
+  ]) {
+    test(name, async () => {
+      const run = await agentic(['train', '--config-path', EXAMPLES, '--config-name', name, 'pretrain=agentic:nano'], { cwd: scratch() });
+      expect(run.stderr + run.stdout).toContain('ROLL keys with no effect here: hydra');
+      expect(run.code).toBe(0);
+      expect(run.stdout + run.stderr).toContain('done: 2 steps');
+    }, 300_000);
+  }
+
   test('agent_val_frozen_lake-pg_var trains with topr', async () => {
     const cwd = scratch();
     const run = await agentic(['train', '--config-path', EXAMPLES, '--config-name', 'agent_val_frozen_lake-pg_var', 'pretrain=agentic:nano', 'track_with=[jsonl]', 'eval_steps=0'], { cwd });
