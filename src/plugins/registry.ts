@@ -17,7 +17,7 @@ const ENV_METHODS = ['reset', 'step', 'render', 'close', 'sampleRandomAction'] a
  */
 export const FOREIGN_NAMES: Readonly<Record<PluginKind, Readonly<Record<string, string>>>> = {
   env: { sokoban_sandbox: 'sokoban', sokoban_native_env: 'sokoban' },
-  reward: { math_reward_string_equal: 'math_string_equal', qa_f1_reward: 'qa_f1' },
+  reward: { math_reward_string_equal: 'math_string_equal', math_equal_reward_tool: 'math_equal_tool', qa_f1_reward: 'qa_f1' },
   tool: { google_search: 'search' },
 };
 

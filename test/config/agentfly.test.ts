@@ -25,7 +25,7 @@ const MATH = [
   'agent.init_config.template=qwen2.5',
   'agent.init_config.model_name_or_path=agentic:nano',
   'agent.init_config.backend=async_verl',
-  'agent.init_config.reward_name=math_reward_string_equal',
+  'agent.init_config.reward_name=math_equal_reward_tool',
   'agent.init_config.max_model_len=4096',
   'agent.generation_config.max_tokens=512',
   'agent.max_turns=1',
@@ -112,7 +112,7 @@ describe('AgentFly command lines through agentic config', () => {
     expect(c.track_with).toEqual(['console']);
     for (const tag of ['AgentFly', 'AgentFlyVal']) {
       expect(c.custom_envs[tag]!).toMatchObject({ max_steps: 1, max_tokens_per_step: 512 });
-      expect(c.custom_envs[tag]!.env_config).toMatchObject({ tools: ['calculator'], reward: 'math_reward_string_equal', agent_format: 'json', max_turns: 1 });
+      expect(c.custom_envs[tag]!.env_config).toMatchObject({ tools: ['calculator'], reward: 'math_equal_reward_tool', agent_format: 'json', max_turns: 1 });
     }
     expect(c.custom_envs.AgentFly!.env_config.dataset).toBe('arithmetic/train');
     expect(c.custom_envs.AgentFlyVal!.env_config.dataset).toBe('arithmetic/val');
