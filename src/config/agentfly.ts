@@ -39,6 +39,8 @@ type Value = Tree;
 interface Context {
   tree: TreeObject;
   given: ReadonlyMap<string, Value>;
+  /** The rows of a dataset (tool_use's reading of it), for validation over a whole file. */
+  rowsOf?: (dataset: string) => number;
 }
 type Sets = Array<[Path, Value]>;
 
@@ -351,14 +353,14 @@ export interface AgentFlyKeys {
 }
 
 /** Translates AgentFly's overrides (already picked out by isAgentFlyPath) against the composed `tree`. */
-export function translateAgentFly(given: readonly Override[], tree: TreeObject): AgentFlyKeys {
+export function translateAgentFly(given: readonly Override[], tree: TreeObject, rowsOf?: (dataset: string) => number): AgentFlyKeys {
   const values = new Map<string, Value>();
   for (const override of given) {
     const key = formatPath(override.path);
     if (override.op === 'delete') throw new ConfigError(`${override.text}: AgentFly's keys cannot be deleted; leave the key out`);
     leaves(canonical(key), override.value ?? null, values);
   }
-  const ctx: Context = { tree, given: values };
+  const ctx: Context = { tree, given: values, ...(rowsOf ? { rowsOf } : {}) };
   const sets: Sets = [];
   const inertKeys: string[] = [];
   for (const [key, value] of values) {
@@ -391,6 +393,12 @@ function treeNumber(ctx: Context, path: Path, fallback: number): number {
  * rollout_batch_size (one env group per question; new chains alone keep the config's questions),
  * and a mini-batch of rows is the micro-batch times gradient accumulation.
  */
+/** Whether val_env_manager splits its groups between tags by hand (num_groups_partition). */
+function partitioned(ctx: Context): boolean {
+  const found = lookup(ctx.tree, ['val_env_manager', 'num_groups_partition']);
+  return found.found && found.value !== null;
+}
+
 function batchSizes(ctx: Context): Sets {
   const sets: Sets = [];
   const get = (key: string) => ctx.given.get(key);
@@ -406,8 +414,13 @@ function batchSizes(ctx: Context): Sets {
     if (Number.isInteger(q)) sets.push([['rollout_batch_size'], q * count(chains, 'agent.num_chains')]);
   }
   const valQuestions = get('data.val_batch_size');
+  const valFiles = get('data.val_files');
   if (valQuestions !== undefined && valQuestions !== null) {
     const v = count(valQuestions, 'data.val_batch_size');
+    sets.push([['val_batch_size'], v * treeNumber(ctx, ['val_env_manager', 'group_size'], 1)], [['val_env_manager', 'num_env_groups'], v]);
+  } else if (valFiles !== undefined && ctx.rowsOf && !partitioned(ctx)) {
+    // as verl: without data.val_batch_size, validation plays every row of the file once (per val tag)
+    const v = ctx.rowsOf(dataset(valFiles, 'data.val_files')) * tags(ctx, 'val_env_manager').length;
     sets.push([['val_batch_size'], v * treeNumber(ctx, ['val_env_manager', 'group_size'], 1)], [['val_env_manager', 'num_env_groups'], v]);
   }
   const miniKey = 'actor_rollout_ref.actor.ppo_mini_batch_size';

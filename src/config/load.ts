@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import defaultConfigText from '../../configs/agentic.yaml' with { type: 'text' };
 import agentFlyConfigText from '../../configs/agentfly.yaml' with { type: 'text' };
-import { ConfigError, UsageError } from '../errors';
+import { ConfigError, firstLine, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
 import { CONFIG_EXTENSIONS, composeFile, composeText, findConfigFile, type ComposedConfig } from './compose';
 import { resolveInterpolations } from './interpolate';
@@ -99,7 +99,7 @@ export async function resolveTree(
   const primary = await composePrimary(request, agentFly.length > 0);
   const layered = mergeOver(configDefaults() as TreeObject, primary.tree);
   const oracle = createKeyOracle(envs);
-  const translated = translateAgentFly(agentFly, layered);
+  const translated = translateAgentFly(agentFly, layered, agentFly.length > 0 ? await datasetRows(envs) : undefined);
   const overridden = await applyOverrides(await applyOverrides(layered, translated.overrides, oracle), ours, oracle);
   const roll = applyRollKeys(resolveInterpolations(overridden), referencedRoots(overridden));
   return { ...roll, files: primary.files, agentFlyInert: translated.inert };
@@ -109,4 +109,17 @@ export async function loadConfig(request: ConfigRequest, envs: EnvResolver): Pro
   const { tree, files, inert, unusedHelpers, agentFlyInert } = await resolveTree(request, envs);
   const config = await validateConfig(tree, envs);
   return { config, files, overrides: [...(request.overrides ?? [])], inert, unusedHelpers, agentFlyInert };
+}
+
+/** How many rows tool_use reads from a dataset (a file or a built-in set): AgentFly's validation covers them all. */
+async function datasetRows(envs: EnvResolver): Promise<(dataset: string) => number> {
+  const toolUse = await envs.resolveEnv('tool_use');
+  const context = envs.envContext?.() ?? { cwd: process.cwd() };
+  return (dataset) => {
+    try {
+      return toolUse.epochRows!({ dataset } as never, context as never);
+    } catch (error) {
+      throw new ConfigError(`data.val_files: ${firstLine(error)}`);
+    }
+  };
 }

@@ -142,6 +142,19 @@ describe('AgentFly command lines through agentic config', () => {
     expect((await load(['agent.init_args.agent_type=code', 'agent.init_args.tools=[python_executor]'])).config.custom_envs.AgentFly!.env_config.agent_format).toBe('code');
   });
 
+  test('without data.val_batch_size (or with null) validation plays every row of data.val_files once, as verl does', async () => {
+    const rows = Array.from({ length: 5 }, (_, i) => JSON.stringify({ question: `${i} + 1`, answer: String(i + 1) })).join('\n');
+    const file = `${scratch({ 'val.jsonl': rows })}/val.jsonl`;
+    for (const given of [[], ['data.val_batch_size=null']]) {
+      const { config } = await load(['data.train_files=arithmetic/train', `data.val_files=${file}`, 'agent.model_name_or_path=agentic:nano', ...given]);
+      expect(config.val_batch_size).toBe(5 * config.val_env_manager.group_size);
+      expect(config.val_env_manager.num_env_groups).toBe(5);
+    }
+    const named = await load(['data.val_files=arithmetic/val', 'agent.model_name_or_path=agentic:nano', 'data.val_batch_size=3']);
+    expect(named.config.val_env_manager.num_env_groups).toBe(3);
+    await fails([`data.val_files=${file.replace('.jsonl', '_gone.jsonl')}`], /^data\.val_files: dataset .*val_gone\.jsonl: no such file$/);
+  });
+
   test('what cannot be honoured is one line', async () => {
     await fails(['actor_rollout_ref.actor.clip_ratio_c=3.0'], /^actor_rollout_ref\.actor\.clip_ratio_c=3: agentic's dual clip bound/);
     await fails(['actor_rollout_ref.rollout.n=4'], /rollout\.n=4: chains of one question are agent\.num_chains/);
