@@ -284,7 +284,15 @@ const TABLE: Array<[string, Fate]> = [
   ['critic.checkpoint.*', inert()],
   // trainer
   ['trainer.total_training_steps', to((v, _ctx, key) => (v === null ? [] : [[['max_steps'], count(v, key)]]))],
-  ['trainer.total_epochs', to((v, _ctx, key) => [[['max_epochs'], count(v, key)]])],
+  [
+    'trainer.total_epochs',
+    to((v, ctx, key) => [
+      [['max_epochs'], count(v, key)],
+      // as in verl, without total_training_steps the epochs alone set the run's length (max_epochs
+      // turns into max_steps at start-up; this only lifts the config's own cap)
+      ...((ctx.given.get('trainer.total_training_steps') ?? null) === null ? ([[['max_steps'], Number.MAX_SAFE_INTEGER]] as Sets) : []),
+    ]),
+  ],
   ['trainer.save_freq', same('save_steps', offIsZero)],
   ['trainer.test_freq', same('eval_steps', offIsZero)],
   ['trainer.val_before_train', inert(isTrue, 'validation runs at step 0 whenever eval_steps > 0; remove val_before_train (or set trainer.test_freq=-1: no validation)')],
