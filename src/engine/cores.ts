@@ -49,7 +49,9 @@ export function cgroupCpuQuota(root = '/sys/fs/cgroup', self = readText('/proc/s
 
 export function availableCores(): AvailableCores {
   const affinity = availableParallelism();
-  const quota = cgroupCpuQuota();
+  const read = cgroupCpuQuota();
+  // a file this process cannot make sense of sets no quota
+  const quota = read !== null && Number.isFinite(read) && read > 0 ? read : null;
   const why = `${affinity} in the CPU affinity mask${quota === null ? ', no cgroup CPU quota' : `, a cgroup CPU quota of ${+quota.toFixed(2)}`}`;
   return { count: Math.max(1, Math.min(affinity, quota === null ? affinity : Math.ceil(quota))), why };
 }

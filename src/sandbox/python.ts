@@ -318,7 +318,8 @@ function preludeArgs(python: string, paths: { work: string; script: string }, li
 async function runContained(way: SandboxSupport, code: string, limits: Limits, options: PythonRunOptions = {}): Promise<PythonRunResult> {
   const { root, work, script } = await makeRunFolder(code, options.files);
   try {
-    const sources = way.prefixes.map((prefix, i) => (way.staged ? join(root, `prefix${i}`) : realpathSync(prefix)));
+    const real = way.prefixes.map((prefix) => realpathSync(prefix));
+    const sources = way.staged ? way.prefixes.map((_, i) => join(root, `prefix${i}`)) : real;
     if (way.staged) {
       // the sandbox user (65534) must reach the run folder, write to work/ and read the staged prefixes
       await chmod(root, 0o755);
@@ -369,7 +370,7 @@ async function runContained(way: SandboxSupport, code: string, limits: Limits, o
           '--dev-bind',
           '/',
           '/',
-          ...way.prefixes.flatMap((prefix, i) => ['--ro-bind', realpathSync(prefix), sources[i]!]),
+          ...real.flatMap((prefix, i) => ['--ro-bind', prefix, sources[i]!]),
           '--',
           'setpriv',
           `--reuid=${NOBODY}`,
@@ -413,8 +414,15 @@ async function unlockTree(path: string): Promise<void> {
   }
 }
 
-/** bwrap arguments that recreate the host's /bin, /lib... : links into /usr, or read-only binds. */
+let systemBinds: string[] | undefined;
+
+/** bwrap arguments that recreate the host's /bin, /lib... : links into /usr, or read-only binds (read once a process). */
 function systemFolders(): string[] {
+  systemBinds ??= readSystemFolders();
+  return systemBinds;
+}
+
+function readSystemFolders(): string[] {
   const args: string[] = [];
   for (const name of SYSTEM_FOLDERS) {
     const path = `/${name}`;
