@@ -80,16 +80,21 @@ for (let i = 0; i < Number(boards); i++) {
 }
 const optimizer = new AdamW(model.variables, { beta1: 0.9, beta2: 0.999, epsilon: 1e-8, weightDecay: 0 });
 for (let epoch = 0; epoch < Number(epochs); epoch++) {
-  const { metrics } = await updateSupervised(model, optimizer, { ids, masks }, {
-    epochs: 1,
-    miniBatchRows: 64,
-    microBatchRows: 64,
-    gradientAccumulationSteps: 1,
-    sequenceLength: 96,
-    learningRate: 1e-3,
-    maxGradNorm: 1,
-    shuffleSeed: [0, 'diagnose_frozen_lake', epoch],
-  });
+  const { metrics } = await updateSupervised(
+    model,
+    optimizer,
+    { ids, masks },
+    {
+      epochs: 1,
+      miniBatchRows: 64,
+      microBatchRows: 64,
+      gradientAccumulationSteps: 1,
+      sequenceLength: 96,
+      learningRate: 1e-3,
+      maxGradNorm: 1,
+      shuffleSeed: [0, 'diagnose_frozen_lake', epoch],
+    },
+  );
   console.log(`${ids.length} rows, epoch ${epoch + 1}/${epochs}: loss ${metrics['sft/loss']!.toFixed(4)}`);
 }
 await saveModel(out, model, tokenizer);

@@ -147,7 +147,9 @@ async function killAndResume(point: KillPoint, timing: ReferenceTiming, referenc
   if (outcome === 'moment') child.kill('SIGKILL');
   await child.exited;
   const killedAt = (performance.now() - started) / 1000;
-  const onDisk = entries(out).map((name) => (name.startsWith('.') ? `${name.replace(/\.tmp-.*/, '')}.tmp [${readdirSync(join(checkpointsDir(out), name)).join(' ') || 'empty'}]` : name));
+  const onDisk = entries(out).map((name) =>
+    name.startsWith('.') ? `${name.replace(/\.tmp-.*/, '')}.tmp [${readdirSync(join(checkpointsDir(out), name)).join(' ') || 'empty'}]` : name,
+  );
   // the base must not be needed: a resumed run loads every role from its checkpoint
   rmSync(join(out, 'base'), { recursive: true, force: true });
   const resume = Bun.spawn([process.execPath, MAIN, 'train', ...runArgs(out, ['resume_from_checkpoint=auto'])], { stdout: 'ignore', stderr: 'pipe' });
@@ -183,18 +185,24 @@ async function main(): Promise<void> {
   await train(reference);
   await watching;
   const timing: ReferenceTiming = { appeared, total: (performance.now() - started) / 1000 };
-  console.log(`uninterrupted: ${MAX_STEPS} steps in ${timing.total.toFixed(1)} s; checkpoints at ${[...appeared].map(([s, t]) => `${s}@${t.toFixed(1)}s`).join(' ')}`);
+  console.log(
+    `uninterrupted: ${MAX_STEPS} steps in ${timing.total.toFixed(1)} s; checkpoints at ${[...appeared].map(([s, t]) => `${s}@${t.toFixed(1)}s`).join(' ')}`,
+  );
 
   const rows: Row[] = [];
   for (const point of KILL_POINTS) {
     const row = await killAndResume(point, timing, reference);
     rows.push(row);
-    console.log(`  ${row.point}: killed at ${row.killedAt.toFixed(1)} s, resumed from ${row.resumedFrom}, weights ${row.weights ? 'identical' : 'DIFFER'}, metrics ${row.metrics ? 'identical' : 'DIFFER'}`);
+    console.log(
+      `  ${row.point}: killed at ${row.killedAt.toFixed(1)} s, resumed from ${row.resumedFrom}, weights ${row.weights ? 'identical' : 'DIFFER'}, metrics ${row.metrics ? 'identical' : 'DIFFER'}`,
+    );
   }
   console.log('\n| kill point | killed at (s) | on disk at the kill | resumed from | weights | metrics | steps logged |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.point} | ${r.killedAt.toFixed(1)} | ${r.onDisk} | ${r.resumedFrom} | ${r.weights ? 'identical' : 'DIFFER'} | ${r.metrics ? 'identical' : 'DIFFER'} | ${r.steps} |`);
+    console.log(
+      `| ${r.point} | ${r.killedAt.toFixed(1)} | ${r.onDisk} | ${r.resumedFrom} | ${r.weights ? 'identical' : 'DIFFER'} | ${r.metrics ? 'identical' : 'DIFFER'} | ${r.steps} |`,
+    );
   }
   if (rows.some((r) => !r.weights || !r.metrics)) process.exit(1);
 }

@@ -52,7 +52,9 @@ async function compare(outputDirs: string[]): Promise<void> {
   writeFileAtomic(out, curvesPage(runs.map((r) => r.label).join(' vs '), runs, charts));
   for (const run of runs) {
     const vals = run.reports.filter((r) => r.metrics['val/success'] !== undefined);
-    console.log(`${run.label}: ${vals.map((r) => `${r.step}@${Math.round(r.metrics['time/elapsed'] ?? 0)}s=${r.metrics['val/success']!.toFixed(2)}`).join(' ')}`);
+    console.log(
+      `${run.label}: ${vals.map((r) => `${r.step}@${Math.round(r.metrics['time/elapsed'] ?? 0)}s=${r.metrics['val/success']!.toFixed(2)}`).join(' ')}`,
+    );
   }
   console.log(`curves: ${out}`);
 }
@@ -74,7 +76,9 @@ async function learn(name: string, overrides: string[]): Promise<void> {
   console.log(`  step  wall(s)  val_success${tools ? '  used_tool' : ''}`);
   for (const r of vals) {
     const share = tools ? `  ${(toolShare(r) ?? 0).toFixed(3).padStart(9)}` : '';
-    console.log(`  ${String(r.step).padStart(4)}  ${String(Math.round(r.metrics['time/elapsed'] ?? 0)).padStart(7)}  ${value(r).toFixed(3).padStart(11)}${share}`);
+    console.log(
+      `  ${String(r.step).padStart(4)}  ${String(Math.round(r.metrics['time/elapsed'] ?? 0)).padStart(7)}  ${value(r).toFixed(3).padStart(11)}${share}`,
+    );
   }
   const target = TARGETS[name];
   const base = vals[0] ? value(vals[0]) : null;

@@ -64,7 +64,12 @@ const chat = new ChatFormat(tokenizer);
 const request = (id: number, text: string) => greedyRequest(chat, id, chat.firstTurn(system, text), maxNew);
 const reply = (tokens: number[]) => chat.responseText(tokens).trim();
 
-const first = (await generate(model, rows.map((row, i) => request(i, row.question)))).map((r) => reply(r.tokens));
+const first = (
+  await generate(
+    model,
+    rows.map((row, i) => request(i, row.question)),
+  )
+).map((r) => reply(r.tokens));
 const outputs = first.map((text) => {
   const call = CALL.exec(text);
   if (!call) return null;
@@ -76,7 +81,10 @@ const outputs = first.map((text) => {
 });
 const called = outputs.flatMap((output, i) => (output === null ? [] : [i]));
 const second = new Map<number, string>();
-const answers = await generate(model, called.map((i) => request(i, outputs[i]!)));
+const answers = await generate(
+  model,
+  called.map((i) => request(i, outputs[i]!)),
+);
 called.forEach((i, k) => second.set(i, reply(answers[k]!.tokens)));
 
 const counts = { exact: 0, 'other right': 0, 'wrong numbers': 0, 'wrong shape': 0, 'no call': 0 };
@@ -138,8 +146,14 @@ rows.forEach((row, i) => {
 const pct = (n: number, of = rows.length) => `${((100 * n) / of).toFixed(1)}%`;
 console.log(`${folder} on arithmetic/${split} (${rows.length} questions, each once, greedy)`);
 console.log(`correct answers: ${correct} (${pct(correct)})`);
-console.log(`first reply: ${Object.entries(counts).map(([k, v]) => `${k} ${v} (${pct(v)})`).join(', ')}`);
-console.log(`sampled first replies (temperature 1, ${SAMPLES} a question) with the right value: ${pct(right, rows.length * SAMPLES)}; questions with at least one: ${pct(anyRight)}`);
+console.log(
+  `first reply: ${Object.entries(counts)
+    .map(([k, v]) => `${k} ${v} (${pct(v)})`)
+    .join(', ')}`,
+);
+console.log(
+  `sampled first replies (temperature 1, ${SAMPLES} a question) with the right value: ${pct(right, rows.length * SAMPLES)}; questions with at least one: ${pct(anyRight)}`,
+);
 console.log(`second reply repeats the calculator's output: ${copied} of ${called.length} calls`);
 console.log('by kind of question (correct / exact expression / questions):');
 for (const [kind, e] of [...byKind].sort((a, b) => a[1].correct / a[1].n - b[1].correct / b[1].n)) {

@@ -83,7 +83,10 @@ function towardsOnOpenIce(board: string, move: string): boolean {
 
 const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } = await probeSetup('probe_frozen_lake.ts', 'boards', 256);
 const { config } = await loadConfig(
-  { configName: 'agentic', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...overrides] },
+  {
+    configName: 'agentic',
+    overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...overrides],
+  },
   host,
 );
 const envConfig = frozenLake.config.parse(config.custom_envs.FrozenLake!.env_config);
@@ -106,7 +109,10 @@ const promptOf = (board: string) => chat.firstTurn('Reach G.', board);
 const forcedPrompt = (board: string, notes: string) => withNotes(promptOf(board), notes);
 
 // reading: the model's own notes against the env's
-const own = await generate(model, boards.map((b, i) => request(i, promptOf(b.observation), 32)));
+const own = await generate(
+  model,
+  boards.map((b, i) => request(i, promptOf(b.observation), 32)),
+);
 const parts = { whole: 0, rows: 0, columns: 0, holes: 0 };
 own.forEach((result, i) => {
   const text = tokenizer.decode(result.tokens, { skipSpecialTokens: true });
@@ -123,7 +129,10 @@ own.forEach((result, i) => {
 });
 
 // deciding: the true notes forced, then the move
-const forced = await generate(model, boards.map((b, i) => request(i, forcedPrompt(b.observation, b.notes), 4)));
+const forced = await generate(
+  model,
+  boards.map((b, i) => request(i, forcedPrompt(b.observation, b.notes), 4)),
+);
 let good = 0;
 const moves: Record<string, number> = {};
 forced.forEach((result, i) => {
@@ -201,13 +210,21 @@ console.log(`  reading   notes exact ${share(parts.whole)}; goal row ${share(par
 console.log(`  deciding  with the true notes, a shortest-path move ${share(good)}; moves ${JSON.stringify(moves)}`);
 for (const [situation, counts] of Object.entries(kinds)) {
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
-  console.log(`  every state, ${situation} (${total}): ${Object.entries(counts).map(([kind, k]) => `${kind} ${k} (${((100 * k) / total).toFixed(0)}%)`).join(', ')}`);
+  console.log(
+    `  every state, ${situation} (${total}): ${Object.entries(counts)
+      .map(([kind, k]) => `${kind} ${k} (${((100 * k) / total).toFixed(0)}%)`)
+      .join(', ')}`,
+  );
 }
 console.log(
   `  forks     ${forks.length} states with a hole and a safe cell both towards the goal, ${GROUP} moves sampled at temperature 1 on each: ` +
     `into the hole ${forkMoves.intoHole}, the safe move ${forkMoves.safe}; always ${forkMoves.groups.always}, never ${forkMoves.groups.never}, mixed ${forkMoves.groups.mixed}`,
 );
-console.log(`  notes     the forks with notes edited: ${Object.entries(edited).map(([edit, moves]) => `${edit}: into the hole ${moves.intoHole}, the safe move ${moves.safe}`).join('; ')}`);
+console.log(
+  `  notes     the forks with notes edited: ${Object.entries(edited)
+    .map(([edit, moves]) => `${edit}: into the hole ${moves.intoHole}, the safe move ${moves.safe}`)
+    .join('; ')}`,
+);
 model.dispose();
 
 // playing: whole held-out episodes as validation plays them (the default config's val seeds,
@@ -240,4 +257,6 @@ for (const episode of batch.episodes) {
   if (episode.score < 1 && show-- > 0) console.log(`--- seed ${episode.seed}, ${episode.endReason}\n${lines.join('\n')}\n${board}`);
 }
 const won = batch.episodes.filter((e) => e.score >= 1).length;
-console.log(`  playing   ${batch.episodes.length} held-out episodes: success ${share(won)}; into a hole ${failures.hole} (${failures.holeWithWrongNotes} of them on wrong notes), out of turns ${failures.outOfTurns}; notes exact at ${exactTurns}/${turns} turns (${((100 * exactTurns) / turns).toFixed(0)}%)`);
+console.log(
+  `  playing   ${batch.episodes.length} held-out episodes: success ${share(won)}; into a hole ${failures.hole} (${failures.holeWithWrongNotes} of them on wrong notes), out of turns ${failures.outOfTurns}; notes exact at ${exactTurns}/${turns} turns (${((100 * exactTurns) / turns).toFixed(0)}%)`,
+);

@@ -70,7 +70,8 @@ function solutionMoves(room: Room): Set<Action> {
   );
 }
 
-const distance = (room: Room, a: number, b: number) => Math.abs(Math.floor(a / room.cols) - Math.floor(b / room.cols)) + Math.abs((a % room.cols) - (b % room.cols));
+const distance = (room: Room, a: number, b: number) =>
+  Math.abs(Math.floor(a / room.cols) - Math.floor(b / room.cols)) + Math.abs((a % room.cols) - (b % room.cols));
 
 /** The push the player can make from where it stands that brings the box closer to its target, if any. */
 function closingPush(room: Room): Action | null {
@@ -95,7 +96,10 @@ const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } 
 const playTemperature = Number(process.env.PROBE_TEMP ?? 0);
 const sampled = playTemperature > 0 ? [`val_env_manager.generating_args.temperature=${playTemperature}`, 'val_env_manager.generating_args.do_sample=true'] : [];
 const { config } = await loadConfig(
-  { configName: 'sokoban_compact', overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...sampled, ...overrides] },
+  {
+    configName: 'sokoban_compact',
+    overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...sampled, ...overrides],
+  },
   host,
 );
 const envConfig = sokoban.config.parse(config.custom_envs.SimpleSokoban!.env_config);
@@ -106,7 +110,14 @@ function roomOf(text: string): Room {
   const cols = lines[0]!.length;
   const cells = lines.join('');
   const where = (symbols: string) => [...cells].flatMap((cell, at) => (symbols.includes(cell) ? [at] : []));
-  return { rows: lines.length, cols, walls: Uint8Array.from([...cells], (cell) => (cell === '#' ? 1 : 0)), targets: where('OS√'), boxes: where('X√'), player: where('PS')[0]! };
+  return {
+    rows: lines.length,
+    cols,
+    walls: Uint8Array.from([...cells], (cell) => (cell === '#' ? 1 : 0)),
+    targets: where('OS√'),
+    boxes: where('X√'),
+    player: where('PS')[0]!,
+  };
 }
 const rooms: Room[] = [];
 for (let i = 0; i < n; i++) rooms.push(roomOf((await env.reset(hashSeed(i, 'probe_sokoban'))).observation));
@@ -117,7 +128,10 @@ const forcedPrompt = (room: Room, notes: string) => withNotes(promptOf(room), no
 const share = (k: number, of: number) => `${k}/${of} (${((100 * k) / Math.max(1, of)).toFixed(0)}%)`;
 
 // reading: the model's own notes on the first state against the env's
-const own = await generate(model, rooms.map((room, i) => request(i, promptOf(room), 40)));
+const own = await generate(
+  model,
+  rooms.map((room, i) => request(i, promptOf(room), 40)),
+);
 const parts = { whole: 0, box: 0, target: 0, walls: 0 };
 own.forEach((result, i) => {
   const said = (/<think>(.*?)<\/think>/.exec(tokenizer.decode(result.tokens, { skipSpecialTokens: true }))?.[1] ?? '').split('; ');
@@ -130,9 +144,14 @@ own.forEach((result, i) => {
 
 // deciding: the player on every free cell, the true notes forced, then the move
 const states = rooms.flatMap((room) =>
-  [...room.walls.keys()].flatMap((cell) => (room.walls[cell] || room.boxes.includes(cell) ? [] : [{ ...copyRoom(room), player: cell }])).filter((state) => boxesOnTargets(state) === 0),
+  [...room.walls.keys()]
+    .flatMap((cell) => (room.walls[cell] || room.boxes.includes(cell) ? [] : [{ ...copyRoom(room), player: cell }]))
+    .filter((state) => boxesOnTargets(state) === 0),
 );
-const decided = await generate(model, states.map((state, i) => request(i, forcedPrompt(state, notesOf(state)), 4)));
+const decided = await generate(
+  model,
+  states.map((state, i) => request(i, forcedPrompt(state, notesOf(state)), 4)),
+);
 let optimal = 0;
 let randomShare = 0;
 const pushStates: Array<{ state: Room; push: Action }> = [];
@@ -153,18 +172,31 @@ decided.forEach((result, i) => {
 const MIRROR: Record<string, string> = { below: 'above', above: 'below', east: 'west', west: 'east' };
 const mirrored = await generate(
   model,
-  pushStates.map(({ state }, i) => request(i, forcedPrompt(state, notesOf(state).replace(/(target from box [^;]*)/, (part) => part.replace(/below|above|east|west/g, (word) => MIRROR[word]!))), 4)),
+  pushStates.map(({ state }, i) =>
+    request(
+      i,
+      forcedPrompt(
+        state,
+        notesOf(state).replace(/(target from box [^;]*)/, (part) => part.replace(/below|above|east|west/g, (word) => MIRROR[word]!)),
+      ),
+      4,
+    ),
+  ),
 );
 const pushedMirrored = mirrored.filter((result, i) => moveOf(result) === pushStates[i]!.push).length;
 model.dispose();
 
 console.log(`${folder}: ${n} held-out rooms`);
-console.log(`  reading   notes exact ${share(parts.whole, n)}; box ${share(parts.box, n)}, target from box ${share(parts.target, n)}, walls ${share(parts.walls, n)}`);
+console.log(
+  `  reading   notes exact ${share(parts.whole, n)}; box ${share(parts.box, n)}, target from box ${share(parts.target, n)}, walls ${share(parts.walls, n)}`,
+);
 console.log(
   `  deciding  ${states.length} states (the player on every free cell), true notes forced: a move of a shortest solution ${share(optimal, states.length)} ` +
     `(a random move: ${((100 * randomShare) / states.length).toFixed(0)}%); on the ${pushStates.length} states behind the box with a push towards the target, that push ${share(pushed, pushStates.length)}`,
 );
-console.log(`  notes     the same push states with the target's offset from the box mirrored in the notes: that push ${share(pushedMirrored, pushStates.length)}`);
+console.log(
+  `  notes     the same push states with the target's offset from the box mirrored in the notes: that push ${share(pushedMirrored, pushStates.length)}`,
+);
 
 // playing: whole held-out episodes as validation plays them, each failure sorted by where it left the box
 const { batch } = await evaluate(config, host);

@@ -12,16 +12,32 @@ import { Qwen2Model } from '../src/model/qwen2';
 
 const backend = (process.argv[2] ?? 'wasm') as 'wasm' | 'cpu';
 await startBackend(backend);
-const config = modelConfig({ vocab_size: 512, hidden_size: 128, intermediate_size: 384, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, tie_word_embeddings: true, max_position_embeddings: 512 });
+const config = modelConfig({
+  vocab_size: 512,
+  hidden_size: 128,
+  intermediate_size: 384,
+  num_hidden_layers: 4,
+  num_attention_heads: 4,
+  num_key_value_heads: 2,
+  tie_word_embeddings: true,
+  max_position_embeddings: 512,
+});
 const model = Qwen2Model.random(config, { seed: 0 });
 const opt = new AdamW(model.variables);
 const rng = Rng.fromSeed(0);
 const [B, T] = [16, 255];
-const ids = tf.tensor2d(Int32Array.from({ length: B * T }, () => rng.int(512)), [B, T], 'int32');
+const ids = tf.tensor2d(
+  Int32Array.from({ length: B * T }, () => rng.int(512)),
+  [B, T],
+  'int32',
+);
 const targets = Int32Array.from({ length: B * T }, () => rng.int(512));
 
 async function step() {
-  const { loss, gradients } = lossAndGradients(() => tf.tidy(() => model.tokenStats(model.forward(ids).hidden, targets).logProbs.mean().neg() as tf.Scalar), model.variables);
+  const { loss, gradients } = lossAndGradients(
+    () => tf.tidy(() => model.tokenStats(model.forward(ids).hidden, targets).logProbs.mean().neg() as tf.Scalar),
+    model.variables,
+  );
   opt.apply(gradients, 1e-4);
   await loss.data();
   loss.dispose();
@@ -48,7 +64,8 @@ function report(title: string, kernels: Array<{ name: string; kernelTimeMs: numb
       e.n += 1;
       shapes.set(key, e);
     }
-    for (const [key, e] of [...shapes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 14)) console.log(`  matMul ${key.padEnd(34)} ${e.ms.toFixed(1).padStart(8)} ms ${e.n} calls`);
+    for (const [key, e] of [...shapes].sort((a, b) => b[1].ms - a[1].ms).slice(0, 14))
+      console.log(`  matMul ${key.padEnd(34)} ${e.ms.toFixed(1).padStart(8)} ms ${e.n} calls`);
   }
   const total = [...byName.values()].reduce((s, e) => s + e.ms, 0);
   console.log(`\n${title}: wall ${wallMs.toFixed(0)} ms, kernels ${total.toFixed(0)} ms in ${kernels.length} calls`);
@@ -66,7 +83,15 @@ const info = await tf.profile(step);
 report('train step', info.kernels as never, performance.now() - t0);
 
 const batch = new DecodeBatch(model);
-await batch.join(Array.from({ length: 32 }, (_, i) => ({ id: i, promptIds: Array.from({ length: 128 }, () => rng.int(512)), sampling: { temperature: 1, topP: 1, topK: 0, doSample: true }, maxNewTokens: 64, rng: Rng.fromSeed(i) })));
+await batch.join(
+  Array.from({ length: 32 }, (_, i) => ({
+    id: i,
+    promptIds: Array.from({ length: 128 }, () => rng.int(512)),
+    sampling: { temperature: 1, topP: 1, topK: 0, doSample: true },
+    maxNewTokens: 64,
+    rng: Rng.fromSeed(i),
+  })),
+);
 for (let i = 0; i < 3; i++) await batch.step();
 t0 = performance.now();
 for (let i = 0; i < 10; i++) await batch.step();

@@ -18,7 +18,11 @@ import { writeFileAtomic } from '../src/util/atomic';
 
 const MAIN = resolve(import.meta.dir, '../src/cli/main.ts');
 const { values } = parseArgs({
-  options: { spin: { type: 'string' }, pairs: { type: 'string', default: 'train+train,train+eval,bench+bench' }, out: { type: 'string', default: 'output/side_by_side.json' } },
+  options: {
+    spin: { type: 'string' },
+    pairs: { type: 'string', default: 'train+train,train+eval,bench+bench' },
+    out: { type: 'string', default: 'output/side_by_side.json' },
+  },
 });
 
 type Workload = 'train' | 'eval' | 'bench';
@@ -34,8 +38,22 @@ async function run(workload: Workload, stopWhen?: Promise<unknown>): Promise<num
   };
   try {
     if (workload === 'train') {
-      await agentic(['train', '--config-name', 'calculator', 'pretrain=agentic:nano', 'warm_start.enabled=false', 'max_steps=6', 'eval_steps=0', 'save_steps=0', 'track_with=[jsonl]', `output_dir=${dir}`]);
-      const steps = readFileSync(join(dir, 'logs', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; metrics: Record<string, number> });
+      await agentic([
+        'train',
+        '--config-name',
+        'calculator',
+        'pretrain=agentic:nano',
+        'warm_start.enabled=false',
+        'max_steps=6',
+        'eval_steps=0',
+        'save_steps=0',
+        'track_with=[jsonl]',
+        `output_dir=${dir}`,
+      ]);
+      const steps = readFileSync(join(dir, 'logs', 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { step: number; metrics: Record<string, number> });
       const timed = steps.filter((s) => s.step >= 1 && s.step <= 5).map((s) => s.metrics['time/step_total']!);
       return timed.length / timed.reduce((a, b) => a + b, 0);
     }
@@ -49,7 +67,15 @@ async function run(workload: Workload, stopWhen?: Promise<unknown>): Promise<num
     const started = performance.now();
     let episodes = 0;
     do {
-      await agentic(['eval', '--config-name', 'frozen_lake', 'pretrain=agentic:tiny', 'val_batch_size=64', 'val_env_manager.num_env_groups=64', `--out=${join(dir, 'eval.json')}`]);
+      await agentic([
+        'eval',
+        '--config-name',
+        'frozen_lake',
+        'pretrain=agentic:tiny',
+        'val_batch_size=64',
+        'val_env_manager.num_env_groups=64',
+        `--out=${join(dir, 'eval.json')}`,
+      ]);
       episodes += 64;
     } while (stopWhen && !stopped);
     return episodes / ((performance.now() - started) / 1000);
@@ -68,8 +94,19 @@ for (const pair of values.pairs!.split(',')) {
   const first = run(a);
   const second = b === 'eval' ? run(b, first) : run(b);
   const [sa, sb] = await Promise.all([first, second]);
-  for (const [w, speed, role] of [[a, sa, 'first'], [b, sb, 'second']] as const) {
-    const row = { pair, process: role, workload: w, unit: UNIT[w], alone: +alone.get(w)!.toFixed(3), side_by_side: +speed.toFixed(3), share: +(speed / alone.get(w)!).toFixed(2) };
+  for (const [w, speed, role] of [
+    [a, sa, 'first'],
+    [b, sb, 'second'],
+  ] as const) {
+    const row = {
+      pair,
+      process: role,
+      workload: w,
+      unit: UNIT[w],
+      alone: +alone.get(w)!.toFixed(3),
+      side_by_side: +speed.toFixed(3),
+      share: +(speed / alone.get(w)!).toFixed(2),
+    };
     rows.push(row);
     console.log(`${pair.padEnd(12)} ${role.padEnd(6)} ${w.padEnd(5)} alone ${row.alone} ${UNIT[w]}, side by side ${row.side_by_side} (${row.share}x)`);
   }

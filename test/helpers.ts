@@ -14,7 +14,10 @@ export interface RunResult {
 }
 
 /** Runs `agentic ...args` (from source, or the binary at `bin`) and collects its output; `stdin` is piped in when given. */
-export async function agentic(args: readonly string[], options: { cwd?: string; env?: Record<string, string>; bin?: string; stdin?: string } = {}): Promise<RunResult> {
+export async function agentic(
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string>; bin?: string; stdin?: string } = {},
+): Promise<RunResult> {
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   if (!options.env?.AGENTIC_DEBUG) delete env.AGENTIC_DEBUG;
   const command = options.bin ? [options.bin, ...args] : [process.execPath, MAIN, ...args];

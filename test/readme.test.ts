@@ -19,7 +19,7 @@ test('the plugin example loads, validates its config and plays an episode', asyn
   const n = Number(/(\d+)/.exec(observation)![1]);
   const step = (await env.step(`<answer>${n % 2 ? 'odd' : 'even'}</answer>`)) as StepResult;
   expect(step).toMatchObject({ reward: 1, terminated: true });
-  expect(((await agentic(['plugins', './my_env.ts'], { cwd: dir })).stdout)).toContain('guess_parity');
+  expect((await agentic(['plugins', './my_env.ts'], { cwd: dir })).stdout).toContain('guess_parity');
   const check = await agentic(['plugins', 'check', './my_env.ts', '--episodes', '3'], { cwd: dir });
   expect(check.stdout).toContain("env 'guess_parity': all checks passed");
   expect(check.code).toBe(0);
@@ -30,7 +30,12 @@ test('the config examples run', async () => {
   const commands = block.split('\n').filter((l) => l.startsWith('agentic config'));
   expect(commands.length).toBeGreaterThanOrEqual(4);
   for (const line of commands) {
-    const words = line.replace(/#.*$/, '').trim().split(/\s+/).slice(1).map((w) => w.replace(/^'(.*)'$/, '$1'));
+    const words = line
+      .replace(/#.*$/, '')
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map((w) => w.replace(/^'(.*)'$/, '$1'));
     const { code, stderr } = await agentic(words);
     expect(stderr).toBe('');
     expect(code).toBe(0);

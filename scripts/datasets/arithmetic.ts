@@ -25,7 +25,32 @@ export interface ArithmeticRow {
 export const SPLIT_SIZES = { train: 2000, val: 200 } as const;
 const SEED = 20240611;
 
-const NAMES = ['Ava', 'Ben', 'Cara', 'Dev', 'Eli', 'Fay', 'Gus', 'Hana', 'Ivan', 'Jo', 'Kai', 'Lena', 'Mia', 'Noah', 'Omar', 'Pia', 'Raj', 'Sara', 'Tom', 'Uma', 'Vic', 'Wen', 'Yara', 'Zoe'];
+const NAMES = [
+  'Ava',
+  'Ben',
+  'Cara',
+  'Dev',
+  'Eli',
+  'Fay',
+  'Gus',
+  'Hana',
+  'Ivan',
+  'Jo',
+  'Kai',
+  'Lena',
+  'Mia',
+  'Noah',
+  'Omar',
+  'Pia',
+  'Raj',
+  'Sara',
+  'Tom',
+  'Uma',
+  'Vic',
+  'Wen',
+  'Yara',
+  'Zoe',
+];
 const ITEMS = ['apple', 'pen', 'ticket', 'notebook', 'mug', 'candle', 'sticker', 'comic', 'plant', 'scarf'];
 
 /** A dollar amount from whole cents: $12, $12.50. */
@@ -92,7 +117,11 @@ const TEMPLATES: Template[] = [
   function ageTimes(rng) {
     const [a, b] = twoNames(rng);
     const [age, k, later] = [rng.intBetween(3, 15), rng.intBetween(2, 4), rng.intBetween(2, 20)];
-    return { question: `${a} is ${age}. ${b} is ${k} times as old as ${a}. How old will ${b} be in ${later} years?`, answer: String(k * age + later), expression: `${age}*${k}+${later}` };
+    return {
+      question: `${a} is ${age}. ${b} is ${k} times as old as ${a}. How old will ${b} be in ${later} years?`,
+      answer: String(k * age + later),
+      expression: `${age}*${k}+${later}`,
+    };
   },
   function ageSum(rng) {
     const [a, b] = twoNames(rng);
@@ -115,7 +144,11 @@ const TEMPLATES: Template[] = [
   },
   function distance(rng) {
     const [v, t, w, u] = [rng.intBetween(4, 12) * 10, rng.intBetween(1, 5), rng.intBetween(4, 12) * 10, rng.intBetween(1, 4)];
-    return { question: `A train goes ${v} km/h for ${t} hours, then ${w} km/h for ${u} hours. How many km does it go?`, answer: String(v * t + w * u), expression: `${v}*${t}+${w}*${u}` };
+    return {
+      question: `A train goes ${v} km/h for ${t} hours, then ${w} km/h for ${u} hours. How many km does it go?`,
+      answer: String(v * t + w * u),
+      expression: `${v}*${t}+${w}*${u}`,
+    };
   },
   function wage(rng) {
     const [a] = twoNames(rng);
@@ -155,7 +188,11 @@ const TEMPLATES: Template[] = [
   function recipe(rng) {
     const [cups, batch, times] = [rng.intBetween(1, 4), rng.choice([6, 8, 10, 12]), rng.choice([0.5, 1.5, 2, 3, 4])];
     // 3.0 rather than 3: a decimal makes the calculator print 4.5, not 9/2
-    return { question: `A recipe uses ${cups} cups of flour for ${batch} cookies. How many cups for ${batch * times} cookies?`, answer: String(cups * times), expression: `${cups}.0/${batch}*${batch * times}` };
+    return {
+      question: `A recipe uses ${cups} cups of flour for ${batch} cookies. How many cups for ${batch * times} cookies?`,
+      answer: String(cups * times),
+      expression: `${cups}.0/${batch}*${batch * times}`,
+    };
   },
   function average(rng) {
     const [a] = twoNames(rng);
@@ -164,12 +201,20 @@ const TEMPLATES: Template[] = [
     const total = scores.reduce((x, y) => x + y, 0) + fourth;
     const target = total / 4;
     if (!Number.isInteger(target)) return average(rng);
-    return { question: `${a} scored ${scores.join(', ')} on three tests. What fourth score makes the average ${target}?`, answer: String(fourth), expression: `${target}*4-${scores.join('-')}` };
+    return {
+      question: `${a} scored ${scores.join(', ')} on three tests. What fourth score makes the average ${target}?`,
+      answer: String(fourth),
+      expression: `${target}*4-${scores.join('-')}`,
+    };
   },
   function packs(rng) {
     const [a] = twoNames(rng);
     const [size, needed] = [rng.intBetween(4, 12), rng.intBetween(10, 90)];
-    return { question: `Pencils come in packs of ${size}. ${a} needs ${needed} pencils. How many packs must ${a} buy?`, answer: String(Math.ceil(needed / size)), expression: `ceil(${needed}/${size})` };
+    return {
+      question: `Pencils come in packs of ${size}. ${a} needs ${needed} pencils. How many packs must ${a} buy?`,
+      answer: String(Math.ceil(needed / size)),
+      expression: `ceil(${needed}/${size})`,
+    };
   },
 ];
 

@@ -31,7 +31,13 @@ const sentence = (n: number) => Array.from({ length: n }, () => rng.choice(WORDS
 
 const FAMILIES: Array<() => Task> = [
   () => {
-    const [a, b] = rng.choice([[3, 5], [2, 7], [4, 6], [3, 7], [5, 8]])!;
+    const [a, b] = rng.choice([
+      [3, 5],
+      [2, 7],
+      [4, 6],
+      [3, 7],
+      [5, 8],
+    ])!;
     return {
       entry: 'sum_multiples',
       question: `Write a Python function \`sum_multiples(n)\` that returns the sum of all positive integers below n that are multiples of ${a} or ${b}.`,
@@ -55,8 +61,17 @@ const FAMILIES: Array<() => Task> = [
     checks: ['assert reverse_words("a b  c") == "c b a"'],
   }),
   () => {
-    const [a, b] = rng.choice([[3, 5], [2, 3], [4, 7], [3, 4]])!;
-    const [wa, wb] = rng.choice([['Fizz', 'Buzz'], ['Foo', 'Bar'], ['Ping', 'Pong']])!;
+    const [a, b] = rng.choice([
+      [3, 5],
+      [2, 3],
+      [4, 7],
+      [3, 4],
+    ])!;
+    const [wa, wb] = rng.choice([
+      ['Fizz', 'Buzz'],
+      ['Foo', 'Bar'],
+      ['Ping', 'Pong'],
+    ])!;
     return {
       entry: 'fizz_buzz',
       question: `Write a Python function \`fizz_buzz(n)\` that returns a list of strings for 1..n: "${wa}${wb}" for multiples of both ${a} and ${b}, "${wa}" for multiples of ${a}, "${wb}" for multiples of ${b}, and the number itself as a string otherwise.`,
@@ -67,7 +82,8 @@ const FAMILIES: Array<() => Task> = [
   },
   () => ({
     entry: 'is_palindrome',
-    question: 'Write a Python function `is_palindrome(s)` that returns True if s reads the same forwards and backwards when only letters and digits are kept and case is ignored, else False.',
+    question:
+      'Write a Python function `is_palindrome(s)` that returns True if s reads the same forwards and backwards when only letters and digits are kept and case is ignored, else False.',
     solution: 'def is_palindrome(s):\n    kept = [c.lower() for c in s if c.isalnum()]\n    return kept == kept[::-1]\n',
     inputs: [py(rng.choice(WORDS)), py(rng.choice(WORDS)), py('Was it a car or a cat I saw?'), py('ab')],
     checks: ['assert is_palindrome("A man, a plan, a canal: Panama") is True', 'assert is_palindrome("abc") is False'],
@@ -91,8 +107,10 @@ const FAMILIES: Array<() => Task> = [
   }),
   () => ({
     entry: 'run_length',
-    question: 'Write a Python function `run_length(s)` that run-length encodes s: each run of a repeated character becomes the character followed by the run length, e.g. "aaab" -> "a3b1".',
-    solution: 'def run_length(s):\n    out = []\n    i = 0\n    while i < len(s):\n        j = i\n        while j < len(s) and s[j] == s[i]:\n            j += 1\n        out.append(s[i] + str(j - i))\n        i = j\n    return "".join(out)\n',
+    question:
+      'Write a Python function `run_length(s)` that run-length encodes s: each run of a repeated character becomes the character followed by the run length, e.g. "aaab" -> "a3b1".',
+    solution:
+      'def run_length(s):\n    out = []\n    i = 0\n    while i < len(s):\n        j = i\n        while j < len(s) and s[j] == s[i]:\n            j += 1\n        out.append(s[i] + str(j - i))\n        i = j\n    return "".join(out)\n',
     inputs: [py(''), py('a'), py(Array.from({ length: 4 }, () => rng.choice(['a', 'b', 'c']).repeat(rng.intBetween(1, 5))).join(''))],
     checks: ['assert run_length("aaab") == "a3b1"', 'assert run_length("abba") == "a1b2a1"'],
   }),
@@ -108,7 +126,8 @@ const FAMILIES: Array<() => Task> = [
   },
   () => ({
     entry: 'second_largest',
-    question: 'Write a Python function `second_largest(numbers)` that returns the second largest distinct value in a list of integers, or None if there is none.',
+    question:
+      'Write a Python function `second_largest(numbers)` that returns the second largest distinct value in a list of integers, or None if there is none.',
     solution: 'def second_largest(numbers):\n    distinct = sorted(set(numbers))\n    return distinct[-2] if len(distinct) >= 2 else None\n',
     inputs: [py([5]), py([3, 3, 3]), py(ints(6, -20, 20)), py(ints(8, 0, 9))],
     checks: ['assert second_largest([4, 1, 4, 3]) == 3', 'assert second_largest([]) is None'],
@@ -116,20 +135,23 @@ const FAMILIES: Array<() => Task> = [
   () => ({
     entry: 'flatten',
     question: 'Write a Python function `flatten(items)` that turns a list that may contain nested lists (to any depth) into a flat list, keeping the order.',
-    solution: 'def flatten(items):\n    out = []\n    for item in items:\n        if isinstance(item, list):\n            out.extend(flatten(item))\n        else:\n            out.append(item)\n    return out\n',
+    solution:
+      'def flatten(items):\n    out = []\n    for item in items:\n        if isinstance(item, list):\n            out.extend(flatten(item))\n        else:\n            out.append(item)\n    return out\n',
     inputs: [py([]), py([1, [2, [3, [rng.intBetween(4, 9)]]], 5]), py([[ints(2, 0, 9)], ints(3, 0, 9)])],
     checks: ['assert flatten([1, [2, [3]], [], 4]) == [1, 2, 3, 4]'],
   }),
   () => ({
     entry: 'word_counts',
-    question: 'Write a Python function `word_counts(text)` that returns a dict mapping each lower-cased word (split on whitespace) to the number of times it occurs.',
+    question:
+      'Write a Python function `word_counts(text)` that returns a dict mapping each lower-cased word (split on whitespace) to the number of times it occurs.',
     solution: 'def word_counts(text):\n    counts = {}\n    for w in text.lower().split():\n        counts[w] = counts.get(w, 0) + 1\n    return counts\n',
     inputs: [py(''), py(sentence(6)), py(`${sentence(3)} ${sentence(3).toUpperCase()}`)],
     checks: ['assert word_counts("a A b") == {"a": 2, "b": 1}'],
   }),
   () => ({
     entry: 'digital_root',
-    question: 'Write a Python function `digital_root(n)` that repeatedly sums the decimal digits of the non-negative integer n until a single digit remains, and returns it.',
+    question:
+      'Write a Python function `digital_root(n)` that repeatedly sums the decimal digits of the non-negative integer n until a single digit remains, and returns it.',
     solution: 'def digital_root(n):\n    while n >= 10:\n        n = sum(int(d) for d in str(n))\n    return n\n',
     inputs: ['0', '7', String(rng.intBetween(10, 99)), String(rng.intBetween(1000, 999999))],
     checks: ['assert digital_root(9875) == 2'],
@@ -137,7 +159,8 @@ const FAMILIES: Array<() => Task> = [
   () => ({
     entry: 'primes_below',
     question: 'Write a Python function `primes_below(n)` that returns the list of all prime numbers less than n, in increasing order.',
-    solution: 'def primes_below(n):\n    if n < 3:\n        return []\n    sieve = [True] * n\n    sieve[0] = sieve[1] = False\n    for i in range(2, int(n ** 0.5) + 1):\n        if sieve[i]:\n            sieve[i * i :: i] = [False] * len(sieve[i * i :: i])\n    return [i for i, is_prime in enumerate(sieve) if is_prime]\n',
+    solution:
+      'def primes_below(n):\n    if n < 3:\n        return []\n    sieve = [True] * n\n    sieve[0] = sieve[1] = False\n    for i in range(2, int(n ** 0.5) + 1):\n        if sieve[i]:\n            sieve[i * i :: i] = [False] * len(sieve[i * i :: i])\n    return [i for i, is_prime in enumerate(sieve) if is_prime]\n',
     inputs: ['2', '3', String(rng.intBetween(20, 60)), String(rng.intBetween(100, 200))],
     checks: ['assert primes_below(10) == [2, 3, 5, 7]'],
   }),
@@ -150,29 +173,41 @@ const FAMILIES: Array<() => Task> = [
   }),
   () => ({
     entry: 'is_anagram',
-    question: 'Write a Python function `is_anagram(a, b)` that returns True if the strings a and b contain the same letters the same number of times, ignoring case and spaces.',
+    question:
+      'Write a Python function `is_anagram(a, b)` that returns True if the strings a and b contain the same letters the same number of times, ignoring case and spaces.',
     solution: 'def is_anagram(a, b):\n    key = lambda s: sorted(s.replace(" ", "").lower())\n    return key(a) == key(b)\n',
-    inputs: [`${py('Listen')}, ${py('Silent')}`, `${py(rng.choice(WORDS))}, ${py(rng.choice(WORDS))}`, `${py('Dormitory')}, ${py('dirty room')}`, `${py('abc')}, ${py('abd')}`],
+    inputs: [
+      `${py('Listen')}, ${py('Silent')}`,
+      `${py(rng.choice(WORDS))}, ${py(rng.choice(WORDS))}`,
+      `${py('Dormitory')}, ${py('dirty room')}`,
+      `${py('abc')}, ${py('abd')}`,
+    ],
     checks: ['assert is_anagram("Astronomer", "Moon starer") is True'],
   }),
   () => ({
     entry: 'balanced',
-    question: 'Write a Python function `balanced(s)` that returns True if every bracket in s ((), [], {}) is closed by a matching bracket in the right order, ignoring other characters.',
-    solution: 'def balanced(s):\n    pairs = {")": "(", "]": "[", "}": "{"}\n    stack = []\n    for c in s:\n        if c in "([{":\n            stack.append(c)\n        elif c in pairs:\n            if not stack or stack.pop() != pairs[c]:\n                return False\n    return not stack\n',
+    question:
+      'Write a Python function `balanced(s)` that returns True if every bracket in s ((), [], {}) is closed by a matching bracket in the right order, ignoring other characters.',
+    solution:
+      'def balanced(s):\n    pairs = {")": "(", "]": "[", "}": "{"}\n    stack = []\n    for c in s:\n        if c in "([{":\n            stack.append(c)\n        elif c in pairs:\n            if not stack or stack.pop() != pairs[c]:\n                return False\n    return not stack\n',
     inputs: [py(''), py('([]{x})'), py('(]'), py(rng.choice(['((())', '{[()()]}', ')(', 'a[b{c}d]e']))],
     checks: ['assert balanced("{[()]}") is True', 'assert balanced("([)]") is False'],
   }),
   () => ({
     entry: 'roman_to_int',
-    question: 'Write a Python function `roman_to_int(s)` that converts a Roman numeral (I, V, X, L, C, D, M, with subtractive pairs like IV and CM) to an integer.',
-    solution: 'def roman_to_int(s):\n    values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}\n    total = 0\n    for i, c in enumerate(s):\n        v = values[c]\n        if i + 1 < len(s) and values[s[i + 1]] > v:\n            total -= v\n        else:\n            total += v\n    return total\n',
+    question:
+      'Write a Python function `roman_to_int(s)` that converts a Roman numeral (I, V, X, L, C, D, M, with subtractive pairs like IV and CM) to an integer.',
+    solution:
+      'def roman_to_int(s):\n    values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}\n    total = 0\n    for i, c in enumerate(s):\n        v = values[c]\n        if i + 1 < len(s) and values[s[i + 1]] > v:\n            total -= v\n        else:\n            total += v\n    return total\n',
     inputs: [py('III'), py(rng.choice(['XLII', 'XCIX', 'CDXLIV', 'MMXXIV'])), py(rng.choice(['MCMXC', 'DCCCLXXXVIII', 'LXXIII']))],
     checks: ['assert roman_to_int("MCMXCIV") == 1994', 'assert roman_to_int("IV") == 4'],
   }),
   () => ({
     entry: 'merge_sorted',
-    question: 'Write a Python function `merge_sorted(a, b)` that merges two lists sorted in increasing order into one sorted list (without calling sort or sorted).',
-    solution: 'def merge_sorted(a, b):\n    out, i, j = [], 0, 0\n    while i < len(a) and j < len(b):\n        if a[i] <= b[j]:\n            out.append(a[i]); i += 1\n        else:\n            out.append(b[j]); j += 1\n    return out + a[i:] + b[j:]\n',
+    question:
+      'Write a Python function `merge_sorted(a, b)` that merges two lists sorted in increasing order into one sorted list (without calling sort or sorted).',
+    solution:
+      'def merge_sorted(a, b):\n    out, i, j = [], 0, 0\n    while i < len(a) and j < len(b):\n        if a[i] <= b[j]:\n            out.append(a[i]); i += 1\n        else:\n            out.append(b[j]); j += 1\n    return out + a[i:] + b[j:]\n',
     inputs: [`[], ${py([1, 2])}`, `${py(ints(4, 0, 20).sort((x, y) => x - y))}, ${py(ints(3, 0, 20).sort((x, y) => x - y))}`],
     checks: ['assert merge_sorted([1, 4], [2, 3, 5]) == [1, 2, 3, 4, 5]'],
   }),
@@ -188,7 +223,8 @@ const FAMILIES: Array<() => Task> = [
   },
   () => ({
     entry: 'rotate',
-    question: 'Write a Python function `rotate(items, k)` that returns the list rotated right by k places (k may be larger than the length; an empty list stays empty).',
+    question:
+      'Write a Python function `rotate(items, k)` that returns the list rotated right by k places (k may be larger than the length; an empty list stays empty).',
     solution: 'def rotate(items, k):\n    if not items:\n        return []\n    k %= len(items)\n    return items[-k:] + items[:-k] if k else list(items)\n',
     inputs: [`[], 3`, `${py(ints(5, 0, 9))}, ${rng.intBetween(1, 4)}`, `${py(ints(4, 0, 9))}, ${rng.intBetween(5, 12)}`],
     checks: ['assert rotate([1, 2, 3], 1) == [3, 1, 2]'],
@@ -196,27 +232,32 @@ const FAMILIES: Array<() => Task> = [
   () => ({
     entry: 'unique_in_order',
     question: 'Write a Python function `unique_in_order(items)` that returns the list of distinct values of items in the order they first appear.',
-    solution: 'def unique_in_order(items):\n    seen = set()\n    out = []\n    for x in items:\n        if x not in seen:\n            seen.add(x)\n            out.append(x)\n    return out\n',
+    solution:
+      'def unique_in_order(items):\n    seen = set()\n    out = []\n    for x in items:\n        if x not in seen:\n            seen.add(x)\n            out.append(x)\n    return out\n',
     inputs: [py([]), py(ints(10, 0, 5)), py(sentence(6).split(' '))],
     checks: ['assert unique_in_order([3, 1, 3, 2, 1]) == [3, 1, 2]'],
   }),
   () => ({
     entry: 'max_subarray',
     question: 'Write a Python function `max_subarray(numbers)` that returns the largest sum of a non-empty contiguous slice of a non-empty list of integers.',
-    solution: 'def max_subarray(numbers):\n    best = current = numbers[0]\n    for x in numbers[1:]:\n        current = max(x, current + x)\n        best = max(best, current)\n    return best\n',
+    solution:
+      'def max_subarray(numbers):\n    best = current = numbers[0]\n    for x in numbers[1:]:\n        current = max(x, current + x)\n        best = max(best, current)\n    return best\n',
     inputs: [py([-3]), py(ints(8, -10, 10)), py(ints(12, -6, 8))],
     checks: ['assert max_subarray([-2, 1, -3, 4, -1, 2, 1, -5, 4]) == 6'],
   }),
   () => ({
     entry: 'collatz_steps',
-    question: 'Write a Python function `collatz_steps(n)` that returns how many steps the Collatz rule (halve n if even, else 3n + 1) takes to bring the positive integer n to 1.',
-    solution: 'def collatz_steps(n):\n    steps = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        steps += 1\n    return steps\n',
+    question:
+      'Write a Python function `collatz_steps(n)` that returns how many steps the Collatz rule (halve n if even, else 3n + 1) takes to bring the positive integer n to 1.',
+    solution:
+      'def collatz_steps(n):\n    steps = 0\n    while n != 1:\n        n = n // 2 if n % 2 == 0 else 3 * n + 1\n        steps += 1\n    return steps\n',
     inputs: ['1', String(rng.intBetween(2, 30)), String(rng.intBetween(100, 1000))],
     checks: ['assert collatz_steps(6) == 8'],
   }),
   () => ({
     entry: 'is_leap_year',
-    question: 'Write a Python function `is_leap_year(year)` that returns True for Gregorian leap years (divisible by 4, except centuries not divisible by 400), else False.',
+    question:
+      'Write a Python function `is_leap_year(year)` that returns True for Gregorian leap years (divisible by 4, except centuries not divisible by 400), else False.',
     solution: 'def is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n',
     inputs: ['1900', '2000', String(rng.intBetween(1600, 2400)), String(rng.intBetween(1, 400) * 4)],
     checks: ['assert is_leap_year(2024) is True', 'assert is_leap_year(2100) is False'],

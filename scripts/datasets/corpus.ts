@@ -31,15 +31,66 @@ function word(syllables: number): string {
 
 const TOWN_SUFFIXES = ['', '', 'ford', 'holm', 'wick', 'stead', 'burg', 'mere'];
 const REGIONS = ['the Northern Marches', 'the Amber Coast', 'the Vell Highlands', 'the Lowmeadow Basin', 'the Saltreach'];
-const PRODUCTS = ['glass lanterns', 'blue wool', 'copper bells', 'pear cider', 'salt cod', 'clock springs', 'paper kites', 'river pearls', 'slate tiles', 'honey cakes', 'dyed silk', 'iron nails'];
+const PRODUCTS = [
+  'glass lanterns',
+  'blue wool',
+  'copper bells',
+  'pear cider',
+  'salt cod',
+  'clock springs',
+  'paper kites',
+  'river pearls',
+  'slate tiles',
+  'honey cakes',
+  'dyed silk',
+  'iron nails',
+];
 const PROFESSIONS = ['engineer', 'astronomer', 'clockmaker', 'physician', 'cartographer', 'chemist', 'shipwright', 'botanist', 'architect', 'weaver'];
 const DEVICES = ['loom', 'lamp', 'pump', 'compass', 'press', 'kiln', 'telescope', 'valve', 'mill', 'scale', 'sextant', 'furnace'];
-const PURPOSES = ['lifting water from deep wells', 'weaving patterned cloth', 'measuring the height of stars', 'drying grain in wet seasons', 'printing maps in colour', 'keeping time at sea', 'lighting mine tunnels', 'weighing letters at post offices', 'grinding pigments for painters', 'cooling bread ovens quickly'];
+const PURPOSES = [
+  'lifting water from deep wells',
+  'weaving patterned cloth',
+  'measuring the height of stars',
+  'drying grain in wet seasons',
+  'printing maps in colour',
+  'keeping time at sea',
+  'lighting mine tunnels',
+  'weighing letters at post offices',
+  'grinding pigments for painters',
+  'cooling bread ovens quickly',
+];
 
-interface Person { name: string; born: number; died: number; town: string; profession: string; invention?: string }
-interface Town { name: string; region: string; founded: number; founder: string; population: number; river: string; product: string; twin?: string }
-interface Invention { name: string; inventor: string; year: number; town: string; purpose: string }
-interface River { name: string; length: number; source: string; mouth: string }
+interface Person {
+  name: string;
+  born: number;
+  died: number;
+  town: string;
+  profession: string;
+  invention?: string;
+}
+interface Town {
+  name: string;
+  region: string;
+  founded: number;
+  founder: string;
+  population: number;
+  river: string;
+  product: string;
+  twin?: string;
+}
+interface Invention {
+  name: string;
+  inventor: string;
+  year: number;
+  town: string;
+  purpose: string;
+}
+interface River {
+  name: string;
+  length: number;
+  source: string;
+  mouth: string;
+}
 
 const rivers: River[] = Array.from({ length: 16 }, () => ({ name: `${word(2)} River`, length: rng.intBetween(40, 900), source: '', mouth: '' }));
 const towns0 = new Set<string>();
@@ -47,7 +98,15 @@ const towns: Town[] = Array.from({ length: 70 }, () => {
   let name = word(rng.intBetween(1, 2)) + rng.choice(TOWN_SUFFIXES);
   while (towns0.has(name)) name = word(2);
   towns0.add(name);
-  return { name, region: rng.choice(REGIONS), founded: rng.intBetween(880, 1720), founder: '', population: rng.intBetween(8, 900) * 100, river: rng.choice(rivers).name, product: rng.choice(PRODUCTS) };
+  return {
+    name,
+    region: rng.choice(REGIONS),
+    founded: rng.intBetween(880, 1720),
+    founder: '',
+    population: rng.intBetween(8, 900) * 100,
+    river: rng.choice(rivers).name,
+    product: rng.choice(PRODUCTS),
+  };
 });
 const people: Person[] = Array.from({ length: 90 }, () => {
   const born = rng.intBetween(1100, 1850);
@@ -86,7 +145,11 @@ for (const t of towns) {
 for (const p of people) {
   const sentences = [
     `${p.name} (${p.born}–${p.died}) was a ${p.profession} born in ${p.town}.`,
-    pick([`${p.name.split(' ')[1]} spent most of a long career travelling between workshops.`, `${p.name.split(' ')[1]} trained as an apprentice before working alone.`, `${p.name.split(' ')[1]} wrote several short treatises.`]),
+    pick([
+      `${p.name.split(' ')[1]} spent most of a long career travelling between workshops.`,
+      `${p.name.split(' ')[1]} trained as an apprentice before working alone.`,
+      `${p.name.split(' ')[1]} wrote several short treatises.`,
+    ]),
   ];
   if (p.invention) sentences.push(`${p.name.split(' ')[1]} is remembered as the inventor of the ${p.invention}.`);
   const founded = towns.filter((t) => t.founder === p.name);

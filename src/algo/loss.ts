@@ -143,7 +143,7 @@ export const ppo: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, wei
  * topr_negative_total_clipfrac (tokens of negative rows with r > 1: truncated).
  */
 export const topr: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, weights, scores }, o, norms) => {
-  if (!scores) throw new Error('topr needs each row\'s episode score');
+  if (!scores) throw new Error("topr needs each row's episode score");
   return tf.tidy(() => {
     const positive = tf.cast(tf.greater(scores, 0), 'float32');
     const negative = tf.sub(1, positive);

@@ -70,12 +70,7 @@ export function clipValues(values: readonly number[], clip: number | null): { va
 }
 
 /** Discounted returns of step rewards within each trajectory: G_t = r_t + gamma * G_{t+1}. */
-export function discountedStepReturns(
-  rewards: readonly number[],
-  trajIds: readonly string[],
-  steps: readonly number[],
-  gamma: number,
-): number[] {
+export function discountedStepReturns(rewards: readonly number[], trajIds: readonly string[], steps: readonly number[], gamma: number): number[] {
   const out = new Array<number>(rewards.length).fill(0);
   for (const members of groupIndices(trajIds).values()) {
     const ordered = [...members].sort((a, b) => steps[a]! - steps[b]!);

@@ -11,7 +11,14 @@
 import type { AdvantageEstimatorName } from './advantage';
 import { OWN_BASELINE_ESTIMATORS } from './advantage';
 import { klPenalty, type KlPenalty } from './kl';
-import { clipValues, discountedStepReturns, normalizeRewards, type NormalizationGrouping, type NormalizationMethod, type NormalizationOptions } from './reward_norm';
+import {
+  clipValues,
+  discountedStepReturns,
+  normalizeRewards,
+  type NormalizationGrouping,
+  type NormalizationMethod,
+  type NormalizationOptions,
+} from './reward_norm';
 import { lastMasked, maskedCount, maskedWhiten, summaryStats, type Masks, type Rows } from './stats';
 
 /** What the reward stages read from a training row. */
@@ -83,7 +90,11 @@ export function responseRewards(rows: readonly RewardRow[], o: ResponseRewardOpt
       // Episode part over step rows (so a longer trajectory weighs more, as in ROLL); step part
       // over anchor states. Anchors are grouped within their trajectory group: ROLL keys them by
       // the observation hash alone, which merges equal observations of different seeds.
-      const episodePart = norm(rows.map((r) => r.episodeScore), keys, byBatch);
+      const episodePart = norm(
+        rows.map((r) => r.episodeScore),
+        keys,
+        byBatch,
+      );
       const anchors = rows.map((r) => `${r.trajGroupId}\u0000${r.stateHash ?? r.trajId}`);
       const stepPart = norm(stepReturns, anchors, false);
       rewards = episodePart.map((e, i) => o.episodeRewardWeight * e + o.stepRewardWeight * stepPart[i]!);
@@ -127,13 +138,7 @@ export interface TokenRewards {
  * Token rewards: each row's response reward on its last sampled token, minus the KL penalty when
  * asked. `refLogProbs` null means there is no reference; the KL is then 0.
  */
-export function tokenRewards(
-  rewards: readonly number[],
-  masks: Masks,
-  oldLogProbs: Rows,
-  refLogProbs: Rows | null,
-  o: TokenRewardOptions,
-): TokenRewards {
+export function tokenRewards(rewards: readonly number[], masks: Masks, oldLogProbs: Rows, refLogProbs: Rows | null, o: TokenRewardOptions): TokenRewards {
   const kl = tokenKl(masks, oldLogProbs, refLogProbs, o.klPenalty);
   let token = masks.map((mask, i) => {
     const out = new Float32Array(mask.length);

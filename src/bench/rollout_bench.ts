@@ -122,7 +122,9 @@ export async function runRolloutBench(options: RolloutBenchOptions, info: (line:
       decodeSeconds: stats.decodeSeconds,
       decodeTokensPerSecond: stats.generatedTokens / stats.decodeSeconds,
     };
-    info(`${envs} envs, ${maxRunning} at a time: ${result.generatedTokens} tokens in ${seconds.toFixed(2)} s = ${result.tokensPerSecond.toFixed(0)} tokens/s (prefill ${result.prefillSeconds.toFixed(2)} s for ${result.prefillTokens} prompt ids, decode ${result.decodeSeconds.toFixed(2)} s, mean batch ${result.meanRows.toFixed(1)} rows)`);
+    info(
+      `${envs} envs, ${maxRunning} at a time: ${result.generatedTokens} tokens in ${seconds.toFixed(2)} s = ${result.tokensPerSecond.toFixed(0)} tokens/s (prefill ${result.prefillSeconds.toFixed(2)} s for ${result.prefillTokens} prompt ids, decode ${result.decodeSeconds.toFixed(2)} s, mean batch ${result.meanRows.toFixed(1)} rows)`,
+    );
     return result;
   };
   try {

@@ -35,7 +35,8 @@ export interface Checkpoint {
 export function openCheckpoint(path: string): Checkpoint {
   const folder = resolve(path);
   const inside = existsSync(join(folder, MANIFEST_FILE)) ? [] : listCheckpoints(folder);
-  if (inside.length) throw new CheckpointError(`${displayPath(folder)}: a folder of checkpoints, not one; name one of them (checkpoint-${inside[0]!.step}) or resume with auto`);
+  if (inside.length)
+    throw new CheckpointError(`${displayPath(folder)}: a folder of checkpoints, not one; name one of them (checkpoint-${inside[0]!.step}) or resume with auto`);
   const manifest = verifyCheckpoint(folder);
   const statePath = join(folder, TRAINER_STATE_FILE);
   if (!(TRAINER_STATE_FILE in manifest.files)) throw new CheckpointError(`${displayPath(folder)}: no ${TRAINER_STATE_FILE} (not an agentic checkpoint)`);
@@ -51,7 +52,8 @@ export function openCheckpoint(path: string): Checkpoint {
     throw new CheckpointError(`${displayPath(statePath)}: ${issue.path.join('.') || 'state'}: ${issue.message}`);
   }
   const state = parsed.data;
-  if (state.global_step !== manifest.step) throw new CheckpointError(`${displayPath(folder)}: ${TRAINER_STATE_FILE} is at step ${state.global_step}, the manifest at ${manifest.step}`);
+  if (state.global_step !== manifest.step)
+    throw new CheckpointError(`${displayPath(folder)}: ${TRAINER_STATE_FILE} is at step ${state.global_step}, the manifest at ${manifest.step}`);
   const roleFiles = ['actor', ...state.roles].flatMap((role) => [`${role}/config.json`, `${role}/model.safetensors`]);
   const inFlightFiles = state.in_flight ? [state.in_flight.file] : [];
   for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...roleFiles, ...inFlightFiles]) {
@@ -100,10 +102,14 @@ export function resumedRolesConfig(config: AgenticConfig, checkpoint: Checkpoint
   const needs = roleNeeds(config);
   const shown = displayPath(checkpoint.path);
   if (needs.critic && !saved.has('critic')) {
-    throw new ConfigError(`adv_estimator: ${config.adv_estimator} needs a critic, and ${shown} has none (its run did not train one); resume with the run's adv_estimator`);
+    throw new ConfigError(
+      `adv_estimator: ${config.adv_estimator} needs a critic, and ${shown} has none (its run did not train one); resume with the run's adv_estimator`,
+    );
   }
   if (needs.reference && !saved.has('reference')) {
-    throw new ConfigError(`use_kl_loss/add_token_level_kl: this config needs a reference model, and ${shown} has none (its run used no KL term); resume without one`);
+    throw new ConfigError(
+      `use_kl_loss/add_token_level_kl: this config needs a reference model, and ${shown} has none (its run used no KL term); resume without one`,
+    );
   }
   const from = (role: SavedRole) => join(checkpoint.path, role);
   const withModel = <K extends 'actor_train' | 'actor_infer' | 'reference' | 'critic'>(key: K, path: string | null): AgenticConfig[K] => ({

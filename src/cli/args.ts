@@ -39,7 +39,10 @@ export const OVERRIDES_HELP = `OVERRIDES (Hydra syntax, after the options)
   \${other.key} interpolates another key and \${oc.env:VAR,default} an environment variable.`;
 
 function kebab(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/_/g, '-').toLowerCase();
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/_/g, '-')
+    .toLowerCase();
 }
 
 function camel(name: string): string {
@@ -75,7 +78,9 @@ export function rejectUnknownFlags(argv: readonly string[], args: ArgsDef, comma
     const flag = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
     const takesValue = names.get(flag);
     if (takesValue === undefined) {
-      const canonical = Object.entries(args).filter(([, def]) => def.type !== 'positional').map(([name]) => `--${name}`);
+      const canonical = Object.entries(args)
+        .filter(([, def]) => def.type !== 'positional')
+        .map(([name]) => `--${name}`);
       const hint = didYouMean(flag, [...canonical, '--help']);
       throw new UsageError(`unknown option '${flag}' for '${command}'${hint}; see '${command} --help'`);
     }

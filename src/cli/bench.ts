@@ -31,7 +31,9 @@ export default command(
       if (args.rollout) {
         const { QUICK_ROLLOUT_BENCH, ROLLOUT_BENCH, runRolloutBench } = await import('../bench/rollout_bench');
         const report = await runRolloutBench(args.quick ? QUICK_ROLLOUT_BENCH : ROLLOUT_BENCH, (line) => log.info(line));
-        log.info(`batched rollout: ${report.speedup.toFixed(2)}x the tokens/s of one env at a time end to end, ${report.decodeSpeedup.toFixed(2)}x in decoding`);
+        log.info(
+          `batched rollout: ${report.speedup.toFixed(2)}x the tokens/s of one env at a time end to end, ${report.decodeSpeedup.toFixed(2)}x in decoding`,
+        );
         result = { backend, ...report };
       } else {
         const { PEER_SHAPE, QUICK_SHAPE, runModelBench } = await import('../bench/model_bench');

@@ -21,7 +21,8 @@ const CONFIG_FLAGS = ['config', 'config-path', 'config-name'] as const;
 export async function locateCheckpoint(given: string, args: Record<string, unknown>, overrides: readonly string[], host: PluginHost): Promise<Checkpoint> {
   if (given !== 'auto') {
     const flag = CONFIG_FLAGS.find((name) => args[name] !== undefined);
-    if (flag) throw new UsageError(`--${flag}: a checkpoint folder brings its own config; give overrides only (or use auto to find the checkpoint through a config)`);
+    if (flag)
+      throw new UsageError(`--${flag}: a checkpoint folder brings its own config; give overrides only (or use auto to find the checkpoint through a config)`);
     return openCheckpoint(given);
   }
   const { config } = await loadConfig(configRequest(args, overrides), host);

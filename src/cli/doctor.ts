@@ -21,7 +21,10 @@ const ALWAYS_CHECKED: readonly BackendName[] = ['wasm', 'cpu'];
 
 export default command(
   {
-    meta: { name: 'doctor', description: 'Check this install: runtime, the selected tfjs backend and the embedded ones (a known matmul on each), plugins, configs' },
+    meta: {
+      name: 'doctor',
+      description: 'Check this install: runtime, the selected tfjs backend and the embedded ones (a known matmul on each), plugins, configs',
+    },
     args: { ...configArgs, ...overridesArg },
     async run({ args }) {
       const rows: Array<[string, string]> = [];
@@ -72,7 +75,9 @@ async function unselectedNote(backend: BackendName): Promise<string> {
   if (backend === 'tensorflow') {
     const { findTensorflowPackage } = await import('../engine/tensorflow');
     const found = findTensorflowPackage();
-    return found ? `${found.name} installed; not started (check it with backend=tensorflow)` : 'not installed (optional: @tensorflow/tfjs-node or @tensorflow/tfjs-node-gpu)';
+    return found
+      ? `${found.name} installed; not started (check it with backend=tensorflow)`
+      : 'not installed (optional: @tensorflow/tfjs-node or @tensorflow/tfjs-node-gpu)';
   }
   return `not started (check it with backend=${backend})`;
 }

@@ -32,7 +32,11 @@ export default command(
         valueHint: 'path|auto',
         description: "Evaluate a checkpoint's actor with its saved config: a checkpoint folder, or auto for the newest of the run the config names",
       },
-      out: { type: 'string', valueHint: 'file', description: 'Where to write the JSON (default <output_dir>/eval.json; with --checkpoint, checkpoint-N.eval.json beside it)' },
+      out: {
+        type: 'string',
+        valueHint: 'file',
+        description: 'Where to write the JSON (default <output_dir>/eval.json; with --checkpoint, checkpoint-N.eval.json beside it)',
+      },
       ...overridesArg,
     },
     async run({ args }) {
@@ -55,7 +59,11 @@ export default command(
         const found = await locateCheckpoint(args.checkpoint, args, overrides, host);
         const saved = (await checkpointConfig(found, overrides, host)).config;
         const actor = join(found.path, 'actor');
-        config = { ...saved, pretrain: actor, actor_infer: { ...saved.actor_infer, model_args: { ...saved.actor_infer.model_args, model_name_or_path: null } } };
+        config = {
+          ...saved,
+          pretrain: actor,
+          actor_infer: { ...saved.actor_infer, model_args: { ...saved.actor_infer.model_args, model_name_or_path: null } },
+        };
         path = args.out ?? join(dirname(found.path), `${basename(found.path)}.eval.json`);
         checkpoint = { checkpoint: found.path, global_step: found.step };
         log.info(`checkpoint ${found.path} (step ${found.step}), with its saved config`);

@@ -47,14 +47,18 @@ export function choosePolicy(flags: PlayFlags, modelNamed: boolean): PolicyName 
   if (flags.policy !== undefined && !POLICIES.includes(flags.policy as PolicyName)) {
     throw new UsageError(`--policy: expected one of ${POLICIES.join(', ')}, got '${flags.policy}'`);
   }
-  if (flags.human && flags.policy !== undefined && flags.policy !== 'human') throw new UsageError(`--human: a person answers, but --policy says ${flags.policy}; give one of them`);
+  if (flags.human && flags.policy !== undefined && flags.policy !== 'human')
+    throw new UsageError(`--human: a person answers, but --policy says ${flags.policy}; give one of them`);
   if (flags.script !== undefined) {
     if (flags.script === '') throw new UsageError("option '--script' needs a value (a file, or - for stdin)");
-    if (flags.policy === 'random' || flags.policy === 'model') throw new UsageError(`--script: the script gives the responses, so it cannot go with --policy ${flags.policy}`);
+    if (flags.policy === 'random' || flags.policy === 'model')
+      throw new UsageError(`--script: the script gives the responses, so it cannot go with --policy ${flags.policy}`);
   }
   const policy = (flags.policy as PolicyName | undefined) ?? (flags.human || flags.script !== undefined || !modelNamed ? 'human' : 'model');
   if (flags.auto && policy === 'human' && flags.script === undefined) {
-    throw new UsageError('--auto: a person types each response; --auto lets --policy model or random play without waiting (give responses without a terminal with --script FILE)');
+    throw new UsageError(
+      '--auto: a person types each response; --auto lets --policy model or random play without waiting (give responses without a terminal with --script FILE)',
+    );
   }
   return policy;
 }
@@ -72,10 +76,16 @@ export function shellWord(word: string): string {
  * from the checkpoint's saved config with its actor as the model, as `agentic eval` does. `words`
  * name the same config on a command line, for the replay command.
  */
-async function configSource(args: Record<string, unknown> & PlayFlags, overrides: readonly string[], host: PluginHost): Promise<{ load: ConfigLoader; words: string[] }> {
+async function configSource(
+  args: Record<string, unknown> & PlayFlags,
+  overrides: readonly string[],
+  host: PluginHost,
+): Promise<{ load: ConfigLoader; words: string[] }> {
   const { loadConfig } = await import('../config/load');
   if (args.checkpoint === undefined) {
-    const words = (['config', 'config-path', 'config-name'] as const).flatMap((flag) => (typeof args[flag] === 'string' ? [`--${flag}`, args[flag] as string] : []));
+    const words = (['config', 'config-path', 'config-name'] as const).flatMap((flag) =>
+      typeof args[flag] === 'string' ? [`--${flag}`, args[flag] as string] : [],
+    );
     return { load: async (list) => (await loadConfig(configRequest(args, list), host)).config, words };
   }
   const { checkpointConfig, locateCheckpoint } = await import('./checkpoints');
@@ -142,7 +152,10 @@ async function buildPolicy(name: PolicyName, parts: PolicyParts): Promise<{ poli
   } else {
     const { makePolicy } = await import('../rollout/env_manager');
     // --policy model wins over a config whose val proxy is random
-    const proxied = { ...config, val_env_manager: { ...config.val_env_manager, llm_proxy: { ...config.val_env_manager.llm_proxy, proxy_type: 'policy' as const } } };
+    const proxied = {
+      ...config,
+      val_env_manager: { ...config.val_env_manager, llm_proxy: { ...config.val_env_manager.llm_proxy, proxy_type: 'policy' as const } },
+    };
     policy = makePolicy(proxied, 'val', player.model, chat);
   }
   if (parts.paceWith) policy = new PacedPolicy(policy, parts.paceWith);
@@ -163,12 +176,21 @@ export default command(
       policy: {
         type: 'string',
         valueHint: 'human|random|model',
-        description: "Who answers: human (you, or --script; the default without a model), random (the env's random actions), model (the default with --checkpoint or pretrain=...)",
+        description:
+          "Who answers: human (you, or --script; the default without a model), random (the env's random actions), model (the default with --checkpoint or pretrain=...)",
       },
       human: { type: 'boolean', description: 'You answer (--policy human); with a model named, the model scores your responses' },
-      script: { type: 'string', valueHint: 'file|-', description: 'Read the responses from a file (- for stdin), one per line; \\n in a line is a new line, \\t a tab, \\\\ a backslash' },
+      script: {
+        type: 'string',
+        valueHint: 'file|-',
+        description: 'Read the responses from a file (- for stdin), one per line; \\n in a line is a new line, \\t a tab, \\\\ a backslash',
+      },
       auto: { type: 'boolean', description: 'Let a model or the random policy play every turn without waiting for Enter' },
-      checkpoint: { type: 'string', valueHint: 'path|auto', description: "Play a training checkpoint's actor with its saved config: a checkpoint folder, or auto for the newest of the run the config names" },
+      checkpoint: {
+        type: 'string',
+        valueHint: 'path|auto',
+        description: "Play a training checkpoint's actor with its saved config: a checkpoint folder, or auto for the newest of the run the config names",
+      },
       out: { type: 'string', valueHint: 'file', description: 'Where to save the trajectory (default output/play/<tag>-seed<seed>.json)' },
       ...overridesArg,
     },
@@ -194,7 +216,10 @@ export default command(
       const { config, tag } = target;
       // before anything is loaded or made: nobody could answer or press Enter
       if (interactive && !process.stdin.isTTY) {
-        const instead = policyName === 'human' ? 'give the responses with --script FILE (or --script - to read them from stdin)' : 'add --auto to let the policy play without waiting for Enter';
+        const instead =
+          policyName === 'human'
+            ? 'give the responses with --script FILE (or --script - to read them from stdin)'
+            : 'add --auto to let the policy play without waiting for Enter';
         throw new UsageError(`stdin is not a terminal, so nobody can answer here; ${instead}`);
       }
       const path = args.out ?? join('output', 'play', `${tag}-seed${config.seed}.json`);
@@ -215,7 +240,9 @@ export default command(
 
       const custom = config.custom_envs[tag]!;
       const scoredBy = logProbs === 'scored' ? `, scored by the model ${player.source}` : '';
-      out(`playing ${tag} (env ${custom.env_type}, ${custom.env_manager_cls === 'step' ? 'step-wise' : 'trajectory-wise'}), seed ${config.seed}; responses: ${label}${scoredBy}`);
+      out(
+        `playing ${tag} (env ${custom.env_type}, ${custom.env_manager_cls === 'step' ? 'step-wise' : 'trajectory-wise'}), seed ${config.seed}; responses: ${label}${scoredBy}`,
+      );
       const { playSession } = await import('../play/session');
       const { writePlayRecord } = await import('../play/record');
       let outcome: Awaited<ReturnType<typeof playSession>>;
@@ -232,7 +259,8 @@ export default command(
         log.error(`${why} at turn ${outcome.stoppedAt}, before the episode ended; saved the ${played} turn${played === 1 ? '' : 's'} played to ${path}`);
         return 1;
       }
-      if (scriptSource && scriptSource.unread > 0) log.warn(`the episode ended before the script did: its last ${scriptSource.unread} line${scriptSource.unread === 1 ? ' was' : 's were'} not used`);
+      if (scriptSource && scriptSource.unread > 0)
+        log.warn(`the episode ended before the script did: its last ${scriptSource.unread} line${scriptSource.unread === 1 ? ' was' : 's were'} not used`);
       const replay = ['agentic', 'render', ...source.words, '--trajectories', path, ...target.overrides].map(shellWord).join(' ');
       log.info(`saved the trajectory to ${path}; replay it with: ${replay}`);
       return 0;

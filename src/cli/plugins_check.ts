@@ -61,8 +61,18 @@ export default command(
   {
     meta: { name: 'plugins check', description: 'Check an environment plugin: play random episodes and test it against the Env contract' },
     args: {
-      env: { type: 'positional', required: true, valueHint: 'env', description: 'A built-in env by name (bandit), or an env plugin file by path (./my_env.ts)' },
-      settings: { type: 'positional', required: false, valueHint: 'key=value...', description: "env_config settings over the plugin's defaults, e.g. risky_prob=0.5" },
+      env: {
+        type: 'positional',
+        required: true,
+        valueHint: 'env',
+        description: 'A built-in env by name (bandit), or an env plugin file by path (./my_env.ts)',
+      },
+      settings: {
+        type: 'positional',
+        required: false,
+        valueHint: 'key=value...',
+        description: "env_config settings over the plugin's defaults, e.g. risky_prob=0.5",
+      },
       episodes: { type: 'string', valueHint: 'n', default: '8', description: 'Random episodes to play' },
       seed: { type: 'string', valueHint: 's', default: '0', description: 'Seed of the first episode (the others count up from it)' },
       'max-steps': { type: 'string', valueHint: 'n', default: '20', description: 'Steps after which a random episode is cut' },
@@ -81,7 +91,9 @@ export default command(
       const source = host.registry.get('env', plugin.name)?.source ?? ref;
       const context = host.envContext();
       validateEnvConfig(plugin, envConfig); // a bad setting is a usage error, before any output
-      out(`checking env '${plugin.name}' (${source}): ${episodes} random episode${episodes === 1 ? '' : 's'} from seed ${seed}, at most ${maxSteps} steps each`);
+      out(
+        `checking env '${plugin.name}' (${source}): ${episodes} random episode${episodes === 1 ? '' : 's'} from seed ${seed}, at most ${maxSteps} steps each`,
+      );
       const report = await checkEnv(plugin, envConfig, { context, episodes, seed, maxSteps, timeoutMs });
       out(formatReport(report));
       return report.passed ? 0 : 1;

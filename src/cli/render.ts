@@ -16,7 +16,8 @@ export const DEFAULT_EPISODES = 8;
 
 function positiveCount(text: string): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`--episodes: expected a whole number of at least 1, got '${text}'`);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`--episodes: expected a whole number of at least 1, got '${text}'`);
   return value;
 }
 
@@ -37,7 +38,8 @@ export default command(
     async run({ args }) {
       const overrides = overridesFrom(args._);
       if (args.policy !== undefined) {
-        if (!POLICIES.includes(args.policy as (typeof POLICIES)[number])) throw new UsageError(`--policy: expected one of ${POLICIES.join(', ')}, got '${args.policy}'`);
+        if (!POLICIES.includes(args.policy as (typeof POLICIES)[number]))
+          throw new UsageError(`--policy: expected one of ${POLICIES.join(', ')}, got '${args.policy}'`);
         if (args.trajectories !== undefined) throw new UsageError('--policy: --trajectories replays saved responses, so there is no policy to choose');
         overrides.push(`val_env_manager.llm_proxy.proxy_type=${args.policy === 'random' ? 'random' : 'policy'}`);
       }
@@ -63,7 +65,9 @@ export default command(
         all.forEach((episode, i) => {
           if (!config.custom_envs[episode.tag]) {
             const defined = Object.keys(config.custom_envs);
-            throw new UsageError(`${args.trajectories}: episode ${i + 1}: tag '${episode.tag}' is not in this config's custom_envs (defined: ${defined.join(', ') || 'none'}); pass the config the episodes were played with`);
+            throw new UsageError(
+              `${args.trajectories}: episode ${i + 1}: tag '${episode.tag}' is not in this config's custom_envs (defined: ${defined.join(', ') || 'none'}); pass the config the episodes were played with`,
+            );
           }
         });
         episodes = requested === null ? all : all.slice(0, requested);
@@ -75,7 +79,8 @@ export default command(
         const groupSize = config.val_env_manager.group_size;
         const count = requested ?? Math.ceil(DEFAULT_EPISODES / groupSize) * groupSize;
         if (count % groupSize !== 0) throw new UsageError(`--episodes: ${count} is not whole groups of val_env_manager.group_size (${groupSize})`);
-        if (config.val_env_manager.tags.length === 0) throw new UsageError('val_env_manager.tags: no validation environments to play; name at least one entry of custom_envs');
+        if (config.val_env_manager.tags.length === 0)
+          throw new UsageError('val_env_manager.tags: no validation environments to play; name at least one entry of custom_envs');
         await checkPythonSandbox(config, host, { tags: config.val_env_manager.tags, warn });
         const { evaluate } = await import('../rollout/evaluate');
         const { savedEpisodeOf } = await import('../render/episodes_file');

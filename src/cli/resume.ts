@@ -15,7 +15,12 @@ export default command(
     meta: { name: 'resume', description: 'Continue a run from a checkpoint, with its saved config' },
     args: {
       ...configArgs,
-      checkpoint: { type: 'positional', required: false, valueHint: 'path', description: 'Checkpoint folder; without one, the newest intact checkpoint of the run the config flags and overrides name' },
+      checkpoint: {
+        type: 'positional',
+        required: false,
+        valueHint: 'path',
+        description: 'Checkpoint folder; without one, the newest intact checkpoint of the run the config flags and overrides name',
+      },
       ...overridesArg,
     },
     async run({ args }) {

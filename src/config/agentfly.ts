@@ -97,7 +97,11 @@ function envSets(ctx: Context, key: string, value: Value, tagList: readonly stri
   return tagList.map((tag) => {
     const type = lookup(ctx.tree, ['custom_envs', tag, 'env_type']);
     if (type.found && type.value !== 'tool_use') {
-      fail(key, value, `custom_envs.${tag} is a ${shown(type.value)} env, not an AgentFly agent (tool_use); run without a config (AgentFly's defaults) or with --config-name agentfly_math_grpo`);
+      fail(
+        key,
+        value,
+        `custom_envs.${tag} is a ${shown(type.value)} env, not an AgentFly agent (tool_use); run without a config (AgentFly's defaults) or with --config-name agentfly_math_grpo`,
+      );
     }
     return [['custom_envs', tag, ...sub], value] as [Path, Value];
   });
@@ -111,14 +115,19 @@ function genPath(ctx: Context, manager: 'train_env_manager' | 'val_env_manager')
 
 function dataset(value: Value, key: string): string {
   const files = Array.isArray(value) ? value : [value];
-  if (files.length !== 1) fail(key, value, 'one dataset per custom_envs entry; to mix datasets, name several entries in the manager\'s tags');
+  if (files.length !== 1) fail(key, value, "one dataset per custom_envs entry; to mix datasets, name several entries in the manager's tags");
   return text(files[0]!, key);
 }
 
 const AGENT_TYPES: Record<string, string> = { hf: 'json', react: 'react', code: 'code' };
 const agentFormat = (value: Value, key: string): Value => {
   const format = AGENT_TYPES[text(value, key)];
-  if (!format) fail(key, value, `agent types here: ${Object.keys(AGENT_TYPES).join(', ')} (json, react and code tool calls)${didYouMean(String(value), Object.keys(AGENT_TYPES))}`);
+  if (!format)
+    fail(
+      key,
+      value,
+      `agent types here: ${Object.keys(AGENT_TYPES).join(', ')} (json, react and code tool calls)${didYouMean(String(value), Object.keys(AGENT_TYPES))}`,
+    );
   return format;
 };
 /** verl's -1 (off, or "never") is agentic's 0. */
@@ -148,29 +157,44 @@ const TABLE: Array<[string, Fate]> = [
   ['algorithm.adv_estimator', same('adv_estimator')],
   ['algorithm.gamma', same('gamma')],
   ['algorithm.lam', same('lambd')],
-  ['algorithm.norm_adv_by_std_in_grpo', to((v, _ctx, key) => [[['reward_normalization', 'method'], typeof v === 'boolean' ? (v ? 'mean_std' : 'mean') : fail(key, v, 'expected true or false')]])],
+  [
+    'algorithm.norm_adv_by_std_in_grpo',
+    to((v, _ctx, key) => [[['reward_normalization', 'method'], typeof v === 'boolean' ? (v ? 'mean_std' : 'mean') : fail(key, v, 'expected true or false')]]),
+  ],
   ['algorithm.use_kl_in_reward', same('add_token_level_kl')],
   ['algorithm.kl_penalty', same('kl_penalty')],
   ['algorithm.kl_ctrl.kl_coef', same('init_kl_coef')],
-  ['algorithm.kl_ctrl.type', to((v, ctx, key) => {
-    if (v === 'fixed') return [[['target_kl'], null]];
-    if (v !== 'adaptive') fail(key, v, 'expected fixed or adaptive');
-    return [[['target_kl'], ctx.given.get('algorithm.kl_ctrl.target_kl') ?? 0.1], [['kl_horizon'], ctx.given.get('algorithm.kl_ctrl.horizon') ?? 10000]];
-  })],
+  [
+    'algorithm.kl_ctrl.type',
+    to((v, ctx, key) => {
+      if (v === 'fixed') return [[['target_kl'], null]];
+      if (v !== 'adaptive') fail(key, v, 'expected fixed or adaptive');
+      return [
+        [['target_kl'], ctx.given.get('algorithm.kl_ctrl.target_kl') ?? 0.1],
+        [['kl_horizon'], ctx.given.get('algorithm.kl_ctrl.horizon') ?? 10000],
+      ];
+    }),
+  ],
   ['algorithm.kl_ctrl.target_kl', adaptiveKl],
   ['algorithm.kl_ctrl.horizon', adaptiveKl],
   ['algorithm.use_pf_ppo', inert(isFalse, 'priority-filtered PPO is not built; remove use_pf_ppo')],
   ['algorithm.pf_ppo.*', inert()],
-  ['algorithm.filter_groups.enable', inert(isFalse, 'DAPO group filtering is not built; agentic skips zero-advantage samples with skip_zero_advantage_samples')],
+  [
+    'algorithm.filter_groups.enable',
+    inert(isFalse, 'DAPO group filtering is not built; agentic skips zero-advantage samples with skip_zero_advantage_samples'),
+  ],
   ['algorithm.filter_groups.*', inert()],
   // data
   ['data.train_files', to((v, ctx, key) => envSets(ctx, key, dataset(v, key), tags(ctx, 'train_env_manager'), ['env_config', 'dataset']))],
-  ['data.val_files', to((v, ctx, key) => {
-    const train = tags(ctx, 'train_env_manager');
-    const shared = tags(ctx, 'val_env_manager').find((tag) => train.includes(tag));
-    if (shared) fail(key, v, `custom_envs.${shared} is both trained and validated on; give val_env_manager its own entry`);
-    return envSets(ctx, key, dataset(v, key), tags(ctx, 'val_env_manager'), ['env_config', 'dataset']);
-  })],
+  [
+    'data.val_files',
+    to((v, ctx, key) => {
+      const train = tags(ctx, 'train_env_manager');
+      const shared = tags(ctx, 'val_env_manager').find((tag) => train.includes(tag));
+      if (shared) fail(key, v, `custom_envs.${shared} is both trained and validated on; give val_env_manager its own entry`);
+      return envSets(ctx, key, dataset(v, key), tags(ctx, 'val_env_manager'), ['env_config', 'dataset']);
+    }),
+  ],
   ['data.train_batch_size', joint()],
   ['data.val_batch_size', joint((ctx) => ctx.given.get('data.val_batch_size') !== null)],
   ['data.shuffle', inert(isTrue, 'rows are read in a new seeded order every epoch (docs/agentfly.md); remove data.shuffle')],
@@ -190,7 +214,10 @@ const TABLE: Array<[string, Fate]> = [
   // agent (init_config / init_args / run_config are folded into agent.*)
   ['agent.use_agent', inert(isTrue, 'agentic always trains the agent; remove agent.use_agent')],
   ['agent.agent_type', to((v, ctx, key) => envSets(ctx, key, agentFormat(v, key), allTags(ctx), ['env_config', 'agent_format']))],
-  ['agent.tools', to((v, ctx, key) => envSets(ctx, key, Array.isArray(v) ? v : fail(key, v, 'expected a list such as [calculator]'), allTags(ctx), ['env_config', 'tools']))],
+  [
+    'agent.tools',
+    to((v, ctx, key) => envSets(ctx, key, Array.isArray(v) ? v : fail(key, v, 'expected a list such as [calculator]'), allTags(ctx), ['env_config', 'tools'])),
+  ],
   ['agent.reward_name', to((v, ctx, key) => envSets(ctx, key, text(v, key), allTags(ctx), ['env_config', 'reward']))],
   ['agent.system_prompt', to((v, ctx, key) => envSets(ctx, key, v, allTags(ctx), ['env_config', 'system_prompt']))],
   ['agent.model_name_or_path', same('pretrain')],
@@ -227,12 +254,32 @@ const TABLE: Array<[string, Fate]> = [
   ['actor_rollout_ref.actor.optim.total_training_steps', inert()],
   ['actor_rollout_ref.actor.ppo_mini_batch_size', joint()],
   ['actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu', joint((ctx) => ctx.given.get('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') !== null)],
-  ['actor_rollout_ref.actor.ppo_micro_batch_size', joint((ctx) => !ctx.given.has('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && ctx.given.get('actor_rollout_ref.actor.ppo_micro_batch_size') !== null)],
+  [
+    'actor_rollout_ref.actor.ppo_micro_batch_size',
+    joint(
+      (ctx) => !ctx.given.has('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') && ctx.given.get('actor_rollout_ref.actor.ppo_micro_batch_size') !== null,
+    ),
+  ],
   ['actor_rollout_ref.actor.ppo_epochs', same('ppo_epochs')],
   ['actor_rollout_ref.actor.clip_ratio', same('pg_clip')],
-  ['actor_rollout_ref.actor.clip_ratio_low', to((v) => [[['use_pg_clip_range'], true], [['pg_clip_low'], v]])],
-  ['actor_rollout_ref.actor.clip_ratio_high', to((v) => [[['use_pg_clip_range'], true], [['pg_clip_high'], v]])],
-  ['actor_rollout_ref.actor.clip_ratio_c', refused("agentic's dual clip bound is 1 + 2 x pg_clip, not a setting of its own; remove clip_ratio_c (and set dual_clip_loss=true for a dual clip)")],
+  [
+    'actor_rollout_ref.actor.clip_ratio_low',
+    to((v) => [
+      [['use_pg_clip_range'], true],
+      [['pg_clip_low'], v],
+    ]),
+  ],
+  [
+    'actor_rollout_ref.actor.clip_ratio_high',
+    to((v) => [
+      [['use_pg_clip_range'], true],
+      [['pg_clip_high'], v],
+    ]),
+  ],
+  [
+    'actor_rollout_ref.actor.clip_ratio_c',
+    refused("agentic's dual clip bound is 1 + 2 x pg_clip, not a setting of its own; remove clip_ratio_c (and set dual_clip_loss=true for a dual clip)"),
+  ],
   ['actor_rollout_ref.actor.loss_agg_mode', same('loss_agg_mode')],
   ['actor_rollout_ref.actor.entropy_coeff', same('entropy_loss_coef')],
   ['actor_rollout_ref.actor.use_kl_loss', same('use_kl_loss')],
@@ -295,21 +342,27 @@ const TABLE: Array<[string, Fate]> = [
   ],
   ['trainer.save_freq', same('save_steps', offIsZero)],
   ['trainer.test_freq', same('eval_steps', offIsZero)],
-  ['trainer.val_before_train', inert(isTrue, 'validation runs at step 0 whenever eval_steps > 0; remove val_before_train (or set trainer.test_freq=-1: no validation)')],
+  [
+    'trainer.val_before_train',
+    inert(isTrue, 'validation runs at step 0 whenever eval_steps > 0; remove val_before_train (or set trainer.test_freq=-1: no validation)'),
+  ],
   ['trainer.val_only', inert(isFalse, 'use agentic eval to validate a checkpoint without training')],
   ['trainer.critic_warmup', same('critic_warmup')],
   ['trainer.logger', same('track_with')],
   ['trainer.experiment_name', same('exp_name')],
   ['trainer.project_name', inert()],
   ['trainer.default_local_dir', same('checkpoint_config.output_dir')],
-  ['trainer.resume_mode', to((v, ctx, key) => {
-    if (v === 'auto') return [[['resume_from_checkpoint'], 'auto']];
-    if (v === 'disable') return [[['resume_from_checkpoint'], false]];
-    if (v !== 'resume_path') fail(key, v, 'expected auto, disable or resume_path');
-    const path = ctx.given.get('trainer.resume_from_path');
-    if (typeof path !== 'string' || path === '') fail(key, v, 'resume_path needs trainer.resume_from_path=<checkpoint folder>');
-    return [[['resume_from_checkpoint'], path]];
-  })],
+  [
+    'trainer.resume_mode',
+    to((v, ctx, key) => {
+      if (v === 'auto') return [[['resume_from_checkpoint'], 'auto']];
+      if (v === 'disable') return [[['resume_from_checkpoint'], false]];
+      if (v !== 'resume_path') fail(key, v, 'expected auto, disable or resume_path');
+      const path = ctx.given.get('trainer.resume_from_path');
+      if (typeof path !== 'string' || path === '') fail(key, v, 'resume_path needs trainer.resume_from_path=<checkpoint folder>');
+      return [[['resume_from_checkpoint'], path]];
+    }),
+  ],
   ['trainer.resume_from_path', joint((ctx) => ctx.given.get('trainer.resume_mode') === 'resume_path')],
   ['trainer.max_actor_ckpt_to_keep', to((v) => (v === null ? [] : [[['checkpoint_config', 'max_ckpt_to_keep'], v]]))],
   ['trainer.max_critic_ckpt_to_keep', inert()],
@@ -387,7 +440,9 @@ export function translateAgentFly(given: readonly Override[], tree: TreeObject, 
     sets.push(...fate.to(value, ctx, key));
   }
   sets.push(...batchSizes(ctx));
-  const overrides = sets.map(([path, value]): Override => ({ op: 'set', path: [...path], value, text: `${formatPath(path)}=${shown(value)} (from AgentFly's keys)` }));
+  const overrides = sets.map(
+    ([path, value]): Override => ({ op: 'set', path: [...path], value, text: `${formatPath(path)}=${shown(value)} (from AgentFly's keys)` }),
+  );
   return { overrides, inert: inertKeys };
 }
 
@@ -432,7 +487,10 @@ function batchSizes(ctx: Context): Sets {
     sets.push([['val_batch_size'], v * treeNumber(ctx, ['val_env_manager', 'group_size'], 1)], [['val_env_manager', 'num_env_groups'], v]);
   }
   const miniKey = 'actor_rollout_ref.actor.ppo_mini_batch_size';
-  const microKey = get('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') !== undefined ? 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu' : 'actor_rollout_ref.actor.ppo_micro_batch_size';
+  const microKey =
+    get('actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu') !== undefined
+      ? 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu'
+      : 'actor_rollout_ref.actor.ppo_micro_batch_size';
   const mini = get(miniKey);
   const micro = get(microKey);
   if (mini !== undefined || (micro !== undefined && micro !== null)) {

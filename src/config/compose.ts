@@ -134,9 +134,7 @@ async function readLayers(file: string): Promise<Array<{ file: string; config: T
     });
 }
 
-type DefaultsEntry =
-  | { kind: 'self' }
-  | { kind: 'config'; path: string; package: string | null; optional: boolean; text: string };
+type DefaultsEntry = { kind: 'self' } | { kind: 'config'; path: string; package: string | null; optional: boolean; text: string };
 
 function parseDefaultsList(value: unknown, file: string): DefaultsEntry[] {
   if (value === undefined || value === null) return [];
@@ -233,7 +231,9 @@ class Composer {
       const target = findConfigFile(baseDir, entry.path.replace(/^\//, ''));
       if (!target) {
         if (entry.optional) continue;
-        throw new ConfigError(`${display(layer.file)}: defaults: '${entry.text}': no config file ${display(resolve(baseDir, entry.path.replace(/^\//, '')))}.yaml`);
+        throw new ConfigError(
+          `${display(layer.file)}: defaults: '${entry.text}': no config file ${display(resolve(baseDir, entry.path.replace(/^\//, '')))}.yaml`,
+        );
       }
       result = mergeOver(result, await this.compose(target, childPackage(pkg, entry), chain));
     }

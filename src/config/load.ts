@@ -28,7 +28,7 @@ import { validateConfig, type EnvResolver } from './validate';
 
 export const DEFAULT_CONFIG_PATH = 'configs';
 export const BUILTIN_CONFIG_NAME = 'configs/agentic.yaml (built in)';
-export const AGENTFLY_CONFIG_NAME = 'configs/agentfly.yaml (built in: AgentFly\'s defaults)';
+export const AGENTFLY_CONFIG_NAME = "configs/agentfly.yaml (built in: AgentFly's defaults)";
 
 export interface ConfigRequest {
   /** `-c FILE`: a config file path. */
@@ -65,13 +65,17 @@ export async function composePrimary(request: ConfigRequest, agentFly = false): 
   if (request.configFile) {
     const file = resolve(cwd, request.configFile);
     if (!existsSync(file)) throw new ConfigError(`${request.configFile}: no such config file`);
-    if (statSync(file).isDirectory()) throw new ConfigError(`${request.configFile}: is a folder; name a config file (or use --config-path DIR --config-name NAME)`);
+    if (statSync(file).isDirectory())
+      throw new ConfigError(`${request.configFile}: is a folder; name a config file (or use --config-path DIR --config-name NAME)`);
     return composeFile(file);
   }
   if (request.configName) {
     const dir = resolve(cwd, request.configPath ?? DEFAULT_CONFIG_PATH);
     const file = findConfigFile(dir, request.configName);
-    if (!file) throw new ConfigError(`config '${request.configName}' not found in ${request.configPath ?? DEFAULT_CONFIG_PATH}/${suggestConfig(dir, request.configName)}`);
+    if (!file)
+      throw new ConfigError(
+        `config '${request.configName}' not found in ${request.configPath ?? DEFAULT_CONFIG_PATH}/${suggestConfig(dir, request.configName)}`,
+      );
     return composeFile(file);
   }
   if (request.configPath) throw new UsageError('--config-path needs --config-name');

@@ -13,19 +13,7 @@
  */
 import { ConfigError } from '../errors';
 import { didYouMean } from '../util/suggest';
-import {
-  deleteAt,
-  formatPath,
-  isObject,
-  lookup,
-  mergeOver,
-  parseKeyPath,
-  setAt,
-  type Path,
-  type PathSegment,
-  type Tree,
-  type TreeObject,
-} from './tree';
+import { deleteAt, formatPath, isObject, lookup, mergeOver, parseKeyPath, setAt, type Path, type PathSegment, type Tree, type TreeObject } from './tree';
 
 export type OverrideOp = 'set' | 'add' | 'force' | 'delete';
 

@@ -58,7 +58,9 @@ function rows(schema: AnySchema, path: PathSegment[], defaults: Tree, sections: 
 }
 
 function anchor(path: PathSegment[]): string {
-  return formatPath(path).toLowerCase().replace(/[^a-z0-9_-]/g, '');
+  return formatPath(path)
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '');
 }
 
 export function renderConfigReference(): string {

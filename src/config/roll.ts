@@ -61,15 +61,28 @@ const RULES: Array<[string, Fate]> = [
   ['ROLE.use_dynamic_batching_in_infer', { fate: 'inert' }],
   ['ROLE.max_tokens_per_microbatch_in_infer', { fate: 'inert' }],
   ['ROLE.sequence_length_round_in_infer', { fate: 'inert' }],
-  ['GEN.num_return_sequences', { fate: 'inert', when: (v) => v === 1, otherwise: 'one response per prompt here; set the env manager\'s group_size for several samples of one seed' }],
+  [
+    'GEN.num_return_sequences',
+    { fate: 'inert', when: (v) => v === 1, otherwise: "one response per prompt here; set the env manager's group_size for several samples of one seed" },
+  ],
   ['GEN.num_beams', { fate: 'inert', when: (v) => v === 1, otherwise: 'beam search is not built; generation samples (num_beams: 1)' }],
   ['MANAGER.max_env_num_per_worker', { fate: 'inert' }],
   ['MANAGER.format_penalty', { fate: 'inert' }],
   ['custom_envs.*.use_thread_lock', { fate: 'inert' }],
   ['custom_envs.*.max_env_step_concurrent', { fate: 'inert' }],
-  ['custom_envs.*.agent_runner_cls', { fate: 'inert', when: (v) => v === null, otherwise: 'agent runners are not built; remove agent_runner_cls (or set it to null) and pick env_manager_cls traj or step' }],
+  [
+    'custom_envs.*.agent_runner_cls',
+    {
+      fate: 'inert',
+      when: (v) => v === null,
+      otherwise: 'agent runners are not built; remove agent_runner_cls (or set it to null) and pick env_manager_cls traj or step',
+    },
+  ],
   ['tracker_kwargs.*', { fate: 'inert', when: () => true }],
-  ['train_infer_correction.filters', { fate: 'refused', hint: "ROLL's train/infer log-prob filters are not built (train_infer_correction.is_weight is); remove filters" }],
+  [
+    'train_infer_correction.filters',
+    { fate: 'refused', hint: "ROLL's train/infer log-prob filters are not built (train_infer_correction.is_weight is); remove filters" },
+  ],
 ];
 
 /** tracker_kwargs keys that agentic reads (the rest are other trackers' settings: inert). */
@@ -80,7 +93,8 @@ const AGENT_NATIVE = /(^|\.)AgentNativeStepEnvManager$/;
 function expand(pattern: string): string[][] {
   let paths: string[][] = [[]];
   for (const part of pattern.split('.')) {
-    const options = part === 'ROLE' ? ROLES : part === 'OTHER' ? OTHER_ROLES : part === 'MANAGER' ? MANAGERS : part === 'GEN' ? [...ROLES, ...MANAGERS] : [part];
+    const options =
+      part === 'ROLE' ? ROLES : part === 'OTHER' ? OTHER_ROLES : part === 'MANAGER' ? MANAGERS : part === 'GEN' ? [...ROLES, ...MANAGERS] : [part];
     paths = paths.flatMap((p) => options.map((o) => (part === 'GEN' ? [...p, o, 'generating_args'] : [...p, o])));
   }
   return paths;
@@ -99,7 +113,8 @@ export interface RollKeys {
 
 /** `path` or `path=value` when the value is a short name, number or boolean. */
 function describe(path: Path, value: Tree): string {
-  const shown = typeof value === 'string' && /^[\w.-]{1,40}$/.test(value) ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
+  const shown =
+    typeof value === 'string' && /^[\w.-]{1,40}$/.test(value) ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : null;
   return shown === null ? formatPath(path) : `${formatPath(path)}=${shown}`;
 }
 

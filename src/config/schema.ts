@@ -26,17 +26,7 @@ export type BackendName = (typeof BACKENDS)[number];
 export const WEBGPU_ADAPTERS = ['auto', 'vulkan', 'opengles'] as const;
 export type WebGpuAdapterChoice = (typeof WEBGPU_ADAPTERS)[number];
 
-export const ADV_ESTIMATORS = [
-  'gae',
-  'grpo',
-  'reinforce',
-  'reinforce_plus_plus',
-  'rloo',
-  'remax',
-  'gigpo',
-  'step_reinforce',
-  'agentic_reinforce',
-] as const;
+export const ADV_ESTIMATORS = ['gae', 'grpo', 'reinforce', 'reinforce_plus_plus', 'rloo', 'remax', 'gigpo', 'step_reinforce', 'agentic_reinforce'] as const;
 
 export const TRACKERS = ['console', 'jsonl', 'html', 'tensorboard', 'wandb'] as const;
 
@@ -44,16 +34,8 @@ export const TRACKERS = ['console', 'jsonl', 'html', 'tensorboard', 'wandb'] as 
 export const TAG_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 export const ModelArgs = z.strictObject({
-  model_name_or_path: z
-    .string()
-    .min(1)
-    .nullable()
-    .default(null)
-    .describe('Model folder or hub id for this role; null takes `pretrain`.'),
-  dtype: z
-    .enum(['fp32', 'bf16', 'fp16'])
-    .default('fp32')
-    .describe('Precision of saved weights. Computation is float32 on every tfjs backend.'),
+  model_name_or_path: z.string().min(1).nullable().default(null).describe('Model folder or hub id for this role; null takes `pretrain`.'),
+  dtype: z.enum(['fp32', 'bf16', 'fp16']).default('fp32').describe('Precision of saved weights. Computation is float32 on every tfjs backend.'),
 });
 
 export const TrainingArgs = z.strictObject({
@@ -62,25 +44,16 @@ export const TrainingArgs = z.strictObject({
   adam_beta1: z.number().min(0).lt(1).default(0.9).describe('AdamW first-moment decay.'),
   adam_beta2: z.number().min(0).lt(1).default(0.999).describe('AdamW second-moment decay.'),
   adam_epsilon: z.number().positive().default(1e-8).describe('AdamW denominator epsilon.'),
-  lr_scheduler_type: z
-    .enum(['constant', 'linear', 'cosine'])
-    .default('constant')
-    .describe('Learning-rate schedule after warmup, over max_steps.'),
-  warmup_steps: nonNegativeInt()
-    .default(0)
-    .describe('Linear warmup length in training steps (the rate is constant within a step).'),
-  warmup_ratio: probability()
-    .default(0)
-    .describe('Warmup as a fraction of max_steps; used when warmup_steps is 0.'),
+  lr_scheduler_type: z.enum(['constant', 'linear', 'cosine']).default('constant').describe('Learning-rate schedule after warmup, over max_steps.'),
+  warmup_steps: nonNegativeInt().default(0).describe('Linear warmup length in training steps (the rate is constant within a step).'),
+  warmup_ratio: probability().default(0).describe('Warmup as a fraction of max_steps; used when warmup_steps is 0.'),
   max_grad_norm: z
     .number()
     .min(0)
     .nullable()
     .default(null)
     .describe("This role's gradient-norm clip (0 turns it off); null takes the top-level max_grad_norm."),
-  per_device_train_batch_size: positiveInt()
-    .default(8)
-    .describe('Rows per forward/backward micro-batch (fewer when long rows would not fit the wasm heap).'),
+  per_device_train_batch_size: positiveInt().default(8).describe('Rows per forward/backward micro-batch (fewer when long rows would not fit the wasm heap).'),
   gradient_accumulation_steps: positiveInt()
     .default(1)
     .describe('Micro-batches per optimizer step: a mini-batch is the two multiplied, in rows; a step makes ppo_epochs passes over its shuffled mini-batches.'),
@@ -98,13 +71,9 @@ export const GeneratingArgs = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      'A temperature of its own for the token that begins each answer (sampled after `<answer`, up to and including the one that shows the answer\'s first character), when sampling; null: `temperature`. Training divides that token\'s logits by it too, so the policy trained is the one that sampled. It explores which answer, not the thinking or the rest of the format. A high value also spreads that token over the whole vocabulary: pair it with `top_k`.',
+      "A temperature of its own for the token that begins each answer (sampled after `<answer`, up to and including the one that shows the answer's first character), when sampling; null: `temperature`. Training divides that token's logits by it too, so the policy trained is the one that sampled. It explores which answer, not the thinking or the rest of the format. A high value also spreads that token over the whole vocabulary: pair it with `top_k`.",
     ),
-  stop_strings: z
-    .array(z.string().min(1))
-    .nullable()
-    .default(null)
-    .describe('Generation of a turn stops after any of these strings.'),
+  stop_strings: z.array(z.string().min(1)).nullable().default(null).describe('Generation of a turn stops after any of these strings.'),
 });
 
 export const StrategyArgs = z.strictObject({
@@ -160,34 +129,20 @@ function parseEnvManagerClass(value: unknown): unknown {
 }
 
 export const EnvManager = z.strictObject({
-  num_env_groups: positiveInt()
-    .default(128)
-    .describe('Groups of environments; every environment of a group plays the same seed.'),
+  num_env_groups: positiveInt().default(128).describe('Groups of environments; every environment of a group plays the same seed.'),
   group_size: positiveInt().default(1).describe('Environments per group (the GRPO group size).'),
   tags: z
     .array(z.string().regex(TAG_PATTERN, 'a tag is a letter followed by letters, digits, _ or -'))
     .default([])
     .describe('Entries of custom_envs these environments are built from.'),
-  num_groups_partition: z
-    .array(positiveInt())
-    .nullable()
-    .default(null)
-    .describe('Groups per tag, in the order of tags; null splits num_env_groups equally.'),
-  generating_args: GeneratingArgs.nullable()
-    .default(null)
-    .describe("Sampling settings for these rollouts; null takes actor_infer's."),
+  num_groups_partition: z.array(positiveInt()).nullable().default(null).describe('Groups per tag, in the order of tags; null splits num_env_groups equally.'),
+  generating_args: GeneratingArgs.nullable().default(null).describe("Sampling settings for these rollouts; null takes actor_infer's."),
   llm_proxy: LlmProxy.prefault({}).describe('Who answers the environments: the policy model, or random actions.'),
 });
 
 export const CustomEnv = z.strictObject({
-  env_type: z
-    .string()
-    .min(1)
-    .describe('A registered environment name (see `agentic plugins`) or the path of a plugin file.'),
-  env_config: z
-    .record(z.string(), z.unknown())
-    .default({})
-    .describe("Settings passed to the environment; checked against the plugin's own schema."),
+  env_type: z.string().min(1).describe('A registered environment name (see `agentic plugins`) or the path of a plugin file.'),
+  env_config: z.record(z.string(), z.unknown()).default({}).describe("Settings passed to the environment; checked against the plugin's own schema."),
   max_steps: positiveInt().default(10).describe('Most actions (turns) per episode.'),
   max_tokens_per_step: positiveInt().default(128).describe('Most tokens the policy may generate per turn.'),
   env_manager_cls: z
@@ -196,14 +151,8 @@ export const CustomEnv = z.strictObject({
     .describe(
       "traj: one growing chat per episode and one training row per trajectory (StarPO); step: a fresh prompt each turn (instruction, recent history, observation) and one row per step (GiGPO). ROLL's class paths (...TrajEnvManager; ...StepEnvManager, ...StepConcatEnvManager and ...AgentNativeStepEnvManager as step) are accepted.",
     ),
-  history_length: nonNegativeInt()
-    .default(5)
-    .describe('Previous steps shown in a step-wise prompt (env_manager_cls: step).'),
-  agent_system_template: z
-    .string()
-    .nullable()
-    .default(null)
-    .describe("The system prompt, literal text (no placeholders); null takes the built-in one."),
+  history_length: nonNegativeInt().default(5).describe('Previous steps shown in a step-wise prompt (env_manager_cls: step).'),
+  agent_system_template: z.string().nullable().default(null).describe('The system prompt, literal text (no placeholders); null takes the built-in one.'),
   agent_template: z
     .string()
     .nullable()
@@ -233,7 +182,9 @@ export const RewardNormalization = z.strictObject({
     .enum(NORMALIZATION_STATISTICS)
     .nullable()
     .default(null)
-    .describe("ROLL's explicit form: the mean subtracted is the group's or the batch's. When it or norm_std_type is set, the two replace `method` (the one left null means none)."),
+    .describe(
+      "ROLL's explicit form: the mean subtracted is the group's or the batch's. When it or norm_std_type is set, the two replace `method` (the one left null means none).",
+    ),
   norm_std_type: z
     .enum(NORMALIZATION_STATISTICS)
     .nullable()
@@ -273,7 +224,9 @@ export const WarmStart = z.strictObject({
     .describe('Folder of the warm-started base model; reused when it was built from the same settings, rebuilt otherwise.'),
   episodes: nonNegativeInt()
     .default(512)
-    .describe("Episodes of train_env_manager's environments played with each env's random valid actions (sampleRandomAction): the format is taught, never a solution. 0 plays none (a warm start of worked examples only)."),
+    .describe(
+      "Episodes of train_env_manager's environments played with each env's random valid actions (sampleRandomAction): the format is taught, never a solution. 0 plays none (a warm start of worked examples only).",
+    ),
   worked_examples: nonNegativeInt()
     .max(MAX_WORKED_EXAMPLES)
     .default(0)
@@ -293,11 +246,15 @@ export const WarmStart = z.strictObject({
     ),
   state_questions: nonNegativeInt()
     .default(0)
-    .describe("Questions about the current state (Env.stateQuestions: where things are, what lies next to the player) asked per state of the random episodes, with the env's answers; 0 asks none. They teach reading the board, never which move to make."),
+    .describe(
+      "Questions about the current state (Env.stateQuestions: where things are, what lies next to the player) asked per state of the random episodes, with the env's answers; 0 asks none. They teach reading the board, never which move to make.",
+    ),
   think: z
     .boolean()
     .default(false)
-    .describe("Teach the policy to write the env's notes on the state (Env.stateNotes: where things are) in <think> tags before each random action; step-wise envs only. RL then learns which move the notes call for."),
+    .describe(
+      "Teach the policy to write the env's notes on the state (Env.stateNotes: where things are) in <think> tags before each random action; step-wise envs only. RL then learns which move the notes call for.",
+    ),
   epochs: positiveInt().default(2).describe('Passes over the generated rows.'),
   batch_size: positiveInt().default(64).describe('Rows per optimizer step.'),
   learning_rate: z.number().positive().default(1e-3).describe('Constant AdamW learning rate of the warm start.'),
@@ -320,7 +277,12 @@ export const ConfigShape = z.strictObject({
     .regex(/^[^/\\]+$/, 'no path separators: it names folders')
     .default('agentic')
     .describe('Experiment name; output folders are named after it.'),
-  seed: z.int().min(0).max(2 ** 32 - 1).default(42).describe('Seed of every random stream of the run.'),
+  seed: z
+    .int()
+    .min(0)
+    .max(2 ** 32 - 1)
+    .default(42)
+    .describe('Seed of every random stream of the run.'),
   output_dir: z.string().min(1).default('./output/${exp_name}').describe('Folder for everything the run writes.'),
   logging_dir: z.string().min(1).default('${output_dir}/logs').describe('Folder for metric logs.'),
   render_save_dir: z
@@ -384,16 +346,10 @@ export const ConfigShape = z.strictObject({
       'Stop the run (exit 1, with one line) when this many optimizer updates in a row were skipped because their loss or gradients were not finite: the policy has diverged and would train nothing. 0 never stops.',
     ),
 
-  rollout_batch_size: positiveInt()
-    .default(128)
-    .describe('Trajectories per training step; a multiple of train_env_manager.group_size.'),
-  val_batch_size: positiveInt()
-    .default(128)
-    .describe('Trajectories per validation; a multiple of val_env_manager.group_size.'),
+  rollout_batch_size: positiveInt().default(128).describe('Trajectories per training step; a multiple of train_env_manager.group_size.'),
+  val_batch_size: positiveInt().default(128).describe('Trajectories per validation; a multiple of val_env_manager.group_size.'),
   sequence_length: positiveInt().default(1024).describe('Most tokens in one trajectory (prompts and responses).'),
-  max_running_requests: positiveInt()
-    .default(128)
-    .describe('Most sequences decoded together in one batch during rollouts; more wait their turn.'),
+  max_running_requests: positiveInt().default(128).describe('Most sequences decoded together in one batch during rollouts; more wait their turn.'),
   async_generation_ratio: nonNegativeInt()
     .default(0)
     .describe(
@@ -403,15 +359,20 @@ export const ConfigShape = z.strictObject({
     .strictObject({
       is_weight: z
         .strictObject({
-          enabled: z.boolean().default(false).describe("Weight each token's policy loss by the truncated importance ratio of actor_train's old log-probs over the behaviour policy's (the sampler's)."),
+          enabled: z
+            .boolean()
+            .default(false)
+            .describe(
+              "Weight each token's policy loss by the truncated importance ratio of actor_train's old log-probs over the behaviour policy's (the sampler's).",
+            ),
           weight_type: z
             .enum(['token', 'sequence'])
             .default('token')
-            .describe('token: each token its own ratio; sequence: every token of a row the product of the row\'s ratios.'),
+            .describe("token: each token its own ratio; sequence: every token of a row the product of the row's ratios."),
           upper_bound: z.number().positive().default(1.2).describe('The ratio is truncated to at most this (truncated importance sampling).'),
         })
         .prefault({})
-        .describe('Importance weights for the gap between the policy that sampled and the policy that trains (ROLL\'s train_infer_correction.is_weight).'),
+        .describe("Importance weights for the gap between the policy that sampled and the policy that trains (ROLL's train_infer_correction.is_weight)."),
     })
     .prefault({})
     .describe('Correcting for samples that another policy version generated (async_generation_ratio > 0, or a lagging actor_infer).'),
@@ -451,7 +412,7 @@ export const ConfigShape = z.strictObject({
   kl_penalty: z
     .enum(KL_PENALTIES)
     .default('kl')
-    .describe('KL estimator of the token-level reward penalty: kl, abs, mse, k3 (= low_var_kl), full (the sampled token\'s p log(p/p_ref)).'),
+    .describe("KL estimator of the token-level reward penalty: kl, abs, mse, k3 (= low_var_kl), full (the sampled token's p log(p/p_ref))."),
   add_token_level_kl: z.boolean().default(false).describe('Subtract the KL penalty from token rewards.'),
   use_kl_loss: z.boolean().default(false).describe('Add a KL term to the actor loss.'),
   kl_loss_coef: z.number().min(0).default(0).describe('Weight of the KL loss term.'),
@@ -470,11 +431,10 @@ export const ConfigShape = z.strictObject({
   entropy_loss_tokens: z
     .enum(['all', 'answer'])
     .default('all')
-    .describe('Which response tokens the entropy bonus covers: all, or only the content of <answer>…</answer> (the rest contribute zero): exploration of the decision without loosening the thinking or the format.'),
-  loss_agg_mode: z
-    .enum(LOSS_AGG_MODES)
-    .default('seq-mean-token-mean')
-    .describe('How token losses are reduced to one number.'),
+    .describe(
+      'Which response tokens the entropy bonus covers: all, or only the content of <answer>…</answer> (the rest contribute zero): exploration of the decision without loosening the thinking or the format.',
+    ),
+  loss_agg_mode: z.enum(LOSS_AGG_MODES).default('seq-mean-token-mean').describe('How token losses are reduced to one number.'),
   skip_zero_advantage_samples: z
     .boolean()
     .default(false)
@@ -514,20 +474,12 @@ export const ConfigShape = z.strictObject({
     ),
   tracker_kwargs: z
     .strictObject({
-      log_dir: z
-        .string()
-        .min(1)
-        .nullable()
-        .default(null)
-        .describe('Folder of the tensorboard event files (as ROLL); null: <logging_dir>/tensorboard.'),
+      log_dir: z.string().min(1).nullable().default(null).describe('Folder of the tensorboard event files (as ROLL); null: <logging_dir>/tensorboard.'),
     })
     .prefault({})
     .describe("Tracker settings. Other trackers' keys (wandb's project, api_key, ...) are read and named at start-up as having no effect (docs/roll.md)."),
 
-  vars: z
-    .record(z.string(), z.unknown())
-    .default({})
-    .describe('Free-form values for ${vars....} interpolation; agentic itself never reads them.'),
+  vars: z.record(z.string(), z.unknown()).default({}).describe('Free-form values for ${vars....} interpolation; agentic itself never reads them.'),
 });
 
 export type AgenticConfig = z.output<typeof ConfigShape>;

@@ -90,7 +90,9 @@ function checkRelations(config: AgenticConfig): void {
     manager.tags.forEach((tag, i) => {
       if (!defined.includes(tag)) {
         const hint = didYouMean(tag, defined);
-        throw new ConfigError(`${name}.tags[${i}]: '${tag}' is not defined in custom_envs${hint || (defined.length ? ` (defined: ${defined.join(', ')})` : '')}`);
+        throw new ConfigError(
+          `${name}.tags[${i}]: '${tag}' is not defined in custom_envs${hint || (defined.length ? ` (defined: ${defined.join(', ')})` : '')}`,
+        );
       }
     });
     if (manager.tags.length === 0) return;
@@ -130,11 +132,15 @@ function checkRelations(config: AgenticConfig): void {
   }
   if (config.async_generation_ratio > 0) {
     if (config.train_env_manager.llm_proxy.proxy_type !== 'policy') {
-      throw new ConfigError(`async_generation_ratio: ${config.async_generation_ratio} runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is ${config.train_env_manager.llm_proxy.proxy_type}; set it to policy or the ratio to 0`);
+      throw new ConfigError(
+        `async_generation_ratio: ${config.async_generation_ratio} runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is ${config.train_env_manager.llm_proxy.proxy_type}; set it to policy or the ratio to 0`,
+      );
     }
     const backend = config.actor_infer.strategy_args.backend ?? config.backend;
     if (backend !== 'wasm' && backend !== 'cpu') {
-      throw new ConfigError(`async_generation_ratio: the rollout worker runs the wasm or cpu backend, not ${backend}; set async_generation_ratio=0 for ${backend}`);
+      throw new ConfigError(
+        `async_generation_ratio: the rollout worker runs the wasm or cpu backend, not ${backend}; set async_generation_ratio=0 for ${backend}`,
+      );
     }
   }
   const ws = config.warm_start;
@@ -151,7 +157,11 @@ export const ROLES = ['actor_train', 'actor_infer', 'reference', 'critic'] as co
  * that name different backends cannot be honoured together and are a config error.
  */
 export function runBackend(config: AgenticConfig): BackendName {
-  const chosen = ROLES.map((role) => ({ role, backend: config[role].strategy_args.backend ?? config.backend, own: config[role].strategy_args.backend !== null }));
+  const chosen = ROLES.map((role) => ({
+    role,
+    backend: config[role].strategy_args.backend ?? config.backend,
+    own: config[role].strategy_args.backend !== null,
+  }));
   const first = chosen[0]!;
   const other = chosen.find((c) => c.backend !== first.backend);
   if (other) {

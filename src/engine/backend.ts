@@ -75,10 +75,7 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
         const spin = wasmSpinPolls();
         useWasmThreads(choice.threads, wasmThreaded, spin);
         installWasmKernels();
-        wasmDetail =
-          choice.threads === 1
-            ? `1 thread: ${choice.why}`
-            : `${choice.threads} threads: ${choice.why}; idle threads sleep after ${spin} polls`;
+        wasmDetail = choice.threads === 1 ? `1 thread: ${choice.why}` : `${choice.threads} threads: ${choice.why}; idle threads sleep after ${spin} polls`;
       }
       return wasmDetail;
     case 'cpu':

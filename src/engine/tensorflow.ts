@@ -50,7 +50,9 @@ export function findTensorflowPackage(cwd = process.cwd()): TensorflowPackage | 
 export async function registerTensorflow(cwd = process.cwd()): Promise<string> {
   const found = findTensorflowPackage(cwd);
   if (!found) {
-    throw new AgenticError(`the tensorflow backend needs @tensorflow/tfjs-node-gpu or @tensorflow/tfjs-node, and neither is installed: ${INSTALL}; or use backend=wasm, the embedded default`);
+    throw new AgenticError(
+      `the tensorflow backend needs @tensorflow/tfjs-node-gpu or @tensorflow/tfjs-node, and neither is installed: ${INSTALL}; or use backend=wasm, the embedded default`,
+    );
   }
   try {
     const manifest = JSON.parse(readFileSync(join(found.path, 'package.json'), 'utf8')) as { main?: string };

@@ -133,7 +133,9 @@ async function chooseAdapter(choice: WebGpuAdapterChoice): Promise<GPUAdapter> {
   if (gpu) return gpu;
   const mesa = hasEgl() ? await request(OPENGLES) : null;
   if (mesa) return mesa;
-  throw new AgenticError(`webgpu: no usable adapter (no Vulkan device${hasEgl() ? ', and EGL offers no OpenGL ES context' : ', and no libEGL.so for OpenGL ES'}); ${FIX}`);
+  throw new AgenticError(
+    `webgpu: no usable adapter (no Vulkan device${hasEgl() ? ', and EGL offers no OpenGL ES context' : ', and no libEGL.so for OpenGL ES'}); ${FIX}`,
+  );
 }
 
 /** Every limit of the adapter, by name: tfjs's buffers and workgroups outgrow the defaults. */

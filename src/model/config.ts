@@ -21,7 +21,10 @@ export const ModelConfigShape = z
     attention_bias: z.boolean().default(true),
     hidden_act: z.literal('silu').default('silu'),
     bos_token_id: z.number().int().nullable().optional(),
-    eos_token_id: z.union([z.number().int(), z.array(z.number().int())]).nullable().optional(),
+    eos_token_id: z
+      .union([z.number().int(), z.array(z.number().int())])
+      .nullable()
+      .optional(),
   })
   .loose()
   .refine((c) => c.num_attention_heads % (c.num_key_value_heads ?? c.num_attention_heads) === 0, {

@@ -160,7 +160,12 @@ export class DecodeBatch {
     }));
     const { finished, keep, kept: staying } = this.sampleAll(joining, values, present, () => 0);
     if (staying || keep.length === 0) disposeKv(present);
-    if (keep.length > 0) this.append(keep.map((b) => joining[b]!), staying ?? present, columns);
+    if (keep.length > 0)
+      this.append(
+        keep.map((b) => joining[b]!),
+        staying ?? present,
+        columns,
+      );
     return finished;
   }
 
@@ -223,7 +228,9 @@ export class DecodeBatch {
     if (r.past) {
       const columns = r.past.kv[0]?.k.shape[2] ?? 0;
       if (!Number.isInteger(r.past.length) || r.past.length < 0 || r.past.length >= r.promptIds.length || r.past.length > columns) {
-        throw new AgenticError(`generation ${r.id}: a cached prefix of ${r.past.length} ids must be shorter than the prompt (${r.promptIds.length}) and within its cache (${columns})`);
+        throw new AgenticError(
+          `generation ${r.id}: a cached prefix of ${r.past.length} ids must be shorter than the prompt (${r.promptIds.length}) and within its cache (${columns})`,
+        );
       }
     }
     if (this.rows.some((row) => row.request.id === r.id)) throw new AgenticError(`generation ${r.id}: already in the batch`);
@@ -346,11 +353,7 @@ export class DecodeBatch {
 }
 
 /** Generates for all requests to completion, batching them together. */
-export async function generate(
-  model: Qwen2Model,
-  requests: readonly GenerationRequest[],
-  options: DecodeOptions = {},
-): Promise<GenerationResult[]> {
+export async function generate(model: Qwen2Model, requests: readonly GenerationRequest[], options: DecodeOptions = {}): Promise<GenerationResult[]> {
   const batch = new DecodeBatch(model, options);
   const results = new Map<string | number, GenerationResult>();
   try {
@@ -414,8 +417,14 @@ function pastBlock(requests: readonly GenerationRequest[], kept: readonly number
       return padLeft(used, width - kept[b]!);
     };
     return Array.from({ length: layers }, (_, layer) => ({
-      k: tf.concat(requests.map((_, b) => rowOf(b, layer, 'k')), 0) as tf.Tensor4D,
-      v: tf.concat(requests.map((_, b) => rowOf(b, layer, 'v')), 0) as tf.Tensor4D,
+      k: tf.concat(
+        requests.map((_, b) => rowOf(b, layer, 'k')),
+        0,
+      ) as tf.Tensor4D,
+      v: tf.concat(
+        requests.map((_, b) => rowOf(b, layer, 'v')),
+        0,
+      ) as tf.Tensor4D,
     }));
   });
 }
@@ -430,7 +439,12 @@ function lastLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {
 
 function padLeft(x: tf.Tensor4D, columns: number): tf.Tensor4D {
   if (columns === 0) return x.clone();
-  return tf.pad(x, [[0, 0], [0, 0], [columns, 0], [0, 0]]);
+  return tf.pad(x, [
+    [0, 0],
+    [0, 0],
+    [columns, 0],
+    [0, 0],
+  ]);
 }
 
 /** Frees every tensor of a cache. */

@@ -46,7 +46,11 @@ export function expectedWeightShapes(config: ModelConfig, head: ModelHead = 'lm'
   for (let layer = 0; layer < config.num_hidden_layers; layer++) {
     const p = `model.layers.${layer}`;
     shapes.set(`${p}.input_layernorm.weight`, [hidden]);
-    for (const [name, out] of [['q', queries], ['k', keyValues], ['v', keyValues]] as const) {
+    for (const [name, out] of [
+      ['q', queries],
+      ['k', keyValues],
+      ['v', keyValues],
+    ] as const) {
       shapes.set(`${p}.self_attn.${name}_proj.weight`, [out, hidden]);
       if (config.attention_bias) shapes.set(`${p}.self_attn.${name}_proj.bias`, [out]);
     }
@@ -107,7 +111,10 @@ export function refuseNonFinite(weights: Weights, file: string): void {
   for (const [name, { data }] of weights) {
     for (let i = 0; i < data.length; i++) {
       const value = data[i]!;
-      if (value - value !== 0) throw new ModelError(`${file}: tensor '${name}' holds ${Number.isNaN(value) ? 'NaN' : value} at index ${i}: the weights are damaged or come from a diverged run`);
+      if (value - value !== 0)
+        throw new ModelError(
+          `${file}: tensor '${name}' holds ${Number.isNaN(value) ? 'NaN' : value} at index ${i}: the weights are damaged or come from a diverged run`,
+        );
     }
   }
 }

@@ -130,7 +130,8 @@ class HubRepo {
     if (existsSync(join(this.snapshot(commit), SINGLE_FILE))) return missing;
     if (!this.known(commit, INDEX_FILE)) return [...missing, INDEX_FILE];
     const index = join(this.snapshot(commit), INDEX_FILE);
-    if (!existsSync(index)) throw new ModelError(`${this.label}: the repository has no ${SINGLE_FILE} or ${INDEX_FILE} (only safetensors weights are supported)`);
+    if (!existsSync(index))
+      throw new ModelError(`${this.label}: the repository has no ${SINGLE_FILE} or ${INDEX_FILE} (only safetensors weights are supported)`);
     const shards = [...new Set(Object.values(shardMap(index)))].sort();
     return [...missing, ...shards.filter((s) => !existsSync(join(this.snapshot(commit), s)))];
   }

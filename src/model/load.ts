@@ -36,7 +36,11 @@ export function presetOf(pretrain: string | null): PresetName | null {
   if (pretrain !== null && !pretrain.startsWith(PRESET_PREFIX)) return null;
   const name = pretrain === null ? DEFAULT_PRESET : pretrain.slice(PRESET_PREFIX.length);
   if (!(name in MODEL_PRESETS)) {
-    throw new ModelError(`pretrain '${pretrain}': no such built-in model; built in: ${Object.keys(MODEL_PRESETS).map((n) => PRESET_PREFIX + n).join(', ')}`);
+    throw new ModelError(
+      `pretrain '${pretrain}': no such built-in model; built in: ${Object.keys(MODEL_PRESETS)
+        .map((n) => PRESET_PREFIX + n)
+        .join(', ')}`,
+    );
   }
   return name as PresetName;
 }

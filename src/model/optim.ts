@@ -131,7 +131,11 @@ export async function clipByGlobalNorm(gradients: Gradients, maxNorm: number): P
   const norm = await globalNorm(gradients);
   const scale = maxNorm > 0 && norm > maxNorm ? maxNorm / (norm + 1e-6) : 1;
   const clipped: Gradients = new Map();
-  for (const [v, g] of gradients) clipped.set(v, tf.tidy(() => (scale === 1 ? g.clone() : g.mul(scale))));
+  for (const [v, g] of gradients)
+    clipped.set(
+      v,
+      tf.tidy(() => (scale === 1 ? g.clone() : g.mul(scale))),
+    );
   return { norm, gradients: clipped };
 }
 
@@ -166,7 +170,10 @@ export class GradientAccumulator {
         mean.set(variable, sum);
         continue;
       }
-      mean.set(variable, tf.tidy(() => sum.div(this.count)));
+      mean.set(
+        variable,
+        tf.tidy(() => sum.div(this.count)),
+      );
       sum.dispose();
     }
     this.sums = new Map();

@@ -191,7 +191,13 @@ export class Qwen2Model {
         weights.set('value_b', hf.has('score.bias') ? t('score.bias') : tf.zeros([1]));
       } else {
         const rng = Rng.fromSeed(options.seed ?? 0, 'value-head-init');
-        weights.set('value_w', tf.tensor(Float32Array.from({ length: config.hidden_size }, () => rng.normal() * 0.02), [config.hidden_size, 1]));
+        weights.set(
+          'value_w',
+          tf.tensor(
+            Float32Array.from({ length: config.hidden_size }, () => rng.normal() * 0.02),
+            [config.hidden_size, 1],
+          ),
+        );
         weights.set('value_b', tf.zeros([1]));
       }
     }
@@ -287,13 +293,7 @@ export class Qwen2Model {
     return { hidden: result.hidden as tf.Tensor3D, present };
   }
 
-  private block(
-    block: Block,
-    x: tf.Tensor3D,
-    rope: RopeTables,
-    mask: tf.Tensor,
-    past: LayerKV | undefined,
-  ): { output: tf.Tensor3D; kv: LayerKV } {
+  private block(block: Block, x: tf.Tensor3D, rope: RopeTables, mask: tf.Tensor, past: LayerKV | undefined): { output: tf.Tensor3D; kv: LayerKV } {
     const c = this.config;
     const [batch, length, hidden] = x.shape;
     const { q: qSize } = sizes(c);
@@ -338,7 +338,12 @@ export class Qwen2Model {
         .add(mask);
       const probs = tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]);
       // (Summing over the innermost axis: wasm's Sum transposes first for any other axis.)
-      mixed = decoding ? probs.expandDims(3).mul(v.transpose([0, 1, 3, 2]).expandDims(2)).sum(-1) : tf.matMul(probs, v);
+      mixed = decoding
+        ? probs
+            .expandDims(3)
+            .mul(v.transpose([0, 1, 3, 2]).expandDims(2))
+            .sum(-1)
+        : tf.matMul(probs, v);
     }
     const attended = mixed
       .reshape([batch, kvHeads, groups, length, headDim])
@@ -358,9 +363,7 @@ export class Qwen2Model {
   /** Logits [batch, length, vocab] from hidden states. Memory grows with vocab: prefer tokenStats for training. */
   logits(hidden: tf.Tensor3D): tf.Tensor3D {
     const [batch, length, size] = hidden.shape;
-    return tf.tidy(() =>
-      tf.matMul(hidden.reshape([batch * length, size]), this.outputEmbedding(), false, true).reshape([batch, length, -1]),
-    );
+    return tf.tidy(() => tf.matMul(hidden.reshape([batch * length, size]), this.outputEmbedding(), false, true).reshape([batch, length, -1]));
   }
 
   /**
@@ -393,7 +396,12 @@ export class Qwen2Model {
     if (!this.valueHead) throw new AgenticError('this model has no value head (it was built as a policy)');
     const { w, b } = this.valueHead;
     const [batch, length, size] = hidden.shape;
-    return tf.tidy(() => tf.matMul(hidden.reshape([batch * length, size]), w).add(b).reshape([batch, length]));
+    return tf.tidy(() =>
+      tf
+        .matMul(hidden.reshape([batch * length, size]), w)
+        .add(b)
+        .reshape([batch, length]),
+    );
   }
 
   private outputEmbedding(): tf.Tensor2D {
@@ -636,7 +644,12 @@ function chunkedTokenStats(
   const { temperature } = options;
   // a number, or a [chunk, 1] column of each row's 1 / temperature
   const scaleOf = (start: number, end: number): number | tf.Tensor2D =>
-    typeof temperature === 'number' ? 1 / temperature : tf.tensor2d(temperature.subarray(start, end).map((t) => 1 / t), [end - start, 1]);
+    typeof temperature === 'number'
+      ? 1 / temperature
+      : tf.tensor2d(
+          temperature.subarray(start, end).map((t) => 1 / t),
+          [end - start, 1],
+        );
   const chunks: Array<[number, number]> = [];
   for (let start = 0; start < rows; start += options.chunkRows) chunks.push([start, Math.min(rows, start + options.chunkRows)]);
   const targetTensor = (start: number, end: number) => tf.tensor1d(targets.subarray(start, end), 'int32');

@@ -42,10 +42,20 @@ const MAX_HEADER_BYTES = 100_000_000;
 /** The save dtype for model_args.dtype (fp32|fp16|bf16) or a torch-style name (float32, ...). */
 export function saveDtype(name: string): SaveDtype {
   switch (name.toLowerCase()) {
-    case 'fp32': case 'float32': case 'f32': return 'F32';
-    case 'fp16': case 'float16': case 'f16': case 'half': return 'F16';
-    case 'bf16': case 'bfloat16': return 'BF16';
-    default: throw new ModelError(`unknown weight dtype '${name}'; use fp32, fp16 or bf16`);
+    case 'fp32':
+    case 'float32':
+    case 'f32':
+      return 'F32';
+    case 'fp16':
+    case 'float16':
+    case 'f16':
+    case 'half':
+      return 'F16';
+    case 'bf16':
+    case 'bfloat16':
+      return 'BF16';
+    default:
+      throw new ModelError(`unknown weight dtype '${name}'; use fp32, fp16 or bf16`);
   }
 }
 
@@ -117,8 +127,10 @@ function parseHeader(header: unknown, dataBytes: number, fail: (message: string)
 function toFloat32(bytes: Uint8Array, dtype: string): Float32Array {
   const buffer = bytes.buffer;
   switch (dtype) {
-    case 'F32': return new Float32Array(buffer, bytes.byteOffset, bytes.byteLength / 4);
-    case 'F16': return new Float32Array(new Float16Array(buffer, bytes.byteOffset, bytes.byteLength / 2));
+    case 'F32':
+      return new Float32Array(buffer, bytes.byteOffset, bytes.byteLength / 4);
+    case 'F16':
+      return new Float32Array(new Float16Array(buffer, bytes.byteOffset, bytes.byteLength / 2));
     case 'BF16': {
       const halves = new Uint16Array(buffer, bytes.byteOffset, bytes.byteLength / 2);
       const out = new Float32Array(halves.length);
@@ -126,17 +138,22 @@ function toFloat32(bytes: Uint8Array, dtype: string): Float32Array {
       for (let i = 0; i < halves.length; i++) bits[i] = halves[i]! << 16;
       return out;
     }
-    case 'F64': return new Float32Array(new Float64Array(buffer, bytes.byteOffset, bytes.byteLength / 8));
+    case 'F64':
+      return new Float32Array(new Float64Array(buffer, bytes.byteOffset, bytes.byteLength / 8));
     case 'I64': {
       const wide = new BigInt64Array(buffer, bytes.byteOffset, bytes.byteLength / 8);
       const out = new Float32Array(wide.length);
       for (let i = 0; i < wide.length; i++) out[i] = Number(wide[i]!);
       return out;
     }
-    case 'I32': return new Float32Array(new Int32Array(buffer, bytes.byteOffset, bytes.byteLength / 4));
-    case 'I16': return new Float32Array(new Int16Array(buffer, bytes.byteOffset, bytes.byteLength / 2));
-    case 'I8': return new Float32Array(new Int8Array(buffer, bytes.byteOffset, bytes.byteLength));
-    default: return new Float32Array(bytes); // U8, BOOL
+    case 'I32':
+      return new Float32Array(new Int32Array(buffer, bytes.byteOffset, bytes.byteLength / 4));
+    case 'I16':
+      return new Float32Array(new Int16Array(buffer, bytes.byteOffset, bytes.byteLength / 2));
+    case 'I8':
+      return new Float32Array(new Int8Array(buffer, bytes.byteOffset, bytes.byteLength));
+    default:
+      return new Float32Array(bytes); // U8, BOOL
   }
 }
 
@@ -234,7 +251,8 @@ function checkTensors(path: string, weights: ReadonlyMap<string, HostTensor>): s
   for (const name of names) {
     const { shape, data } = weights.get(name)!;
     if (name === '__metadata__' || name === '') throw new ModelError(`${displayPath(path)}: '${name}' cannot be a tensor name`);
-    if (!shape.every((n) => isCount(n))) throw new ModelError(`${displayPath(path)}: tensor '${name}': shape [${shape.join(', ')}] is not a list of non-negative integers`);
+    if (!shape.every((n) => isCount(n)))
+      throw new ModelError(`${displayPath(path)}: tensor '${name}': shape [${shape.join(', ')}] is not a list of non-negative integers`);
     if (data.length !== elementCount(shape)) {
       throw new ModelError(`${displayPath(path)}: tensor '${name}': ${data.length} values do not fill shape [${shape.join(', ')}]`);
     }
@@ -254,7 +272,11 @@ export function writeSafetensors(path: string, weights: ReadonlyMap<string, Host
     closeSync(fd);
     renameSync(temporary, path);
   } catch (error) {
-    try { closeSync(fd); } catch { /* already closed */ }
+    try {
+      closeSync(fd);
+    } catch {
+      /* already closed */
+    }
     rmSync(temporary, { force: true });
     throw new ModelError(`${displayPath(path)}: cannot write: ${firstLine(error)}`, { cause: error });
   }

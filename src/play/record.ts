@@ -54,18 +54,20 @@ export type SavedPlay = Omit<SavedEpisode, 'turns'> & {
 };
 
 export function playRecord(input: PlayRecordInput): SavedPlay {
-  const turns = input.turns.map(({ turn, toolCalls }): SavedPlayTurn => ({
-    observation: turn.observation,
-    responseText: turn.responseText,
-    // an env that does not say which action it parsed gets no action field, not null ("none parsed")
-    ...(turn.action === undefined ? {} : { action: turn.action }),
-    reward: turn.reward,
-    ...(turn.actionDesc === undefined ? {} : { actionDesc: turn.actionDesc }),
-    metrics: turn.metrics,
-    ...(toolCalls ? { toolCalls } : {}),
-    responseIds: turn.responseIds,
-    logProbs: input.logProbs ? turn.logProbs : null,
-  }));
+  const turns = input.turns.map(
+    ({ turn, toolCalls }): SavedPlayTurn => ({
+      observation: turn.observation,
+      responseText: turn.responseText,
+      // an env that does not say which action it parsed gets no action field, not null ("none parsed")
+      ...(turn.action === undefined ? {} : { action: turn.action }),
+      reward: turn.reward,
+      ...(turn.actionDesc === undefined ? {} : { actionDesc: turn.actionDesc }),
+      metrics: turn.metrics,
+      ...(toolCalls ? { toolCalls } : {}),
+      responseIds: turn.responseIds,
+      logProbs: input.logProbs ? turn.logProbs : null,
+    }),
+  );
   return {
     tag: input.tag,
     seed: input.seed,

@@ -77,7 +77,15 @@ export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
         const where = decode(start.contextIds).includes(start.instruction.trim()) ? 'it is part of the prompt' : "this config's prompt leaves it out";
         print([section(`instruction (the env's; ${where})`), start.instruction].join('\n'));
       }
-      print(turnStartText(start, { kind: custom.env_manager_cls, maxSteps: custom.max_steps, maxTokensPerStep: custom.max_tokens_per_step, decode, sequenceLength: config.sequence_length }));
+      print(
+        turnStartText(start, {
+          kind: custom.env_manager_cls,
+          maxSteps: custom.max_steps,
+          maxTokensPerStep: custom.max_tokens_per_step,
+          decode,
+          sequenceLength: config.sequence_length,
+        }),
+      );
       if (start.room > 0) {
         const budget = Math.min(custom.max_tokens_per_step, gen.max_new_tokens, start.room);
         print(`the response may take ${budget} tokens (a response given here is cut there, as a model's would be)`);

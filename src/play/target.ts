@@ -79,4 +79,3 @@ export async function resolvePlayTarget(ref: string, overrides: readonly string[
     `unknown env '${ref}'${hint}: not a custom_envs tag of this config (${tags.join(', ') || 'none'}), a registered env (${envs.join(', ')}) or a plugin file path`,
   );
 }
-

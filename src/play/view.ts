@@ -27,7 +27,10 @@ export function section(title: string): string {
 }
 
 /** The observation and the prompt of a turn about to be answered. */
-export function turnStartText(start: TurnStart, options: { kind: EnvManagerKind; maxSteps: number; maxTokensPerStep: number; decode: (ids: readonly number[]) => string; sequenceLength: number }): string {
+export function turnStartText(
+  start: TurnStart,
+  options: { kind: EnvManagerKind; maxSteps: number; maxTokensPerStep: number; decode: (ids: readonly number[]) => string; sequenceLength: number },
+): string {
   const { step, promptIds, contextIds, room } = start;
   const prompt =
     options.kind === 'step'
@@ -46,7 +49,9 @@ export function turnStartText(start: TurnStart, options: { kind: EnvManagerKind;
   ];
   if (room <= 0) {
     const enough = Math.max(1024, 2 ** Math.ceil(Math.log2(contextIds.length + options.maxTokensPerStep)));
-    lines.push(`the prompt fills sequence_length (${contextIds.length} of ${options.sequenceLength} ids): no room for a response (to play on, raise it: sequence_length=${enough})`);
+    lines.push(
+      `the prompt fills sequence_length (${contextIds.length} of ${options.sequenceLength} ids): no room for a response (to play on, raise it: sequence_length=${enough})`,
+    );
   }
   return lines.join('\n');
 }
@@ -102,7 +107,10 @@ export interface TokenView {
 export function tokenTable(view: TokenView): string {
   const { ids, logProbs, think } = view;
   const thinking = think ? think.reduce((n, flag) => n + flag, 0) : 0;
-  const mask = thinking > 0 ? `all in the response mask; ${thinking} inside <think> get no advantage (think_credit: false), only the KL term` : 'all trained on (the response mask is 1 on each)';
+  const mask =
+    thinking > 0
+      ? `all in the response mask; ${thinking} inside <think> get no advantage (think_credit: false), only the KL term`
+      : 'all trained on (the response mask is 1 on each)';
   const lines = [section(`response tokens: ${ids.length}, ${mask}; log-probs ${view.logProbSource}`)];
   if (ids.length === 0) return [...lines, '(no tokens)'].join('\n');
   const idWidth = Math.max(2, ...ids.map((id) => String(id).length));
@@ -110,7 +118,9 @@ export function tokenTable(view: TokenView): string {
   ids.forEach((id, i) => {
     const logProb = logProbs ? logProbs[i]!.toFixed(4) : 'n/a';
     const trained = think?.[i] ? 'KL only' : 'yes';
-    lines.push(`${String(i + 1).padStart(4)}  ${String(id).padStart(idWidth)}  ${logProb.padStart(9)}  ${trained.padEnd(7)}  ${JSON.stringify(view.piece(id))}`);
+    lines.push(
+      `${String(i + 1).padStart(4)}  ${String(id).padStart(idWidth)}  ${logProb.padStart(9)}  ${trained.padEnd(7)}  ${JSON.stringify(view.piece(id))}`,
+    );
   });
   if (logProbs) {
     const total = logProbs.reduce((a, b) => a + b, 0);

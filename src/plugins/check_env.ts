@@ -214,7 +214,11 @@ class Checker {
 
     const resets = played.length - failedCount('reset');
     const reset = firstFailure('reset');
-    add('reset', reset ? 'fail' : 'pass', reset ? `${reset.reason} (${failedCount('reset')} of ${played.length} resets failed)` : `${resets} resets well formed`);
+    add(
+      'reset',
+      reset ? 'fail' : 'pass',
+      reset ? `${reset.reason} (${failedCount('reset')} of ${played.length} resets failed)` : `${resets} resets well formed`,
+    );
 
     const steps = played.flatMap((e) => e.steps);
     const step = firstFailure('step');
@@ -310,7 +314,8 @@ class Checker {
       if (a.observation !== b.observation) return `${where}: observations differ: ${short(a.observation)} vs ${short(b.observation)}`;
       if (!Object.is(a.reward, b.reward)) return `${where}: rewards differ: ${a.reward} vs ${b.reward}`;
       if (a.terminated !== b.terminated || a.truncated !== b.truncated) return `${where}: the episode ended in one run and not in the other`;
-      if (JSON.stringify(a.metrics) !== JSON.stringify(b.metrics)) return `${where}: metrics differ: ${JSON.stringify(a.metrics)} vs ${JSON.stringify(b.metrics)}`;
+      if (JSON.stringify(a.metrics) !== JSON.stringify(b.metrics))
+        return `${where}: metrics differ: ${JSON.stringify(a.metrics)} vs ${JSON.stringify(b.metrics)}`;
       if (reference.sampled[i] !== again.sampled[i]) {
         return `${where}: sampleRandomAction() gave ${short(reference.sampled[i] ?? '')} then ${short(again.sampled[i] ?? '')}; seed its random actions in reset()`;
       }

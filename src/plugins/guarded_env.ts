@@ -183,7 +183,12 @@ export class GuardedEnv {
   async render(mode: RenderMode): Promise<GuardedRender> {
     this.expectPhase('render', ['running', 'ended']);
     const env = this.instance!;
-    const called = await this.call('render', () => env.render(mode), null, (value) => renderResultProblem(value, mode));
+    const called = await this.call(
+      'render',
+      () => env.render(mode),
+      null,
+      (value) => renderResultProblem(value, mode),
+    );
     return called.failure ? called : { value: called.value as string | RgbFrame | null, failure: null };
   }
 
@@ -191,8 +196,11 @@ export class GuardedEnv {
   async sampleRandomAction(): Promise<GuardedSample> {
     this.expectPhase('sampleRandomAction', ['running']);
     const env = this.instance!;
-    const called = await this.call('sampleRandomAction', () => env.sampleRandomAction(), null, (value) =>
-      typeof value === 'string' ? null : `returned ${describeValue(value)}, expected a string`,
+    const called = await this.call(
+      'sampleRandomAction',
+      () => env.sampleRandomAction(),
+      null,
+      (value) => (typeof value === 'string' ? null : `returned ${describeValue(value)}, expected a string`),
     );
     return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
   }
@@ -205,8 +213,18 @@ export class GuardedEnv {
   async solutionAction(): Promise<GuardedSample> {
     this.expectPhase('solutionAction', ['running']);
     const env = this.instance!;
-    const called = await this.call('solutionAction', () => (typeof env.solutionAction === 'function' ? env.solutionAction() : undefined), null, (value) =>
-      typeof value === 'string' ? null : value === null ? 'null (no worked solution for this state)' : value === undefined ? 'nothing (the env has no solutionAction())' : `${describeValue(value)}, expected a string`,
+    const called = await this.call(
+      'solutionAction',
+      () => (typeof env.solutionAction === 'function' ? env.solutionAction() : undefined),
+      null,
+      (value) =>
+        typeof value === 'string'
+          ? null
+          : value === null
+            ? 'null (no worked solution for this state)'
+            : value === undefined
+              ? 'nothing (the env has no solutionAction())'
+              : `${describeValue(value)}, expected a string`,
     );
     return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
   }
@@ -234,7 +252,12 @@ export class GuardedEnv {
     this.instance = null;
     this.current = 'closed';
     if (!env) return null;
-    const called = await this.call('close', () => env.close(), this.timeouts.close, () => null);
+    const called = await this.call(
+      'close',
+      () => env.close(),
+      this.timeouts.close,
+      () => null,
+    );
     return called.failure;
   }
 

@@ -87,9 +87,7 @@ export class PluginRegistry {
     const existing = table.get(definition.name);
     if (existing) {
       if (existing.definition === definition) return;
-      throw new PluginError(
-        `${source}: ${definition.kind} '${definition.name}' is already defined by ${existing.source}; rename one of them`,
-      );
+      throw new PluginError(`${source}: ${definition.kind} '${definition.name}' is already defined by ${existing.source}; rename one of them`);
     }
     table.set(definition.name, { definition, source, builtin });
   }

@@ -45,7 +45,10 @@ const SavedEpisode = z.object({
 export type SavedEpisode = z.output<typeof SavedEpisode>;
 
 function issuePath(path: readonly PropertyKey[]): string {
-  return path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '');
+  return path
+    .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 /** Reads and checks a saved-episodes file; every problem is a one-line UsageError naming the file. */

@@ -63,7 +63,9 @@ export function checkRenderFolder(folder: string): void {
   if (!statSync(folder).isDirectory()) throw new UsageError(`render_save_dir: ${folder} is a file, not a folder`);
   const entries = readdirSync(folder);
   if (entries.length > 0 && !entries.includes(REPORT_FILE) && !entries.includes(EPISODES_FILE)) {
-    throw new UsageError(`render_save_dir: ${folder} holds files but no earlier render (no ${REPORT_FILE}); a render replaces the whole folder, so choose an empty or new one`);
+    throw new UsageError(
+      `render_save_dir: ${folder} holds files but no earlier render (no ${REPORT_FILE}); a render replaces the whole folder, so choose an empty or new one`,
+    );
   }
 }
 
@@ -75,7 +77,12 @@ function savedFrom(saved: SavedEpisode, replay: Replay): SavedEpisode {
     seed: saved.seed,
     instruction: replay.instruction,
     // an env that does not say which action it parsed gets no action field, not null ("none parsed")
-    turns: replay.turns.map((t) => ({ observation: t.observation, responseText: t.responseText, ...(t.action === undefined ? {} : { action: t.action }), reward: t.reward })),
+    turns: replay.turns.map((t) => ({
+      observation: t.observation,
+      responseText: t.responseText,
+      ...(t.action === undefined ? {} : { action: t.action }),
+      reward: t.reward,
+    })),
     finalObservation: replay.finalObservation,
     endReason: replay.endReason,
     score: replay.turns.reduce((sum, t) => sum + t.reward, 0),
@@ -106,7 +113,12 @@ async function renderOne(config: AgenticConfig, host: PluginHost, saved: SavedEp
 }
 
 /** Replays `episodes` and writes the render folder (config.render_save_dir). */
-export async function renderToFolder(config: AgenticConfig, host: PluginHost, episodes: readonly SavedEpisode[], options: RenderOptions): Promise<RenderResult> {
+export async function renderToFolder(
+  config: AgenticConfig,
+  host: PluginHost,
+  episodes: readonly SavedEpisode[],
+  options: RenderOptions,
+): Promise<RenderResult> {
   if (config.render_save_dir === null) throw new UsageError('render_save_dir: null, so there is no folder to render to; give one with render_save_dir=DIR');
   const folder = resolve(config.render_save_dir);
   checkRenderFolder(folder);

@@ -192,11 +192,13 @@ function checkFrames(frames: readonly RgbFrame[], delays: readonly number[]): vo
     throw new RangeError(`GIF frames must be 1 to 65535 pixels a side, got ${width}x${height}`);
   }
   frames.forEach((frame, i) => {
-    if (frame.width !== width || frame.height !== height) throw new RangeError(`GIF frame ${i} is ${frame.width}x${frame.height}, frame 0 is ${width}x${height}`);
+    if (frame.width !== width || frame.height !== height)
+      throw new RangeError(`GIF frame ${i} is ${frame.width}x${frame.height}, frame 0 is ${width}x${height}`);
     if (frame.data.length !== width * height * 3) throw new RangeError(`GIF frame ${i} holds ${frame.data.length} bytes, expected ${width * height * 3}`);
   });
   if (delays.length !== frames.length) throw new RangeError(`${delays.length} delays for ${frames.length} frames`);
-  for (const delay of delays) if (!Number.isInteger(delay) || delay < 0 || delay > 0xffff) throw new RangeError(`a GIF delay is 0 to 65535 hundredths of a second, got ${delay}`);
+  for (const delay of delays)
+    if (!Number.isInteger(delay) || delay < 0 || delay > 0xffff) throw new RangeError(`a GIF delay is 0 to 65535 hundredths of a second, got ${delay}`);
 }
 
 /** Encodes frames of one size as an animated GIF. */

@@ -97,7 +97,12 @@ function captionsOf(turns: readonly ReplayedTurn[], seed: number): string[] {
  * Replays `episode` with the env its tag names in `config`. `label` names the episode in errors
  * (default: its tag and seed).
  */
-export async function replayEpisode(config: AgenticConfig, host: PluginHost, episode: RecordedEpisode, label = `episode (${episode.tag}, seed ${episode.seed})`): Promise<Replay> {
+export async function replayEpisode(
+  config: AgenticConfig,
+  host: PluginHost,
+  episode: RecordedEpisode,
+  label = `episode (${episode.tag}, seed ${episode.seed})`,
+): Promise<Replay> {
   const custom = config.custom_envs[episode.tag];
   if (!custom) {
     const defined = Object.keys(config.custom_envs);
@@ -172,7 +177,10 @@ export async function replayEpisode(config: AgenticConfig, host: PluginHost, epi
     }
     const recordedEnd = episode.endReason;
     if ((recordedEnd === 'terminated' || recordedEnd === 'truncated') && endReason !== recordedEnd) {
-      throw diverges('at the end', `the recording ended ${recordedEnd}, the replay ${endReason ?? `with the episode still running after ${turns.length} turns`}`);
+      throw diverges(
+        'at the end',
+        `the recording ended ${recordedEnd}, the replay ${endReason ?? `with the episode still running after ${turns.length} turns`}`,
+      );
     }
     // a failed last step left no picture of its own: the caption list follows the pictures
     const captions = captionsOf(turns, episode.seed);

@@ -38,7 +38,17 @@ export function transcriptText(header: TranscriptHeader, replay: Replay): string
     replay.instruction,
   ];
   replay.turns.forEach((turn, i) => {
-    parts.push('', `=== turn ${i + 1}`, '--- observation', turn.observation, '--- response', responseShown(turn.responseText), '---', `action: ${actionLine(turn)}`, `reward: ${number(turn.reward)}`);
+    parts.push(
+      '',
+      `=== turn ${i + 1}`,
+      '--- observation',
+      turn.observation,
+      '--- response',
+      responseShown(turn.responseText),
+      '---',
+      `action: ${actionLine(turn)}`,
+      `reward: ${number(turn.reward)}`,
+    );
   });
   parts.push('', '=== end', '--- final observation', replay.finalObservation, '---', `score: ${number(score)}`, `ended: ${replay.endReason}`, '');
   return parts.join('\n');

@@ -4,12 +4,20 @@
  */
 
 const STOPWORDS = new Set(
-  'a an and are as at be by did does for from had has have how in is it its of on or that the their this to was were what when where which who whom whose why with'.split(' '),
+  'a an and are as at be by did does for from had has have how in is it its of on or that the their this to was were what when where which who whom whose why with'.split(
+    ' ',
+  ),
 );
 
 /** Lower-case word and number tokens, without common English stopwords. */
 export function tokenize(text: string): string[] {
-  return (text.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').match(/[a-z0-9]+/g) ?? []).filter((t) => !STOPWORDS.has(t));
+  return (
+    text
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .match(/[a-z0-9]+/g) ?? []
+  ).filter((t) => !STOPWORDS.has(t));
 }
 
 export interface Bm25Options {

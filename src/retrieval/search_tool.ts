@@ -69,4 +69,3 @@ export function createSearchTool(options: SearchToolOptions): SearchTool {
   });
   return Object.freeze({ ...tool, search });
 }
-

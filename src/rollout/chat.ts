@@ -32,14 +32,25 @@ export class ChatFormat {
     const at = withReply.lastIndexOf(MARKER);
     if (at < 0) throw new AgenticError(`${tokenizer.source}: the chat template drops assistant messages; agentic needs it to render them`);
     this.closeIds = this.encode(withReply.slice(at + MARKER.length));
-    const stops = [tokenizer.imEndId, tokenizer.eosTokenId, this.closeIds[0]].filter((id): id is number => id !== null && id !== undefined && tokenizer.specialTokenIds.has(id));
+    const stops = [tokenizer.imEndId, tokenizer.eosTokenId, this.closeIds[0]].filter(
+      (id): id is number => id !== null && id !== undefined && tokenizer.specialTokenIds.has(id),
+    );
     this.stopTokenIds = [...new Set(stops)];
-    if (this.stopTokenIds.length === 0) throw new AgenticError(`${tokenizer.source}: no end-of-turn token (no <|im_end|> or eos), so responses could never stop`);
+    if (this.stopTokenIds.length === 0)
+      throw new AgenticError(`${tokenizer.source}: no end-of-turn token (no <|im_end|> or eos), so responses could never stop`);
   }
 
   /** The first turn: system prompt and user message, ready for the assistant's reply. */
   firstTurn(system: string, user: string): number[] {
-    return this.encode(this.render([{ role: 'system', content: system }, { role: 'user', content: user }], true));
+    return this.encode(
+      this.render(
+        [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+        true,
+      ),
+    );
   }
 
   /**
@@ -49,9 +60,17 @@ export class ChatFormat {
   nextTurn(response: readonly number[], user: string): number[] {
     const stoppedOnClose = response.length > 0 && response[response.length - 1] === this.closeIds[0];
     const close = stoppedOnClose ? this.closeIds.slice(1) : this.closeIds;
-    const rendered = this.render([{ role: 'system', content: '' }, { role: 'user', content: user }], true);
+    const rendered = this.render(
+      [
+        { role: 'system', content: '' },
+        { role: 'user', content: user },
+      ],
+      true,
+    );
     if (!rendered.startsWith(this.mockSystem)) {
-      throw new AgenticError(`${this.tokenizer.source}: the chat template renders a system message differently alone and in a conversation; agentic cannot append turns to it`);
+      throw new AgenticError(
+        `${this.tokenizer.source}: the chat template renders a system message differently alone and in a conversation; agentic cannot append turns to it`,
+      );
     }
     return [...close, ...this.encode(rendered.slice(this.mockSystem.length))];
   }

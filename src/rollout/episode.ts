@@ -150,7 +150,13 @@ export async function playEpisode(
         const actionsLeft = custom.max_steps - step;
         let promptIds: number[];
         if (kind === 'traj') {
-          const user = fillTemplate(template, { turn_idx: step + 1, observation, actions_left: actionsLeft, max_response_length: custom.max_tokens_per_step, suffix: '' });
+          const user = fillTemplate(template, {
+            turn_idx: step + 1,
+            observation,
+            actions_left: actionsLeft,
+            max_response_length: custom.max_tokens_per_step,
+            suffix: '',
+          });
           promptIds = step === 0 ? chat.firstTurn(system, `${instruction}\n${user}`) : chat.nextTurn(turns[step - 1]!.responseIds, user);
         } else {
           const memory = custom.history_length > 0 ? turns.slice(-custom.history_length) : [];

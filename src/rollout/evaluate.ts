@@ -34,7 +34,12 @@ export interface EvaluationResult {
 }
 
 /** Plays `episodes` episodes (default val_batch_size; whole groups of val_env_manager.group_size). */
-export async function evaluate(config: AgenticConfig, host: PluginHost, info: (line: string) => void = () => {}, episodes = config.val_batch_size): Promise<EvaluationResult> {
+export async function evaluate(
+  config: AgenticConfig,
+  host: PluginHost,
+  info: (line: string) => void = () => {},
+  episodes = config.val_batch_size,
+): Promise<EvaluationResult> {
   const random = config.val_env_manager.llm_proxy.proxy_type === 'random';
   const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
   let model: Qwen2Model | null = null;
@@ -58,7 +63,10 @@ export async function evaluate(config: AgenticConfig, host: PluginHost, info: (l
     const batch = await manager.collect(episodes, policy, chat);
     const tags = summarizeByTag(batch);
     const seconds = batch.metrics['time/step_val'] ?? 0;
-    if (!random) info(`generated ${batch.metrics['val/rollout/generated_tokens']} tokens in ${seconds.toFixed(1)} s (${(batch.metrics['val/rollout/tokens_per_second'] ?? 0).toFixed(0)} tokens/s)`);
+    if (!random)
+      info(
+        `generated ${batch.metrics['val/rollout/generated_tokens']} tokens in ${seconds.toFixed(1)} s (${(batch.metrics['val/rollout/tokens_per_second'] ?? 0).toFixed(0)} tokens/s)`,
+      );
     return {
       table: formatSummaryTable(tags),
       batch,

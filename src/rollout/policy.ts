@@ -64,15 +64,18 @@ export class ModelPolicy implements Policy {
   }
 
   async respond(query: TurnQuery): Promise<TurnReply> {
-    const result = await this.scheduler.generate({
-      id: query.id,
-      promptIds: query.promptIds,
-      sampling: this.options.sampling,
-      maxNewTokens: query.maxNewTokens,
-      rng: query.rng,
-      stopTokenIds: this.chat.stopTokenIds,
-      stopStrings: this.options.stopStrings ?? undefined,
-    }, query.session);
+    const result = await this.scheduler.generate(
+      {
+        id: query.id,
+        promptIds: query.promptIds,
+        sampling: this.options.sampling,
+        maxNewTokens: query.maxNewTokens,
+        rng: query.rng,
+        stopTokenIds: this.chat.stopTokenIds,
+        stopStrings: this.options.stopStrings ?? undefined,
+      },
+      query.session,
+    );
     return { tokens: result.tokens, logProbs: result.logProbs, finishReason: result.finishReason, failure: null };
   }
 

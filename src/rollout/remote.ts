@@ -70,7 +70,9 @@ export class RolloutWorker {
       else waiting?.reject(new AgenticError(`rollout worker: ${reply.message}`));
     });
     worker.on('error', (error: Error) => this.fail(`rollout worker (actor_infer) failed: ${error.message || 'unknown error'}`));
-    worker.on('exit', (code: number) => this.fail(this.closing ? 'rollout worker was closed' : `rollout worker (actor_infer) stopped unexpectedly (exit code ${code})`));
+    worker.on('exit', (code: number) =>
+      this.fail(this.closing ? 'rollout worker was closed' : `rollout worker (actor_infer) stopped unexpectedly (exit code ${code})`),
+    );
   }
 
   /**

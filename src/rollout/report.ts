@@ -52,7 +52,19 @@ export function summarizeByTag(batch: { readonly episodes: readonly SummarizedEp
 }
 
 /** The columns of a summary table; the plain-text one shows all but the last two. */
-export const SUMMARY_COLUMNS = ['tag', 'episodes', 'success', 'score mean', 'min', 'max', 'valid actions', 'actions', 'response tokens', 'timed out', 'env failures'];
+export const SUMMARY_COLUMNS = [
+  'tag',
+  'episodes',
+  'success',
+  'score mean',
+  'min',
+  'max',
+  'valid actions',
+  'actions',
+  'response tokens',
+  'timed out',
+  'env failures',
+];
 const TEXT_COLUMNS = SUMMARY_COLUMNS.length - 2;
 
 /** The cells of a summary table, one row per tag, as text (the HTML report escapes them). */

@@ -67,7 +67,16 @@ export class GenerationScheduler {
   private failure: unknown = null;
   /** Each session's last sequence, for prefix reuse. */
   private readonly parked = new Map<string, CachedPrefix>();
-  readonly stats: SchedulerStats = { generatedTokens: 0, prefillTokens: 0, reusedTokens: 0, decodeSteps: 0, rowSteps: 0, peakRows: 0, prefillSeconds: 0, decodeSeconds: 0 };
+  readonly stats: SchedulerStats = {
+    generatedTokens: 0,
+    prefillTokens: 0,
+    reusedTokens: 0,
+    decodeSteps: 0,
+    rowSteps: 0,
+    peakRows: 0,
+    prefillSeconds: 0,
+    decodeSeconds: 0,
+  };
 
   constructor(
     model: Qwen2Model,

@@ -25,17 +25,7 @@ You have {actions_left} actions left. Reply in at most {max_response_length} tok
 
 export const TEMPLATE_FIELDS: Record<EnvManagerKind, readonly string[]> = {
   traj: ['turn_idx', 'observation', 'actions_left', 'max_response_length', 'suffix'],
-  step: [
-    'env_instruction',
-    'step_count',
-    'history_length',
-    'history',
-    'current_step',
-    'current_observation',
-    'actions_left',
-    'max_response_length',
-    'suffix',
-  ],
+  step: ['env_instruction', 'step_count', 'history_length', 'history', 'current_step', 'current_observation', 'actions_left', 'max_response_length', 'suffix'],
 };
 
 export function defaultTemplate(kind: EnvManagerKind): string {
@@ -57,7 +47,8 @@ function parse(template: string): Piece[] {
       const end = template.indexOf('}', i);
       if (end < 0) throw new Error(`a '{' at character ${i} is never closed (write {{ for a literal brace)`);
       const field = template.slice(i + 1, end).trim();
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field)) throw new Error(`'{${template.slice(i + 1, end)}}' is not a placeholder name (write {{ for a literal brace)`);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field))
+        throw new Error(`'{${template.slice(i + 1, end)}}' is not a placeholder name (write {{ for a literal brace)`);
       if (text) pieces.push({ text });
       text = '';
       pieces.push({ field });

@@ -35,7 +35,9 @@ if (!port) throw new Error('rollout/worker.ts runs as the worker thread of an as
 let state: State | null = null;
 
 async function init(config: AgenticConfig, cwd: string, threads: number): Promise<State> {
-  await startBackend(config.actor_infer.strategy_args.backend ?? config.backend, { wasmThreadsExactly: { threads, why: "the rollout worker's own engine in an asynchronous run" } });
+  await startBackend(config.actor_infer.strategy_args.backend ?? config.backend, {
+    wasmThreadsExactly: { threads, why: "the rollout worker's own engine in an asynchronous run" },
+  });
   const host = new PluginHost(cwd);
   await host.loadAll(config.plugins);
   // this thread's own runPython mode; the trainer's thread has checked and warned already

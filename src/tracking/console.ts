@@ -83,7 +83,9 @@ export class ConsoleTracker {
     const elapsed = (performance.now() - this.started) / 1000;
     const perStep = elapsed / Math.max(1, done - this.firstStep);
     const eta = perStep * (this.maxSteps - done);
-    this.write(`\r\u001B[2K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${this.maxSteps}  elapsed ${formatDuration(elapsed)}  eta ${formatDuration(eta)}`);
+    this.write(
+      `\r\u001B[2K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${this.maxSteps}  elapsed ${formatDuration(elapsed)}  eta ${formatDuration(eta)}`,
+    );
     this.barShown = true;
   }
 }

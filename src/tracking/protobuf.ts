@@ -27,7 +27,6 @@ function varintBytes(value: number | bigint): number[] {
 
 const key = (field: number, wire: number) => varintBytes((field << 3) | wire);
 
-
 /** A fixed-width field: its key, then `size` little-endian bytes that `write` puts at `at`. */
 function fixedField(field: number, wire: number, size: number, write: (view: DataView, at: number) => void): Uint8Array {
   const head = key(field, wire);

@@ -101,7 +101,13 @@ export function encodeEvent(event: { wallTime: number; step: number; fileVersion
   const fields = [encodeField.double(EVENT.wallTime, event.wallTime)];
   if (event.step !== 0) fields.push(encodeField.varint(EVENT.step, event.step));
   if (event.fileVersion !== undefined) fields.push(encodeField.string(EVENT.fileVersion, event.fileVersion));
-  if (event.values?.length) fields.push(encodeField.message(EVENT.summary, event.values.map((v) => encodeField.bytes(SUMMARY.value, encodeValue(v)))));
+  if (event.values?.length)
+    fields.push(
+      encodeField.message(
+        EVENT.summary,
+        event.values.map((v) => encodeField.bytes(SUMMARY.value, encodeValue(v))),
+      ),
+    );
   return concatBytes(fields);
 }
 

@@ -164,7 +164,6 @@ export class AsyncRollouts {
     return this.worker.close();
   }
 
-
   private requestValidation(step: number): void {
     const c = this.config;
     const due = step === c.max_steps || (c.eval_steps > 0 && step % c.eval_steps === 0);

@@ -44,6 +44,7 @@ export async function applyMaxEpochs(config: AgenticConfig, host: PluginHost): P
   const perStep = episodesPerStep(config);
   const steps = epochSteps(config.max_epochs, rows, perStep);
   const counts = [...rows].map(([tag, n]) => `${tag} ${n} rows, ${perStep.get(tag) ?? 0} a step`).join('; ');
-  if (steps > config.max_steps) return { config, line: `max_epochs ${config.max_epochs} (${counts}) needs ${steps} steps; max_steps ${config.max_steps} ends the run first` };
+  if (steps > config.max_steps)
+    return { config, line: `max_epochs ${config.max_epochs} (${counts}) needs ${steps} steps; max_steps ${config.max_steps} ends the run first` };
   return { config: { ...config, max_steps: steps }, line: `max_steps ${steps}: max_epochs ${config.max_epochs} of the training data (${counts})` };
 }

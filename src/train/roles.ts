@@ -57,7 +57,9 @@ function sameShape(actor: Qwen2Model, other: Qwen2Model, role: string, source: s
   const a = actor.config;
   const b = other.config;
   if (a.hidden_size !== b.hidden_size || a.num_hidden_layers !== b.num_hidden_layers || a.vocab_size !== b.vocab_size) {
-    throw new ModelError(`${role}: ${source} does not have actor_train's shape (hidden ${b.hidden_size} x ${b.num_hidden_layers} layers, vocab ${b.vocab_size} vs ${a.hidden_size} x ${a.num_hidden_layers}, ${a.vocab_size})`);
+    throw new ModelError(
+      `${role}: ${source} does not have actor_train's shape (hidden ${b.hidden_size} x ${b.num_hidden_layers} layers, vocab ${b.vocab_size} vs ${a.hidden_size} x ${a.num_hidden_layers}, ${a.vocab_size})`,
+    );
   }
 }
 

@@ -108,7 +108,10 @@ function prepareCheckpointFolder(root: string, startStep: number, warn: (line: s
   const later = listCheckpoints(root).filter((c) => c.step > startStep);
   if (later.length === 0) return;
   for (const { path } of later) removeCheckpoint(path);
-  const names = later.map((c) => `checkpoint-${c.step}`).reverse().join(', ');
+  const names = later
+    .map((c) => `checkpoint-${c.step}`)
+    .reverse()
+    .join(', ');
   warn(
     startStep === 0
       ? `overwrite_output_dir: removed the earlier run's ${names} from ${displayPath(root)}`
@@ -128,7 +131,13 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   await checkPythonSandbox(c, host, { warn: options.warn });
   const epochs = await applyMaxEpochs(c, host);
   c = epochs.config;
-  checkOutputFolders(c, ['output_dir', 'checkpoint_config.output_dir', 'logging_dir', ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : []), ...(c.track_with.includes('tensorboard') ? (['tracker_kwargs.log_dir'] as const) : [])]);
+  checkOutputFolders(c, [
+    'output_dir',
+    'checkpoint_config.output_dir',
+    'logging_dir',
+    ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : []),
+    ...(c.track_with.includes('tensorboard') ? (['tracker_kwargs.log_dir'] as const) : []),
+  ]);
   const checkpointRoot = resolve(c.checkpoint_config.output_dir);
   const resumed: Checkpoint | null = checkpointToResume(c, options.warn);
   const from = resumed?.step ?? 0;
@@ -151,7 +160,9 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   // an asynchronous run's rollout worker takes one core for its own engine
   const cores = availableCores();
   const wasmThreads =
-    c.async_generation_ratio > 0 ? { threads: Math.max(1, cores.count - 1), why: `an asynchronous run's trainer leaves one of ${cores.count} available cores to its rollout worker` } : undefined;
+    c.async_generation_ratio > 0
+      ? { threads: Math.max(1, cores.count - 1), why: `an asynchronous run's trainer leaves one of ${cores.count} available cores to its rollout worker` }
+      : undefined;
   const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, wasmThreads });
   options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}`);
 
@@ -222,7 +233,8 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     );
     const summary = await trainer.run(from);
     consoleTracker.clearBar();
-    if (tensorboard?.skippedNonFinite) options.warn(`tensorboard: ${tensorboard.skippedNonFinite} NaN or infinite metric values were left out${jsonl ? ' (metrics.jsonl has them)' : ''}`);
+    if (tensorboard?.skippedNonFinite)
+      options.warn(`tensorboard: ${tensorboard.skippedNonFinite} NaN or infinite metric values were left out${jsonl ? ' (metrics.jsonl has them)' : ''}`);
     const modelDir = resolve(join(c.output_dir, 'model'));
     await saveModel(modelDir, trainer.roles.actor, trainer.roles.tokenizer, c.actor_train.model_args.dtype);
     return {

@@ -20,7 +20,10 @@ export function stepDataMetrics(samples: readonly Sample[], recomputed: readonly
     );
   }
   return {
-    ...summaryStats('critic/score', samples.map((s) => s.score)),
+    ...summaryStats(
+      'critic/score',
+      samples.map((s) => s.score),
+    ),
     ...summaryStats('tokens/response_length', responseLengths),
     ...summaryStats('tokens/prompt_length', promptLengths),
     ...(recomputed ? { 'actor/train_infer_logprob_gap': tokens ? gap / tokens : 0 } : {}),

@@ -170,7 +170,12 @@ export class Trainer {
 
   /** What a checkpoint saves besides weights and moments (waits for the rollouts it must carry). */
   async loopState(): Promise<LoopState> {
-    const state: LoopState = { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, trainEpisodes: [...this.trainManager.episodeCounters] };
+    const state: LoopState = {
+      step: this.stepsDone,
+      klCoef: this.kl.value,
+      skippedUpdates: this.skipped,
+      trainEpisodes: [...this.trainManager.episodeCounters],
+    };
     if (!this.async) return state;
     const { state: inFlight, countersAfter } = await this.async.inFlight();
     return { ...state, trainEpisodes: countersAfter, inFlight };
@@ -255,10 +260,12 @@ export class Trainer {
     // skipping samples without advantage, the reference scores only those the actor learns from,
     // once the advantages are known, unless the reward's KL needs it on every sample first
     const refAfterCredit = roles.reference !== null && c.skip_zero_advantage_samples && !c.add_token_level_kl;
-    const refLogProbs = roles.reference && !refAfterCredit ? (scoredRef ?? (await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature, masks)))) : null;
+    const refLogProbs =
+      roles.reference && !refAfterCredit ? (scoredRef ?? (await timed('ref', () => tokenLogProbs(roles.reference!, ids, temperature, masks)))) : null;
     // The sampler's log-probs are over the whole vocabulary at the training temperature, so without
     // a recompute they stand in as the behaviour policy's (docs/training.md)
-    const recomputed = c.enable_old_logprobs_recompute || this.async ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature, masks)) : null;
+    const recomputed =
+      c.enable_old_logprobs_recompute || this.async ? await timed('old_logp', () => tokenLogProbs(roles.actor, ids, temperature, masks)) : null;
     const oldLogProbs = recomputed ?? samples.map((s) => s.logProbs);
     const values = roles.critic ? await timed('values', () => tokenValues(roles.critic!, ids, masks)) : null;
 
@@ -272,7 +279,12 @@ export class Trainer {
     let isWeights: Float32Array[] | null = null;
     const correction = c.train_infer_correction.is_weight;
     if (recomputed && (correction.enabled || this.async)) {
-      const weighed = importanceWeights(recomputed, samples.map((s) => s.logProbs), masks, { type: correction.weight_type, upperBound: correction.upper_bound });
+      const weighed = importanceWeights(
+        recomputed,
+        samples.map((s) => s.logProbs),
+        masks,
+        { type: correction.weight_type, upperBound: correction.upper_bound },
+      );
       Object.assign(metrics, weighed.metrics);
       if (correction.enabled) isWeights = weighed.weights;
     }
@@ -315,14 +327,15 @@ export class Trainer {
       this.noteSkipped('critic', step, result);
     }
     // the samples the actor learns from: all, or those with an advantage (skip_zero_advantage_samples)
-    const informative = c.skip_zero_advantage_samples
-      ? zeroAdvantageRows(credit.advantages, masks).flatMap((silent, i) => (silent ? [] : [i]))
-      : null;
+    const informative = c.skip_zero_advantage_samples ? zeroAdvantageRows(credit.advantages, masks).flatMap((silent, i) => (silent ? [] : [i])) : null;
     let actorRows = informative ? selectRows(rows, informative) : rows;
     const actorTemperature = informative && typeof temperature !== 'number' ? informative.map((i) => temperature[i]!) : temperature;
     if (informative) metrics['actor/update_samples'] = informative.length;
     if (refAfterCredit && actorRows.ids.length > 0) {
-      const ref = scoredRef && informative ? informative.map((i) => scoredRef[i]!) : await timed('ref', () => tokenLogProbs(roles.reference!, actorRows.ids, actorTemperature, actorRows.masks));
+      const ref =
+        scoredRef && informative
+          ? informative.map((i) => scoredRef[i]!)
+          : await timed('ref', () => tokenLogProbs(roles.reference!, actorRows.ids, actorTemperature, actorRows.masks));
       actorRows = { ...actorRows, refLogProbs: ref };
       metrics['critic/kl'] = meanRowKl(tokenKl(actorRows.masks, actorRows.oldLogProbs, ref, c.kl_penalty), actorRows.masks);
     }
@@ -395,7 +408,12 @@ export class Trainer {
     });
     return {
       ...result,
-      metrics: { 'rehearsal/loss': result.metrics['sft/loss']!, 'rehearsal/grad_norm': result.metrics['sft/grad_norm']!, 'rehearsal/rows': rows.ids.length, 'rehearsal/lr': learningRate },
+      metrics: {
+        'rehearsal/loss': result.metrics['sft/loss']!,
+        'rehearsal/grad_norm': result.metrics['sft/grad_norm']!,
+        'rehearsal/rows': rows.ids.length,
+        'rehearsal/lr': learningRate,
+      },
     };
   }
 
@@ -406,7 +424,9 @@ export class Trainer {
     const skipped = result.skipped;
     if (skipped === 0) return;
     this.skipped += skipped;
-    this.hooks.warn?.(`step ${step}: skipped ${skipped} ${role} update${skipped > 1 ? 's' : ''} whose loss or gradients were not finite (weights unchanged; ${this.skipped} so far)`);
+    this.hooks.warn?.(
+      `step ${step}: skipped ${skipped} ${role} update${skipped > 1 ? 's' : ''} whose loss or gradients were not finite (weights unchanged; ${this.skipped} so far)`,
+    );
     const limit = this.config.max_skipped_updates_in_a_row;
     if (limit > 0 && inARow >= limit) {
       throw new TrainingError(
@@ -467,7 +487,10 @@ export class Trainer {
       ...maskedStats('critic/advantages', finished.advantages, masks),
       ...maskedStats('critic/returns', estimated.returns, masks),
       ...(values ? maskedStats('critic/values', values, masks) : {}),
-      ...summaryStats('critic/rewards', tokens.tokenRewards.map((r) => r.reduce((a, b) => a + b, 0))),
+      ...summaryStats(
+        'critic/rewards',
+        tokens.tokenRewards.map((r) => r.reduce((a, b) => a + b, 0)),
+      ),
       'critic/kl': tokens.meanKl,
       'critic/kl_coef': c.add_token_level_kl && refLogProbs !== null ? beta : 0,
     };
@@ -483,5 +506,8 @@ export class Trainer {
 }
 
 function maskedStats(prefix: string, rows: readonly Float32Array[], masks: readonly Uint8Array[]): Record<string, number> {
-  return summaryStats(prefix, rows.flatMap((row, i) => Array.from(row).filter((_, t) => masks[i]![t])));
+  return summaryStats(
+    prefix,
+    rows.flatMap((row, i) => Array.from(row).filter((_, t) => masks[i]![t])),
+  );
 }

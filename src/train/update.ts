@@ -6,11 +6,30 @@
  */
 import { Rng } from '../engine/rng';
 import { tf } from '../engine/tf';
-import { COMMON_POLICY_STATS, entropyLoss, klLoss, PG_VARIANTS, valueLoss, type LossAggMode, type LossNorms, type PgVariantName, type PolicyLossOptions } from '../algo/loss';
+import {
+  COMMON_POLICY_STATS,
+  entropyLoss,
+  klLoss,
+  PG_VARIANTS,
+  valueLoss,
+  type LossAggMode,
+  type LossNorms,
+  type PgVariantName,
+  type PolicyLossOptions,
+} from '../algo/loss';
 import type { KlPenalty } from '../algo/kl';
 import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
-import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTemperatures, shiftedValues, type MicroBatch, type Temperatures } from './micro_batches';
+import {
+  firstMasked,
+  planMicroBatches,
+  scoredHidden,
+  shiftedIds,
+  shiftedTemperatures,
+  shiftedValues,
+  type MicroBatch,
+  type Temperatures,
+} from './micro_batches';
 import { hiddenStates } from './scoring';
 
 /** Per-token host rows of the batch, all aligned with `ids`. */
@@ -177,13 +196,7 @@ function scoreSplit(scores: readonly number[]): Record<string, number> {
 const average = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
 
 /** actor_train's update with the pg_variant's policy loss. Metrics use ROLL's and verl's names (actor/...). */
-export async function updateActor(
-  model: Qwen2Model,
-  optimizer: AdamW,
-  rows: UpdateRows,
-  schedule: UpdateSchedule,
-  o: ActorLossOptions,
-): Promise<UpdateResult> {
+export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: UpdateRows, schedule: UpdateSchedule, o: ActorLossOptions): Promise<UpdateResult> {
   const variant = PG_VARIANTS[o.pgVariant];
   if (variant.scores && !rows.scores) throw new Error(`pg_variant ${o.pgVariant} needs the episode scores`);
   // sums over sampled tokens of ratio, approxkl, policykl, then of the variant's own stats (PolicyLoss.stats)
@@ -202,7 +215,12 @@ export async function updateActor(
     const hidden = scoredHidden(batch, hiddenStates(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, o.temperature) });
     const weights = rows.isWeights ? shiftedValues(batch, rows.isWeights) : null;
-    const scores = variant.scores ? tf.tensor2d(batch.rows.map((r) => rows.scores![r]!), [batch.rows.length, 1]) : null;
+    const scores = variant.scores
+      ? tf.tensor2d(
+          batch.rows.map((r) => rows.scores![r]!),
+          [batch.rows.length, 1],
+        )
+      : null;
     const pg = variant.loss({ logProbs, oldLogProbs: old, advantages, mask, weights, scores }, o.policy, norms);
     let loss: tf.Scalar = pg.loss;
     // A scope zeroes the terms of the tokens outside it; the aggregate still divides by the

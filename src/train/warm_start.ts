@@ -144,7 +144,12 @@ interface StateRowsOptions {
   readingOnly: boolean;
 }
 
-async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat, options: StateRowsOptions): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number }> {
+async function stateRows(
+  config: AgenticConfig,
+  host: PluginHost,
+  chat: ChatFormat,
+  options: StateRowsOptions,
+): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number }> {
   const ids: Int32Array[] = [];
   const masks: Uint8Array[] = [];
   let questions = 0;
@@ -169,7 +174,9 @@ async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatForm
     const plugin = await host.resolveEnv(custom.env_type);
     const env = new plugin.env(plugin.config.parse(custom.env_config), context);
     if (think && (custom.env_manager_cls !== 'step' || custom.history_length !== 0)) {
-      throw new ConfigError(`warm_start.think: custom_envs.${tag} must be step-wise with history_length 0 (the prompts the notes are taught on hold only the current state)`);
+      throw new ConfigError(
+        `warm_start.think: custom_envs.${tag} must be step-wise with history_length 0 (the prompts the notes are taught on hold only the current state)`,
+      );
     }
     if (think && typeof env.stateNotes !== 'function') {
       throw new ConfigError(`warm_start.think: env ${custom.env_type} (custom_envs.${tag}) has no stateNotes(), so there is nothing to teach in <think>`);
@@ -234,8 +241,17 @@ function tokensCovering(ids: readonly number[], chars: number, chat: ChatFormat,
  * their own seed stream, whose rows teach only the reading (the notes, the state questions'
  * answers), never the random move. RL then cannot wear the reading down unopposed.
  */
-export async function rehearsalRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat, step: number): Promise<{ ids: Int32Array[]; masks: Uint8Array[] }> {
-  const { ids, masks } = await stateRows(config, host, chat, { stream: ['rehearsal', step], episodes: config.warm_start.rehearsal_episodes, readingOnly: true });
+export async function rehearsalRows(
+  config: AgenticConfig,
+  host: PluginHost,
+  chat: ChatFormat,
+  step: number,
+): Promise<{ ids: Int32Array[]; masks: Uint8Array[] }> {
+  const { ids, masks } = await stateRows(config, host, chat, {
+    stream: ['rehearsal', step],
+    episodes: config.warm_start.rehearsal_episodes,
+    readingOnly: true,
+  });
   return { ids, masks };
 }
 
@@ -252,7 +268,11 @@ export interface WorkedCount {
  * seed of the warm start's own stream, one env per group (no two episodes share a seed), the
  * tags taking turns. Only episodes that end solved (the env's `success`) become rows.
  */
-export async function workedRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; count: WorkedCount }> {
+export async function workedRows(
+  config: AgenticConfig,
+  host: PluginHost,
+  chat: ChatFormat,
+): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; count: WorkedCount }> {
   const wanted = config.warm_start.worked_examples;
   if (wanted === 0) return { ids: [], masks: [], count: { played: 0, solved: 0 } };
   const manager = config.train_env_manager;
@@ -272,7 +292,10 @@ export async function workedRows(config: AgenticConfig, host: PluginHost, chat: 
   try {
     const batch = await envs.collect(wanted, new SolutionPolicy(chat), chat);
     const solved = batch.episodes.filter((episode) => episode.endReason === 'terminated' && episode.metrics.success === 1);
-    const rows = supervisedRows(solved.flatMap((e) => episodeSamples(e)), chat);
+    const rows = supervisedRows(
+      solved.flatMap((e) => episodeSamples(e)),
+      chat,
+    );
     return { ...rows, count: { played: batch.episodes.length, solved: solved.length } };
   } finally {
     await envs.close();
@@ -282,11 +305,18 @@ export async function workedRows(config: AgenticConfig, host: PluginHost, chat: 
 async function generateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat) {
   const worked = await workedRows(config, host, chat);
   if (worked.count.played > 0 && worked.count.solved === 0) {
-    throw new AgenticError(`warm_start.worked_examples: none of the ${worked.count.played} episodes played with the envs' worked solutions ended solved (does the dataset give solutions, e.g. an expression per row?)`);
+    throw new AgenticError(
+      `warm_start.worked_examples: none of the ${worked.count.played} episodes played with the envs' worked solutions ended solved (does the dataset give solutions, e.g. an expression per row?)`,
+    );
   }
   const state = await stateRows(config, host, chat, { stream: ['warm_start', 'states'], episodes: config.warm_start.episodes, readingOnly: false });
   const repeat = <T>(rows: T[]) => Array.from({ length: config.warm_start.worked_repeats }, () => rows).flat();
-  const shared = { ids: [...repeat(worked.ids), ...state.ids], masks: [...repeat(worked.masks), ...state.masks], questions: state.questions, worked: worked.count };
+  const shared = {
+    ids: [...repeat(worked.ids), ...state.ids],
+    masks: [...repeat(worked.masks), ...state.masks],
+    questions: state.questions,
+    worked: worked.count,
+  };
   // with think, the action rows are the state rows' own (each answer after its notes)
   if (config.warm_start.think || config.warm_start.episodes === 0 || !config.warm_start.random_actions) return shared;
   // its own seed stream: the warm start never plays the episodes RL or validation will; one env
@@ -325,11 +355,13 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: 
     const chat = new ChatFormat(loaded.tokenizer);
     const started = performance.now();
     const rows = await generateRows(config, host, chat);
-    if (rows.ids.length === 0) throw new AgenticError('warm_start: the episodes gave no training rows (warm_start.episodes and warm_start.worked_examples are both 0?)');
+    if (rows.ids.length === 0)
+      throw new AgenticError('warm_start: the episodes gave no training rows (warm_start.episodes and warm_start.worked_examples are both 0?)');
     const data = rowsDigest(rows);
     const found = sameSettings ? existingBase(config, data) : null;
     if (found) return { folder: found, built: false, rows: 0, losses: [] };
-    if (sameSettings) hooks.info(`warm start: the base in ${folder} was trained on other rows than these settings make now (the envs changed); building it again`);
+    if (sameSettings)
+      hooks.info(`warm start: the base in ${folder} was trained on other rows than these settings make now (the envs changed); building it again`);
     const { played, solved } = rows.worked;
     const worked = played > 0 ? `${solved} worked examples (${played - solved} of the ${played} played were not solved and are left out), ` : '';
     hooks.info(
@@ -348,10 +380,15 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: 
         shuffleSeed: [config.seed, 'warm_start', epoch],
       });
       losses.push(result.metrics['sft/loss']!);
-      hooks.info(`warm start: epoch ${epoch + 1}/${ws.epochs} loss ${result.metrics['sft/loss']!.toFixed(4)} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      hooks.info(
+        `warm start: epoch ${epoch + 1}/${ws.epochs} loss ${result.metrics['sft/loss']!.toFixed(4)} (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+      );
     }
     await saveModel(folder, loaded.model, loaded.tokenizer);
-    writeFileAtomic(join(folder, FINGERPRINT_FILE), `${JSON.stringify({ fingerprint: warmStartFingerprint(config), data, rows: rows.ids.length, losses }, null, 2)}\n`);
+    writeFileAtomic(
+      join(folder, FINGERPRINT_FILE),
+      `${JSON.stringify({ fingerprint: warmStartFingerprint(config), data, rows: rows.ids.length, losses }, null, 2)}\n`,
+    );
     return { folder, built: true, rows: rows.ids.length, losses };
   } finally {
     optimizer.dispose();

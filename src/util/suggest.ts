@@ -36,7 +36,10 @@ export function closestMatches(word: string, candidates: Iterable<string>, limit
   scored.sort((x, y) => x[1] - y[1] || x[0].localeCompare(y[0]));
   // only the closest tier: a near miss should not list everything remotely similar
   const best = scored[0]?.[1] ?? 0;
-  return scored.filter(([, d]) => d <= best + 1).slice(0, limit).map(([candidate]) => candidate);
+  return scored
+    .filter(([, d]) => d <= best + 1)
+    .slice(0, limit)
+    .map(([candidate]) => candidate);
 }
 
 /** " (did you mean a or b?)", or "" when nothing is close. */

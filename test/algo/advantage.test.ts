@@ -129,10 +129,22 @@ describe('remax', () => {
     const rewards = [f32(0, 0, 5, 1), f32(-1, 2, 0, 0)];
     const masks = [u8(1, 1, 0, 1), u8(1, 1, 0, 0)];
     const { advantages, returns } = remax(input(rewards, masks, { baselines: [0.4, 1.5] }), { gamma: 1, lambd: 1 });
-    expectClose([0, 1, 3].map((t) => advantages[0]![t]!), [0.6, 0.6, 0.6]);
-    expectClose([0, 1].map((t) => advantages[1]![t]!), [-0.5, 0.5]);
-    expectClose([0, 1, 3].map((t) => returns[0]![t]!), [1, 1, 1]);
-    expectClose([0, 1].map((t) => returns[1]![t]!), [1, 2]);
+    expectClose(
+      [0, 1, 3].map((t) => advantages[0]![t]!),
+      [0.6, 0.6, 0.6],
+    );
+    expectClose(
+      [0, 1].map((t) => advantages[1]![t]!),
+      [-0.5, 0.5],
+    );
+    expectClose(
+      [0, 1, 3].map((t) => returns[0]![t]!),
+      [1, 1, 1],
+    );
+    expectClose(
+      [0, 1].map((t) => returns[1]![t]!),
+      [1, 2],
+    );
   });
 
   test('needs the baselines', () => {

@@ -22,8 +22,15 @@ const read = (x: tf.Tensor) => {
 const EVEN = { positiveWeight: 1, negativeWeight: 1 };
 
 /** The ppo variant's loss, from positional tensors. */
-const policyLoss = (logProbs: tf.Tensor, oldLogProbs: tf.Tensor, advantages: tf.Tensor, mask: tf.Tensor, o: PolicyLossOptions, norms: LossNorms, weights: tf.Tensor | null = null) =>
-  PG_VARIANTS.ppo.loss({ logProbs, oldLogProbs, advantages, mask, weights, scores: null }, o, norms);
+const policyLoss = (
+  logProbs: tf.Tensor,
+  oldLogProbs: tf.Tensor,
+  advantages: tf.Tensor,
+  mask: tf.Tensor,
+  o: PolicyLossOptions,
+  norms: LossNorms,
+  weights: tf.Tensor | null = null,
+) => PG_VARIANTS.ppo.loss({ logProbs, oldLogProbs, advantages, mask, weights, scores: null }, o, norms);
 
 describe('aggLoss', () => {
   // masked token losses: row 0 -> 1, 2; row 1 -> 4; row 2 -> 7, 8, 9
@@ -258,7 +265,7 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
     advantages.forEach((row, i) => row.forEach((a, t) => mask[i]![t] && expect(Math.sign(gradient[i]![t]!)).toBe(-Math.sign(a))));
   });
 
-  test('topr stats: the common ones, then the negative rows\' truncated tokens (r > 1)', () => {
+  test("topr stats: the common ones, then the negative rows' truncated tokens (r > 1)", () => {
     const logs = [Math.log(2), Math.log(0.5), 0, Math.log(2), Math.log(0.5)];
     expect(PG_VARIANTS.topr.stats).toEqual(['topr_negative_total_clipfrac']);
     // row 0's r = 2 is not truncated: only the negative row's is
@@ -268,9 +275,19 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
   test('topr: a wild ratio on a negative row is truncated to 1, not overflowed', () => {
     // log p - old = 100; A = -1, score -1: -1 x (-1) x (-1) = -1 over 1 token
     const [logp, old, a, k, s] = [t2([[-1]]), t2([[-101]]), t2([[-1]]), t2([[1]]), t2([[-1]])];
-    const { loss, stats } = PG_VARIANTS.topr.loss({ logProbs: logp, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: s }, base, { tokens: 1, sequences: 1, sumNormScale: 1 });
+    const { loss, stats } = PG_VARIANTS.topr.loss({ logProbs: logp, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: s }, base, {
+      tokens: 1,
+      sequences: 1,
+      sumNormScale: 1,
+    });
     expect(read(loss)).toBeCloseTo(-0.5, 5); // x topr_negative_weight 0.5
-    expect(() => PG_VARIANTS.topr.loss({ logProbs: logp, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: null }, base, { tokens: 1, sequences: 1, sumNormScale: 1 })).toThrow('episode score');
+    expect(() =>
+      PG_VARIANTS.topr.loss({ logProbs: logp, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: null }, base, {
+        tokens: 1,
+        sequences: 1,
+        sumNormScale: 1,
+      }),
+    ).toThrow('episode score');
     tf.dispose([logp, old, a, k, s, stats]);
   });
 

@@ -110,6 +110,8 @@ describe("ROLL's norm_mean_type / norm_std_type", () => {
     const s = std(values) + 1e-6;
     const out = normalizeRewards(values, keys, { method: 'identity', batchStatistics: false, statistics: { mean: 'group', std: 'batch' } });
     expectClose(out, [-1 / s, 1 / s, -2 / s, 2 / s], 10);
-    expect(normalizeRewards(values, keys, { method: 'mean_std', batchStatistics: false, statistics: { mean: 'batch', std: null } })).toEqual(values.map((v) => v - 7));
+    expect(normalizeRewards(values, keys, { method: 'mean_std', batchStatistics: false, statistics: { mean: 'batch', std: null } })).toEqual(
+      values.map((v) => v - 7),
+    );
   });
 });

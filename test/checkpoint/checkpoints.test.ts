@@ -44,7 +44,10 @@ function flipByte(path: string): void {
   writeFileSync(path, bytes);
 }
 
-const checkpoints = (out: string) => readdirSync(join(out, 'checkpoints')).filter((n) => !n.startsWith('.')).sort();
+const checkpoints = (out: string) =>
+  readdirSync(join(out, 'checkpoints'))
+    .filter((n) => !n.startsWith('.'))
+    .sort();
 
 describe('auto', () => {
   test('skips a corrupted newest checkpoint with a warning, resumes from the one before, and still ends identical', async () => {
@@ -53,7 +56,9 @@ describe('auto', () => {
     rmSync(join(out, 'model'), { recursive: true });
     const resumed = await runIn(out, host, pretrain, [...SETTINGS, 'resume_from_checkpoint=auto']);
     expect(resumed.result.resumedFrom).toBe(join(out, 'checkpoints', 'checkpoint-2'));
-    expect(resumed.warnings[0]).toBe(`skipping ${join(out, 'checkpoints', 'checkpoint-3')}: actor/model.safetensors does not match its checksum in manifest.json`);
+    expect(resumed.warnings[0]).toBe(
+      `skipping ${join(out, 'checkpoints', 'checkpoint-3')}: actor/model.safetensors does not match its checksum in manifest.json`,
+    );
     expect(readFileSync(join(out, 'model', 'model.safetensors')).equals(readFileSync(join(straight.out, 'model', 'model.safetensors')))).toBe(true);
     expect(checkpoints(out)).toEqual(['checkpoint-1', 'checkpoint-2', 'checkpoint-3']);
   });
@@ -109,7 +114,9 @@ describe('a checkpoint named explicitly', () => {
 
   test('is a checkpoint, not the folder that holds them', () => {
     const root = join(straight.out, 'checkpoints');
-    expect(() => openCheckpoint(root)).toThrow(new CheckpointError(`${root}: a folder of checkpoints, not one; name one of them (checkpoint-3) or resume with auto`));
+    expect(() => openCheckpoint(root)).toThrow(
+      new CheckpointError(`${root}: a folder of checkpoints, not one; name one of them (checkpoint-3) or resume with auto`),
+    );
   });
 
   test('by resume_from_checkpoint, is refused before anything runs, naming the key', async () => {
@@ -159,7 +166,9 @@ describe('the checkpoint folder', () => {
     );
     expect(checkpoints(out)).toEqual(['checkpoint-1', 'checkpoint-2', 'checkpoint-3']);
     const fresh = await runIn(out, host, pretrain, ['max_steps=1', 'save_steps=0', 'overwrite_output_dir=true']);
-    expect(fresh.warnings).toContain(`overwrite_output_dir: removed the earlier run's checkpoint-1, checkpoint-2, checkpoint-3 from ${join(out, 'checkpoints')}`);
+    expect(fresh.warnings).toContain(
+      `overwrite_output_dir: removed the earlier run's checkpoint-1, checkpoint-2, checkpoint-3 from ${join(out, 'checkpoints')}`,
+    );
     expect(checkpoints(out)).toEqual(['checkpoint-1']);
   });
 
@@ -208,7 +217,9 @@ describe('a start that fails leaves the earlier run as it was', () => {
     const folder = join(out, 'checkpoints', 'checkpoint-2');
     const weights = join(folder, 'actor', 'model.safetensors');
     const { tensors } = readCheckpoint(join(folder, 'actor'));
-    const poisoned = new Map([...tensors].map(([name, t]) => [name, { shape: t.shape, data: name === 'model.norm.weight' ? t.data.map(() => Number.NaN) : t.data }]));
+    const poisoned = new Map(
+      [...tensors].map(([name, t]) => [name, { shape: t.shape, data: name === 'model.norm.weight' ? t.data.map(() => Number.NaN) : t.data }]),
+    );
     writeSafetensors(weights, poisoned);
     rmSync(join(folder, MANIFEST_FILE));
     seal(folder, 2);

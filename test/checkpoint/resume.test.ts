@@ -32,7 +32,10 @@ async function expectSameEnd(straight: TrainedRun, resumed: TrainedRun, roles: r
   expect(bytes(join(resumed.out, 'model', 'model.safetensors')).equals(bytes(join(straight.out, 'model', 'model.safetensors')))).toBe(true);
   const last = (run: TrainedRun) => join(run.out, 'checkpoints', `checkpoint-${run.maxSteps}`);
   for (const role of roles) {
-    expect({ role, same: bytes(join(last(resumed), role, 'model.safetensors')).equals(bytes(join(last(straight), role, 'model.safetensors'))) }).toEqual({ role, same: true });
+    expect({ role, same: bytes(join(last(resumed), role, 'model.safetensors')).equals(bytes(join(last(straight), role, 'model.safetensors'))) }).toEqual({
+      role,
+      same: true,
+    });
   }
   expect(bytes(join(last(resumed), 'optimizer.safetensors')).equals(bytes(join(last(straight), 'optimizer.safetensors')))).toBe(true);
   const a = logged(straight);
@@ -48,8 +51,18 @@ async function expectSameEnd(straight: TrainedRun, resumed: TrainedRun, roles: r
  */
 describe('a resumed run ends where the uninterrupted one does', () => {
   const cases: Array<[string, string[], string[], 'stopped' | 'copied']> = [
-    ['gae with a critic, two PPO epochs, cosine schedule', ['adv_estimator=gae', 'ppo_epochs=2', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'], ['actor', 'critic'], 'copied'],
-    ['a reference, an adaptive KL controller and a KL loss', ['add_token_level_kl=true', 'init_kl_coef=0.05', 'target_kl=0.01', 'kl_horizon=10', 'use_kl_loss=true', 'kl_loss_coef=0.1'], ['actor', 'reference'], 'stopped'],
+    [
+      'gae with a critic, two PPO epochs, cosine schedule',
+      ['adv_estimator=gae', 'ppo_epochs=2', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'],
+      ['actor', 'critic'],
+      'copied',
+    ],
+    [
+      'a reference, an adaptive KL controller and a KL loss',
+      ['add_token_level_kl=true', 'init_kl_coef=0.05', 'target_kl=0.01', 'kl_horizon=10', 'use_kl_loss=true', 'kl_loss_coef=0.1'],
+      ['actor', 'reference'],
+      'stopped',
+    ],
     ['a lagging actor_infer and validation', ['actor_infer.model_update_frequency=2', 'eval_steps=2'], ['actor', 'actor_infer'], 'copied'],
   ];
   for (const [name, overrides, roles, how] of cases) {
@@ -76,11 +89,33 @@ describe('a resumed run ends where the uninterrupted one does', () => {
 
 describe('a checkpoint', () => {
   test('holds the models, the optimizer, the loop state, the metric history and the config, under a manifest', async () => {
-    const run = await runIn(scratch(), host, pretrain, ['adv_estimator=gae', 'max_steps=2', 'save_steps=1', 'add_token_level_kl=true', 'init_kl_coef=0.05', 'target_kl=0.01']);
+    const run = await runIn(scratch(), host, pretrain, [
+      'adv_estimator=gae',
+      'max_steps=2',
+      'save_steps=1',
+      'add_token_level_kl=true',
+      'init_kl_coef=0.05',
+      'target_kl=0.01',
+    ]);
     const folder = join(run.out, 'checkpoints', 'checkpoint-1');
     expect(readdirSync(join(run.out, 'checkpoints')).sort()).toEqual(['checkpoint-1', 'checkpoint-2']);
-    expect(readdirSync(folder).sort()).toEqual(['actor', 'config.yaml', 'critic', 'manifest.json', 'metrics.jsonl', 'optimizer.safetensors', 'reference', 'trainer_state.json']);
-    expect(readdirSync(join(folder, 'actor')).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(readdirSync(folder).sort()).toEqual([
+      'actor',
+      'config.yaml',
+      'critic',
+      'manifest.json',
+      'metrics.jsonl',
+      'optimizer.safetensors',
+      'reference',
+      'trainer_state.json',
+    ]);
+    expect(readdirSync(join(folder, 'actor')).sort()).toEqual([
+      'config.json',
+      'generation_config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const checkpoint = openCheckpoint(folder);
     const state = checkpoint.state;
     expect(state.global_step).toBe(1);

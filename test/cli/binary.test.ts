@@ -70,7 +70,8 @@ describe('the compiled binary in an empty folder', () => {
   test('loads a user plugin that imports agentic, by path and from a plugins folder', async () => {
     const dir = scratch({ 'dice.ts': PLUGIN, 'more/dice2.ts': PLUGIN.replace("name: 'dice'", "name: 'dice_two'") });
     writeFiles(dir, {
-      'exp.yaml': 'plugins: [more]\ncustom_envs:\n  D: {env_type: ./dice.ts}\n  D2: {env_type: dice_two}\ntrain_env_manager: {num_env_groups: 2, group_size: 1, tags: [D, D2]}\nrollout_batch_size: 2\n',
+      'exp.yaml':
+        'plugins: [more]\ncustom_envs:\n  D: {env_type: ./dice.ts}\n  D2: {env_type: dice_two}\ntrain_env_manager: {num_env_groups: 2, group_size: 1, tags: [D, D2]}\nrollout_batch_size: 2\n',
     });
     const listed = await run(['plugins', './dice.ts'], dir);
     expect(listed.stderr).toBe('');
@@ -112,12 +113,15 @@ describe('the compiled binary in an empty folder', () => {
     const dir = scratch({ 'dice.ts': PLUGIN });
     const user = await run(['plugins', 'check', './dice.ts', '--episodes', '2'], dir);
     expect(user.code).toBe(1);
-    expect(user.stdout).toContain(`FAIL  render          env 'dice': render() returned a malformed result: render('rgb') is the string "die", expected null or { width, height, data }`);
+    expect(user.stdout).toContain(
+      `FAIL  render          env 'dice': render() returned a malformed result: render('rgb') is the string "die", expected null or { width, height, data }`,
+    );
   });
 
   test('named configs from a configs folder next to it', async () => {
     const dir = scratch({
-      'configs/mine.yaml': 'defaults:\n  - envs/b@custom_envs.B\nexp_name: mine\ntrain_env_manager: {num_env_groups: 1, group_size: 4, tags: [B]}\nrollout_batch_size: 4\n',
+      'configs/mine.yaml':
+        'defaults:\n  - envs/b@custom_envs.B\nexp_name: mine\ntrain_env_manager: {num_env_groups: 1, group_size: 4, tags: [B]}\nrollout_batch_size: 4\n',
       'configs/envs/b.yaml': 'env_type: bandit\n',
     });
     const { code, stdout, stderr } = await run(['config', '--config-name', 'mine'], dir);
@@ -158,7 +162,12 @@ describe('the compiled binary in an empty folder', () => {
   test('play: a scripted FrozenLake episode to the goal, saved under the working folder', async () => {
     const cwd = scratch();
     const moves = ['Left', 'Left', 'Down', 'Down', 'Down', 'Right', 'Right', 'Right'].map((m) => `<answer>${m}</answer>`).join('\n');
-    const { code, stdout } = await agentic(['play', 'FrozenLake', 'seed=20', '--script', '-'], { bin, cwd, env: { PATH: '/usr/bin:/bin', HOME: home }, stdin: `${moves}\n` });
+    const { code, stdout } = await agentic(['play', 'FrozenLake', 'seed=20', '--script', '-'], {
+      bin,
+      cwd,
+      env: { PATH: '/usr/bin:/bin', HOME: home },
+      stdin: `${moves}\n`,
+    });
     expect(code).toBe(0);
     expect(stdout).toContain('score: 1 (success)');
     expect(readdirSync(join(cwd, 'output', 'play'))).toEqual(['FrozenLake-seed20.json']);

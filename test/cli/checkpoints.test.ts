@@ -96,7 +96,9 @@ describe('agentic resume', () => {
 
     const flags = await agentic(['resume', folder, '--config-name', 'bandit_grpo']);
     expect(flags.code).toBe(2);
-    expect(lines(flags.stderr)).toEqual(['error: --config-name: a checkpoint folder brings its own config; give overrides only (or use auto to find the checkpoint through a config)']);
+    expect(lines(flags.stderr)).toEqual([
+      'error: --config-name: a checkpoint folder brings its own config; give overrides only (or use auto to find the checkpoint through a config)',
+    ]);
   });
 
   test('--help describes the command, not a placeholder', async () => {

@@ -66,7 +66,8 @@ describe('usage errors: one line, exit 2', () => {
   test('unknown flag with a value', () => expectOneLineError(['train', '--lr=3'], "unknown option '--lr'"));
   test('a misspelt flag gets a suggestion', () => expectOneLineError(['config', '--config-nam', 'x'], 'did you mean --config-name'));
   test('a flag missing its value', () => expectOneLineError(['config', '--config-name'], "option '--config-name' needs a value"));
-  test('a positional that is not an override', () => expectOneLineError(['config', 'seed'], "expected an override (key=value, +key=value, ++key=value or ~key), got 'seed'"));
+  test('a positional that is not an override', () =>
+    expectOneLineError(['config', 'seed'], "expected an override (key=value, +key=value, ++key=value or ~key), got 'seed'"));
   test('-c and --config-name together', () => expectOneLineError(['config', '-c', 'a.yaml', '--config-name', 'b'], 'not both'));
 });
 
@@ -113,7 +114,8 @@ describe('agentic config', () => {
 
   test('both spellings of --config-path/--config-name, and -c / --config', async () => {
     const dir = scratch({
-      'confs/exp.yaml': 'defaults:\n  - /envs/b@custom_envs.B\nexp_name: spelled\ntrain_env_manager: {num_env_groups: 1, group_size: 2, tags: [B]}\nrollout_batch_size: 2\n',
+      'confs/exp.yaml':
+        'defaults:\n  - /envs/b@custom_envs.B\nexp_name: spelled\ntrain_env_manager: {num_env_groups: 1, group_size: 2, tags: [B]}\nrollout_batch_size: 2\n',
       'confs/envs/b.yaml': 'env_type: bandit\n',
     });
     const forms = [
@@ -139,7 +141,8 @@ class Coin { reset() { return { observation: 'flip', info: { instruction: 'call 
   step() { return { observation: '', reward: 1, terminated: true, truncated: false, info: { metrics: {} } }; }
   render() { return 'coin'; } close() {} sampleRandomAction() { return '<answer>heads</answer>'; } }
 export default defineEnv({ name: 'coin', description: 'Call a coin flip.', config: z.strictObject({ bias: z.number().default(0.5) }), env: Coin });`,
-      'exp.yaml': 'custom_envs:\n  Coin: {env_type: ./my_env.ts, env_config: {}}\ntrain_env_manager: {num_env_groups: 1, group_size: 1, tags: [Coin]}\nrollout_batch_size: 1\n',
+      'exp.yaml':
+        'custom_envs:\n  Coin: {env_type: ./my_env.ts, env_config: {}}\ntrain_env_manager: {num_env_groups: 1, group_size: 1, tags: [Coin]}\nrollout_batch_size: 1\n',
     });
     const { code, stdout, stderr } = await agentic(['config', '-c', 'exp.yaml', 'custom_envs.Coin.env_config.bias=0.9'], { cwd: dir });
     expect(stderr).toBe('');
@@ -234,12 +237,14 @@ describe('agentic plugins check', () => {
     const { code, stdout } = await agentic(['plugins', 'check', './nan_env.ts', '--episodes=2'], { cwd: dir });
     expect(code).toBe(1);
     expect(stdout).toContain("checking env 'nan_reward' (nan_env.ts)");
-    expect(stdout).toContain("  FAIL  step            env 'nan_reward': step() returned a malformed result: reward is NaN, expected a finite number (2 of 2 episodes)");
+    expect(stdout).toContain(
+      "  FAIL  step            env 'nan_reward': step() returned a malformed result: reward is NaN, expected a finite number (2 of 2 episodes)",
+    );
     expect(stdout.trimEnd()).toMatch(/env 'nan_reward': \d+ of 11 checks failed: step(, \w+)* \(\d+ skipped\)$/);
   });
 
   test('a step that times out fails its check, and a timer the plugin left behind does not hold the exit', async () => {
-    const dir = scratch({ 'slow_env.ts': NAN_REWARD_ENV.replace("step() {", "step() { return new Promise((resolve) => setTimeout(resolve, 60_000));") });
+    const dir = scratch({ 'slow_env.ts': NAN_REWARD_ENV.replace('step() {', 'step() { return new Promise((resolve) => setTimeout(resolve, 60_000));') });
     const started = performance.now();
     const { code, stdout } = await agentic(['plugins', 'check', './slow_env.ts', '--episodes=1', '--timeout', '0.05'], { cwd: dir });
     expect(code).toBe(1);
@@ -251,7 +256,10 @@ describe('agentic plugins check', () => {
     await expectOneLineError(['plugins', 'check', 'bandti'], "unknown env 'bandti' (did you mean bandit?)");
     await expectOneLineError(['plugins', 'check', 'bandit', 'risky_prb=1'], "env 'bandit': env_config.risky_prb: unknown key (did you mean risky_prob");
     await expectOneLineError(['plugins', 'check', 'bandit', '--episodes', '0'], "option '--episodes' expects a whole number from 1 to 10000, got '0'");
-    await expectOneLineError(['plugins', 'check', 'bandit', '--max_step', '3'], "unknown option '--max_step' for 'agentic plugins check' (did you mean --max-steps?)");
+    await expectOneLineError(
+      ['plugins', 'check', 'bandit', '--max_step', '3'],
+      "unknown option '--max_step' for 'agentic plugins check' (did you mean --max-steps?)",
+    );
   });
 
   test('--help lists the checks', async () => {
@@ -285,14 +293,18 @@ test('agentic doctor backend=webgpu without a usable adapter: the row says why a
   // an EGL platform Mesa does not know: the OpenGL ES adapter cannot start, as on a machine without Mesa
   const { code, stdout } = await agentic(['doctor', 'backend=webgpu', 'webgpu_adapter=opengles'], { env: { EGL_PLATFORM: 'no-such-platform' } });
   expect(code).toBe(1);
-  expect(stdout).toMatch(/^backend webgpu +FAILED: webgpu: webgpu_adapter=opengles, but EGL offers no OpenGL ES context; .*libvulkan1.*apt-get install libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri; or use backend=wasm$/m);
+  expect(stdout).toMatch(
+    /^backend webgpu +FAILED: webgpu: webgpu_adapter=opengles, but EGL offers no OpenGL ES context; .*libvulkan1.*apt-get install libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri; or use backend=wasm$/m,
+  );
   expect(stdout).not.toMatch(/^backend webgpu +ok/m);
 });
 
 test('agentic doctor backend=tensorflow reports the missing package and fails', async () => {
   const { code, stdout } = await agentic(['doctor', 'backend=tensorflow'], { cwd: scratch() });
   expect(code).toBe(1);
-  expect(stdout).toMatch(/^backend tensorflow +FAILED: the tensorflow backend needs @tensorflow\/tfjs-node-gpu or @tensorflow\/tfjs-node, and neither is installed: /m);
+  expect(stdout).toMatch(
+    /^backend tensorflow +FAILED: the tensorflow backend needs @tensorflow\/tfjs-node-gpu or @tensorflow\/tfjs-node, and neither is installed: /m,
+  );
 });
 
 test('agentic doctor with an unknown webgpu adapter or conflicting role backends: one line', async () => {

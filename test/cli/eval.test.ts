@@ -37,7 +37,17 @@ describe('agentic eval', () => {
 
   test("a random-init tiny model plays FrozenLake with val_env_manager's greedy decoding", async () => {
     const out = join(scratch(), 'eval.json');
-    const { code, stdout, stderr } = await agentic(['eval', '--config-name', 'frozen_lake', '--out', out, 'val_batch_size=4', 'val_env_manager.num_env_groups=4', 'custom_envs.FrozenLake.max_steps=2', 'custom_envs.FrozenLake.max_tokens_per_step=6']);
+    const { code, stdout, stderr } = await agentic([
+      'eval',
+      '--config-name',
+      'frozen_lake',
+      '--out',
+      out,
+      'val_batch_size=4',
+      'val_env_manager.num_env_groups=4',
+      'custom_envs.FrozenLake.max_steps=2',
+      'custom_envs.FrozenLake.max_tokens_per_step=6',
+    ]);
     expect(code).toBe(0);
     expect(stderr).toContain('policy: agentic:tiny (random init, seed 42)');
     expect(lines(stdout)[1]).toMatch(/^FrozenLake +4 /);

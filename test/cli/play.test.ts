@@ -54,7 +54,9 @@ describe('agentic play --script: FrozenLake to the goal', () => {
   });
 
   test('shows the exact prompt (the chat template applied) and the token view of each response', () => {
-    expect(run.stdout).toContain(`--- prompt (step-wise: the whole prompt, 36 ids, chat template applied)\n<|im_start|>system\nReach G.<|im_end|>\n<|im_start|>user\n${LAKE_20}<|im_end|>\n<|im_start|>assistant\n`);
+    expect(run.stdout).toContain(
+      `--- prompt (step-wise: the whole prompt, 36 ids, chat template applied)\n<|im_start|>system\nReach G.<|im_end|>\n<|im_start|>user\n${LAKE_20}<|im_end|>\n<|im_start|>assistant\n`,
+    );
     expect(run.stdout).toContain('--- response tokens: 5, all trained on (the response mask is 1 on each); log-probs n/a (no model loaded');
     expect(run.stdout).toMatch(/^ +1 +\d+ +n\/a +yes +"<answer"$/m);
   });
@@ -63,7 +65,14 @@ describe('agentic play --script: FrozenLake to the goal', () => {
     const saved = readJson(out);
     expect(saved).toHaveLength(1);
     const [episode] = saved;
-    expect(episode).toMatchObject({ tag: 'FrozenLake', seed: 20, endReason: 'terminated', score: 0.99, stopped: null, policy: `script ${join(dir, 'moves.txt')}` });
+    expect(episode).toMatchObject({
+      tag: 'FrozenLake',
+      seed: 20,
+      endReason: 'terminated',
+      score: 0.99,
+      stopped: null,
+      policy: `script ${join(dir, 'moves.txt')}`,
+    });
     expect(episode.turns[0].observation).toBe(LAKE_20);
     expect(episode.turns.map((t: { action: string | null }) => t.action)).toEqual([null, ...PATH_20]);
     expect(episode.turns[0].metrics.action_is_valid).toBe(false);
@@ -157,9 +166,21 @@ describe('agentic play: other policies and envs', () => {
   test("--checkpoint plays a training checkpoint's actor with the config it was saved with", async () => {
     const dir = scratch();
     const trained = await agentic([
-      'train', '--config-name', 'bandit_grpo', 'pretrain=agentic:nano', 'max_steps=1', 'save_steps=1', 'eval_steps=0', 'custom_envs.Bandit.max_tokens_per_step=6',
-      'rollout_batch_size=8', 'train_env_manager.num_env_groups=2', 'train_env_manager.group_size=4', 'val_batch_size=2', 'val_env_manager.num_env_groups=2',
-      'track_with=[jsonl]', `output_dir=${dir}`,
+      'train',
+      '--config-name',
+      'bandit_grpo',
+      'pretrain=agentic:nano',
+      'max_steps=1',
+      'save_steps=1',
+      'eval_steps=0',
+      'custom_envs.Bandit.max_tokens_per_step=6',
+      'rollout_batch_size=8',
+      'train_env_manager.num_env_groups=2',
+      'train_env_manager.group_size=4',
+      'val_batch_size=2',
+      'val_env_manager.num_env_groups=2',
+      'track_with=[jsonl]',
+      `output_dir=${dir}`,
     ]);
     expect(trained.code).toBe(0);
     const checkpoint = join(dir, 'checkpoints', 'checkpoint-1');
@@ -200,13 +221,23 @@ export default defineEnv({ name: 'parity', description: 'Even or odd.', config: 
     expect(first.code).toBe(0);
     const number = Number(/The number is (\d+)\./.exec(first.stdout)![1]);
     const answer = `<answer>${number % 2 ? 'odd' : 'even'}</answer>`;
-    const { code, stdout, stderr } = await agentic(['play', './parity.ts', 'seed=1', 'sequence_length=1024', 'custom_envs.parity.max_steps=1', '--script', '-', '--out', 'out.json'], { cwd: dir, stdin: `${answer}\n` });
+    const { code, stdout, stderr } = await agentic(
+      ['play', './parity.ts', 'seed=1', 'sequence_length=1024', 'custom_envs.parity.max_steps=1', '--script', '-', '--out', 'out.json'],
+      { cwd: dir, stdin: `${answer}\n` },
+    );
     expect(stderr).not.toContain('error');
     expect(code).toBe(0);
     expect(lines(stdout)[0]).toBe('playing parity (env ./parity.ts, trajectory-wise), seed 1; responses: script stdin');
     expect(stdout).toContain('score: 1 (success)');
     const words = replayWords(stderr);
-    expect(words).toEqual(['--trajectories', 'out.json', '+custom_envs.parity.env_type=./parity.ts', 'seed=1', 'sequence_length=1024', 'custom_envs.parity.max_steps=1']);
+    expect(words).toEqual([
+      '--trajectories',
+      'out.json',
+      '+custom_envs.parity.env_type=./parity.ts',
+      'seed=1',
+      'sequence_length=1024',
+      'custom_envs.parity.max_steps=1',
+    ]);
     const replay = await agentic(['render', ...words, 'render_save_dir=render'], { cwd: dir });
     expect(replay.code).toBe(0);
     expect(existsSync(join(dir, 'render', 'episodes', '001_parity_seed1.txt'))).toBe(true);
@@ -223,7 +254,10 @@ export default defineEnv({ name: 'parity', description: 'Even or odd.', config: 
 
 test("a response longer than the turn's token budget is cut there, as a model's would be", async () => {
   const long = `${'let me think about the board for a while '.repeat(3)}<answer>Left</answer>`;
-  const { code, stdout } = await agentic(['play', 'FrozenLake', 'seed=20', 'custom_envs.FrozenLake.max_steps=1', '--script', '-', '--out', join(scratch(), 'cut.json')], { stdin: `${long}\n` });
+  const { code, stdout } = await agentic(
+    ['play', 'FrozenLake', 'seed=20', 'custom_envs.FrozenLake.max_steps=1', '--script', '-', '--out', join(scratch(), 'cut.json')],
+    { stdin: `${long}\n` },
+  );
   expect(code).toBe(0);
   expect(stdout).toMatch(/^note: the response is \d+ tokens; the turn allows 32, so the env gets the first 32$/m);
   expect(stdout).toContain('action: none found in the response (not valid)');
@@ -272,15 +306,27 @@ describe('agentic play: bad input is one line and a non-zero exit', () => {
   const scriptDir = scratch({ 'one.txt': '<answer>Left</answer>\n' });
   const script = join(scriptDir, 'one.txt');
   const cases: Array<[string, string[], string]> = [
-    ['unknown env', ['play', 'Mars', '--script', script], "error: unknown env 'Mars': not a custom_envs tag of this config (FrozenLake, FrozenLakeTrain), a registered env ("],
+    [
+      'unknown env',
+      ['play', 'Mars', '--script', script],
+      "error: unknown env 'Mars': not a custom_envs tag of this config (FrozenLake, FrozenLakeTrain), a registered env (",
+    ],
     ['a near miss', ['play', 'FrozenLak', '--script', script], "error: unknown env 'FrozenLak' (did you mean FrozenLake, FrozenLakeTrain or frozen_lake?)"],
     ['a missing env file', ['play', './nowhere.ts', '--script', script], 'error: ./nowhere.ts: no such plugin file or folder'],
-    ['no terminal for a person', ['play', 'FrozenLake'], 'error: stdin is not a terminal, so nobody can answer here; give the responses with --script FILE (or --script - to read them from stdin)'],
+    [
+      'no terminal for a person',
+      ['play', 'FrozenLake'],
+      'error: stdin is not a terminal, so nobody can answer here; give the responses with --script FILE (or --script - to read them from stdin)',
+    ],
     ['no terminal to press Enter', ['play', 'FrozenLake', '--policy', 'random'], 'error: stdin is not a terminal, so nobody can answer here; add --auto'],
     ['a missing script', ['play', 'FrozenLake', '--script', join(scriptDir, 'none.txt')], `error: --script ${join(scriptDir, 'none.txt')}: no such file`],
     ['a folder as script', ['play', 'FrozenLake', '--script', scriptDir], `error: --script ${scriptDir}: is a folder`],
     ['an unknown policy', ['play', 'FrozenLake', '--policy', 'smart'], "error: --policy: expected one of human, random, model, got 'smart'"],
-    ['a script with a model policy', ['play', 'FrozenLake', '--policy', 'model', '--script', script], 'error: --script: the script gives the responses, so it cannot go with --policy model'],
+    [
+      'a script with a model policy',
+      ['play', 'FrozenLake', '--policy', 'model', '--script', script],
+      'error: --script: the script gives the responses, so it cannot go with --policy model',
+    ],
     ['--auto for a person', ['play', 'FrozenLake', '--auto'], 'error: --auto: a person types each response'],
     ['an override first', ['play', 'seed=3'], "error: 'seed=3' is an override; name the env first"],
     ['no env', ['play'], 'error: Missing required positional argument: ENV'],
@@ -302,6 +348,7 @@ describe('agentic play: bad input is one line and a non-zero exit', () => {
 test('--help describes every flag', async () => {
   const { code, stdout } = await agentic(['play', '--help']);
   expect(code).toBe(0);
-  for (const flag of ['--config', '--config-path', '--config-name', '--policy', '--human', '--script', '--auto', '--checkpoint', '--out', '--debug']) expect(stdout).toContain(flag);
+  for (const flag of ['--config', '--config-path', '--config-name', '--policy', '--human', '--script', '--auto', '--checkpoint', '--out', '--debug'])
+    expect(stdout).toContain(flag);
   expect(stdout).toContain('\\n stands for a new line');
 });

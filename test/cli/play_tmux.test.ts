@@ -120,7 +120,15 @@ describe.skipIf(!tmux && !inCi)('agentic play in tmux', () => {
 
   test('a model waits for Enter before each of its turns', async () => {
     const out = join(dir, 'model.json');
-    start('model', ['FrozenLake', 'seed=20', 'pretrain=agentic:tiny', 'custom_envs.FrozenLake.max_steps=2', 'custom_envs.FrozenLake.max_tokens_per_step=4', '--out', out]);
+    start('model', [
+      'FrozenLake',
+      'seed=20',
+      'pretrain=agentic:tiny',
+      'custom_envs.FrozenLake.max_steps=2',
+      'custom_envs.FrozenLake.max_tokens_per_step=4',
+      '--out',
+      out,
+    ]);
     const waiting = "[Enter] for the model's response> ";
     await waitFor('model', 'the first wait', (t) => count(t, waiting) === 1);
     await Bun.sleep(300);

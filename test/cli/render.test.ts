@@ -10,10 +10,29 @@ import { agentic, lines, scratch } from '../helpers';
 const SMALL = ['custom_envs.FrozenLake.max_steps=3', 'custom_envs.FrozenLake.max_tokens_per_step=12'];
 
 const dir = scratch({
-  'logs/metrics.jsonl': [0, 1, 2, 3].map((step) => JSON.stringify({ step, metrics: { 'val/env/FrozenLake/success': step / 5, 'val/score/mean': step / 5, 'rollout/score/mean': step / 6, 'time/elapsed': 4 * step } })).join('\n') + '\n',
+  'logs/metrics.jsonl':
+    [0, 1, 2, 3]
+      .map((step) =>
+        JSON.stringify({
+          step,
+          metrics: { 'val/env/FrozenLake/success': step / 5, 'val/score/mean': step / 5, 'rollout/score/mean': step / 6, 'time/elapsed': 4 * step },
+        }),
+      )
+      .join('\n') + '\n',
 });
 const renderDir = join(dir, 'render');
-const first = await agentic(['render', '--config-name', 'frozen_lake', '--policy', 'random', '--episodes', '3', `render_save_dir=${renderDir}`, `logging_dir=${join(dir, 'logs')}`, ...SMALL]);
+const first = await agentic([
+  'render',
+  '--config-name',
+  'frozen_lake',
+  '--policy',
+  'random',
+  '--episodes',
+  '3',
+  `render_save_dir=${renderDir}`,
+  `logging_dir=${join(dir, 'logs')}`,
+  ...SMALL,
+]);
 
 const files = (folder: string) => readdirSync(folder).sort();
 
@@ -30,7 +49,8 @@ describe('agentic render', () => {
     expect(episodeFiles.filter((f) => f.endsWith('.gif'))).toHaveLength(3);
     expect(episodeFiles.filter((f) => f.endsWith('.txt'))).toHaveLength(3);
     expect(episodeFiles[0]).toMatch(/^001_FrozenLake_seed\d+\.gif$/);
-    for (const gif of episodeFiles.filter((f) => f.endsWith('.gif'))) expect(new TextDecoder().decode(readFileSync(join(renderDir, 'episodes', gif)).subarray(0, 6))).toBe('GIF89a');
+    for (const gif of episodeFiles.filter((f) => f.endsWith('.gif')))
+      expect(new TextDecoder().decode(readFileSync(join(renderDir, 'episodes', gif)).subarray(0, 6))).toBe('GIF89a');
     const saved = JSON.parse(readFileSync(join(renderDir, 'episodes.json'), 'utf8'));
     expect(saved).toHaveLength(3);
     expect(saved[0]).toMatchObject({ tag: 'FrozenLake' });
@@ -43,7 +63,15 @@ describe('agentic render', () => {
 
   test('--trajectories replays the saved episodes to the same GIFs and the same episodes.json', async () => {
     const again = join(dir, 'again');
-    const { code, stderr } = await agentic(['render', '--config-name', 'frozen_lake', '--trajectories', join(renderDir, 'episodes.json'), `render_save_dir=${again}`, ...SMALL]);
+    const { code, stderr } = await agentic([
+      'render',
+      '--config-name',
+      'frozen_lake',
+      '--trajectories',
+      join(renderDir, 'episodes.json'),
+      `render_save_dir=${again}`,
+      ...SMALL,
+    ]);
     expect(stderr).not.toContain('error');
     expect(code).toBe(0);
     expect(stderr).toContain(`replaying 3 saved episode(s) from ${join(renderDir, 'episodes.json')}`);
@@ -70,14 +98,24 @@ describe('agentic render', () => {
       [['--trajectories', join(bad, 'missing.json')], 2, `${join(bad, 'missing.json')}: no such file`],
       [['--trajectories', join(bad, 'garbled.json')], 2, `${join(bad, 'garbled.json')}: not valid JSON`],
       [['--trajectories', join(bad, 'unknown_tag.json')], 2, "episode 1: tag 'Mars' is not in this config's custom_envs (defined: FrozenLake)"],
-      [['--trajectories', join(bad, 'diverging.json')], 1, `episode ${longest + 1} (FrozenLake, seed ${saved[longest].seed}): the replay diverges at turn ${saved[longest].turns.length}: the observation differs from the recorded one (line 1: recorded "a board nobody saw"`],
+      [
+        ['--trajectories', join(bad, 'diverging.json')],
+        1,
+        `episode ${longest + 1} (FrozenLake, seed ${saved[longest].seed}): the replay diverges at turn ${saved[longest].turns.length}: the observation differs from the recorded one (line 1: recorded "a board nobody saw"`,
+      ],
       [['--trajectories', join(bad, 'garbled.json'), '--policy', 'random'], 2, '--policy: --trajectories replays saved responses'],
       [['--episodes', '0'], 2, "--episodes: expected a whole number of at least 1, got '0'"],
       [['--episodes', 'many'], 2, "--episodes: expected a whole number of at least 1, got 'many'"],
       [['--policy', 'smart'], 2, "--policy: expected one of model, random, got 'smart'"],
-      [['--policy', 'random', '--episodes', '3', 'val_env_manager.group_size=2', 'val_batch_size=2'], 2, '--episodes: 3 is not whole groups of val_env_manager.group_size (2)'],
+      [
+        ['--policy', 'random', '--episodes', '3', 'val_env_manager.group_size=2', 'val_batch_size=2'],
+        2,
+        '--episodes: 3 is not whole groups of val_env_manager.group_size (2)',
+      ],
     ];
-    const results = await Promise.all(cases.map(([args]) => agentic(['render', '--config-name', 'frozen_lake', ...args, `render_save_dir=${renderDir}`, ...SMALL])));
+    const results = await Promise.all(
+      cases.map(([args]) => agentic(['render', '--config-name', 'frozen_lake', ...args, `render_save_dir=${renderDir}`, ...SMALL])),
+    );
     results.forEach(({ code, stderr }, i) => {
       const [, exit, message] = cases[i]!;
       const errors = lines(stderr).filter((l) => l.startsWith('error:'));
@@ -90,7 +128,9 @@ describe('agentic render', () => {
     // a folder that is not an earlier render is never replaced
     const stranger = await agentic(['render', '--config-name', 'frozen_lake', '--policy', 'random', `render_save_dir=${join(bad, 'stranger')}`, ...SMALL]);
     expect(stranger.code).toBe(2);
-    expect(lines(stranger.stderr)).toEqual([`error: render_save_dir: ${join(bad, 'stranger')} holds files but no earlier render (no report.html); a render replaces the whole folder, so choose an empty or new one`]);
+    expect(lines(stranger.stderr)).toEqual([
+      `error: render_save_dir: ${join(bad, 'stranger')} holds files but no earlier render (no report.html); a render replaces the whole folder, so choose an empty or new one`,
+    ]);
     expect(readFileSync(join(bad, 'stranger', 'notes.txt'), 'utf8')).toBe('keep me');
     expect(existsSync(join(bad, 'stranger', 'report.html'))).toBe(false);
     // nor does it play for minutes before finding it cannot write

@@ -30,7 +30,15 @@ const SMALL = [
 describe('agentic sft', () => {
   test('builds the base model of a config: a Hugging Face folder with the fingerprint of its settings', async () => {
     const out = scratch();
-    const args = ['sft', '--config-name', 'agentic', `pretrain=${pretrain}`, 'warm_start.episodes=8', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`];
+    const args = [
+      'sft',
+      '--config-name',
+      'agentic',
+      `pretrain=${pretrain}`,
+      'warm_start.episodes=8',
+      'warm_start.epochs=1',
+      `warm_start.output_dir=${out}/base`,
+    ];
     const { code, stderr } = await agentic(args);
     expect(stderr).not.toContain('error');
     expect(code).toBe(0);
@@ -49,7 +57,9 @@ describe('agentic sft', () => {
     ]);
     const step = await agentic([...base, 'custom_envs.Bandit.env_manager_cls=step', 'custom_envs.Bandit.history_length=0']);
     expect(step.code).toBe(2);
-    expect(lines(step.stderr)).toEqual(['error: warm_start.think: env bandit (custom_envs.Bandit) has no stateNotes(), so there is nothing to teach in <think>']);
+    expect(lines(step.stderr)).toEqual([
+      'error: warm_start.think: env bandit (custom_envs.Bandit) has no stateNotes(), so there is nothing to teach in <think>',
+    ]);
   });
 });
 
@@ -76,7 +86,15 @@ describe('agentic train', () => {
     expect(curves).toContain('<svg');
     expect(curves).toContain('validation score');
 
-    const evaluated = await agentic(['eval', '--config-name', 'bandit_grpo', `pretrain=${join(out, 'model')}`, 'val_batch_size=2', 'val_env_manager.num_env_groups=2', `--out=${join(out, 'eval.json')}`]);
+    const evaluated = await agentic([
+      'eval',
+      '--config-name',
+      'bandit_grpo',
+      `pretrain=${join(out, 'model')}`,
+      'val_batch_size=2',
+      'val_env_manager.num_env_groups=2',
+      `--out=${join(out, 'eval.json')}`,
+    ]);
     expect(evaluated.code).toBe(0);
 
     // a second fresh run into the same folder is refused in one line, before it touches anything
@@ -90,7 +108,10 @@ describe('agentic train', () => {
 
   test('an output_dir that is a file, or cannot be created, is one line naming the key (exit 2)', async () => {
     const file = join(scratch({ taken: 'x' }), 'taken');
-    for (const [dir, reason] of [[file, `${file} is a file, not a folder`], ['/proc/agentic_nope/x', '/proc is not writable (ENOENT)']] as const) {
+    for (const [dir, reason] of [
+      [file, `${file} is a file, not a folder`],
+      ['/proc/agentic_nope/x', '/proc is not writable (ENOENT)'],
+    ] as const) {
       const { code, stderr } = await agentic(['train', '--config-name', 'bandit_grpo', `pretrain=${pretrain}`, `output_dir=${dir}`, ...SMALL]);
       expect(code).toBe(2);
       expect(lines(stderr)).toEqual([`error: output_dir: cannot write to ${dir}: ${reason}`]);

@@ -94,7 +94,10 @@ const FAST = [
 const load = (overrides: string[], extra: { configName?: string } = {}) => loadConfig({ overrides, ...extra }, new PluginHost());
 
 async function fails(overrides: string[], message: string | RegExp): Promise<void> {
-  const error = await load(overrides).then(() => null, (e: unknown) => e);
+  const error = await load(overrides).then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ConfigError);
   expect((error as Error).message).toMatch(message);
   expect((error as Error).message).not.toContain('\n');
@@ -105,10 +108,25 @@ describe('AgentFly command lines through agentic config', () => {
     const loaded = await load(MATH);
     const c = loaded.config;
     expect(loaded.files).toEqual([AGENTFLY_CONFIG_NAME]);
-    expect([c.adv_estimator, c.pretrain, c.sequence_length, c.max_steps, c.save_steps, c.eval_steps, c.critic_warmup]).toEqual(['grpo', 'agentic:nano', 4096, 100, 50, 10, 0]);
+    expect([c.adv_estimator, c.pretrain, c.sequence_length, c.max_steps, c.save_steps, c.eval_steps, c.critic_warmup]).toEqual([
+      'grpo',
+      'agentic:nano',
+      4096,
+      100,
+      50,
+      10,
+      0,
+    ]);
     expect([c.rollout_batch_size, c.train_env_manager.num_env_groups, c.train_env_manager.group_size]).toEqual([512, 64, 8]);
     expect(c.actor_train.training_args).toMatchObject({ learning_rate: 5e-7, per_device_train_batch_size: 8, gradient_accumulation_steps: 8 });
-    expect([c.use_kl_loss, c.kl_loss_coef, c.kl_loss_type, c.entropy_loss_coef, c.init_kl_coef, c.add_token_level_kl]).toEqual([true, 0.001, 'mse', 0.001, 0.001, false]);
+    expect([c.use_kl_loss, c.kl_loss_coef, c.kl_loss_type, c.entropy_loss_coef, c.init_kl_coef, c.add_token_level_kl]).toEqual([
+      true,
+      0.001,
+      'mse',
+      0.001,
+      0.001,
+      false,
+    ]);
     expect(c.track_with).toEqual(['console']);
     for (const tag of ['AgentFly', 'AgentFlyVal']) {
       expect(c.custom_envs[tag]!).toMatchObject({ max_steps: 1, max_tokens_per_step: 512 });
@@ -125,21 +143,43 @@ describe('AgentFly command lines through agentic config', () => {
   test('the ReAct search agent with REINFORCE++', async () => {
     const loaded = await load(SEARCH);
     const c = loaded.config;
-    expect([c.adv_estimator, c.pretrain, c.max_steps, c.rollout_batch_size, c.train_env_manager.group_size]).toEqual(['reinforce_plus_plus', 'agentic:nano', 200, 128, 1]);
+    expect([c.adv_estimator, c.pretrain, c.max_steps, c.rollout_batch_size, c.train_env_manager.group_size]).toEqual([
+      'reinforce_plus_plus',
+      'agentic:nano',
+      200,
+      128,
+      1,
+    ]);
     expect(c.actor_train.training_args).toMatchObject({ per_device_train_batch_size: 4, gradient_accumulation_steps: 32 });
-    expect(c.custom_envs.AgentFly!.env_config).toMatchObject({ dataset: 'corpus_qa/train', tools: ['google_search', 'answer'], reward: 'qa_f1_reward', agent_format: 'react', max_turns: 4 });
+    expect(c.custom_envs.AgentFly!.env_config).toMatchObject({
+      dataset: 'corpus_qa/train',
+      tools: ['google_search', 'answer'],
+      reward: 'qa_f1_reward',
+      agent_format: 'react',
+      max_turns: 4,
+    });
     expect(c.custom_envs.AgentFlyVal!.env_config.dataset).toBe('corpus_qa/val');
-    expect(loaded.agentFlyInert).toEqual(['actor_rollout_ref.rollout.tensor_model_parallel_size=2', 'actor_rollout_ref.rollout.gpu_memory_utilization=0.6', 'actor_rollout_ref.ref.fsdp_config.param_offload=true', 'trainer.n_gpus_per_node=8']);
+    expect(loaded.agentFlyInert).toEqual([
+      'actor_rollout_ref.rollout.tensor_model_parallel_size=2',
+      'actor_rollout_ref.rollout.gpu_memory_utilization=0.6',
+      'actor_rollout_ref.ref.fsdp_config.param_offload=true',
+      'trainer.n_gpus_per_node=8',
+    ]);
   });
 
   test('on a named config the keys go to its env entries; agentic keys on the same line win', async () => {
-    const { config: c } = await load(['data.train_files=arithmetic/val', 'agent.num_chains=4', 'data.train_batch_size=2', 'train_env_manager.group_size=2', 'rollout_batch_size=4'], { configName: 'agentfly_math_grpo' });
+    const { config: c } = await load(
+      ['data.train_files=arithmetic/val', 'agent.num_chains=4', 'data.train_batch_size=2', 'train_env_manager.group_size=2', 'rollout_batch_size=4'],
+      { configName: 'agentfly_math_grpo' },
+    );
     expect(c.custom_envs.Arithmetic!.env_config.dataset).toBe('arithmetic/val');
     expect([c.train_env_manager.group_size, c.rollout_batch_size, c.train_env_manager.num_env_groups]).toEqual([2, 4, 2]);
     expect((await load(['trainer.total_epochs=3'])).config.max_epochs).toBe(3);
     // new chains alone keep the questions of a batch (AgentFly's defaults here: 8 questions of 5 chains)
     expect((await load(['agent.num_chains=2'])).config.rollout_batch_size).toBe(16);
-    expect((await load(['agent.init_args.agent_type=code', 'agent.init_args.tools=[python_executor]'])).config.custom_envs.AgentFly!.env_config.agent_format).toBe('code');
+    expect(
+      (await load(['agent.init_args.agent_type=code', 'agent.init_args.tools=[python_executor]'])).config.custom_envs.AgentFly!.env_config.agent_format,
+    ).toBe('code');
   });
 
   test('without data.val_batch_size (or with null) validation plays every row of data.val_files once, as verl does', async () => {
@@ -161,10 +201,19 @@ describe('AgentFly command lines through agentic config', () => {
     await fails(['agent.agent_type=gui'], /agent\.agent_type=gui: agent types here: hf, react, code/);
     await fails(['data.train_files=[a.json,b.json]'], /one dataset per custom_envs entry/);
     await fails(['trainer.val_before_train=False'], /validation runs at step 0/);
-    await fails(['actor_rollout_ref.actor.optim.lrr=1'], /optim\.lrr: an AgentFly key agentic does not read \(did you mean actor_rollout_ref\.actor\.optim\.lr\?\)/);
-    await fails(['actor_rollout_ref.actor.ppo_mini_batch_size=6', 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4'], /ppo_mini_batch_size=6: not a whole number of micro-batches of 4/);
+    await fails(
+      ['actor_rollout_ref.actor.optim.lrr=1'],
+      /optim\.lrr: an AgentFly key agentic does not read \(did you mean actor_rollout_ref\.actor\.optim\.lr\?\)/,
+    );
+    await fails(
+      ['actor_rollout_ref.actor.ppo_mini_batch_size=6', 'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4'],
+      /ppo_mini_batch_size=6: not a whole number of micro-batches of 4/,
+    );
     await fails(['~trainer.nnodes'], /cannot be deleted/);
-    const frozen = await load(['data.train_files=arithmetic/train'], { configName: 'frozen_lake' }).then(() => null, (e: unknown) => e);
+    const frozen = await load(['data.train_files=arithmetic/train'], { configName: 'frozen_lake' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect((frozen as Error).message).toMatch(/custom_envs\.\w+ is a frozen_lake env, not an AgentFly agent/);
   });
 
@@ -202,7 +251,18 @@ describe('AgentFly command lines train 2 steps', () => {
   test('trainer.total_epochs ends the run after that many passes over data.train_files', async () => {
     const rows = Array.from({ length: 6 }, (_, i) => JSON.stringify({ question: `What is ${i} + 1?`, answer: String(i + 1) })).join('\n');
     const cwd = scratch({ 'train.jsonl': rows, 'val.json': JSON.stringify([{ question: 'What is 2 + 2?', answer: '4' }]) });
-    const line = [...MATH, ...FAST, 'data.train_files=train.jsonl', 'data.val_files=val.json', 'data.val_batch_size=1', 'data.train_batch_size=4', 'agent.num_chains=2', 'trainer.total_epochs=1', 'trainer.total_training_steps=null', 'trainer.test_freq=-1'];
+    const line = [
+      ...MATH,
+      ...FAST,
+      'data.train_files=train.jsonl',
+      'data.val_files=val.json',
+      'data.val_batch_size=1',
+      'data.train_batch_size=4',
+      'agent.num_chains=2',
+      'trainer.total_epochs=1',
+      'trainer.total_training_steps=null',
+      'trainer.test_freq=-1',
+    ];
     const run = await agentic(['train', ...line], { cwd });
     const output = run.stdout + run.stderr;
     // 6 rows, 4 questions a step: the second step completes the epoch (no total_training_steps: the config's max_steps, 100, is the cap)

@@ -37,7 +37,7 @@ describe('the backend of a run', () => {
 
   test('roles that end up on different backends are one config error naming the role and the fix', async () => {
     expect(await configError(['actor_train.strategy_args.backend=webgpu'])).toBe(
-      "actor_train.strategy_args.backend: webgpu differs from wasm (the top-level backend that actor_infer takes); tfjs runs one backend per process, so all roles share one: set the top-level backend to the one you want and leave strategy_args.backend null",
+      'actor_train.strategy_args.backend: webgpu differs from wasm (the top-level backend that actor_infer takes); tfjs runs one backend per process, so all roles share one: set the top-level backend to the one you want and leave strategy_args.backend null',
     );
     expect(await configError(['backend=webgpu', 'actor_train.strategy_args.backend=webgpu', 'reference.strategy_args.backend=cpu'])).toStartWith(
       'reference.strategy_args.backend: cpu differs from webgpu (actor_train.strategy_args.backend); tfjs runs one backend per process',

@@ -63,7 +63,11 @@ describe('layers', () => {
 
   test('interpolation runs after every layer, overrides included', async () => {
     const dir = scratch({ 'c.yaml': `${MINIMAL}vars: {lr: 0.5}\nactor_train: {training_args: {learning_rate: '\${vars.lr}'}}\nexp_name: 'exp-\${seed}'\n` });
-    const { config } = await load({ cwd: dir, configFile: 'c.yaml', overrides: ['seed=9', 'vars.lr=0.25', 'actor_infer.model_args.dtype=${actor_train.model_args.dtype}', 'actor_train.model_args.dtype=bf16'] });
+    const { config } = await load({
+      cwd: dir,
+      configFile: 'c.yaml',
+      overrides: ['seed=9', 'vars.lr=0.25', 'actor_infer.model_args.dtype=${actor_train.model_args.dtype}', 'actor_train.model_args.dtype=bf16'],
+    });
     expect(config.actor_train.training_args.learning_rate).toBe(0.25);
     expect(config.exp_name).toBe('exp-9');
     expect(config.actor_infer.model_args.dtype).toBe('bf16');
@@ -103,7 +107,17 @@ describe('layers', () => {
   });
 
   test('deleting a key restores its default; deleting an entry removes it', async () => {
-    const { config } = await load({ overrides: ['~max_steps', '~adv_estimator', '~val_env_manager.tags', '~custom_envs.FrozenLake', '~custom_envs.FrozenLakeTrain', '+custom_envs.Other={env_type: bandit}', 'train_env_manager.tags=[Other]'] });
+    const { config } = await load({
+      overrides: [
+        '~max_steps',
+        '~adv_estimator',
+        '~val_env_manager.tags',
+        '~custom_envs.FrozenLake',
+        '~custom_envs.FrozenLakeTrain',
+        '+custom_envs.Other={env_type: bandit}',
+        'train_env_manager.tags=[Other]',
+      ],
+    });
     expect(config.max_steps).toBe(configDefaults().max_steps as number);
     expect(config.val_env_manager.tags).toEqual([]);
     expect(Object.keys(config.custom_envs)).toEqual(['Other']);
@@ -131,7 +145,10 @@ describe('errors name the key', () => {
     await fails({ overrides: ['pretrain=3'] }, 'pretrain: expected string or null, got 3');
     await fails({ overrides: ['resume_from_checkpoint=[1]'] }, 'resume_from_checkpoint: expected boolean or string, got a list');
     await fails({ overrides: ['exp_name=a/b'] }, 'exp_name: no path separators: it names folders, got "a/b"');
-    await fails({ configName: 'bandit_grpo', overrides: ['train_env_manager.tags=[]', 'val_env_manager.tags=[]'] }, 'train_env_manager.tags: name at least one entry of custom_envs (defined: Bandit)');
+    await fails(
+      { configName: 'bandit_grpo', overrides: ['train_env_manager.tags=[]', 'val_env_manager.tags=[]'] },
+      'train_env_manager.tags: name at least one entry of custom_envs (defined: Bandit)',
+    );
   });
 
   test('unknown keys, from overrides and from files, with suggestions', async () => {
@@ -139,31 +156,58 @@ describe('errors name the key', () => {
     await fails({ overrides: ['sed=1'] }, 'sed: unknown key (did you mean seed?)');
     await fails({ overrides: ['+sed=1'] }, 'sed: unknown key (did you mean seed?)');
     await fails({ overrides: ['actor_train.model_args.dtyp=x'] }, 'actor_train.model_args.dtyp: unknown key (did you mean dtype?)');
-    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_config.riskyprob=1'] }, 'custom_envs.Bandit.env_config.riskyprob: unknown key (did you mean risky_prob?)');
+    await fails(
+      { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_config.riskyprob=1'] },
+      'custom_envs.Bandit.env_config.riskyprob: unknown key (did you mean risky_prob?)',
+    );
     const dir = scratch({ 'c.yaml': `${MINIMAL}actor_train: {training_args: {learning_rat: 1}}\n` });
     await fails({ cwd: dir, configFile: 'c.yaml' }, 'actor_train.training_args.learning_rat: unknown key (did you mean learning_rate?)');
   });
 
   test('relations between keys', async () => {
     await fails({ overrides: ['rollout_batch_size=100'] }, 'rollout_batch_size: 100 is not a multiple of train_env_manager.group_size (8)');
-    await fails({ configName: 'bandit_grpo', overrides: ['train_env_manager.tags=[Bandt]'] }, "train_env_manager.tags[0]: 'Bandt' is not defined in custom_envs (did you mean Bandit?)");
+    await fails(
+      { configName: 'bandit_grpo', overrides: ['train_env_manager.tags=[Bandt]'] },
+      "train_env_manager.tags[0]: 'Bandt' is not defined in custom_envs (did you mean Bandit?)",
+    );
     await fails({ overrides: ['train_env_manager.num_groups_partition=[3, 4]'] }, 'train_env_manager.num_groups_partition: has 2 entries for 1 tags');
     await fails({ overrides: ['train_env_manager.num_groups_partition=[3]'] }, 'sums to 3, but num_env_groups is 8');
-    await fails({ configName: 'bandit_grpo', overrides: ['+custom_envs.B2={env_type: bandit}', 'train_env_manager.tags=[Bandit, B2]', 'train_env_manager.num_env_groups=7'] }, 'train_env_manager.num_env_groups: 7 groups do not split equally over 2 tags');
-    await fails({ overrides: ['val_batch_size=33', 'val_env_manager.group_size=2', 'val_env_manager.num_env_groups=16'] }, 'val_batch_size: 33 is not a multiple of val_env_manager.group_size (2)');
+    await fails(
+      {
+        configName: 'bandit_grpo',
+        overrides: ['+custom_envs.B2={env_type: bandit}', 'train_env_manager.tags=[Bandit, B2]', 'train_env_manager.num_env_groups=7'],
+      },
+      'train_env_manager.num_env_groups: 7 groups do not split equally over 2 tags',
+    );
+    await fails(
+      { overrides: ['val_batch_size=33', 'val_env_manager.group_size=2', 'val_env_manager.num_env_groups=16'] },
+      'val_batch_size: 33 is not a multiple of val_env_manager.group_size (2)',
+    );
   });
 
   test('environment plugins check their own config', async () => {
-    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_config.risky_prob=2'] }, 'custom_envs.Bandit.env_config.risky_prob: must be <= 1, got 2');
-    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=nosuch'] }, "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: bandit");
-    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=bandti'] }, "custom_envs.Bandit.env_type: unknown env 'bandti' (did you mean bandit?)");
-    await fails({ configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=./nope.ts'] }, 'custom_envs.Bandit.env_type: ./nope.ts: no such plugin file or folder');
+    await fails(
+      { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_config.risky_prob=2'] },
+      'custom_envs.Bandit.env_config.risky_prob: must be <= 1, got 2',
+    );
+    await fails(
+      { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=nosuch'] },
+      "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: bandit",
+    );
+    await fails(
+      { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=bandti'] },
+      "custom_envs.Bandit.env_type: unknown env 'bandti' (did you mean bandit?)",
+    );
+    await fails(
+      { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=./nope.ts'] },
+      'custom_envs.Bandit.env_type: ./nope.ts: no such plugin file or folder',
+    );
   });
 
   test('interpolation and files', async () => {
     await fails({ overrides: ['exp_name=${nosuch}'] }, 'exp_name: ${nosuch} refers to nosuch, which does not exist');
     await fails({ overrides: ['+vars.a=${vars.b}', '+vars.b=${vars.a}'] }, /interpolation cycle: vars\.(a|b) -> vars\.(a|b) -> vars\.(a|b)/);
-    await fails({ configName: 'nosuch' }, 'config \'nosuch\' not found in configs/');
+    await fails({ configName: 'nosuch' }, "config 'nosuch' not found in configs/");
     await fails({ configName: 'bandit_grp' }, "config 'bandit_grp' not found in configs/ (did you mean bandit_grpo?)");
     await fails({ configFile: 'nosuch.yaml' }, 'nosuch.yaml: no such config file');
     await fails({ configFile: 'configs' }, 'configs: is a folder; name a config file');
@@ -235,7 +279,10 @@ describe('settings only the environment can check', () => {
     for (const [override, message] of [
       ['custom_envs.Arithmetic.env_config.reward=nosuch', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: unknown reward 'nosuch'"],
       ['custom_envs.Arithmetic.env_config.tools=[nosuch]', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: unknown tool 'nosuch'"],
-      ['custom_envs.Arithmetic.env_config.dataset=/nope.jsonl', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: dataset /nope.jsonl: no such file"],
+      [
+        'custom_envs.Arithmetic.env_config.dataset=/nope.jsonl',
+        "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: dataset /nope.jsonl: no such file",
+      ],
     ]) {
       const error = await load({ configName: 'tool_use', overrides: [override!] }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConfigError);

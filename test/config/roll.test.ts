@@ -14,7 +14,8 @@ import { readMetricsJsonl } from '../../src/tracking/jsonl';
 import { agentic, ROOT, scratch } from '../helpers';
 
 const EXAMPLES = join(ROOT, 'test/fixtures/roll/examples/qwen2.5-0.5B-agentic');
-const load = (configName: string, overrides: string[] = []) => loadConfig({ configPath: EXAMPLES, configName, overrides: ['pretrain=agentic:nano', ...overrides] } as ConfigRequest, new PluginHost());
+const load = (configName: string, overrides: string[] = []) =>
+  loadConfig({ configPath: EXAMPLES, configName, overrides: ['pretrain=agentic:nano', ...overrides] } as ConfigRequest, new PluginHost());
 const PASSING = [
   'agent_val_frozen_lake',
   'agent_val_frozen_lake_gigpo',
@@ -40,7 +41,14 @@ describe('ROLL example configs through agentic config', () => {
 
   test('helpers, custom_env and the values they feed', async () => {
     const { config, inert, unusedHelpers } = await load('agent_val_frozen_lake');
-    expect(Object.keys(config.custom_envs)).toEqual(['SimpleSokoban', 'LargerSokoban', 'SokobanDifferentGridVocab', 'FrozenLake', 'FrozenLakeThink', 'FrozenLakeLocallyDefineExamples']);
+    expect(Object.keys(config.custom_envs)).toEqual([
+      'SimpleSokoban',
+      'LargerSokoban',
+      'SokobanDifferentGridVocab',
+      'FrozenLake',
+      'FrozenLakeThink',
+      'FrozenLakeLocallyDefineExamples',
+    ]);
     const lake = config.custom_envs.FrozenLake!;
     // max_tokens_per_step: 16 in the example file wins over the env file's 32
     expect([lake.max_steps, lake.max_tokens_per_step, lake.env_manager_cls]).toEqual([4, 16, 'traj']);
@@ -49,7 +57,17 @@ describe('ROLL example configs through agentic config', () => {
     expect(config.custom_envs.FrozenLakeLocallyDefineExamples!.env_config.env_instruction).toStartWith('Cross the frozen lake');
     expect(config.custom_envs.SokobanDifferentGridVocab!.env_config).toMatchObject({ grid_lookup: { 0: 'W' }, search_depth: 20 });
     expect(config.tracker_kwargs.log_dir).toBe('./output/tensorboard/agent_val_frozen_lake');
-    expect(inert).toEqual(expect.arrayContaining(['actor_train.model_args.attn_implementation=fa2', 'actor_train.strategy_args.strategy_name=megatron_train', 'actor_train.device_mapping', 'reward_pretrain', 'train_env_manager.max_env_num_per_worker=4', 'custom_envs.FrozenLake.use_thread_lock=true', 'actor_infer.generating_args.num_return_sequences=1']));
+    expect(inert).toEqual(
+      expect.arrayContaining([
+        'actor_train.model_args.attn_implementation=fa2',
+        'actor_train.strategy_args.strategy_name=megatron_train',
+        'actor_train.device_mapping',
+        'reward_pretrain',
+        'train_env_manager.max_env_num_per_worker=4',
+        'custom_envs.FrozenLake.use_thread_lock=true',
+        'actor_infer.generating_args.num_return_sequences=1',
+      ]),
+    );
     expect(unusedHelpers).toEqual(['all_response_pattern', 'single_prompt_agent_system_template', 'single_prompt_agent_template']);
     expect('max_actions_per_traj' in config).toBe(false);
   });
@@ -60,24 +78,40 @@ describe('ROLL example configs through agentic config', () => {
     expect(gigpo.config.reward_normalization.method).toBe('mean');
     const native = await load('agentic_val_sokoban_native');
     expect(native.config.reward_normalization).toMatchObject({ norm_mean_type: 'group', norm_std_type: 'batch' });
-    expect(native.config.custom_envs.SokobanNativeEnv!).toMatchObject({ env_type: 'sokoban_native_env', env_manager_cls: 'step', agent_template: null, max_steps: 3 });
+    expect(native.config.custom_envs.SokobanNativeEnv!).toMatchObject({
+      env_type: 'sokoban_native_env',
+      env_manager_cls: 'step',
+      agent_template: null,
+      max_steps: 3,
+    });
     expect(native.inert).toEqual(expect.arrayContaining(['custom_envs.SokobanNativeEnv.agent_template']));
     expect((await load('agentic_rollout_sokoban')).config.render_save_dir).toBeNull();
   });
 
   test('refused settings and typos are one line', async () => {
     const fails = async (name: string, overrides: string[], message: string | RegExp) => {
-      const error = await load(name, overrides).then(() => null, (e: unknown) => e);
+      const error = await load(name, overrides).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toMatch(message);
       expect((error as Error).message).not.toContain('\n');
     };
     await fails('agentic_val_sokoban_lora', [], 'actor_train.model_args.lora_target: LoRA adapters are not built yet');
-    await fails('agent_val_frozen_lake-pg_var', ['actor_train.pg_variant=reinforce'], 'actor_train.pg_variant: expected one of ppo, topr, vanilla, tis, cispo, kimi15, got "reinforce"');
+    await fails(
+      'agent_val_frozen_lake-pg_var',
+      ['actor_train.pg_variant=reinforce'],
+      'actor_train.pg_variant: expected one of ppo, topr, vanilla, tis, cispo, kimi15, got "reinforce"',
+    );
     await fails('agent_val_frozen_lake-pg_var', ['+actor_train.topr_negative_weight=-1'], /^actor_train\.topr_negative_weight: /);
     // ROLL publishes agentic_val_webshop.yaml as an empty file
     await fails('agentic_val_webshop', [], /agentic_val_webshop\.yaml: the config file is empty \(no keys\)$/);
-    await fails('agent_val_frozen_lake', ['+train_infer_correction.filters=[{enabled: true}]'], "train_infer_correction.filters: ROLL's train/infer log-prob filters are not built (train_infer_correction.is_weight is); remove filters");
+    await fails(
+      'agent_val_frozen_lake',
+      ['+train_infer_correction.filters=[{enabled: true}]'],
+      "train_infer_correction.filters: ROLL's train/infer log-prob filters are not built (train_infer_correction.is_weight is); remove filters",
+    );
     await fails('agent_val_frozen_lake', ['actor_infer.generating_args.num_return_sequences=4'], /num_return_sequences: 4: one response per prompt here/);
     await fails('agent_val_frozen_lake', ['+rollout_batchsize=8'], 'rollout_batchsize: unknown key (did you mean rollout_batch_size?)');
     await fails('agent_val_frozen_lake', ['+actor_train.model_args.dtyp=bf16'], 'actor_train.model_args.dtyp: unknown key (did you mean dtype?)');
@@ -132,7 +166,10 @@ describe('ROLL example configs train 2 steps with only pretrain overridden', () 
 
   test('agent_val_frozen_lake-pg_var trains with topr', async () => {
     const cwd = scratch();
-    const run = await agentic(['train', '--config-path', EXAMPLES, '--config-name', 'agent_val_frozen_lake-pg_var', 'pretrain=agentic:nano', 'track_with=[jsonl]', 'eval_steps=0'], { cwd });
+    const run = await agentic(
+      ['train', '--config-path', EXAMPLES, '--config-name', 'agent_val_frozen_lake-pg_var', 'pretrain=agentic:nano', 'track_with=[jsonl]', 'eval_steps=0'],
+      { cwd },
+    );
     expect(run.stdout + run.stderr).toContain('done: 2 steps');
     expect(run.code).toBe(0);
     const steps = readMetricsJsonl(join(cwd, 'output/logs/metrics.jsonl')).filter((r) => 'actor/pg_loss' in r.metrics);

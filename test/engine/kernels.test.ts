@@ -74,7 +74,12 @@ const matMulWithGrads =
 const transposed = (shape: number[], yes: boolean) => (yes ? [...shape.slice(0, -2), shape.at(-1)!, shape.at(-2)!] : shape);
 
 describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', () => {
-  for (const [ta, tb] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+  for (const [ta, tb] of [
+    [false, false],
+    [false, true],
+    [true, false],
+    [true, true],
+  ] as const) {
     test(`rank 2, transposeA=${ta}, transposeB=${tb}`, async () => {
       await expectSameAsCpu([transposed([37, 19], ta), transposed([19, 23], tb)], matMulWithGrads(ta, tb));
     });
@@ -84,8 +89,20 @@ describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', 
   }
 
   test('rank 3 times a shared rank-3 operand of batch 1 (folded into rows)', async () => {
-    await expectSameAsCpu([[4, 13, 8], [1, 8, 6]], matMulWithGrads(false, false));
-    await expectSameAsCpu([[4, 8, 13], [1, 6, 8]], matMulWithGrads(true, true));
+    await expectSameAsCpu(
+      [
+        [4, 13, 8],
+        [1, 8, 6],
+      ],
+      matMulWithGrads(false, false),
+    );
+    await expectSameAsCpu(
+      [
+        [4, 8, 13],
+        [1, 6, 8],
+      ],
+      matMulWithGrads(true, true),
+    );
   });
 
   test('rank 3 times rank 2 (a linear layer over a batch of sequences), gradients summed over the batch', async () => {
@@ -98,48 +115,117 @@ describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', 
         const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights)))([a!, b!]);
         return [f(a!, b!), da!, db!];
       };
-    await expectSameAsCpu([[4, 13, 8], [8, 6]], matMulWithGrads(false, false), undefined, folded(false));
-    await expectSameAsCpu([[4, 13, 8], [6, 8]], matMulWithGrads(false, true), undefined, folded(true));
+    await expectSameAsCpu(
+      [
+        [4, 13, 8],
+        [8, 6],
+      ],
+      matMulWithGrads(false, false),
+      undefined,
+      folded(false),
+    );
+    await expectSameAsCpu(
+      [
+        [4, 13, 8],
+        [6, 8],
+      ],
+      matMulWithGrads(false, true),
+      undefined,
+      folded(true),
+    );
   });
 
   test('a shared left operand against a batch of right ones', async () => {
-    await expectSameAsCpu([[1, 5, 7], [3, 7, 4]], matMulWithGrads(false, false));
+    await expectSameAsCpu(
+      [
+        [1, 5, 7],
+        [3, 7, 4],
+      ],
+      matMulWithGrads(false, false),
+    );
   });
 
   test('rank 4, attention-shaped: scores q kT and the weighted sum of v', async () => {
     const [b, h, s, d] = [2, 3, 10, 8];
-    await expectSameAsCpu([[b, h, s, d], [b, h, s, d]], matMulWithGrads(false, true));
-    await expectSameAsCpu([[b, h, s, s], [b, h, s, d]], matMulWithGrads(false, false));
+    await expectSameAsCpu(
+      [
+        [b, h, s, d],
+        [b, h, s, d],
+      ],
+      matMulWithGrads(false, true),
+    );
+    await expectSameAsCpu(
+      [
+        [b, h, s, s],
+        [b, h, s, d],
+      ],
+      matMulWithGrads(false, false),
+    );
   });
 
   // The cpu backend broadcasts partially-shared batch axes wrongly (tfjs 4.22), so the reference
   // repeats the shared heads explicitly (tile's gradient sums them back).
   test('grouped-query attention: heads broadcast against shared key/value heads, with gradients', async () => {
     const repeated = (kv: tf.Tensor) => tf.tile(kv, [1, 4, 1, 1]);
-    const scores = (expand: (kv: tf.Tensor) => tf.Tensor): Case => ([q, k]) => matMulWithGrads(false, true)([q!, k!], expand);
-    await expectSameAsCpu([[2, 4, 6, 8], [2, 1, 6, 8]], scores((k) => k), undefined, scores(repeated));
-    const mix = (expand: (kv: tf.Tensor) => tf.Tensor): Case => ([p, v]) => matMulWithGrads(false, false)([p!, v!], expand);
-    await expectSameAsCpu([[2, 4, 6, 6], [2, 1, 6, 8]], mix((v) => v), undefined, mix(repeated));
+    const scores =
+      (expand: (kv: tf.Tensor) => tf.Tensor): Case =>
+      ([q, k]) =>
+        matMulWithGrads(false, true)([q!, k!], expand);
+    await expectSameAsCpu(
+      [
+        [2, 4, 6, 8],
+        [2, 1, 6, 8],
+      ],
+      scores((k) => k),
+      undefined,
+      scores(repeated),
+    );
+    const mix =
+      (expand: (kv: tf.Tensor) => tf.Tensor): Case =>
+      ([p, v]) =>
+        matMulWithGrads(false, false)([p!, v!], expand);
+    await expectSameAsCpu(
+      [
+        [2, 4, 6, 6],
+        [2, 1, 6, 8],
+      ],
+      mix((v) => v),
+      undefined,
+      mix(repeated),
+    );
   });
 
   test('fused matMul with bias and relu, transposed operands', async () => {
     await expectSameAsCpu([[9, 12], [7, 9], [7]], ([a, b, bias]) =>
       tf.fused.matMul({ a: a!, b: b!, transposeA: true, transposeB: true, bias: bias!, activation: 'relu' }),
     );
-    await expectSameAsCpu([[3, 5, 12], [12, 7], [7]], ([a, b, bias]) =>
-      tf.fused.matMul({ a: a!, b: b!, bias: bias!, activation: 'linear' }),
-    );
+    await expectSameAsCpu([[3, 5, 12], [12, 7], [7]], ([a, b, bias]) => tf.fused.matMul({ a: a!, b: b!, bias: bias!, activation: 'linear' }));
   });
 
   test('empty products give zeros or empty tensors', async () => {
-    await expectSameAsCpu([[3, 0], [0, 4]], ([a, b]) => tf.matMul(a!, b!));
-    await expectSameAsCpu([[0, 5], [5, 4]], ([a, b]) => tf.matMul(a!, b!, false, false));
+    await expectSameAsCpu(
+      [
+        [3, 0],
+        [0, 4],
+      ],
+      ([a, b]) => tf.matMul(a!, b!),
+    );
+    await expectSameAsCpu(
+      [
+        [0, 5],
+        [5, 4],
+      ],
+      ([a, b]) => tf.matMul(a!, b!, false, false),
+    );
   });
 });
 
 describe("XNNPACK's packed-operand cache cannot serve stale values", () => {
   test('repeated products with new contents each time, transposed and not, all correct', async () => {
-    const shapes = [[12, 10], [10, 9]];
+    const shapes = [
+      [12, 10],
+      [10, 9],
+    ];
     const cases: Case[] = [
       ([a, b]) => tf.matMul(a!, b!),
       ([a, b]) => tf.matMul(a!, b!.transpose(), false, true),
@@ -153,13 +239,21 @@ describe("XNNPACK's packed-operand cache cannot serve stale values", () => {
 
   test('a right operand reshaped to another matrix shape (same data, same id) multiplies correctly', async () => {
     const w = randomValues(3, 48);
-    await expectSameAsCpu([[8, 6], [2, 8], [2, 6]], ([w8x6, a, b]) => {
-      const first = tf.matMul(a!, w8x6!);
-      const second = tf.matMul(b!, tf.reshape(w8x6!, [6, 8]));
-      const fused = tf.fused.matMul({ a: a!, b: tf.reshape(w8x6!, [8, 6]), bias: tf.zeros([6]) });
-      const fusedReshaped = tf.fused.matMul({ a: b!, b: tf.reshape(w8x6!, [6, 8]), bias: tf.zeros([8]) });
-      return [first, second, fused, fusedReshaped];
-    }, [w, randomValues(4, 16), randomValues(5, 12)]);
+    await expectSameAsCpu(
+      [
+        [8, 6],
+        [2, 8],
+        [2, 6],
+      ],
+      ([w8x6, a, b]) => {
+        const first = tf.matMul(a!, w8x6!);
+        const second = tf.matMul(b!, tf.reshape(w8x6!, [6, 8]));
+        const fused = tf.fused.matMul({ a: a!, b: tf.reshape(w8x6!, [8, 6]), bias: tf.zeros([6]) });
+        const fusedReshaped = tf.fused.matMul({ a: b!, b: tf.reshape(w8x6!, [6, 8]), bias: tf.zeros([8]) });
+        return [first, second, fused, fusedReshaped];
+      },
+      [w, randomValues(4, 16), randomValues(5, 12)],
+    );
   });
 
   test('a weight reused across steps while it is updated by assign', async () => {
@@ -205,7 +299,14 @@ describe('gather and its gradient on wasm (UnsortedSegmentSum)', () => {
       randomValues(11, 120),
       Int32Array.from([1, 0, 1]),
     ]);
-    await expectSameAsCpu([[4, 3], [2, 3]], ([x, i]) => tf.gather(x!, i!, 0), [Int32Array.from({ length: 12 }, (_, j) => j * 7 - 20), Int32Array.from([3, 0, 1, 1, 2, 3])]);
+    await expectSameAsCpu(
+      [
+        [4, 3],
+        [2, 3],
+      ],
+      ([x, i]) => tf.gather(x!, i!, 0),
+      [Int32Array.from({ length: 12 }, (_, j) => j * 7 - 20), Int32Array.from([3, 0, 1, 1, 2, 3])],
+    );
     await expectSameAsCpu([[3, 4], [3]], ([x, i]) => tf.gather(x!, i!, 0), [randomValues(12, 12), rows]);
   });
 
@@ -254,7 +355,9 @@ describe('wasm threads', () => {
     const constants = [...new Set(changed.map((i) => [i - 1, i - 2, i - 3].find((at) => stock[at] === 0x41 && stock[at + 1] === 0xc0)!))];
     expect(constants).toHaveLength(3);
     for (const at of constants) expect(leb(at + 1)).toBe(1000);
-    expect(() => boundedSpinWasm(join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'))).toThrow(/is not tfjs-backend-wasm 4\.22\.0's threaded module/);
+    expect(() => boundedSpinWasm(join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'))).toThrow(
+      /is not tfjs-backend-wasm 4\.22\.0's threaded module/,
+    );
   });
 
   test("the cgroup's CPU quota, v2 and v1, as a container or the host sees it", () => {

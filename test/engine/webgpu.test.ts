@@ -55,7 +55,9 @@ describe('webgpu on Mesa (OpenGL ES on llvmpipe)', () => {
   });
 
   test("Dawn's Null adapter is refused with one line saying how to get a working one", () => {
-    expect(child.nullRefusal).toMatch(/^webgpu: the only adapter Dawn found is its Null adapter, which computes nothing; .*libvulkan1.*apt-get install libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri; or use backend=wasm$/);
+    expect(child.nullRefusal).toMatch(
+      /^webgpu: the only adapter Dawn found is its Null adapter, which computes nothing; .*libvulkan1.*apt-get install libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri; or use backend=wasm$/,
+    );
     expect(child.nullRefusal).not.toContain('\n');
   });
 });

@@ -29,17 +29,26 @@ function closeTo(a: Float32Array, b: Float32Array, tolerance: number): void {
 describe('blocked attention', () => {
   const model = Qwen2Model.random(tinyConfig(), { seed: 9 });
   const rng = Rng.fromSeed(4, 'attention');
-  const ids = tf.tensor2d(Int32Array.from({ length: 2 * 13 }, () => rng.int(37)), [2, 13], 'int32');
+  const ids = tf.tensor2d(
+    Int32Array.from({ length: 2 * 13 }, () => rng.int(37)),
+    [2, 13],
+    'int32',
+  );
   const targets = Int32Array.from({ length: 2 * 13 }, () => rng.int(37));
   // the second row is padded on the left by three positions
   const keyMask = Uint8Array.from({ length: 2 * 13 }, (_, i) => (i >= 13 && i < 16 ? 0 : 1));
 
   const run = () => {
     const { loss, gradients } = lossAndGradients(
-      () => tf.tidy(() => {
-        const { hidden } = model.forward(ids, { keyMask });
-        return model.tokenStats(hidden, targets).logProbs.mul(tf.tensor2d(keyMask, [2, 13], 'float32')).sum().neg() as tf.Scalar;
-      }),
+      () =>
+        tf.tidy(() => {
+          const { hidden } = model.forward(ids, { keyMask });
+          return model
+            .tokenStats(hidden, targets)
+            .logProbs.mul(tf.tensor2d(keyMask, [2, 13], 'float32'))
+            .sum()
+            .neg() as tf.Scalar;
+        }),
       model.variables,
     );
     const grads = model.variables.map((v) => gradients.get(v)!.dataSync() as Float32Array);

@@ -59,7 +59,10 @@ describe('generation with a KV cache', () => {
   test('greedy tokens and log-probs equal the full forward pass, for prompts of different lengths', async () => {
     const before = tf.memory().numTensors;
     const prompts = [prompt(1, 3), prompt(2, 9), prompt(3, 5)];
-    const results = await generate(model, prompts.map((p, i) => request(i, p)));
+    const results = await generate(
+      model,
+      prompts.map((p, i) => request(i, p)),
+    );
     expect(tf.memory().numTensors).toBe(before);
     for (const [i, r] of results.entries()) {
       expect(r.tokens).toHaveLength(6);
@@ -124,8 +127,14 @@ describe('generation with a KV cache', () => {
     const long = (id: number, n: number) => request(id, Array(n).fill(1));
     const chunks = prefillChunks([long(1, 1000), long(2, 10), long(3, 1000), long(4, 1000), long(5, 12)], 4);
     // the short ones go together; 1000-id prompts fit 4 to a chunk of 2^24 scores (4 heads)
-    expect(chunks.map((c) => c.map((r) => r.id))).toEqual([[2, 5], [1, 3, 4]]);
-    const many = prefillChunks(Array.from({ length: 10 }, (_, i) => long(i, 1000)), 4);
+    expect(chunks.map((c) => c.map((r) => r.id))).toEqual([
+      [2, 5],
+      [1, 3, 4],
+    ]);
+    const many = prefillChunks(
+      Array.from({ length: 10 }, (_, i) => long(i, 1000)),
+      4,
+    );
     expect(many.map((c) => c.length)).toEqual([4, 4, 2]);
   });
 
@@ -184,7 +193,11 @@ describe('an opening temperature', () => {
 
   test("the tokens that begin the content are sampled at the opening's temperature, and each log-prob is at its token's", async () => {
     const prompts = [prompt(1, 4), prompt(2, 6), prompt(3, 3), prompt(4, 5)];
-    const results = await generate(model, prompts.map((p, i) => request(i, p, { sampling: params, maxNewTokens: 24 })), { decode });
+    const results = await generate(
+      model,
+      prompts.map((p, i) => request(i, p, { sampling: params, maxNewTokens: 24 })),
+      { decode },
+    );
     const seen = new Set<number>();
     for (const [i, r] of results.entries()) {
       const rows = await referenceLogits(prompts[i]!.concat(r.tokens));

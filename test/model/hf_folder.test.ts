@@ -109,7 +109,9 @@ describe('save and load', () => {
     const before = readFileSync(join(dir, 'model.safetensors'));
     const broken = weightsFor(config);
     broken.set('model.norm.weight', { shape: [8], data: new Float32Array(3) });
-    expect(await errorOf(() => saveHfFolder(dir, { config, weights: broken, tokenizer }))).toContain("tensor 'model.norm.weight': 3 values do not fill shape [8]");
+    expect(await errorOf(() => saveHfFolder(dir, { config, weights: broken, tokenizer }))).toContain(
+      "tensor 'model.norm.weight': 3 values do not fill shape [8]",
+    );
     expect(readFileSync(join(dir, 'model.safetensors')).equals(before)).toBe(true);
     expect(readdirSync(join(dir, '..'))).toEqual(['model']);
     await saveHfFolder(dir, { config, weights: weightsFor(config), tokenizer, dtype: 'fp16' });
@@ -154,16 +156,22 @@ describe('validation errors name the file and the tensor or key', () => {
 
     weights.delete('model.layers.1.mlp.up_proj.weight');
     writeSafetensors(file, weights);
-    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${file}: tensor 'model.layers.1.mlp.up_proj.weight' is missing (expected shape [12, 8] for this config)`);
+    expect(await errorOf(() => loadHfFolder(dir))).toBe(
+      `${file}: tensor 'model.layers.1.mlp.up_proj.weight' is missing (expected shape [12, 8] for this config)`,
+    );
 
     weights.set('model.layers.1.mlp.up_proj.weight', { shape: [8, 12], data: new Float32Array(96) });
     writeSafetensors(file, weights);
-    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${file}: tensor 'model.layers.1.mlp.up_proj.weight' has shape [8, 12], expected [12, 8] for this config`);
+    expect(await errorOf(() => loadHfFolder(dir))).toBe(
+      `${file}: tensor 'model.layers.1.mlp.up_proj.weight' has shape [8, 12], expected [12, 8] for this config`,
+    );
 
     weights.set('model.layers.1.mlp.up_proj.weight', { shape: [12, 8], data: new Float32Array(96) });
     weights.set('model.layers.0.self_attn.q_norm.weight', { shape: [4], data: new Float32Array(4) });
     writeSafetensors(file, weights);
-    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${file}: unexpected tensor 'model.layers.0.self_attn.q_norm.weight' (not part of a Qwen2 model with this config)`);
+    expect(await errorOf(() => loadHfFolder(dir))).toBe(
+      `${file}: unexpected tensor 'model.layers.0.self_attn.q_norm.weight' (not part of a Qwen2 model with this config)`,
+    );
 
     weights.delete('model.layers.0.self_attn.q_norm.weight');
     weights.set('model.layers.0.self_attn.rotary_emb.inv_freq', { shape: [2], data: new Float32Array(2) });
@@ -175,18 +183,26 @@ describe('validation errors name the file and the tensor or key', () => {
     const config = tinyConfig();
     const dir = await savedFolder(config);
     const file = join(dir, 'model.safetensors');
-    for (const [bad, shown] of [[Number.NaN, 'NaN'], [Number.POSITIVE_INFINITY, 'Infinity'], [Number.NEGATIVE_INFINITY, '-Infinity']] as const) {
+    for (const [bad, shown] of [
+      [Number.NaN, 'NaN'],
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+      [Number.NEGATIVE_INFINITY, '-Infinity'],
+    ] as const) {
       const weights = weightsFor(config);
       weights.get('model.layers.1.mlp.down_proj.weight')!.data[5] = bad;
       weights.get('model.norm.weight')!.data[0] = bad;
       writeSafetensors(file, weights);
-      expect(await errorOf(() => loadHfFolder(dir))).toBe(`${file}: tensor 'model.layers.1.mlp.down_proj.weight' holds ${shown} at index 5: the weights are damaged or come from a diverged run`);
+      expect(await errorOf(() => loadHfFolder(dir))).toBe(
+        `${file}: tensor 'model.layers.1.mlp.down_proj.weight' holds ${shown} at index 5: the weights are damaged or come from a diverged run`,
+      );
     }
     // bf16 keeps NaN: a model saved in half precision is checked the same way
     const weights = weightsFor(config);
     weights.get('model.embed_tokens.weight')!.data[3] = Number.NaN;
     writeSafetensors(file, weights, { dtype: 'BF16' });
-    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${file}: tensor 'model.embed_tokens.weight' holds NaN at index 3: the weights are damaged or come from a diverged run`);
+    expect(await errorOf(() => loadHfFolder(dir))).toBe(
+      `${file}: tensor 'model.embed_tokens.weight' holds NaN at index 3: the weights are damaged or come from a diverged run`,
+    );
   });
 
   test('config.json problems', async () => {
@@ -210,7 +226,9 @@ describe('validation errors name the file and the tensor or key', () => {
     expect(await errorOf(() => loadHfFolder(dir))).toBe(`${dir}: no tokenizer.json (a fast tokenizer file is required)`);
     const other = join(scratch(), 'out');
     const message = await errorOf(() => saveHfFolder(other, { config: tinyConfig({ hidden_size: 16 }), weights: weightsFor(tinyConfig()), tokenizer }));
-    expect(message).toBe(`${join(other, 'model.safetensors')} (saving): tensor 'model.embed_tokens.weight' has shape [${tokenizer.vocabSize}, 8], expected [${tokenizer.vocabSize}, 16] for this config`);
+    expect(message).toBe(
+      `${join(other, 'model.safetensors')} (saving): tensor 'model.embed_tokens.weight' has shape [${tokenizer.vocabSize}, 8], expected [${tokenizer.vocabSize}, 16] for this config`,
+    );
     expect(existsSync(other)).toBe(false);
   });
 });

@@ -150,11 +150,11 @@ describe('downloading into the Hugging Face cache', () => {
   test('sharded weights: the index, then its shards', async () => {
     const env = hubEnv();
     const folder = await resolvePretrained('org/sharded', { env });
-    expect(readdirSync(folder).filter((f) => f.startsWith('model')).sort()).toEqual([
-      'model-00001-of-00002.safetensors',
-      'model-00002-of-00002.safetensors',
-      'model.safetensors.index.json',
-    ]);
+    expect(
+      readdirSync(folder)
+        .filter((f) => f.startsWith('model'))
+        .sort(),
+    ).toEqual(['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors', 'model.safetensors.index.json']);
     expect(loadHfFolder(folder).weights.size).toBe(loadHfFolder(repos.get('org/tiny')!).weights.size);
   });
 

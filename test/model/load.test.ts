@@ -62,7 +62,9 @@ describe('loadModel and saveModel', () => {
   });
 
   test('bad references are one-line errors', async () => {
-    await expect(loadModel('agentic:huge', { seed: 0 })).rejects.toThrow("pretrain 'agentic:huge': no such built-in model; built in: agentic:nano, agentic:tiny, agentic:small");
+    await expect(loadModel('agentic:huge', { seed: 0 })).rejects.toThrow(
+      "pretrain 'agentic:huge': no such built-in model; built in: agentic:nano, agentic:tiny, agentic:small",
+    );
     const dir = scratch({ 'empty/readme.txt': 'nothing' });
     await expect(loadModel(join(dir, 'empty'), { seed: 0 })).rejects.toThrow('no config.json');
     expect(existsSync(join(dir, 'empty/config.json'))).toBe(false);

@@ -1,15 +1,7 @@
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { startBackend } from '../../src/engine/backend';
 import { tf } from '../../src/engine/tf';
-import {
-  AdamW,
-  clipByGlobalNorm,
-  disposeGradients,
-  GradientAccumulator,
-  learningRateAt,
-  lossAndGradients,
-  type Gradients,
-} from '../../src/model/optim';
+import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, learningRateAt, lossAndGradients, type Gradients } from '../../src/model/optim';
 
 beforeAll(async () => {
   await startBackend('cpu');
@@ -48,7 +40,14 @@ describe('AdamW', () => {
   });
 
   test('its state round-trips, and a resumed optimizer continues identically', async () => {
-    const make = () => tf.variable(tf.tensor2d([[1, 2], [3, 4]]), true);
+    const make = () =>
+      tf.variable(
+        tf.tensor2d([
+          [1, 2],
+          [3, 4],
+        ]),
+        true,
+      );
     const [a, b] = [make(), make()];
     const [optA, optB] = [new AdamW([a], { weightDecay: 0.01 }), new AdamW([b], { weightDecay: 0.01 })];
     const step = (opt: AdamW, w: tf.Variable, g: number[]) => {
@@ -104,7 +103,10 @@ describe('gradient clipping and accumulation', () => {
   test('the accumulator averages micro-batch gradients', async () => {
     const w = tf.variable(tf.zeros([2]));
     const acc = new GradientAccumulator();
-    for (const g of [[1, 2], [3, 6]]) {
+    for (const g of [
+      [1, 2],
+      [3, 6],
+    ]) {
       const map: Gradients = new Map([[w, tf.tensor1d(g)]]);
       acc.add(map);
       disposeGradients(map);

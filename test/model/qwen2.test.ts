@@ -89,7 +89,12 @@ describe('Qwen2Model', () => {
     const { hidden, present } = model.forward(t);
     // one temperature, or one per position (the temperature each token was sampled at)
     const perRow = Float32Array.from({ length: 14 }, (_, r) => [0.7, 1, 2.5][r % 3]!);
-    for (const [chunkRows, temperature] of [[3, 0.7], [100, 0.7], [3, perRow], [100, perRow]] as const) {
+    for (const [chunkRows, temperature] of [
+      [3, 0.7],
+      [100, 0.7],
+      [3, perRow],
+      [100, perRow],
+    ] as const) {
       const { logProbs, entropy } = model.tokenStats(hidden, targets, { chunkRows, temperature });
       const [lp, ent] = [(await logProbs.data()) as Float32Array, (await entropy.data()) as Float32Array];
       for (let r = 0; r < 14; r++) {
@@ -113,7 +118,10 @@ describe('Qwen2Model', () => {
       const model = Qwen2Model.random(config, { seed: 6, head });
       const ids = tf.tensor2d(randomIds(6, 2, 5, 37), [2, 5], 'int32');
       const targets = randomIds(7, 2, 5, 37);
-      const weights = tf.tensor2d(Float32Array.from({ length: 10 }, (_, i) => (i % 3) - 0.7), [2, 5]);
+      const weights = tf.tensor2d(
+        Float32Array.from({ length: 10 }, (_, i) => (i % 3) - 0.7),
+        [2, 5],
+      );
       const loss = () =>
         tf.tidy(() => {
           const { hidden, present } = model.forward(ids);

@@ -2,14 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelError } from '../../src/errors';
-import {
-  readCheckpoint,
-  readSafetensors,
-  saveDtype,
-  writeSafetensors,
-  type HostTensor,
-  type Weights,
-} from '../../src/model/safetensors';
+import { readCheckpoint, readSafetensors, saveDtype, writeSafetensors, type HostTensor, type Weights } from '../../src/model/safetensors';
 import { ROOT, scratch } from '../helpers';
 
 const FIXTURES = join(ROOT, 'test/fixtures/safetensors');
@@ -63,7 +56,10 @@ describe('reading files written by Python safetensors', () => {
   test('our F16 and BF16 writes are byte-identical to Python (rounding included)', () => {
     const source = fromRecord(expected.rounding_source);
     const dir = scratch();
-    for (const [dtype, fixture] of [['F16', 'python_f16'], ['BF16', 'python_bf16']] as const) {
+    for (const [dtype, fixture] of [
+      ['F16', 'python_f16'],
+      ['BF16', 'python_bf16'],
+    ] as const) {
       const path = join(dir, `${fixture}.safetensors`);
       writeSafetensors(path, source, { dtype });
       expect(Buffer.from(readFileSync(path)).equals(readFileSync(join(FIXTURES, `${fixture}.safetensors`)))).toBe(true);
@@ -133,10 +129,22 @@ describe('bad files are one line naming the file and the tensor', () => {
     ['array', rawFile('[1, 2]'), 'the header is not a JSON object'],
     ['dtype', rawFile('{"w":{"dtype":"Q7","shape":[1],"data_offsets":[0,1]}}', new Uint8Array(1)), "tensor 'w': unknown dtype 'Q7'"],
     ['fp8', rawFile('{"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}}', new Uint8Array(1)), "tensor 'w': dtype F8_E4M3 is not supported"],
-    ['range', rawFile('{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', new Uint8Array(4)), "tensor 'w': data_offsets [0, 8] run past the end of the data (4 bytes; truncated file?)"],
-    ['size', rawFile('{"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}', new Uint8Array(8)), "tensor 'w': data_offsets [0, 8] hold 8 bytes, but F32 shape [3] needs 12"],
+    [
+      'range',
+      rawFile('{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', new Uint8Array(4)),
+      "tensor 'w': data_offsets [0, 8] run past the end of the data (4 bytes; truncated file?)",
+    ],
+    [
+      'size',
+      rawFile('{"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}', new Uint8Array(8)),
+      "tensor 'w': data_offsets [0, 8] hold 8 bytes, but F32 shape [3] needs 12",
+    ],
     ['order', rawFile('{"w":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}}', new Uint8Array(8)), "tensor 'w': data_offsets [8, 4] end before they begin"],
-    ['shape', rawFile('{"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}', new Uint8Array(4)), "tensor 'w': shape must be a list of non-negative integers"],
+    [
+      'shape',
+      rawFile('{"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}}', new Uint8Array(4)),
+      "tensor 'w': shape must be a list of non-negative integers",
+    ],
     [
       'overlap',
       rawFile('{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}', new Uint8Array(12)),
@@ -167,7 +175,13 @@ describe('bad files are one line naming the file and the tensor', () => {
 describe('sharded checkpoints', () => {
   function shardedFolder(): string {
     const dir = scratch();
-    writeSafetensors(join(dir, 'model-00001-of-00002.safetensors'), new Map([['a', tensor([2], [1, 2])], ['b', tensor([1], [3])]]));
+    writeSafetensors(
+      join(dir, 'model-00001-of-00002.safetensors'),
+      new Map([
+        ['a', tensor([2], [1, 2])],
+        ['b', tensor([1], [3])],
+      ]),
+    );
     writeSafetensors(join(dir, 'model-00002-of-00002.safetensors'), new Map([['c', tensor([1, 1], [4])]]));
     const weight_map = { a: 'model-00001-of-00002.safetensors', b: 'model-00001-of-00002.safetensors', c: 'model-00002-of-00002.safetensors' };
     writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: { total_size: 16 }, weight_map }));

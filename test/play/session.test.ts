@@ -42,14 +42,24 @@ function setup(policy: Policy, logProbs: PlaySetup['logProbs'], printed: string[
 test("playEpisode's observer sees exactly the ids the policy is given, and every step the env returns", async () => {
   const random = new RandomPolicy(chat);
   const asked: number[][] = [];
-  const spy: Policy = { ...random, name: 'spy', respond: (query: TurnQuery) => (asked.push([...query.promptIds]), random.respond(query)), cancel: () => {}, stats: () => random.stats(), close: () => random.close() };
+  const spy: Policy = {
+    ...random,
+    name: 'spy',
+    respond: (query: TurnQuery) => (asked.push([...query.promptIds]), random.respond(query)),
+    cancel: () => {},
+    stats: () => random.stats(),
+    close: () => random.close(),
+  };
   const starts: TurnStart[] = [];
   const steps: unknown[] = [];
   const custom = config.custom_envs.Lake!;
   const env = new GuardedEnv(await host.resolveEnv(custom.env_type), custom.env_config, host.envContext());
   const task = { mode: 'val' as const, tag: 'Lake', envId: 0, groupId: 0, episodeId: 0, seed: 3 };
   const limits = { maxNewTokens: 64, sequenceLength: config.sequence_length, runSeed: 7 };
-  const episode = await playEpisode(env, custom, task, limits, spy, chat, { beforeTurn: (start) => void starts.push(start), afterTurn: (_, step) => void steps.push(step) });
+  const episode = await playEpisode(env, custom, task, limits, spy, chat, {
+    beforeTurn: (start) => void starts.push(start),
+    afterTurn: (_, step) => void steps.push(step),
+  });
   expect(starts.map((s) => [...s.contextIds])).toEqual(asked);
   expect(starts.map((s) => [...s.promptIds])).toEqual(episode.turns.map((t) => t.promptIds));
   expect(starts.map((s) => s.observation)).toEqual(episode.turns.map((t) => t.observation));

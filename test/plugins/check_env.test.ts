@@ -68,7 +68,12 @@ function walker(defects: Defects = {}): EnvPlugin {
       return `<answer>${this.actions.choice(['left', 'right'])}</answer>`;
     }
   }
-  return defineEnv({ name: 'walker', description: 'Walk to the last cell.', config: z.strictObject({ cells: z.number().int().min(2).default(5) }), env: Walker });
+  return defineEnv({
+    name: 'walker',
+    description: 'Walk to the last cell.',
+    config: z.strictObject({ cells: z.number().int().min(2).default(5) }),
+    env: Walker,
+  });
 }
 
 function status(report: EnvCheckReport): Record<CheckName, string> {
@@ -108,13 +113,17 @@ describe('envs that break it', () => {
     // two runs start on the same of 999 cells by chance only once in 999
     const report = await checkEnv(walker({ unseeded: true }), { cells: 1000 }, { context, episodes: 2 });
     expect(check(report, 'determinism').status).toBe('fail');
-    expect(check(report, 'determinism').message).toMatch(/^seed \d+: reset observations differ: "You are at cell \d+\." vs "You are at cell \d+\." \(when the same instance resets again\)$/);
+    expect(check(report, 'determinism').message).toMatch(
+      /^seed \d+: reset observations differ: "You are at cell \d+\." vs "You are at cell \d+\." \(when the same instance resets again\)$/,
+    );
     expect(report.passed).toBe(false);
   });
 
   test('random actions that a second run of the seed does not repeat fail determinism', async () => {
     const report = await checkEnv(walker({ actionsSeededOnce: true }), undefined, { context, episodes: 3 });
-    expect(check(report, 'determinism').message).toMatch(/^seed 0, step \d+: sampleRandomAction\(\) gave "<answer>\w+<\/answer>" then "<answer>\w+<\/answer>"; seed its random actions in reset\(\)/);
+    expect(check(report, 'determinism').message).toMatch(
+      /^seed 0, step \d+: sampleRandomAction\(\) gave "<answer>\w+<\/answer>" then "<answer>\w+<\/answer>"; seed its random actions in reset\(\)/,
+    );
   });
 
   test('an env whose unparseable response changes the state fails invalid_action', async () => {
@@ -142,7 +151,11 @@ describe('envs that break it', () => {
 
   test('camelCase metric names fail metric_names', async () => {
     const report = await checkEnv(walker({ camelMetric: true }), undefined, { context, episodes: 1 });
-    expect(check(report, 'metric_names')).toEqual({ name: 'metric_names', status: 'fail', message: 'not snake_case: stepCount (metrics become env/<tag>/<name> in the logs)' });
+    expect(check(report, 'metric_names')).toEqual({
+      name: 'metric_names',
+      status: 'fail',
+      message: 'not snake_case: stepCount (metrics become env/<tag>/<name> in the logs)',
+    });
   });
 
   test('a step that never settles fails on the time limit', async () => {
@@ -162,13 +175,19 @@ describe('envs that break it', () => {
       } as never,
     });
     const report = await checkEnv(broken, undefined, { context, episodes: 2 });
-    expect(check(report, 'construct')).toEqual({ name: 'construct', status: 'fail', message: "env 'needs_data': the constructor threw: data/items.json: not found" });
+    expect(check(report, 'construct')).toEqual({
+      name: 'construct',
+      status: 'fail',
+      message: "env 'needs_data': the constructor threw: data/items.json: not found",
+    });
     expect(report.checks.filter((c) => c.status === 'skip')).toHaveLength(Object.keys(ENV_CHECKS).length - 2);
     expect(report.passed).toBe(false);
   });
 
   test('a config the schema rejects is a ConfigError naming the key, before anything runs', async () => {
-    await expect(checkEnv(walker(), { cels: 5 }, { context })).rejects.toThrow(new ConfigError("env 'walker': env_config.cels: unknown key (did you mean cells?)"));
+    await expect(checkEnv(walker(), { cels: 5 }, { context })).rejects.toThrow(
+      new ConfigError("env 'walker': env_config.cels: unknown key (did you mean cells?)"),
+    );
     await expect(checkEnv(walker(), { cells: 1 }, { context })).rejects.toThrow("env 'walker': env_config.cells: must be >= 2, got 1");
   });
 });

@@ -82,12 +82,25 @@ async function expectOneEpisodeLost(faults: Faults, method: string, kind: EnvFai
 }
 
 describe('a broken env costs one episode', () => {
-  test('step() throws', () => expectOneEpisodeLost({ step: () => { throw new Error('boom\nsecond line'); } }, 'step', 'threw', /^env 'counter': step\(\) threw: boom$/));
+  test('step() throws', () =>
+    expectOneEpisodeLost(
+      {
+        step: () => {
+          throw new Error('boom\nsecond line');
+        },
+      },
+      'step',
+      'threw',
+      /^env 'counter': step\(\) threw: boom$/,
+    ));
 
-  test('step() rejects', () => expectOneEpisodeLost({ step: () => Promise.reject(new TypeError('async boom')) }, 'step', 'threw', /step\(\) threw: async boom$/));
+  test('step() rejects', () =>
+    expectOneEpisodeLost({ step: () => Promise.reject(new TypeError('async boom')) }, 'step', 'threw', /step\(\) threw: async boom$/));
 
   test('step() never settles: a timeout ends the episode', () =>
-    expectOneEpisodeLost({ step: () => new Promise(() => {}) }, 'step', 'timeout', /^env 'counter': step\(\) did not finish within 30 ms$/, { stepTimeoutMs: 30 }));
+    expectOneEpisodeLost({ step: () => new Promise(() => {}) }, 'step', 'timeout', /^env 'counter': step\(\) did not finish within 30 ms$/, {
+      stepTimeoutMs: 30,
+    }));
 
   test('reset() never settles', () =>
     expectOneEpisodeLost({ reset: () => new Promise(() => {}) }, 'reset', 'timeout', /reset\(\) did not finish within 20 ms/, { resetTimeoutMs: 20 }));
@@ -130,7 +143,12 @@ describe('a broken env costs one episode', () => {
   });
 
   test('reset() without info.instruction', () =>
-    expectOneEpisodeLost({ reset: () => ({ observation: 'count 0', info: {} }) }, 'reset', 'malformed', /reset\(\) returned a malformed result: info\.instruction is missing/));
+    expectOneEpisodeLost(
+      { reset: () => ({ observation: 'count 0', info: {} }) },
+      'reset',
+      'malformed',
+      /reset\(\) returned a malformed result: info\.instruction is missing/,
+    ));
 
   test('the constructor throws: the next reset builds a fresh instance', async () => {
     let constructions = 0;
@@ -149,7 +167,11 @@ describe('a broken env costs one episode', () => {
 
 describe('what the caller sees', () => {
   test('a normal step carries env_failure false; the failed step is a typed, truncated last step', async () => {
-    const { plugin, instances } = countingEnv({ step: () => { throw new Error('boom'); } });
+    const { plugin, instances } = countingEnv({
+      step: () => {
+        throw new Error('boom');
+      },
+    });
     const guard = new GuardedEnv(plugin, {}, context, { label: 'env Counter (counter)' });
     await guard.reset(GOOD_SEED);
     const good = await guard.step('go');
@@ -174,7 +196,11 @@ describe('what the caller sees', () => {
   });
 
   test('stepping before reset, after the end, or after a failure is a clear error', async () => {
-    const { plugin } = countingEnv({ step: () => { throw new Error('boom'); } });
+    const { plugin } = countingEnv({
+      step: () => {
+        throw new Error('boom');
+      },
+    });
     const guard = new GuardedEnv(plugin, {}, context);
     await expect(guard.step('go')).rejects.toThrow(new EnvStateError("env 'counter': step() called before reset()"));
     await play(guard, GOOD_SEED);
@@ -196,7 +222,12 @@ describe('what the caller sees', () => {
 
   test('render() that throws or returns a promise ends the episode', async () => {
     for (const [render, reason] of [
-      [() => { throw new Error('no font'); }, "env 'counter': render() threw: no font"],
+      [
+        () => {
+          throw new Error('no font');
+        },
+        "env 'counter': render() threw: no font",
+      ],
       [() => Promise.reject(new Error('async render')), "env 'counter': render() returned a malformed result: render('text') is a Promise, expected a string"],
     ] as const) {
       const { plugin } = countingEnv({ render });
@@ -219,7 +250,11 @@ describe('what the caller sees', () => {
   });
 
   test('close() that throws is reported, not thrown', async () => {
-    const { plugin } = countingEnv({ close: () => { throw new Error('socket busy'); } });
+    const { plugin } = countingEnv({
+      close: () => {
+        throw new Error('socket busy');
+      },
+    });
     const guard = new GuardedEnv(plugin, {}, context);
     await play(guard, GOOD_SEED);
     expect(await guard.close()).toEqual({ method: 'close', kind: 'threw', reason: "env 'counter': close() threw: socket busy" });

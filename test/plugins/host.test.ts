@@ -126,9 +126,21 @@ describe('bad plugins get one line naming the file', () => {
     ['bad_import.ts', 'import { nope } from "./does_not_exist"; export default nope;', 'bad_import.ts: cannot load: '],
     ['no_default.ts', 'export const x = 1;', 'no_default.ts: no default export; write export default defineEnv(...)'],
     ['not_plugin.ts', 'export default { hello: 1 };', 'not_plugin.ts: the default export is not a plugin'],
-    ['bad_name.ts', `import { defineReward } from 'agentic'; export default defineReward({ name: 'Bad-Name', description: 'x', score: () => 0 });`, 'must be snake_case'],
-    ['no_desc.ts', `import { defineReward } from 'agentic'; export default defineReward({ name: 'r', description: '', score: () => 0 });`, "reward 'r' needs a one-line description"],
-    ['no_score.ts', `import { defineReward } from 'agentic'; export default defineReward({ name: 'r', description: 'x' } as any);`, "reward 'r' has no score() function"],
+    [
+      'bad_name.ts',
+      `import { defineReward } from 'agentic'; export default defineReward({ name: 'Bad-Name', description: 'x', score: () => 0 });`,
+      'must be snake_case',
+    ],
+    [
+      'no_desc.ts',
+      `import { defineReward } from 'agentic'; export default defineReward({ name: 'r', description: '', score: () => 0 });`,
+      "reward 'r' needs a one-line description",
+    ],
+    [
+      'no_score.ts',
+      `import { defineReward } from 'agentic'; export default defineReward({ name: 'r', description: 'x' } as any);`,
+      "reward 'r' has no score() function",
+    ],
     [
       'no_reset.ts',
       `import { defineEnv } from 'agentic';
@@ -136,8 +148,16 @@ class E { step() {} render() {} close() {} sampleRandomAction() { return ''; } }
 export default defineEnv({ name: 'e', description: 'x', env: E as any });`,
       "no_reset.ts: env 'e': the environment class has no reset() method",
     ],
-    ['env_not_class.ts', `import { defineEnv } from 'agentic'; export default defineEnv({ name: 'e', description: 'x', env: {} as any });`, "env 'e': 'env' must be the environment class"],
-    ['tool_params.ts', `import { defineTool } from 'agentic'; export default defineTool({ name: 't', description: 'x', parameters: {} as any, call: () => '' });`, "tool 't': 'parameters' must be z.object"],
+    [
+      'env_not_class.ts',
+      `import { defineEnv } from 'agentic'; export default defineEnv({ name: 'e', description: 'x', env: {} as any });`,
+      "env 'e': 'env' must be the environment class",
+    ],
+    [
+      'tool_params.ts',
+      `import { defineTool } from 'agentic'; export default defineTool({ name: 't', description: 'x', parameters: {} as any, call: () => '' });`,
+      "tool 't': 'parameters' must be z.object",
+    ],
     ['empty_list.ts', 'export default [];', 'empty_list.ts: the default export is an empty list'],
   ];
 
@@ -170,8 +190,12 @@ export default defineEnv({ name: 'e', description: 'x', env: E as any });`,
   });
 
   test('a name clash with a built-in names both places', async () => {
-    const dir = scratch({ 'bandit.ts': ENV_PLUGIN.replace("name: 'echo'", "name: 'bandit'").replace("import { greeting } from './_helper';", 'const greeting = () => "x";') });
-    await expect(new PluginHost(dir).load('bandit.ts')).rejects.toThrow("bandit.ts: env 'bandit' is already defined by plugins/envs/bandit; rename one of them");
+    const dir = scratch({
+      'bandit.ts': ENV_PLUGIN.replace("name: 'echo'", "name: 'bandit'").replace("import { greeting } from './_helper';", 'const greeting = () => "x";'),
+    });
+    await expect(new PluginHost(dir).load('bandit.ts')).rejects.toThrow(
+      "bandit.ts: env 'bandit' is already defined by plugins/envs/bandit; rename one of them",
+    );
   });
 
   test('a name clash between two user files', async () => {

@@ -3,13 +3,20 @@ import { defineReward, type RewardOutput } from '../../src/plugins/sdk';
 import { scoreSafely } from '../../src/plugins/score';
 
 const input = { response: 'r', trajectory: [], row: { answer: 'a' } };
-const rewardReturning = (output: () => unknown) =>
-  defineReward({ name: 'probe', description: 'test reward', score: () => output() as RewardOutput });
+const rewardReturning = (output: () => unknown) => defineReward({ name: 'probe', description: 'test reward', score: () => output() as RewardOutput });
 
 describe('scoreSafely', () => {
   test('passes a number or a record through, splitting metrics from text notes', async () => {
-    expect(await scoreSafely(rewardReturning(() => 0.5), input)).toEqual({ reward: 0.5, metrics: {}, notes: {} });
-    const record = await scoreSafely(rewardReturning(() => ({ reward: 1, em: true, f1: 0.8, log: 'all passed' })), input);
+    expect(
+      await scoreSafely(
+        rewardReturning(() => 0.5),
+        input,
+      ),
+    ).toEqual({ reward: 0.5, metrics: {}, notes: {} });
+    const record = await scoreSafely(
+      rewardReturning(() => ({ reward: 1, em: true, f1: 0.8, log: 'all passed' })),
+      input,
+    );
     expect(record).toEqual({ reward: 1, metrics: { em: true, f1: 0.8 }, notes: { log: 'all passed' } });
     const asynchronous = defineReward({ name: 'later', description: 'async', score: async () => 0.25 });
     expect((await scoreSafely(asynchronous, input)).reward).toBe(0.25);
@@ -30,9 +37,37 @@ describe('scoreSafely', () => {
   });
 
   test('a malformed result scores 0 with a message saying what was wrong', async () => {
-    expect((await scoreSafely(rewardReturning(() => Number.NaN), input)).error).toContain('returned NaN, not a finite number');
-    expect((await scoreSafely(rewardReturning(() => undefined), input)).error).toContain('returned undefined');
-    expect((await scoreSafely(rewardReturning(() => ({ score: 1 })), input)).error).toContain("without a numeric 'reward'");
-    expect((await scoreSafely(rewardReturning(() => ({ reward: Infinity })), input)).reward).toBe(0);
+    expect(
+      (
+        await scoreSafely(
+          rewardReturning(() => Number.NaN),
+          input,
+        )
+      ).error,
+    ).toContain('returned NaN, not a finite number');
+    expect(
+      (
+        await scoreSafely(
+          rewardReturning(() => undefined),
+          input,
+        )
+      ).error,
+    ).toContain('returned undefined');
+    expect(
+      (
+        await scoreSafely(
+          rewardReturning(() => ({ score: 1 })),
+          input,
+        )
+      ).error,
+    ).toContain("without a numeric 'reward'");
+    expect(
+      (
+        await scoreSafely(
+          rewardReturning(() => ({ reward: Infinity })),
+          input,
+        )
+      ).reward,
+    ).toBe(0);
   });
 });

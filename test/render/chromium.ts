@@ -100,7 +100,10 @@ export class DevTools {
 
   /** Evaluates an expression in the page (awaiting a promise) and returns its value as JSON. */
   async evaluate<T>(expression: string): Promise<T> {
-    const { result, exceptionDetails } = await this.send<{ result: { value?: unknown }; exceptionDetails?: { text: string; exception?: { description?: string } } }>('Runtime.evaluate', {
+    const { result, exceptionDetails } = await this.send<{
+      result: { value?: unknown };
+      exceptionDetails?: { text: string; exception?: { description?: string } };
+    }>('Runtime.evaluate', {
       expression,
       awaitPromise: true,
       returnByValue: true,

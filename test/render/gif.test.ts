@@ -18,7 +18,9 @@ function noise(width: number, height: number, seed: number, colours: number): Rg
 
 describe('encodeGif', () => {
   test('a few-colour animation decodes back pixel for pixel, with one global palette, its delays and an endless loop', () => {
-    const frames = [0, 1, 2].map((shift) => frameOf(37, 23, (x, y) => ((x + y + shift) % 3 === 0 ? [255, 0, 0] : (x * y) % 5 === shift ? [0, 0, 255] : [250, 250, 250])));
+    const frames = [0, 1, 2].map((shift) =>
+      frameOf(37, 23, (x, y) => ((x + y + shift) % 3 === 0 ? [255, 0, 0] : (x * y) % 5 === shift ? [0, 0, 255] : [250, 250, 250])),
+    );
     const gif = decodeGif(encodeGif(frames, { delays: [10, 20, 300] }));
     expect(gif).toMatchObject({ width: 37, height: 23, globalPaletteSize: 4, loop: 0 });
     expect(gif.frames.map((f) => [f.delay, f.disposal, f.usesLocalPalette])).toEqual([

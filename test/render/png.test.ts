@@ -72,7 +72,12 @@ describe('encodePng', () => {
   });
 
   test('every pixel comes back, for one pixel, one row, one column and a larger frame', () => {
-    for (const [w, h] of [[1, 1], [7, 1], [1, 5], [37, 23]] as const) {
+    for (const [w, h] of [
+      [1, 1],
+      [7, 1],
+      [1, 5],
+      [37, 23],
+    ] as const) {
       const frame = gradient(w, h);
       const decoded = decodePng(encodePng(frame));
       expect(decoded.chunks).toEqual(['IHDR', 'IDAT', 'IEND']);

@@ -92,7 +92,10 @@ describe('replayEpisode', () => {
   test('a replay that diverges is a one-line ReplayError naming the episode and the turn', async () => {
     const label = 'episode 3 (Lake, seed 1)';
     const cases: Array<[Parameters<typeof replayEpisode>[2], RegExp]> = [
-      [{ ...lake, turns: lake.turns.map((t, i) => (i === 1 ? { ...t, observation: 'a different board' } : t)) }, /^episode 3 \(Lake, seed 1\): the replay diverges at turn 2: the observation differs from the recorded one \(line 1: recorded "a different board", replayed "/],
+      [
+        { ...lake, turns: lake.turns.map((t, i) => (i === 1 ? { ...t, observation: 'a different board' } : t)) },
+        /^episode 3 \(Lake, seed 1\): the replay diverges at turn 2: the observation differs from the recorded one \(line 1: recorded "a different board", replayed "/,
+      ],
       [{ ...lake, turns: lake.turns.map((t, i) => (i === 0 ? { ...t, reward: t.reward + 0.5 } : t)) }, /diverges at turn 1: reward -?\d+(\.\d+)?, recorded /],
       [{ ...lake, finalObservation: 'elsewhere' }, /diverges at the end: the final observation differs/],
       [{ ...lake, seed: lake.seed + 1 }, /diverges at turn 1: the observation differs/],
@@ -110,7 +113,9 @@ describe('replayEpisode', () => {
     const ended = lakes.find((e) => e.endReason === 'terminated' && e.turns.length >= 2);
     expect(ended).toBeDefined();
     const extra = { ...ended!, turns: [...ended!.turns, { responseText: '<answer>Up</answer>' }], finalObservation: undefined, endReason: undefined };
-    await expect(replayEpisode(config, host, extra)).rejects.toThrow(`the env ended the episode (terminated) after turn ${ended!.turns.length}, but ${ended!.turns.length + 1} turns are recorded`);
+    await expect(replayEpisode(config, host, extra)).rejects.toThrow(
+      `the env ended the episode (terminated) after turn ${ended!.turns.length}, but ${ended!.turns.length + 1} turns are recorded`,
+    );
     const cut = { ...ended!, turns: ended!.turns.slice(0, -1), finalObservation: undefined };
     await expect(replayEpisode(config, host, cut)).rejects.toThrow('the recording ended terminated, the replay with the episode still running');
   });
@@ -157,16 +162,21 @@ val_env_manager: {num_env_groups: 1, group_size: 1, tags: [Counter]}
 
   test('a failure the recording also ended with is replayed up to it; any other failure is an error', async () => {
     const { config: c } = await loaded;
-    const ok = await replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'inc' }, { responseText: 'boom' }], endReason: 'env_failure' });
+    const ok = await replayEpisode(c, failingHost, {
+      tag: 'Counter',
+      seed: 1,
+      turns: [{ responseText: 'inc' }, { responseText: 'boom' }],
+      endReason: 'env_failure',
+    });
     expect(ok.endReason).toBe('env_failure');
     expect(ok.failure).toContain('step() threw: boom');
     expect(ok.turns.map((t) => t.reward)).toEqual([1, 0]);
     // pictures of the start and of turn 1; the failed turn has none, and neither has a caption
     expect(ok.frames!.map((f) => f.data[0])).toEqual([0, 1]);
     expect(ok.captions).toHaveLength(2);
-    await expect(replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'boom' }, { responseText: 'inc' }], endReason: 'env_failure' })).rejects.toThrow(
-      "episode (Counter, seed 1): the env failed on replay at turn 1: env Counter: step() threw: boom",
-    );
+    await expect(
+      replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'boom' }, { responseText: 'inc' }], endReason: 'env_failure' }),
+    ).rejects.toThrow('episode (Counter, seed 1): the env failed on replay at turn 1: env Counter: step() threw: boom');
     await expect(replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'boom' }] })).rejects.toThrow(ReplayError);
   });
 

@@ -8,7 +8,16 @@ import type { TagSummary } from '../../src/rollout/report';
 import { scratch } from '../helpers';
 
 const SUMMARY: Record<string, TagSummary> = {
-  FrozenLake: { episodes: 2, success: 0.5, score: { mean: 0.5, min: 0, max: 1 }, action_is_valid: 1, num_actions: 3, response_length: Number.NaN, timed_out: 0, env_failure: 0 },
+  FrozenLake: {
+    episodes: 2,
+    success: 0.5,
+    score: { mean: 0.5, min: 0, max: 1 },
+    action_is_valid: 1,
+    num_actions: 3,
+    response_length: Number.NaN,
+    timed_out: 0,
+    env_failure: 0,
+  },
 };
 
 const EPISODE: ReportEpisode = {
@@ -24,7 +33,14 @@ const EPISODE: ReportEpisode = {
 };
 
 function page(overrides: Partial<ReportInput> = {}): string {
-  return reportPage({ title: 'lake <run>', source: '2 episodes played by random actions.', curves: { path: '/x/metrics.jsonl', reports: null }, summary: SUMMARY, episodes: [EPISODE], ...overrides });
+  return reportPage({
+    title: 'lake <run>',
+    source: '2 episodes played by random actions.',
+    curves: { path: '/x/metrics.jsonl', reports: null },
+    summary: SUMMARY,
+    episodes: [EPISODE],
+    ...overrides,
+  });
 }
 
 describe('report.html', () => {
@@ -40,8 +56,13 @@ describe('report.html', () => {
 
   test('says plainly when there are no learning curves, and draws them when there are', () => {
     expect(page()).toContain('No learning curves: /x/metrics.jsonl does not exist');
-    expect(page({ curves: { path: '/x/m.jsonl', reports: [{ step: 0, metrics: { 'time/step_total': 1 } }] } })).toContain('holds 1 step(s) but none of the charted metrics');
-    const reports = [0, 1, 2].map((step) => ({ step, metrics: { 'val/env/FrozenLake/success': step / 4, 'val/score/mean': step / 2, 'time/elapsed': step * 10 } }));
+    expect(page({ curves: { path: '/x/m.jsonl', reports: [{ step: 0, metrics: { 'time/step_total': 1 } }] } })).toContain(
+      'holds 1 step(s) but none of the charted metrics',
+    );
+    const reports = [0, 1, 2].map((step) => ({
+      step,
+      metrics: { 'val/env/FrozenLake/success': step / 4, 'val/score/mean': step / 2, 'time/elapsed': step * 10 },
+    }));
     const html = page({ curves: { path: '/x/m.jsonl', reports } });
     expect(html).toContain('From /x/m.jsonl (3 steps).');
     // validation success vs step and vs time, and validation score
@@ -51,7 +72,9 @@ describe('report.html', () => {
 
   test('the metrics table has a row per tag; unknown values show as "-"', () => {
     const html = page();
-    expect(html).toContain('<td>FrozenLake</td><td>2</td><td>50.0%</td><td>0.500</td><td>0</td><td>1</td><td>100.0%</td><td>3.00</td><td>-</td><td>0.0%</td><td>0.0%</td>');
+    expect(html).toContain(
+      '<td>FrozenLake</td><td>2</td><td>50.0%</td><td>0.500</td><td>0</td><td>1</td><td>100.0%</td><td>3.00</td><td>-</td><td>0.0%</td><td>0.0%</td>',
+    );
   });
 
   test('an env without pictures shows its transcript open instead', () => {
@@ -88,7 +111,13 @@ describe('transcripts', () => {
 });
 
 describe('saved episodes file', () => {
-  const episode: SavedEpisode = { tag: 'Lake', seed: 3, turns: [{ responseText: '<answer>Up</answer>', observation: 'P', reward: 0, action: 'Up' }], endReason: 'max_actions', responseTokens: 5 };
+  const episode: SavedEpisode = {
+    tag: 'Lake',
+    seed: 3,
+    turns: [{ responseText: '<answer>Up</answer>', observation: 'P', reward: 0, action: 'Up' }],
+    endReason: 'max_actions',
+    responseTokens: 5,
+  };
 
   test('round-trips, and accepts extra fields (a rollout Episode as it is) and bare responses', () => {
     const dir = scratch();

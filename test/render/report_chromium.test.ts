@@ -52,7 +52,8 @@ function readPng(bytes: Uint8Array): { width: number; height: number; rgba: Uint
       width = view.getUint32(at + 8);
       height = view.getUint32(at + 12);
       const [depth, colourType, , , interlace] = data.subarray(8, 13);
-      if (depth !== 8 || interlace !== 0 || (colourType !== 2 && colourType !== 6)) throw new Error(`unexpected PNG format: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
+      if (depth !== 8 || interlace !== 0 || (colourType !== 2 && colourType !== 6))
+        throw new Error(`unexpected PNG format: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
       channels = colourType === 6 ? 4 : 3;
     } else if (type === 'IDAT') idat.push(data);
     else if (type === 'IEND') break;
@@ -115,7 +116,17 @@ function rgbOf(rgba: Uint8Array): Uint8Array {
 async function shortRender(): Promise<{ reportPath: string; folder: string; config: AgenticConfig; host: PluginHost }> {
   const dir = scratch({
     'logs/metrics.jsonl': `${[0, 1, 2, 3, 4]
-      .map((step) => JSON.stringify({ step, metrics: { 'val/env/FrozenLake/success': [0.1, 0.2, 0.35, 0.3, 0.5][step], 'rollout/score/mean': step / 8, 'actor/entropy': 2 - step / 5, 'time/elapsed': 6 * step } }))
+      .map((step) =>
+        JSON.stringify({
+          step,
+          metrics: {
+            'val/env/FrozenLake/success': [0.1, 0.2, 0.35, 0.3, 0.5][step],
+            'rollout/score/mean': step / 8,
+            'actor/entropy': 2 - step / 5,
+            'time/elapsed': 6 * step,
+          },
+        }),
+      )
       .join('\n')}\n`,
   });
   const host = new PluginHost();
@@ -148,7 +159,10 @@ describe('report.html in headless Chromium', () => {
       const { page, problems } = browser;
 
       // first, show that the collector sees a broken page: an exception, a console error, a missing file
-      const broken = join(scratch({ 'broken.html': '<img src="missing.png"><script>console.error("deliberate"); throw new Error("thrown on purpose")</script>' }), 'broken.html');
+      const broken = join(
+        scratch({ 'broken.html': '<img src="missing.png"><script>console.error("deliberate"); throw new Error("thrown on purpose")</script>' }),
+        'broken.html',
+      );
       await browser.open(pathToFileURL(broken).href);
       await Bun.sleep(100);
       expect(problems.lines.some((l) => l.startsWith('exception:') && l.includes('thrown on purpose'))).toBe(true);

@@ -124,6 +124,18 @@ describe('rows in epochs', () => {
     const config = await configFrom(YAML(7));
     expect(episodesPerStep(config)).toEqual(new Map([['Train', 20]]));
     expect(epochSteps(1, new Map([['Train', 200]]), episodesPerStep(config))).toBe(10);
-    expect(epochSteps(3, new Map([['A', 25], ['B', 100]]), new Map([['A', 10], ['B', 30]]))).toBe(10);
+    expect(
+      epochSteps(
+        3,
+        new Map([
+          ['A', 25],
+          ['B', 100],
+        ]),
+        new Map([
+          ['A', 10],
+          ['B', 30],
+        ]),
+      ),
+    ).toBe(10);
   });
 });

@@ -18,10 +18,7 @@ export const tokenizer = defaultTokenizer();
 export const chat = new ChatFormat(tokenizer);
 
 /** A small random Qwen2 on the built-in tokenizer: fast enough for many rollouts. */
-export const model = Qwen2Model.random(
-  microPolicyConfig(tokenizer.vocabSize),
-  { seed: 3 },
-);
+export const model = Qwen2Model.random(microPolicyConfig(tokenizer.vocabSize), { seed: 3 });
 
 /** A host with the built-ins and `extra` plugins registered. */
 export function hostWith(...extra: PluginDefinition[]): PluginHost {
@@ -36,7 +33,15 @@ export async function configFrom(yaml: string, host: PluginHost = hostWith(), ov
 }
 
 /** FrozenLake in `groups` groups of `size`, both managers alike. */
-export function lakeYaml(options: { groups: number; size: number; kind?: 'traj' | 'step'; sequenceLength?: number; maxSteps?: number; tokens?: number; greedy?: boolean }): string {
+export function lakeYaml(options: {
+  groups: number;
+  size: number;
+  kind?: 'traj' | 'step';
+  sequenceLength?: number;
+  maxSteps?: number;
+  tokens?: number;
+  greedy?: boolean;
+}): string {
   const gen = options.greedy ? '{max_new_tokens: 64, temperature: 0, do_sample: false}' : '{max_new_tokens: 64, temperature: 1, top_p: 1, top_k: 0}';
   return `
 seed: 7

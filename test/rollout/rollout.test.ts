@@ -36,7 +36,7 @@ async function modelLogProbs(sample: Sample): Promise<Float32Array> {
 }
 
 describe('trajectory-wise rollout (StarPO)', () => {
-  test('masks cover exactly the sampled tokens, and their log-probs are the model\'s own (<= 1e-4)', async () => {
+  test("masks cover exactly the sampled tokens, and their log-probs are the model's own (<= 1e-4)", async () => {
     const host = hostWith();
     const config = await configFrom(lakeYaml({ groups: 2, size: 2 }), host);
     const before = tf.memory().numTensors;
@@ -100,7 +100,10 @@ describe('trajectory-wise rollout (StarPO)', () => {
 
   test('every env of a group starts from the same state; groups advance to fresh seeds, validation repeats its own', async () => {
     const host = hostWith();
-    const config = await configFrom(lakeYaml({ groups: 4, size: 3, maxSteps: 1, tokens: 4 }), host, ['train_env_manager.llm_proxy.proxy_type=random', 'val_env_manager.llm_proxy.proxy_type=random']);
+    const config = await configFrom(lakeYaml({ groups: 4, size: 3, maxSteps: 1, tokens: 4 }), host, [
+      'train_env_manager.llm_proxy.proxy_type=random',
+      'val_env_manager.llm_proxy.proxy_type=random',
+    ]);
     const train = await EnvManager.build('train', config, host);
     const first = await rollout(config, host, 'train', train);
     const second = await rollout(config, host, 'train', train);
@@ -128,10 +131,26 @@ describe('trajectory-wise rollout (StarPO)', () => {
 
   test('a batch larger than the envs plays several rounds of whole groups', async () => {
     const host = hostWith();
-    const config = await configFrom(lakeYaml({ groups: 2, size: 2, maxSteps: 1 }), host, ['rollout_batch_size=12', 'train_env_manager.llm_proxy.proxy_type=random']);
+    const config = await configFrom(lakeYaml({ groups: 2, size: 2, maxSteps: 1 }), host, [
+      'rollout_batch_size=12',
+      'train_env_manager.llm_proxy.proxy_type=random',
+    ]);
     const batch = await rollout(config, host);
     expect(batch.episodes).toHaveLength(12);
-    expect(batch.episodes.map((e) => `${e.groupId}:${e.episodeId}`)).toEqual(['0:0', '0:0', '1:0', '1:0', '0:1', '0:1', '1:1', '1:1', '0:2', '0:2', '1:2', '1:2']);
+    expect(batch.episodes.map((e) => `${e.groupId}:${e.episodeId}`)).toEqual([
+      '0:0',
+      '0:0',
+      '1:0',
+      '1:0',
+      '0:1',
+      '0:1',
+      '1:1',
+      '1:1',
+      '0:2',
+      '0:2',
+      '1:2',
+      '1:2',
+    ]);
   });
 
   test('batched greedy decoding gives the same trajectories as one env at a time', async () => {
@@ -168,7 +187,10 @@ describe('trajectory-wise rollout (StarPO)', () => {
 
     const tight = await configFrom(lakeYaml({ groups: 1, size: 2, sequenceLength: 100 }), host);
     const none = await rollout(tight, host);
-    expect(none.episodes.map((e) => [e.endReason, e.turns.length])).toEqual([['context_full', 0], ['context_full', 0]]);
+    expect(none.episodes.map((e) => [e.endReason, e.turns.length])).toEqual([
+      ['context_full', 0],
+      ['context_full', 0],
+    ]);
     expect(none.samples.map((s) => s.inputIds.length)).toEqual([0, 0]);
   });
 });
@@ -176,7 +198,10 @@ describe('trajectory-wise rollout (StarPO)', () => {
 describe('step-wise rollout (GiGPO)', () => {
   test('one row per step: a fresh prompt with recent history, the step reward, and the observation hash', async () => {
     const host = hostWith();
-    const config = await configFrom(lakeYaml({ groups: 2, size: 2, kind: 'step', maxSteps: 3 }), host, ['train_env_manager.llm_proxy.proxy_type=random', 'custom_envs.Lake.history_length=1']);
+    const config = await configFrom(lakeYaml({ groups: 2, size: 2, kind: 'step', maxSteps: 3 }), host, [
+      'train_env_manager.llm_proxy.proxy_type=random',
+      'custom_envs.Lake.history_length=1',
+    ]);
     const batch = await rollout(config, host);
     const turns = batch.episodes.reduce((n, e) => n + e.turns.length, 0);
     expect(batch.samples).toHaveLength(turns);

@@ -21,13 +21,17 @@ describe('turn templates', () => {
   });
 
   test('a config with a bad agent_template fails with a one-line error naming the key', async () => {
-    const error = await configFrom(lakeYaml({ groups: 1, size: 1 }), hostWith(), ['custom_envs.Lake.agent_template="Turn {turn}: {observation}"']).catch((e) => e);
+    const error = await configFrom(lakeYaml({ groups: 1, size: 1 }), hostWith(), ['custom_envs.Lake.agent_template="Turn {turn}: {observation}"']).catch(
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.message).toStartWith('custom_envs.Lake.agent_template: unknown placeholder {turn} for env_manager_cls traj');
   });
 
   test("ROLL's env manager class paths are accepted", async () => {
-    const config = await configFrom(lakeYaml({ groups: 1, size: 1 }), hostWith(), ['custom_envs.Lake.env_manager_cls=roll.pipeline.agentic.env_manager.step_env_manager.StepEnvManager']);
+    const config = await configFrom(lakeYaml({ groups: 1, size: 1 }), hostWith(), [
+      'custom_envs.Lake.env_manager_cls=roll.pipeline.agentic.env_manager.step_env_manager.StepEnvManager',
+    ]);
     expect(config.custom_envs.Lake!.env_manager_cls).toBe('step');
   });
 });

@@ -168,9 +168,7 @@ describe('python sandbox containment, with the audit hook switched off', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     try {
-      const run = contained(
-        await hostile(`import socket\ns = socket.create_connection(('127.0.0.1', ${port}), timeout=2)\nprint('connected')`),
-      );
+      const run = contained(await hostile(`import socket\ns = socket.create_connection(('127.0.0.1', ${port}), timeout=2)\nprint('connected')`));
       console.log(`loopback: ${run.reason}: ${run.stderr.trim().split('\n').at(-1)}`);
       expect(run.stdout).not.toContain('connected');
       expect(run.reason).toBe('error');

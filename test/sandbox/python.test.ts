@@ -36,10 +36,7 @@ describe('python sandbox', () => {
     const run = await runPython('import os\nwhile True:\n    os.fork()', quick);
     expect(run.reason).toBe('error');
     expect(run.stderr).toContain('creating processes is not allowed');
-    const viaMultiprocessing = await runPython(
-      'import multiprocessing as mp\nctx = mp.get_context("spawn")\np = ctx.Process(target=print)\np.start()',
-      quick,
-    );
+    const viaMultiprocessing = await runPython('import multiprocessing as mp\nctx = mp.get_context("spawn")\np = ctx.Process(target=print)\np.start()', quick);
     expect(viaMultiprocessing.stderr).toContain('creating processes is not allowed');
   });
 

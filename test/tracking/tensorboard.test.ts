@@ -48,7 +48,18 @@ function episode(overrides: Partial<Episode> = {}): Episode {
         metricsAgg: {},
         stateHash: '',
       },
-      { observation: '_P\n_G', promptIds: [], responseIds: [], logProbs: [], responseText: 'no idea ````', reward: -0.1, action: null, metrics: {}, metricsAgg: {}, stateHash: '' },
+      {
+        observation: '_P\n_G',
+        promptIds: [],
+        responseIds: [],
+        logProbs: [],
+        responseText: 'no idea ````',
+        reward: -0.1,
+        action: null,
+        metrics: {},
+        metricsAgg: {},
+        stateHash: '',
+      },
     ],
     finalObservation: '_P\n_G',
     endReason: 'max_actions',
@@ -105,8 +116,14 @@ describe('TensorboardTracker', () => {
 describe('episodeMarkdown', () => {
   test('a header, the instruction, each turn with its action and reward, and the final state', () => {
     const text = episodeMarkdown(episode());
-    expect(text.split('\n\n').slice(0, 3)).toEqual(['**FrozenLake** · seed 42 · score -0.100 · 2 turns · ended: max_actions', '**Instruction**', '```\nReach G.\n```']);
-    expect(text).toContain('**Turn 1** · action `Right` · reward 0\n\nObservation\n\n```\nP_\n_G\n```\n\nResponse\n\n```\n<answer>Right</answer>\n```\n\n_you went right_');
+    expect(text.split('\n\n').slice(0, 3)).toEqual([
+      '**FrozenLake** · seed 42 · score -0.100 · 2 turns · ended: max_actions',
+      '**Instruction**',
+      '```\nReach G.\n```',
+    ]);
+    expect(text).toContain(
+      '**Turn 1** · action `Right` · reward 0\n\nObservation\n\n```\nP_\n_G\n```\n\nResponse\n\n```\n<answer>Right</answer>\n```\n\n_you went right_',
+    );
     expect(text).toContain('**Turn 2** · no valid action · reward -0.100');
     // a response holding a run of four backticks gets a fence of five, so it cannot close early
     expect(text).toContain('`````\nno idea ````\n`````');
@@ -127,7 +144,10 @@ describe('a training run with track_with: [tensorboard]', () => {
   test('writes every finite metric of every step as a scalar, and validation transcripts as text', async () => {
     const host = hostWithVowels();
     const dir = scratch({ 'config.yaml': vowelsYaml(pretrain, { groups: 1, size: 4, tokens: 4 }) });
-    const loaded = await loadConfig({ configFile: join(dir, 'config.yaml'), overrides: ['track_with=[tensorboard]', 'eval_steps=2', `output_dir=${join(dir, 'out')}`] }, host);
+    const loaded = await loadConfig(
+      { configFile: join(dir, 'config.yaml'), overrides: ['track_with=[tensorboard]', 'eval_steps=2', `output_dir=${join(dir, 'out')}`] },
+      host,
+    );
     const before = tf.memory().numTensors;
     const warnings: string[] = [];
     const result = await runTraining(loaded, host, { info: () => {}, warn: (line) => warnings.push(line), write: () => {} });
@@ -153,7 +173,9 @@ describe('a training run with track_with: [tensorboard]', () => {
     // two validation episodes at step 0 and after the last step
     const texts = events.flatMap((e) => Object.entries(e.texts).map(([tag, text]) => ({ step: e.step, tag, text })));
     expect(texts.map((t) => `${t.step} ${t.tag}`)).toEqual(['0 val/episode_0', '0 val/episode_1', '2 val/episode_0', '2 val/episode_1']);
-    expect(texts[0]!.text).toMatch(/^\*\*Vowels\*\* · seed \d+ · score [\d.]+ · 1 turn · ended: terminated\n\n\*\*Instruction\*\*\n\n```\nWrite lowercase text\.\n```/);
+    expect(texts[0]!.text).toMatch(
+      /^\*\*Vowels\*\* · seed \d+ · score [\d.]+ · 1 turn · ended: terminated\n\n\*\*Instruction\*\*\n\n```\nWrite lowercase text\.\n```/,
+    );
     expect(texts[0]!.text).toContain('Observation\n\n```\nround 1: write something\n```\n\nResponse\n\n```');
   });
 
@@ -185,7 +207,9 @@ describe('a training run with track_with: [tensorboard]', () => {
     const result = await runTraining(loaded, host, { info: () => {}, warn: (line) => warnings.push(line), write: () => {} });
     expect(warnings.filter((w) => w.startsWith('tensorboard'))).toEqual([]);
     const [file] = readdirSync(result.tensorboardDir!);
-    const images = readEventFile(join(result.tensorboardDir!, file!)).flatMap((e) => Object.entries(e.images).map(([tag, image]) => ({ step: e.step, tag, image })));
+    const images = readEventFile(join(result.tensorboardDir!, file!)).flatMap((e) =>
+      Object.entries(e.images).map(([tag, image]) => ({ step: e.step, tag, image })),
+    );
     expect(images.map((i) => `${i.step} ${i.tag}`)).toEqual(['0 val/episode_0', '0 val/episode_1', '1 val/episode_0', '1 val/episode_1']);
     for (const { image } of images) {
       expect(new TextDecoder().decode(image.data.subarray(0, 6))).toBe('GIF89a');

@@ -131,7 +131,9 @@ describe('a damaged file is refused with one line naming the file and the byte',
       b[at + 1]! ^= 0x01;
       return b;
     });
-    expect(message).toMatch(new RegExp(`^${path.replace(/[.]/g, '\\.')}: record at byte ${second}: length CRC mismatch \\(stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}\\)$`));
+    expect(message).toMatch(
+      new RegExp(`^${path.replace(/[.]/g, '\\.')}: record at byte ${second}: length CRC mismatch \\(stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}\\)$`),
+    );
   });
 
   test('a flipped byte in the data', () => {
@@ -160,7 +162,10 @@ describe('a damaged file is refused with one line naming the file and the byte',
 
   test('a record whose CRCs hold but whose data is not an Event', () => {
     const path = join(scratch(), 'events.out.tfevents.1.h');
-    writeFileSync(path, concatBytes([frameRecord(encodeEvent({ wallTime: 1, step: 0, fileVersion: FILE_VERSION })), frameRecord(Uint8Array.of(0x0a, 0x05, 0x01))]));
+    writeFileSync(
+      path,
+      concatBytes([frameRecord(encodeEvent({ wallTime: 1, step: 0, fileVersion: FILE_VERSION })), frameRecord(Uint8Array.of(0x0a, 0x05, 0x01))]),
+    );
     expect(() => readEventFile(path)).toThrow(`${path}: record at byte 40: not an Event (field of 5 bytes at byte 2 runs past the end (3))`);
   });
 });

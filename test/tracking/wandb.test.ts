@@ -16,7 +16,11 @@ import { hostWithVowels, vowelsYaml } from '../train/helpers';
 setDefaultTimeout(30_000);
 
 const reachable: ReachProbe = async () => {};
-const failure = async (promise: Promise<unknown>): Promise<Error> => promise.then(() => new Error('did not throw'), (error: Error) => error);
+const failure = async (promise: Promise<unknown>): Promise<Error> =>
+  promise.then(
+    () => new Error('did not throw'),
+    (error: Error) => error,
+  );
 
 describe('refuseWandb', () => {
   test('without WANDB_API_KEY it says so, without touching the network', async () => {
@@ -39,10 +43,14 @@ describe('refuseWandb', () => {
     expect(asked).toEqual([['https://api.wandb.ai', 3000]]);
     expect(error.message).toStartWith('track_with: wandb: https://api.wandb.ai is unreachable (no answer within 3 s); drop wandb from track_with');
 
-    const refused = await failure(refuseWandb('/l', { WANDB_API_KEY: 'k', WANDB_BASE_URL: 'http://wandb.local:8080' }, async () => {
-      throw new TypeError('Unable to connect. Is the computer able to access the url?');
-    }));
-    expect(refused.message).toStartWith('track_with: wandb: http://wandb.local:8080 is unreachable (Unable to connect. Is the computer able to access the url?);');
+    const refused = await failure(
+      refuseWandb('/l', { WANDB_API_KEY: 'k', WANDB_BASE_URL: 'http://wandb.local:8080' }, async () => {
+        throw new TypeError('Unable to connect. Is the computer able to access the url?');
+      }),
+    );
+    expect(refused.message).toStartWith(
+      'track_with: wandb: http://wandb.local:8080 is unreachable (Unable to connect. Is the computer able to access the url?);',
+    );
   });
 
   test('W&B answering: streaming is not built, upload TensorBoard logs instead', async () => {
@@ -91,9 +99,13 @@ describe('a run with wandb in track_with', () => {
 
   test('agentic train prints one error line and exits 2', async () => {
     const out = join(scratch(), 'out');
-    const { code, stderr } = await agentic(['train', '--config-name', 'bandit_grpo', 'track_with=[console,wandb]', `output_dir=${out}`], { env: { WANDB_API_KEY: '' } });
+    const { code, stderr } = await agentic(['train', '--config-name', 'bandit_grpo', 'track_with=[console,wandb]', `output_dir=${out}`], {
+      env: { WANDB_API_KEY: '' },
+    });
     expect(code).toBe(2);
-    expect(lines(stderr)).toEqual([`error: track_with: wandb needs WANDB_API_KEY, which is not set; drop wandb from track_with, or log with track_with: [tensorboard] and upload later with wandb sync --sync-tensorboard ${out}/logs/tensorboard`]);
+    expect(lines(stderr)).toEqual([
+      `error: track_with: wandb needs WANDB_API_KEY, which is not set; drop wandb from track_with, or log with track_with: [tensorboard] and upload later with wandb sync --sync-tensorboard ${out}/logs/tensorboard`,
+    ]);
     expect(existsSync(out)).toBe(false);
   });
 });

@@ -57,7 +57,12 @@ describe('the schedule', () => {
     expect([0, 1, 2, 3, 4, 5].map((s) => playingVersion(s, 2, 1))).toEqual([0, 0, 0, 1, 2, 3]);
     // a lagging actor_infer (model_update_frequency 2) holds even versions only
     expect([0, 1, 2, 3, 4, 5, 6].map((s) => playingVersion(s, 1, 2))).toEqual([0, 0, 0, 2, 2, 4, 4]);
-    for (const [k, f] of [[1, 1], [2, 1], [1, 2], [3, 4]] as const) {
+    for (const [k, f] of [
+      [1, 1],
+      [2, 1],
+      [1, 2],
+      [3, 4],
+    ] as const) {
       const worst = Math.max(...Array.from({ length: 40 }, (_, s) => s - playingVersion(s, k, f)));
       expect(worst).toBe(stalenessBound(k, f));
     }
@@ -84,7 +89,9 @@ describe('the schedule', () => {
 describe('the config', () => {
   test('async runs need the policy proxy and a backend the worker can start: one line naming the key', async () => {
     const random = await rejectionOf(asyncConfig(scratch(), ['async_generation_ratio=1', 'train_env_manager.llm_proxy.proxy_type=random']));
-    expect(random.message).toBe("async_generation_ratio: 1 runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is random; set it to policy or the ratio to 0");
+    expect(random.message).toBe(
+      "async_generation_ratio: 1 runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is random; set it to policy or the ratio to 0",
+    );
     const webgpu = await rejectionOf(asyncConfig(scratch(), ['async_generation_ratio=2', 'backend=webgpu']));
     expect(webgpu.message).toBe('async_generation_ratio: the rollout worker runs the wasm or cpu backend, not webgpu; set async_generation_ratio=0 for webgpu');
   });
@@ -130,7 +137,9 @@ describe('the rollout worker', () => {
   test('a plugin that kills the worker mid-run stops the run with one line, not a hang', async () => {
     const host = new PluginHost();
     const exits = resolve(import.meta.dir, '../fixtures/plugins/exits.ts');
-    const yaml = vowelsYaml(pretrain).replace('env_type: vowels', `env_type: ${exits}`).replace(/env_config: \{rounds: \d+\}/, 'env_config: {}');
+    const yaml = vowelsYaml(pretrain)
+      .replace('env_type: vowels', `env_type: ${exits}`)
+      .replace(/env_config: \{rounds: \d+\}/, 'env_config: {}');
     const config = await configOf(yaml, host, [`output_dir=${scratch()}`, 'track_with=[jsonl]', 'async_generation_ratio=1']);
     const error = await rejectionOf(runTraining({ config, files: ['test'], overrides: [] }, host, { info: () => {}, warn: () => {} }));
     expect(error.message).toBe('rollout worker (actor_infer) stopped unexpectedly (exit code 9)');
@@ -161,7 +170,9 @@ describe('asynchronous runs', () => {
     expect(steps.map((r) => r.metrics['async/staleness_max'])).toEqual([0, 1, 1]);
     expect(steps.map((r) => r.metrics['async/dropped_samples'])).toEqual([0, 0, 0]);
     // validation at steps 0 and 2 and after the last
-    expect(a.result.reports.filter((r) => r.metrics['val/success/mean'] !== undefined || r.metrics['val/score/mean'] !== undefined).map((r) => r.step)).toEqual([0, 2, 3]);
+    expect(a.result.reports.filter((r) => r.metrics['val/success/mean'] !== undefined || r.metrics['val/score/mean'] !== undefined).map((r) => r.step)).toEqual(
+      [0, 2, 3],
+    );
     // step 0's batch was played by the very weights that train on it, later ones by older weights
     const gaps = steps.map((r) => r.metrics['actor/train_infer_logprob_gap']!);
     expect(gaps[0]).toBeLessThan(1e-4);
@@ -182,7 +193,12 @@ describe('asynchronous runs', () => {
     ['two steps ahead', ['async_generation_ratio=2', 'max_steps=4', 'save_steps=1', 'eval_steps=2'], 2, 2],
     // actor_infer updated every 2 steps: at step 3 it holds version 2, saved as actor_infer/;
     // step 3's batch was played by version 2 and step 4's will be, so nothing is carried
-    ['a lagging actor_infer, resumed between its updates', ['async_generation_ratio=1', 'actor_infer.model_update_frequency=2', 'max_steps=5', 'save_steps=1'], 3, 0],
+    [
+      'a lagging actor_infer, resumed between its updates',
+      ['async_generation_ratio=1', 'actor_infer.model_update_frequency=2', 'max_steps=5', 'save_steps=1'],
+      3,
+      0,
+    ],
   ];
   for (const [name, settings, at, carried] of cases) {
     test(`resume continues exactly (${name}): the in-flight batches are saved with the checkpoint`, async () => {

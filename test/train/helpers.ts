@@ -20,10 +20,7 @@ await startBackend('wasm');
 /** A 2-layer, 32-wide Qwen2 on the built-in tokenizer, saved once per test file. */
 export async function microPolicyFolder(): Promise<string> {
   const tokenizer = defaultTokenizer();
-  const model = Qwen2Model.random(
-    microPolicyConfig(tokenizer.vocabSize),
-    { seed: 11 },
-  );
+  const model = Qwen2Model.random(microPolicyConfig(tokenizer.vocabSize), { seed: 11 });
   const folder = join(scratch(), 'micro');
   await saveModel(folder, model, tokenizer);
   model.dispose();

@@ -65,7 +65,11 @@ describe('supervisedRows', () => {
   const chat = new ChatFormat(defaultTokenizer());
   const stop = chat.stopTokenIds[0]!;
   const sample = (ids: number[], mask: number[], turns: Array<[number, number, number]>) =>
-    ({ inputIds: Int32Array.from(ids), responseMask: Uint8Array.from(mask), turns: turns.map(([prompt, response, end]) => ({ prompt, response, end })) }) as unknown as Sample;
+    ({
+      inputIds: Int32Array.from(ids),
+      responseMask: Uint8Array.from(mask),
+      turns: turns.map(([prompt, response, end]) => ({ prompt, response, end })),
+    }) as unknown as Sample;
 
   test('a row that ends on its response gets the end-of-turn token, and learns it', () => {
     const { ids, masks } = supervisedRows([sample([1, 2, 3, 4], [0, 0, 1, 1], [[0, 2, 4]])], chat);
@@ -74,7 +78,19 @@ describe('supervisedRows', () => {
   });
 
   test('inside a trajectory the closing token already there is learned where it stands', () => {
-    const { ids, masks } = supervisedRows([sample([1, 2, stop, 5, 6, 7], [0, 1, 0, 0, 1, 1], [[0, 1, 2], [3, 4, 6]])], chat);
+    const { ids, masks } = supervisedRows(
+      [
+        sample(
+          [1, 2, stop, 5, 6, 7],
+          [0, 1, 0, 0, 1, 1],
+          [
+            [0, 1, 2],
+            [3, 4, 6],
+          ],
+        ),
+      ],
+      chat,
+    );
     expect([...ids[0]!]).toEqual([1, 2, stop, 5, 6, 7, stop]);
     expect([...masks[0]!]).toEqual([0, 1, 1, 0, 1, 1, 1]);
   });

@@ -31,12 +31,29 @@ describe('micro-batches that score from the first masked token', () => {
     expect(firsts).toEqual([5, 8, 3]);
     expect(firstMasked([new Uint8Array(4)])).toEqual([4]);
     const config = tinyConfig();
-    const [together] = planMicroBatches([0, 1, 2], ids.map((r) => r.length), config, { maxRows: 8, backward: true, firsts });
+    const [together] = planMicroBatches(
+      [0, 1, 2],
+      ids.map((r) => r.length),
+      config,
+      { maxRows: 8, backward: true, firsts },
+    );
     expect(together).toEqual({ rows: [1, 0, 2], positions: 11, from: 2 });
-    const [alone] = planMicroBatches([1], ids.map((r) => r.length), config, { maxRows: 8, backward: true, firsts });
+    const [alone] = planMicroBatches(
+      [1],
+      ids.map((r) => r.length),
+      config,
+      { maxRows: 8, backward: true, firsts },
+    );
     expect(alone).toEqual({ rows: [1], positions: 11, from: 7 });
     // without firsts every position is scored, as before
-    expect(planMicroBatches([0], ids.map((r) => r.length), config, { maxRows: 8, backward: false })[0]!.from).toBe(0);
+    expect(
+      planMicroBatches(
+        [0],
+        ids.map((r) => r.length),
+        config,
+        { maxRows: 8, backward: false },
+      )[0]!.from,
+    ).toBe(0);
 
     const { inputs, targets } = shiftedIds(alone!, ids);
     expect(inputs.shape).toEqual([1, 11]);

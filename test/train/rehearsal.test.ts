@@ -52,8 +52,14 @@ describe('rehearsal rows', () => {
       const ids = Array.from(rows.ids[r]!);
       const mask = rows.masks[r]!;
       const first = mask.indexOf(1);
-      const learned = tokenizer.decode(ids.filter((_, t) => mask[t]), { skipSpecialTokens: false });
-      const rest = tokenizer.decode(ids.slice(first).filter((_, t) => !mask[first + t]), { skipSpecialTokens: false });
+      const learned = tokenizer.decode(
+        ids.filter((_, t) => mask[t]),
+        { skipSpecialTokens: false },
+      );
+      const rest = tokenizer.decode(
+        ids.slice(first).filter((_, t) => !mask[first + t]),
+        { skipSpecialTokens: false },
+      );
       // one contiguous span from the response's start to just past </think>
       expect(mask.lastIndexOf(1) - first + 1).toBe(mask.reduce((a, b) => a + b, 0));
       expect(learned).toMatch(/^<think>goal [^<]*; holes [^<]*<\/think><?$/);

@@ -26,7 +26,9 @@ describe('recorded runs replay exactly', () => {
         }
         return;
       }
-      const recorded = readFileSync(fixture, 'utf8').split('\n').filter((line) => line !== '');
+      const recorded = readFileSync(fixture, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '');
       expect(metricsOf(out)).toEqual(recorded);
     });
   }

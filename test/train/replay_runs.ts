@@ -31,8 +31,16 @@ const DEFAULT_SMALL = ['max_steps=8', 'eval_steps=4', 'rollout_batch_size=16', '
 
 export const REPLAY_RUNS: readonly ReplayRun[] = [
   { name: 'default', vowels: false, overrides: DEFAULT_SMALL },
-  { name: 'grpo_traj', vowels: true, overrides: ['max_steps=3', 'adv_estimator=grpo', 'reward_normalization.method=mean_std', 'enable_old_logprobs_recompute=true', 'save_steps=1'] },
-  { name: 'gae_critic', vowels: true, overrides: ['max_steps=3', 'adv_estimator=gae', 'value_clip=0.2', 'lambd=0.9', 'gamma=0.99', 'use_kl_loss=true', 'kl_loss_coef=0.1', 'ppo_epochs=2'] },
+  {
+    name: 'grpo_traj',
+    vowels: true,
+    overrides: ['max_steps=3', 'adv_estimator=grpo', 'reward_normalization.method=mean_std', 'enable_old_logprobs_recompute=true', 'save_steps=1'],
+  },
+  {
+    name: 'gae_critic',
+    vowels: true,
+    overrides: ['max_steps=3', 'adv_estimator=gae', 'value_clip=0.2', 'lambd=0.9', 'gamma=0.99', 'use_kl_loss=true', 'kl_loss_coef=0.1', 'ppo_epochs=2'],
+  },
   { name: 'async', vowels: true, overrides: ['max_steps=3', 'adv_estimator=grpo', 'async_generation_ratio=1', 'eval_steps=2'] },
   { name: 'grpo_resumed', vowels: true, overrides: [], resumes: { from: 'grpo_traj', step: 1 } },
 ];
@@ -66,7 +74,9 @@ export async function playReplay(run: ReplayRun): Promise<string> {
   if (run.resumes) {
     const source = REPLAY_RUNS.find((r) => r.name === run.resumes!.from)!;
     mkdirSync(join(out, 'checkpoints'), { recursive: true });
-    cpSync(join(REPLAY_FIXTURES, `${run.resumes.from}-checkpoint-${run.resumes.step}`), join(out, 'checkpoints', `checkpoint-${run.resumes.step}`), { recursive: true });
+    cpSync(join(REPLAY_FIXTURES, `${run.resumes.from}-checkpoint-${run.resumes.step}`), join(out, 'checkpoints', `checkpoint-${run.resumes.step}`), {
+      recursive: true,
+    });
     args = [...args.slice(0, args.indexOf('track_with=[jsonl]')), ...common, `plugins=[${VOWELS_PLUGIN}]`, ...source.overrides, 'resume_from_checkpoint=auto'];
   }
   const result = await agentic(args, { cwd: dir });

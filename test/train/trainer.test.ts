@@ -19,7 +19,10 @@ beforeAll(async () => {
   folder = await microPolicyFolder();
 });
 
-async function train(overrides: string[], options: { rounds?: number; kind?: 'traj' | 'step'; poison?: (step: number, role: string, update: number) => boolean } = {}) {
+async function train(
+  overrides: string[],
+  options: { rounds?: number; kind?: 'traj' | 'step'; poison?: (step: number, role: string, update: number) => boolean } = {},
+) {
   const config = await configOf(vowelsYaml(folder, { rounds: options.rounds, kind: options.kind }), host, overrides);
   const before = tf.memory().numTensors;
   const trainer = await Trainer.create(config, host, { poison: options.poison });
@@ -55,14 +58,30 @@ describe('every estimator, KL and loss setting trains', () => {
     ['gigpo', ['adv_estimator=gigpo'], { rounds: 2, kind: 'step' }],
     ['step_reinforce', ['adv_estimator=step_reinforce'], { rounds: 2, kind: 'step' }],
     ['KL in the reward, adaptive', ['add_token_level_kl=true', 'init_kl_coef=0.05', 'target_kl=0.01', 'kl_horizon=100', 'kl_penalty=k3'], {}],
-    ['KL loss, whitening, clips', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_type=mse', 'whiten_advantages=true', 'advantage_clip=0.5', 'reward_clip=1', 'whiten_rewards=true'], {}],
-    ['dual clip, clip range, entropy, 2 epochs', ['dual_clip_loss=true', 'use_pg_clip_range=true', 'pg_clip_low=0.1', 'pg_clip_high=0.3', 'entropy_loss_coef=0.01', 'ppo_epochs=2'], {}],
+    [
+      'KL loss, whitening, clips',
+      ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_type=mse', 'whiten_advantages=true', 'advantage_clip=0.5', 'reward_clip=1', 'whiten_rewards=true'],
+      {},
+    ],
+    [
+      'dual clip, clip range, entropy, 2 epochs',
+      ['dual_clip_loss=true', 'use_pg_clip_range=true', 'pg_clip_low=0.1', 'pg_clip_high=0.3', 'entropy_loss_coef=0.01', 'ppo_epochs=2'],
+      {},
+    ],
     ['token-mean', ['loss_agg_mode=token-mean'], {}],
     ['no credit for thinking', ['think_credit=false'], {}],
-    ['KL loss on the thinking, entropy on the answer', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_tokens=think', 'entropy_loss_coef=0.01', 'entropy_loss_tokens=answer'], {}],
+    [
+      'KL loss on the thinking, entropy on the answer',
+      ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_tokens=think', 'entropy_loss_coef=0.01', 'entropy_loss_tokens=answer'],
+      {},
+    ],
     ['KL loss outside the answer', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_tokens=outside_answer'], {}],
     ['seq-mean-token-sum', ['loss_agg_mode=seq-mean-token-sum'], {}],
-    ['seq-mean-token-sum-norm, cosine schedule', ['loss_agg_mode=seq-mean-token-sum-norm', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'], {}],
+    [
+      'seq-mean-token-sum-norm, cosine schedule',
+      ['loss_agg_mode=seq-mean-token-sum-norm', 'actor_train.training_args.lr_scheduler_type=cosine', 'actor_train.training_args.warmup_steps=1'],
+      {},
+    ],
   ];
   for (const [name, overrides, options] of cases) {
     test(name, async () => {
@@ -78,10 +97,32 @@ describe('every estimator, KL and loss setting trains', () => {
     const summary = await train(['adv_estimator=gae', 'use_kl_loss=true', 'kl_loss_coef=0.1', 'eval_steps=1']);
     const first = summary.reports[0]!.metrics;
     for (const key of [
-      'actor/pg_loss', 'actor/kl_loss', 'actor/entropy', 'actor/clipfrac', 'actor/approxkl', 'actor/ratio_mean', 'actor/grad_norm', 'actor/lr',
-      'critic/vf_loss', 'critic/score/mean', 'critic/advantages/mean', 'critic/returns/mean', 'critic/values/mean', 'critic/kl', 'critic/kl_coef',
-      'tokens/response_length/mean', 'time/step_total', 'time/step_ref', 'time/step_old_logp', 'time/step_values', 'time/step_actor_train',
-      'time/step_critic_train', 'system/tps', 'env/Vowels/success', 'val/env/Vowels/success', 'time/step_val',
+      'actor/pg_loss',
+      'actor/kl_loss',
+      'actor/entropy',
+      'actor/clipfrac',
+      'actor/approxkl',
+      'actor/ratio_mean',
+      'actor/grad_norm',
+      'actor/lr',
+      'critic/vf_loss',
+      'critic/score/mean',
+      'critic/advantages/mean',
+      'critic/returns/mean',
+      'critic/values/mean',
+      'critic/kl',
+      'critic/kl_coef',
+      'tokens/response_length/mean',
+      'time/step_total',
+      'time/step_ref',
+      'time/step_old_logp',
+      'time/step_values',
+      'time/step_actor_train',
+      'time/step_critic_train',
+      'system/tps',
+      'env/Vowels/success',
+      'val/env/Vowels/success',
+      'time/step_val',
     ]) {
       expect(first).toHaveProperty([key]);
     }
@@ -107,7 +148,7 @@ describe('every estimator, KL and loss setting trains', () => {
 });
 
 describe('the roles', () => {
-  test('old log-probs are actor_train\'s: equal to the sampling ones on-policy, and the ratio moves once weights do', async () => {
+  test("old log-probs are actor_train's: equal to the sampling ones on-policy, and the ratio moves once weights do", async () => {
     const onePass = await train(['actor_train.training_args.per_device_train_batch_size=8']);
     const first = onePass.reports[0]!.metrics;
     // the tokens are scored where they were sampled (no shift error), by the same weights
@@ -177,9 +218,7 @@ describe('a non-finite update', () => {
       expect(await weights()).toEqual(before);
       expect(poisoned.metrics['actor/skipped_steps']).toBe(1);
       expect(poisoned.metrics['system/skipped_updates']).toBe(1);
-      expect(warnings).toEqual([
-        'step 1: skipped 1 actor update whose loss or gradients were not finite (weights unchanged; 1 so far)',
-      ]);
+      expect(warnings).toEqual(['step 1: skipped 1 actor update whose loss or gradients were not finite (weights unchanged; 1 so far)']);
       const next = await trainer.step(2);
       expect(next.metrics['actor/skipped_steps']).toBe(0);
       expect(Number.isFinite(next.metrics['actor/pg_loss']!)).toBe(true);
@@ -192,7 +231,12 @@ describe('a non-finite update', () => {
 
 describe('updates skipped in a row', () => {
   test('stop the run with one line once max_skipped_updates_in_a_row is reached; an applied update starts the count again', async () => {
-    const config = await configOf(vowelsYaml(folder), host, ['max_steps=6', 'ppo_epochs=1', 'actor_train.training_args.per_device_train_batch_size=4', 'max_skipped_updates_in_a_row=3']);
+    const config = await configOf(vowelsYaml(folder), host, [
+      'max_steps=6',
+      'ppo_epochs=1',
+      'actor_train.training_args.per_device_train_batch_size=4',
+      'max_skipped_updates_in_a_row=3',
+    ]);
     const before = tf.memory().numTensors;
     const warnings: string[] = [];
     // two actor updates a step: step 1 skips its first only, steps 2 and 3 skip both
@@ -215,7 +259,11 @@ describe('updates skipped in a row', () => {
   });
 
   test('0 never stops', async () => {
-    const config = await configOf(vowelsYaml(folder), host, ['max_steps=2', 'actor_train.training_args.per_device_train_batch_size=4', 'max_skipped_updates_in_a_row=0']);
+    const config = await configOf(vowelsYaml(folder), host, [
+      'max_steps=2',
+      'actor_train.training_args.per_device_train_batch_size=4',
+      'max_skipped_updates_in_a_row=0',
+    ]);
     const trainer = await Trainer.create(config, host, { poison: (_step, role) => role === 'actor' });
     try {
       const summary = await trainer.run();
@@ -234,7 +282,8 @@ describe('skip_zero_advantage_samples', () => {
     const skipping = await train([...kl, 'skip_zero_advantage_samples=true']);
     for (const [a, b] of plain.reports.map((r, i) => [r.metrics, skipping.reports[i]!.metrics] as const)) {
       expect(b['actor/update_samples']).toBe(b['system/samples']!); // the premise: no group scored alike
-      for (const key of ['actor/pg_loss', 'actor/kl_loss', 'critic/kl', 'actor/grad_norm', 'actor/entropy', 'actor/optimizer_steps']) expect(b[key]).toBe(a[key]!);
+      for (const key of ['actor/pg_loss', 'actor/kl_loss', 'critic/kl', 'actor/grad_norm', 'actor/entropy', 'actor/optimizer_steps'])
+        expect(b[key]).toBe(a[key]!);
     }
     expect(skipping.reports[1]!.metrics['critic/kl']).not.toBe(0); // the reference did score them
     expect(plain.reports[0]!.metrics['actor/update_samples']).toBeUndefined();
@@ -242,7 +291,11 @@ describe('skip_zero_advantage_samples', () => {
 
   test('a batch with no advantage anywhere leaves the actor as it was', async () => {
     // groups of one: every sample is its own group's mean, so every advantage is 0
-    const config = await configOf(vowelsYaml(folder, { groups: 4, size: 1 }), host, ['skip_zero_advantage_samples=true', 'use_kl_loss=true', 'kl_loss_coef=0.1']);
+    const config = await configOf(vowelsYaml(folder, { groups: 4, size: 1 }), host, [
+      'skip_zero_advantage_samples=true',
+      'use_kl_loss=true',
+      'kl_loss_coef=0.1',
+    ]);
     const before = tf.memory().numTensors;
     const trainer = await Trainer.create(config, host);
     const weights = async () => Promise.all(trainer.roles.actor.variables.map(async (v) => Array.from(await v.data())));

@@ -18,7 +18,12 @@ import { microPolicyFolder, shippedConfig } from './helpers';
 setDefaultTimeout(60_000);
 
 const chat = new ChatFormat(defaultTokenizer());
-const trainQuestions = new Set(readFileSync(join(ROOT, 'plugins/datasets/arithmetic/train.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).question as string));
+const trainQuestions = new Set(
+  readFileSync(join(ROOT, 'plugins/datasets/arithmetic/train.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line).question as string),
+);
 
 let folder = '';
 beforeAll(async () => {
@@ -43,7 +48,10 @@ describe('worked examples', () => {
         expect(episode.endReason).toBe('terminated');
         expect(episode.score).toBe(1);
         expect(episode.metrics).toMatchObject({ success: 1, num_tool_calls: 1, tool_errors: 0, action_is_valid: 1 });
-        expect(episode.turns.map((t) => t.responseText)).toEqual([expect.stringMatching(/^calculator\(.+\)$/), `<answer>${episode.turns[1]!.observation}</answer>`]);
+        expect(episode.turns.map((t) => t.responseText)).toEqual([
+          expect.stringMatching(/^calculator\(.+\)$/),
+          `<answer>${episode.turns[1]!.observation}</answer>`,
+        ]);
       }
     } finally {
       await envs.close();
@@ -102,7 +110,9 @@ describe('worked examples', () => {
     const config = await shippedConfig('agentic', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
     const error = await workedRows(config, new PluginHost(), chat).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toBe('warm_start.worked_examples: env frozen_lake (custom_envs.FrozenLakeTrain) has no solutionAction(), so it has no worked examples to give');
+    expect((error as Error).message).toBe(
+      'warm_start.worked_examples: env frozen_lake (custom_envs.FrozenLakeTrain) has no solutionAction(), so it has no worked examples to give',
+    );
   });
 
   test('the fingerprint covers the setting: a base is reused only for the same number of worked examples', async () => {
@@ -111,11 +121,20 @@ describe('worked examples', () => {
     expect(warmStartFingerprint(await calculator())).toBe(prints[2]!);
 
     const out = scratch();
-    const small = (n: number) => calculator([`warm_start.worked_examples=${n}`, 'warm_start.episodes=0', 'warm_start.worked_repeats=1', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`]);
+    const small = (n: number) =>
+      calculator([
+        `warm_start.worked_examples=${n}`,
+        'warm_start.episodes=0',
+        'warm_start.worked_repeats=1',
+        'warm_start.epochs=1',
+        `warm_start.output_dir=${out}/base`,
+      ]);
     const info: string[] = [];
     const built = await warmStart(await small(6), new PluginHost(), { info: (line) => info.push(line) });
     expect(built).toMatchObject({ built: true, rows: 12 });
-    expect(info[0]).toStartWith('warm start: 6 worked examples (0 of the 6 played were not solved and are left out), 12 action rows from them and 0 random-action episodes');
+    expect(info[0]).toStartWith(
+      'warm start: 6 worked examples (0 of the 6 played were not solved and are left out), 12 action rows from them and 0 random-action episodes',
+    );
     expect(existsSync(join(out, 'base', FINGERPRINT_FILE))).toBe(true);
     expect((await warmStart(await small(6), new PluginHost(), { info: () => {} })).built).toBe(false);
     expect((await warmStart(await small(7), new PluginHost(), { info: () => {} })).built).toBe(true);
@@ -126,7 +145,13 @@ describe('worked examples among random-action rows', () => {
   test('worked_repeats adds copies of the same worked rows, nothing else', async () => {
     const out = scratch();
     const base = (repeats: number, worked: number) =>
-      calculator([`warm_start.worked_examples=${worked}`, 'warm_start.episodes=64', `warm_start.worked_repeats=${repeats}`, 'warm_start.epochs=1', `warm_start.output_dir=${out}/r${repeats}w${worked}`]);
+      calculator([
+        `warm_start.worked_examples=${worked}`,
+        'warm_start.episodes=64',
+        `warm_start.worked_repeats=${repeats}`,
+        'warm_start.epochs=1',
+        `warm_start.output_dir=${out}/r${repeats}w${worked}`,
+      ]);
     const rows = async (repeats: number, worked: number) => (await warmStart(await base(repeats, worked), new PluginHost(), { info: () => {} })).rows;
     const once = await rows(1, 4);
     // 4 worked examples are 8 rows (a call and an answer); two more copies of them add 16
@@ -134,7 +159,14 @@ describe('worked examples among random-action rows', () => {
   });
   test('random_actions: false learns none of the random actions: only the worked rows are left (no state questions asked)', async () => {
     const out = scratch();
-    const config = await calculator(['warm_start.worked_examples=4', 'warm_start.episodes=64', 'warm_start.random_actions=false', 'warm_start.worked_repeats=1', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`]);
+    const config = await calculator([
+      'warm_start.worked_examples=4',
+      'warm_start.episodes=64',
+      'warm_start.random_actions=false',
+      'warm_start.worked_repeats=1',
+      'warm_start.epochs=1',
+      `warm_start.output_dir=${out}/base`,
+    ]);
     expect((await warmStart(config, new PluginHost(), { info: () => {} })).rows).toBe(8);
   });
 });

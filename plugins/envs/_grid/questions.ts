@@ -57,7 +57,12 @@ function shortOffset(from: readonly [number, number], to: readonly [number, numb
 const bare = (name: string) => name.replace(/^the /, '');
 
 /** Where a thing is measured from: the player, or the thing its `from` names (null if that is not drawn). */
-function originOf(thing: GridQuestionSpec['things'][number], spec: GridQuestionSpec, find: (symbols: readonly string[]) => [number, number] | null, player: [number, number]) {
+function originOf(
+  thing: GridQuestionSpec['things'][number],
+  spec: GridQuestionSpec,
+  find: (symbols: readonly string[]) => [number, number] | null,
+  player: [number, number],
+) {
   if (thing.from === undefined) return player;
   const origin = spec.things.find((other) => other.name === thing.from);
   if (!origin) throw new Error(`grid spec: '${thing.name}' is placed from '${thing.from}', which is not one of its things`);

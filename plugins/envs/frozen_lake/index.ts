@@ -4,7 +4,19 @@
  * always solvable; on slippery ice a move goes the intended way or to either side, a third each.
  * Reaching the goal pays 1 and ends the episode, a hole ends it with 0.
  */
-import { actionPattern, defineEnv, envInstruction, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
+import {
+  actionPattern,
+  defineEnv,
+  envInstruction,
+  type Env,
+  parseAnswer,
+  type RenderMode,
+  type ResetResult,
+  type RgbFrame,
+  Rng,
+  type StepResult,
+  z,
+} from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';

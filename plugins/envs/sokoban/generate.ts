@@ -14,14 +14,46 @@ type Cell = readonly [row: number, col: number];
 
 /** Shapes stamped along the carving walk. */
 const BRUSHES: ReadonlyArray<readonly Cell[]> = [
-  [[0, -1], [0, 0], [0, 1]],
-  [[-1, 0], [0, 0], [1, 0]],
-  [[0, 0], [0, 1], [1, 0], [1, 1]],
-  [[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]],
-  [[0, 0], [0, 1], [1, 0]],
-  [[0, 0], [0, -1], [-1, 0]],
+  [
+    [0, -1],
+    [0, 0],
+    [0, 1],
+  ],
+  [
+    [-1, 0],
+    [0, 0],
+    [1, 0],
+  ],
+  [
+    [0, 0],
+    [0, 1],
+    [1, 0],
+    [1, 1],
+  ],
+  [
+    [0, 0],
+    [-1, 0],
+    [1, 0],
+    [0, -1],
+    [0, 1],
+  ],
+  [
+    [0, 0],
+    [0, 1],
+    [1, 0],
+  ],
+  [
+    [0, 0],
+    [0, -1],
+    [-1, 0],
+  ],
 ];
-const DIRECTIONS: readonly Cell[] = [[-1, 0], [1, 0], [0, -1], [0, 1]];
+const DIRECTIONS: readonly Cell[] = [
+  [-1, 0],
+  [1, 0],
+  [0, -1],
+  [0, 1],
+];
 const TURN_PROBABILITY = 0.35;
 const MAX_TRIES = 50;
 /** Bounds the reverse search on large rooms with several boxes (its cost per reset). */

@@ -4,7 +4,19 @@
  * generate.ts). Rewards follow gym-sokoban: -0.1 per move, +1 for a box pushed onto a target, -1
  * for one pushed off, +10 when every box is on a target, which ends the episode.
  */
-import { actionPattern, defineEnv, envInstruction, type Env, parseAnswer, type RenderMode, type ResetResult, type RgbFrame, Rng, type StepResult, z } from 'agentic';
+import {
+  actionPattern,
+  defineEnv,
+  envInstruction,
+  type Env,
+  parseAnswer,
+  type RenderMode,
+  type ResetResult,
+  type RgbFrame,
+  Rng,
+  type StepResult,
+  z,
+} from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
@@ -21,11 +33,7 @@ const CELLS_PER_BOX = 4;
 
 const Config = z
   .strictObject({
-    dim_room: z
-      .array(z.int().min(5).max(20))
-      .length(2)
-      .default([6, 6])
-      .describe('[rows, cols] of the room, its outer wall included.'),
+    dim_room: z.array(z.int().min(5).max(20)).length(2).default([6, 6]).describe('[rows, cols] of the room, its outer wall included.'),
     num_boxes: z.int().min(1).max(4).default(1),
     max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
     search_depth: z.int().min(1).max(1000).default(30).describe('Most reverse moves the room generator plays from the solved room (deeper: harder rooms).'),
@@ -74,7 +82,9 @@ function roomSymbols(lookup: Readonly<Record<string, string>> | null): RoomSymbo
 }
 
 function instruction(config: SokobanConfig, symbols: RoomSymbols): string {
-  const meanings = config.grid_vocab ?? Object.fromEntries(Object.entries(SYMBOL).map(([kind, symbol]) => [symbols[kind as Content], SYMBOLS[symbol as keyof typeof SYMBOLS]]));
+  const meanings =
+    config.grid_vocab ??
+    Object.fromEntries(Object.entries(SYMBOL).map(([kind, symbol]) => [symbols[kind as Content], SYMBOLS[symbol as keyof typeof SYMBOLS]]));
   return gridInstruction(config.env_instruction ?? TASK, meanings, ACTIONS, 'Left');
 }
 

@@ -10,8 +10,7 @@ import type { ToolSpec } from './tools';
 /** A tool call as an agent format read it from a response, before it is checked. */
 export type CallRequest =
   /** `args` is the parsed JSON value, or a string when the policy wrote plain text. */
-  | { kind: 'call'; name: string; args: unknown }
-  | { kind: 'malformed'; name: string | null; error: string };
+  { kind: 'call'; name: string; args: unknown } | { kind: 'malformed'; name: string | null; error: string };
 
 export interface CallOutcome {
   /** The tool called, when the call named one. */
@@ -59,7 +58,14 @@ async function runCall(request: CallRequest, tools: ReadonlyMap<string, ToolSpec
   const observation = typeof output === 'string' ? output : typeof output?.observation === 'string' ? output.observation : null;
   if (observation === null) return failed(tool.name, `${tool.name} returned no observation`, true);
   const info = typeof output === 'object' && output.info ? output.info : undefined;
-  return { name: tool.name, output: truncate(observation, limits.maxObservationChars), ok: true, ran: true, terminal: tool.terminal, ...(info ? { info } : {}) };
+  return {
+    name: tool.name,
+    output: truncate(observation, limits.maxObservationChars),
+    ok: true,
+    ran: true,
+    terminal: tool.terminal,
+    ...(info ? { info } : {}),
+  };
 }
 
 /** The arguments as an object, or why they cannot be one. Plain text goes to the tool's one text parameter. */

@@ -148,9 +148,15 @@ function reactSections(text: string): ReactSection[] {
 }
 
 function reactCall(actionText: string, inputText: string): CallRequest {
-  const name = actionText.trim().replace(/^[`'"*]+|[`'"*]+$/g, '').trim();
+  const name = actionText
+    .trim()
+    .replace(/^[`'"*]+|[`'"*]+$/g, '')
+    .trim();
   if (name === '') return { kind: 'malformed', name: null, error: 'the Action line names no tool' };
-  const input = inputText.trim().replace(/^```[a-z]*\n([\s\S]*?)\n?```$/i, '$1').trim();
+  const input = inputText
+    .trim()
+    .replace(/^```[a-z]*\n([\s\S]*?)\n?```$/i, '$1')
+    .trim();
   if (input === '') return { kind: 'call', name, args: {} };
   if (!input.startsWith('{')) return { kind: 'call', name, args: input };
   // words after the object are the policy talking on, not part of the input
@@ -179,7 +185,10 @@ function compactFormat(options: FormatOptions): AgentFormat {
       const call = COMPACT_CALL.exec(text);
       if (call) return { kind: 'calls', calls: [compactCall(call[1]!, call[2]!)] };
       if (COMPACT_OPENING.test(text) && taggedAnswer(text) === null) {
-        return { kind: 'calls', calls: [{ kind: 'malformed', name: null, error: 'a call is the whole reply: name(input), ending with its closing parenthesis' }] };
+        return {
+          kind: 'calls',
+          calls: [{ kind: 'malformed', name: null, error: 'a call is the whole reply: name(input), ending with its closing parenthesis' }],
+        };
       }
       return { kind: 'answer', answer: taggedAnswer(text) ?? text };
     },
@@ -215,7 +224,9 @@ function codeFormat(options: FormatOptions, code: CodeTool): AgentFormat {
         `it is run with ${code.tool.name} and its output comes back in the next message. ` +
         'Take one step at a time rather than solving everything in one block.',
       ...(others.length > 0
-        ? [`You can also call the other tools by writing a JSON object between <tool_call> and </tool_call>, e.g. <tool_call>{"name": "${others[0]!.name}", "arguments": {...}}</tool_call>.`]
+        ? [
+            `You can also call the other tools by writing a JSON object between <tool_call> and </tool_call>, e.g. <tool_call>{"name": "${others[0]!.name}", "arguments": {...}}</tool_call>.`,
+          ]
         : []),
       finishing(options, 'without code'),
     ].join('\n'),
@@ -231,10 +242,8 @@ function codeFormat(options: FormatOptions, code: CodeTool): AgentFormat {
       calls.push(...toolCallBlocks(text.replace(PYTHON_BLOCK, '')));
       return calls.length > 0 ? { kind: 'calls', calls } : { kind: 'answer', answer: taggedAnswer(text) ?? text };
     },
-    observation: (outcomes) =>
-      outcomes.map((o) => (o.name === code.tool.name ? `Output:\n\`\`\`\n${o.output}\n\`\`\`` : toolResponse(o))).join('\n'),
-    callText: (tool, args) =>
-      tool.name === code.tool.name ? `\`\`\`python\n${String(args[code.parameter])}\n\`\`\`` : toolCallText(tool, args),
+    observation: (outcomes) => outcomes.map((o) => (o.name === code.tool.name ? `Output:\n\`\`\`\n${o.output}\n\`\`\`` : toolResponse(o))).join('\n'),
+    callText: (tool, args) => (tool.name === code.tool.name ? `\`\`\`python\n${String(args[code.parameter])}\n\`\`\`` : toolCallText(tool, args)),
     answerText: (answer) => `<answer>${answer}</answer>`,
   };
 }

@@ -15,7 +15,22 @@
  * (which the policy sees as an error observation), the reward function's score for the final
  * answer, and 0 when max_turns runs out first (truncated; nothing is scored).
  */
-import { defineEnv, Rng, rowAt, z, type ChatMessage, type Env, type EnvContext, type EpisodeDraw, type MetricAgg, type MetricValue, type ResetResult, type RewardPlugin, type StateQuestion, type StepResult } from 'agentic';
+import {
+  defineEnv,
+  Rng,
+  rowAt,
+  z,
+  type ChatMessage,
+  type Env,
+  type EnvContext,
+  type EpisodeDraw,
+  type MetricAgg,
+  type MetricValue,
+  type ResetResult,
+  type RewardPlugin,
+  type StateQuestion,
+  type StepResult,
+} from 'agentic';
 import { runCalls, type CallOutcome, type CallRequest } from './calls';
 import { loadRows, type Row } from './dataset';
 import { AGENT_FORMATS, agentFormat, type AgentFormat, type CodeTool } from './formats';
@@ -26,7 +41,9 @@ const Config = z.strictObject({
     .string()
     .min(1)
     .default('arithmetic/train')
-    .describe('A built-in dataset as <name>/<split> (arithmetic/train, arithmetic/val), or the path of a .jsonl or .json file of {question, answer, ...} rows.'),
+    .describe(
+      'A built-in dataset as <name>/<split> (arithmetic/train, arithmetic/val), or the path of a .jsonl or .json file of {question, answer, ...} rows.',
+    ),
   tools: z.array(z.string().min(1)).default(['calculator']).describe('Names of the tools the policy may call (see `agentic plugins`).'),
   reward: z.string().min(1).default('exact_match').describe('Name of the reward function that scores the final answer against the row.'),
   agent_format: z
@@ -43,7 +60,7 @@ const Config = z.strictObject({
     .describe("The tool that runs the code format's ```python blocks; null picks the first of tools with a 'code' parameter."),
   max_turns: z.int().positive().default(5).describe('Most replies per episode; after the last one the episode is truncated with reward 0.'),
   tool_timeout_ms: z.int().positive().default(10_000).describe('Time limit of one tool call; a call that runs over is an error observation.'),
-  max_observation_chars: z.int().positive().default(2048).describe("Each tool output is cut to this many characters."),
+  max_observation_chars: z.int().positive().default(2048).describe('Each tool output is cut to this many characters.'),
   system_prompt: z
     .string()
     .min(1)
@@ -57,7 +74,14 @@ type ToolUseConfig = z.output<typeof Config>;
 /** Metrics this env reports itself; a reward's metric of the same name is logged as reward_<name>. */
 const OWN_METRICS = ['action_is_valid', 'num_tool_calls', 'used_tool', 'tool_errors', 'turns', 'format_penalty', 'reward_error'];
 /** Over an episode: used_tool says whether any turn called a tool (its mean: the share of episodes that did). */
-const STEP_AGG: Record<string, MetricAgg> = { success: 'last', num_tool_calls: 'sum', used_tool: 'max', tool_errors: 'sum', turns: 'sum', reward_error: 'last' };
+const STEP_AGG: Record<string, MetricAgg> = {
+  success: 'last',
+  num_tool_calls: 'sum',
+  used_tool: 'max',
+  tool_errors: 'sum',
+  turns: 'sum',
+  reward_error: 'last',
+};
 
 interface Score {
   reward: number;
@@ -121,7 +145,10 @@ class ToolUse implements Env {
     const parsed = this.format.parse(response);
     if (parsed.kind === 'answer') return this.finish(parsed.answer, [], '', `answer: ${parsed.answer}`);
 
-    const outcomes = await runCalls(parsed.calls, this.tools, { timeoutMs: this.config.tool_timeout_ms, maxObservationChars: this.config.max_observation_chars });
+    const outcomes = await runCalls(parsed.calls, this.tools, {
+      timeoutMs: this.config.tool_timeout_ms,
+      maxObservationChars: this.config.max_observation_chars,
+    });
     this.lastOutcomes = outcomes;
     // a call that reached its tool is a tool message; feedback on a call that did not is the user's
     for (const outcome of outcomes) this.messages.push({ role: outcome.ran ? 'tool' : 'user', content: outcome.output });
@@ -308,10 +335,14 @@ function numbersIn(text: string): string[] {
 }
 
 function pickCodeTool(specs: readonly ToolSpec[], named: string | null): CodeTool {
-  const codeParameter = (spec: ToolSpec) => ((spec.schema.properties as Record<string, { type?: unknown }> | undefined)?.code?.type === 'string' ? 'code' : null);
+  const codeParameter = (spec: ToolSpec) =>
+    (spec.schema.properties as Record<string, { type?: unknown }> | undefined)?.code?.type === 'string' ? 'code' : null;
   if (named === null) {
     const spec = specs.find((s) => codeParameter(s) !== null);
-    if (!spec) throw new Error("agent_format 'code' needs a tool that runs code: list one with a 'code' parameter in tools (e.g. python_executor), or name it with code_tool");
+    if (!spec)
+      throw new Error(
+        "agent_format 'code' needs a tool that runs code: list one with a 'code' parameter in tools (e.g. python_executor), or name it with code_tool",
+      );
     return { tool: spec, parameter: 'code' };
   }
   const spec = specs.find((s) => s.name === named);

@@ -151,7 +151,9 @@ function readProduct(reader: Reader, entry: Json, index: number): Product {
   const priceTag = prices.length === 2 && prices[0] !== prices[1] ? `$${prices[0]!.toFixed(2)} to $${prices[1]!.toFixed(2)}` : `$${price.toFixed(2)}`;
 
   const rawCategory = field(entry, 'product_category');
-  const productCategory = (Array.isArray(rawCategory) ? reader.textList(rawCategory, `${at} product_category`) : reader.text(rawCategory, `${at} product_category`).split(/\s*[›>]\s*/))
+  const productCategory = (
+    Array.isArray(rawCategory) ? reader.textList(rawCategory, `${at} product_category`) : reader.text(rawCategory, `${at} product_category`).split(/\s*[›>]\s*/)
+  )
     .map(squish)
     .filter((part) => part !== '');
 
@@ -271,7 +273,8 @@ export function readGoals(json: Json, file: string, products: readonly Product[]
       const stated = PRICE_IN_TEXT.exec(text)?.[1];
       let priceUpper = stated !== undefined ? Number(stated.replace(/,/g, '')) : priceLadder(product.price);
       if (entry.price_upper !== undefined) {
-        if (typeof entry.price_upper !== 'number' || !(entry.price_upper > 0)) return reader.fail(`${where} price_upper`, `expected a positive number, got ${describe(entry.price_upper)}`);
+        if (typeof entry.price_upper !== 'number' || !(entry.price_upper > 0))
+          return reader.fail(`${where} price_upper`, `expected a positive number, got ${describe(entry.price_upper)}`);
         priceUpper = entry.price_upper;
       }
       const id = `${asin}#${position}`;

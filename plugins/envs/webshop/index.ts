@@ -163,7 +163,12 @@ class WebShop implements Env {
       `Order placed: [${product.asin}] ${product.title}${options}, $${product.price.toFixed(2)}.`,
       `How well it fits the instruction, from 0 to 1: ${roundScore(score.reward)}`,
     ].join('\n');
-    return this.result(written, score.reward, { valid: true, effective: true, desc: `You bought ${product.asin}; the reward is ${roundScore(score.reward)}.`, score });
+    return this.result(written, score.reward, {
+      valid: true,
+      effective: true,
+      desc: `You bought ${product.asin}; the reward is ${roundScore(score.reward)}.`,
+      score,
+    });
   }
 
   private invalid(action: string | null, desc: string): StepResult {

@@ -13,7 +13,12 @@ const STOPWORDS = new Set(
 
 /** Lower-case words: runs of letters and digits (a decimal point stays inside a number; "i'm" is "im"). */
 export function words(text: string): string[] {
-  return text.toLowerCase().replace(/['’]/g, '').match(/[a-z0-9]+(?:\.[0-9]+)?/g) ?? [];
+  return (
+    text
+      .toLowerCase()
+      .replace(/['’]/g, '')
+      .match(/[a-z0-9]+(?:\.[0-9]+)?/g) ?? []
+  );
 }
 
 /**

@@ -289,7 +289,10 @@ class Parser {
     const base = this.postfix();
     if (this.isOp('^') || this.isOp('**')) {
       this.i++;
-      return power(base, this.nest(() => this.unary()));
+      return power(
+        base,
+        this.nest(() => this.unary()),
+      );
     }
     return base;
   }
@@ -355,7 +358,10 @@ export function formatG(x: number): string {
     const e = Number(exp);
     return `${m}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
   }
-  return x.toFixed(Math.max(0, 5 - exponent)).replace(/\.?0+$/, '').replace(/^-0$/, '-0');
+  return x
+    .toFixed(Math.max(0, 5 - exponent))
+    .replace(/\.?0+$/, '')
+    .replace(/^-0$/, '-0');
 }
 
 export function formatValue(v: Value): string {

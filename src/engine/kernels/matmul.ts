@@ -14,7 +14,17 @@ import { broadcast_util, getKernel, util, type KernelConfig, type KernelFunc, ty
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { allocate, createdAs, cwrapOf, dropAlias, dropView, freeTemp, makeAlias, makeView, wasmId, wasmOffset } from './wasm_heap';
 
-type MatMul2D = (aId: number, aShape: Uint8Array, aRank: number, bId: number, bShape: Uint8Array, bRank: number, transposeA: boolean, transposeB: boolean, outId: number) => void;
+type MatMul2D = (
+  aId: number,
+  aShape: Uint8Array,
+  aRank: number,
+  bId: number,
+  bShape: Uint8Array,
+  bRank: number,
+  transposeA: boolean,
+  transposeB: boolean,
+  outId: number,
+) => void;
 
 const matMulCalls = new WeakMap<BackendWasm, MatMul2D>();
 
@@ -55,7 +65,8 @@ function plan(a: TensorInfo, b: TensorInfo, transposeA: boolean, transposeB: boo
   const n = transposeB ? b.shape[br - 2]! : b.shape[br - 1]!;
   util.assert(
     ka === kb,
-    () => `Error in matMul: inner shapes (${ka}) and (${kb}) of Tensors with shapes ${a.shape} and ${b.shape} and transposeA=${transposeA} and transposeB=${transposeB} must match.`,
+    () =>
+      `Error in matMul: inner shapes (${ka}) and (${kb}) of Tensors with shapes ${a.shape} and ${b.shape} and transposeA=${transposeA} and transposeB=${transposeB} must match.`,
   );
   const aOuter = a.shape.slice(0, -2);
   const bOuter = b.shape.slice(0, -2);

@@ -40,7 +40,8 @@ function leb128ThreeBytes(value: number): number[] {
 export function boundedSpinWasm(file: string, polls = WASM_SPIN_POLLS): Uint8Array {
   const bytes = new Uint8Array(readFileSync(file));
   const sha = createHash('sha256').update(bytes).digest('hex');
-  if (sha !== THREADED_WASM_SHA256) throw new Error(`${file} is not tfjs-backend-wasm 4.22.0's threaded module (sha256 ${sha.slice(0, 12)}...): its spin-waits cannot be bounded`);
+  if (sha !== THREADED_WASM_SHA256)
+    throw new Error(`${file} is not tfjs-backend-wasm 4.22.0's threaded module (sha256 ${sha.slice(0, 12)}...): its spin-waits cannot be bounded`);
   const bound = leb128ThreeBytes(polls);
   for (const offset of SPIN_BOUND_OFFSETS) {
     if (STOCK_BOUND.some((b, i) => bytes[offset + i] !== b)) throw new Error(`${file}: no spin bound at byte ${offset}`);

@@ -9,7 +9,11 @@ import { ROOT } from '../../helpers';
 
 const FOLDER = join(ROOT, 'plugins/datasets/arithmetic');
 const committed = (split: string) => readFileSync(join(FOLDER, `${split}.jsonl`), 'utf8');
-const rows = (split: string) => committed(split).trimEnd().split('\n').map((line) => JSON.parse(line) as ArithmeticRow);
+const rows = (split: string) =>
+  committed(split)
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ArithmeticRow);
 
 describe('arithmetic dataset', () => {
   test('the committed files are what the generator writes (bun scripts/datasets/arithmetic.ts)', () => {

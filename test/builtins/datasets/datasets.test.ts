@@ -16,7 +16,11 @@ describe('shipped datasets', () => {
   });
 
   test('every corpus question is {question, answer} and its answer is in the corpus', () => {
-    const corpus = normalizeAnswer(builtinRows('corpus/passages').map((p) => `${p.title} ${p.text}`).join(' '));
+    const corpus = normalizeAnswer(
+      builtinRows('corpus/passages')
+        .map((p) => `${p.title} ${p.text}`)
+        .join(' '),
+    );
     for (const split of ['corpus_qa/train', 'corpus_qa/val']) {
       const rows = builtinRows(split);
       expect(rows.length).toBeGreaterThan(0);

@@ -67,7 +67,13 @@ describe('frozen_lake env', () => {
     const starts = new Set<string>();
     let holes = 0;
     let cells = 0;
-    for (const [size, p] of [[2, 0.8], [4, 0.8], [4, 0.5], [6, 0.6], [8, 0.8]] as const) {
+    for (const [size, p] of [
+      [2, 0.8],
+      [4, 0.8],
+      [4, 0.5],
+      [6, 0.6],
+      [8, 0.8],
+    ] as const) {
       for (let seed = 0; seed < 40; seed++) {
         const env = make({ size, p, max_steps: size * size });
         const grid = reset(env, seed);

@@ -22,7 +22,9 @@ describe('gridQuestions', () => {
   });
 
   test('a thing not drawn is not asked about; no player, no questions', () => {
-    expect(Object.keys(answers(gridQuestions('P_\n__', { player: ['P'], things: [{ name: 'the goal', symbols: ['G'] }] })))).not.toContain('Where is the goal?');
+    expect(Object.keys(answers(gridQuestions('P_\n__', { player: ['P'], things: [{ name: 'the goal', symbols: ['G'] }] })))).not.toContain(
+      'Where is the goal?',
+    );
     expect(gridQuestions('__\n__', { player: ['P'], things: [] })).toEqual([]);
   });
 

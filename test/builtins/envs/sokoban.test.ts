@@ -280,7 +280,8 @@ describe('sokoban env', () => {
       const env = make({ ...TWO_BOXES, dim_room: [7, 8] });
       const text = reset(env, seed);
       // half the rooms get a box pushed onto a target, the others the player walked onto one
-      const goal = seed % 2 ? (move: ReturnType<typeof play>) => move.push === 'onto' : (move: ReturnType<typeof play>) => move.next.targets.has(move.next.player);
+      const goal =
+        seed % 2 ? (move: ReturnType<typeof play>) => move.push === 'onto' : (move: ReturnType<typeof play>) => move.next.targets.has(move.next.player);
       const path = search(parse(text), goal) ?? [];
       for (const action of path) step(env, answer(action));
       const grid = env.render('text') as string;

@@ -50,8 +50,19 @@ const TEST_PLUGINS = [
       return `passed ${label}`;
     },
   }),
-  defineTool({ name: 'run_code', description: 'Runs code.', parameters: z.object({ code: z.string(), timeout: z.number().optional() }), call: ({ code }) => `ran ${code.length} chars` }),
-  defineTool({ name: 'finish', description: 'Gives the final answer.', parameters: z.object({ answer: z.string() }), terminal: true, call: ({ answer }) => answer }),
+  defineTool({
+    name: 'run_code',
+    description: 'Runs code.',
+    parameters: z.object({ code: z.string(), timeout: z.number().optional() }),
+    call: ({ code }) => `ran ${code.length} chars`,
+  }),
+  defineTool({
+    name: 'finish',
+    description: 'Gives the final answer.',
+    parameters: z.object({ answer: z.string() }),
+    terminal: true,
+    call: ({ answer }) => answer,
+  }),
   defineReward({
     name: 'recording_match',
     description: 'exact answer match; remembers its inputs.',
@@ -107,7 +118,15 @@ describe('tool_use env: json format', () => {
     const { env } = start();
     const first = await step(env, `Let me compute.\n${call('calculator', { expression: '6 * 7' })}`);
     expect(first).toMatchObject({ observation: '<tool_response>\n42\n</tool_response>', reward: 0, terminated: false, truncated: false });
-    expect(first.info.metrics).toEqual({ success: false, action_is_valid: true, num_tool_calls: 1, used_tool: true, tool_errors: 0, turns: 1, format_penalty: 0 });
+    expect(first.info.metrics).toEqual({
+      success: false,
+      action_is_valid: true,
+      num_tool_calls: 1,
+      used_tool: true,
+      tool_errors: 0,
+      turns: 1,
+      format_penalty: 0,
+    });
     expect(first.info.action).toBe('calculator({"expression":"6 * 7"})');
     scored.length = 0;
     const last = await step(env, 'The product is <answer>42</answer>');
@@ -139,7 +158,7 @@ describe('tool_use env: json format', () => {
     expect(result.info.metrics).toMatchObject({ action_is_valid: true, num_tool_calls: 3, tool_errors: 0 });
   });
 
-  test("a terminal tool ends the episode and its output is the final answer; tool extras reach the info", async () => {
+  test('a terminal tool ends the episode and its output is the final answer; tool extras reach the info', async () => {
     const { env } = start({ tools: ['add', 'finish'] });
     const added = await step(env, call('add', { a: 40, b: 2 }));
     expect(added.info.tool_calls).toEqual([{ name: 'add', ok: true, output: '42', info: { operands: 2 } }]);
@@ -263,7 +282,10 @@ describe('tool_use env: worked solutions (solutionAction)', () => {
     const env = arithmetic({ agent_format: 'compact' });
     const question = (await env.reset(1)).observation as string;
     const numbers = question.replace(/(\d),(?=\d{3}\b)/g, '$1').match(/-?\d+(?:\.\d+)?/g)!;
-    expect(env.stateQuestions!()).toEqual([{ question: 'Numbers?', answer: numbers.join(' ') }, ...numbers.map((n, i) => ({ question: `Number ${i + 1}?`, answer: n }))]);
+    expect(env.stateQuestions!()).toEqual([
+      { question: 'Numbers?', answer: numbers.join(' ') },
+      ...numbers.map((n, i) => ({ question: `Number ${i + 1}?`, answer: n })),
+    ]);
     await step(env, 'calculator(6*7)');
     expect(env.stateQuestions!()).toEqual([
       { question: 'Numbers?', answer: '42' },
@@ -271,7 +293,7 @@ describe('tool_use env: worked solutions (solutionAction)', () => {
     ]);
   });
 
-  test("random calls on a question are expressions of 2 to 4 of its numbers, valid, in reading order or not, of many shapes", async () => {
+  test('random calls on a question are expressions of 2 to 4 of its numbers, valid, in reading order or not, of many shapes', async () => {
     const shapes = new Set<string>();
     const counts = new Set<number>();
     let ordered = 0;
@@ -348,7 +370,9 @@ describe('tool_use env: what goes wrong costs a turn, never the run', () => {
   test('one bad call among good ones: the good ones still run', async () => {
     const { env } = start({ format_penalty: -0.5 });
     const result = await step(env, `${call('calculator', { expression: '1+1' })}${call('nope', {})}`);
-    expect(result.observation).toBe("<tool_response>\n2\n</tool_response>\n<tool_response>\nError: there is no tool 'nope'; the tools are: calculator\n</tool_response>");
+    expect(result.observation).toBe(
+      "<tool_response>\n2\n</tool_response>\n<tool_response>\nError: there is no tool 'nope'; the tools are: calculator\n</tool_response>",
+    );
     expect(result.info.metrics).toMatchObject({ action_is_valid: false, num_tool_calls: 2, tool_errors: 1, format_penalty: -0.5 });
     expect(result.reward).toBe(-0.5);
   });
@@ -491,7 +515,10 @@ describe('tool_use env: configuration errors are one line', () => {
     const host = makeHost(dir);
     const build = (dataset: string) => () => make({ dataset }, host);
     oneLine(build('missing.jsonl'), 'dataset missing.jsonl: no such file');
-    oneLine(build('arithmetic/test'), "dataset 'arithmetic/test' is neither a built-in dataset (arithmetic/train, arithmetic/val, coding/train, coding/val, corpus/passages, corpus_qa/train, corpus_qa/val) nor a .json or .jsonl file");
+    oneLine(
+      build('arithmetic/test'),
+      "dataset 'arithmetic/test' is neither a built-in dataset (arithmetic/train, arithmetic/val, coding/train, coding/val, corpus/passages, corpus_qa/train, corpus_qa/val) nor a .json or .jsonl file",
+    );
     oneLine(build('bad_json.jsonl'), 'bad_json.jsonl:3: not valid JSON');
     oneLine(build('no_question.jsonl'), "no_question.jsonl:2: the row needs a non-empty 'question' string");
     oneLine(build('no_answer.jsonl'), "no_answer.jsonl:1: the row needs an 'answer' (or 'tests' for a coding task)");

@@ -254,8 +254,19 @@ describe('webshop env on files in the public WebShop format', () => {
         { score: null, title: '', body: 'Heavier than I thought.' },
       ],
     });
-    expect(porcelain).toMatchObject({ price: 15, priceTag: '$15.00 to $19.00', features: ['White porcelain, dishwasher safe'], description: 'Classic shape. Holds four cups.', options: [] });
-    expect(mug).toMatchObject({ title: 'Glass Tea Mug with Infuser', price: 9.99, features: ['Heat resistant glass'], options: [{ type: 'color', values: ['clear'] }] });
+    expect(porcelain).toMatchObject({
+      price: 15,
+      priceTag: '$15.00 to $19.00',
+      features: ['White porcelain, dishwasher safe'],
+      description: 'Classic shape. Holds four cups.',
+      options: [],
+    });
+    expect(mug).toMatchObject({
+      title: 'Glass Tea Mug with Infuser',
+      price: 9.99,
+      features: ['Heat resistant glass'],
+      options: [{ type: 'color', values: ['clear'] }],
+    });
     expect(socks).toMatchObject({ price: 100, priceTag: '$100.00', rating: 'N.A.', reviews: [], attributes: ['wool'] });
 
     expect(catalog.goals).toEqual([
@@ -372,7 +383,9 @@ describe('webshop env on files in the public WebShop format', () => {
     fails('one.json', 'goals_other.json', 'goals_other.json: top level: no goal with an instruction names a product of the products file');
     fails('one.json', 'goals_split.json', 'goals_split.json: B1[0] split: expected "train" or "val", got string "test"');
     fails('one.json', 'one_goal.json', 'webshop: no goals in the train split of one_goal.json');
-    expect(make({ products_file: 'one.json', goals_file: 'one_goal.json', split: 'val' }, dir).reset(0)).toMatchObject({ info: { goal: { asin: 'B1', price_upper: 120 } } });
+    expect(make({ products_file: 'one.json', goals_file: 'one_goal.json', split: 'val' }, dir).reset(0)).toMatchObject({
+      info: { goal: { asin: 'B1', price_upper: 120 } },
+    });
     expect(webshop.config.safeParse({ products_file: 'one.json' }).success).toBe(false);
     expect(webshop.config.safeParse({ format_penalty: 0.5 }).success).toBe(false);
     expect(webshop.config.safeParse({ split: 'test' }).success).toBe(false);
@@ -391,8 +404,19 @@ describe('webshop env on files in the public WebShop format', () => {
     expect(act(env, 'search[velvet sofa]').observation).toContain('No results for "velvet sofa".');
 
     const product = (asin: string, title: string): Product => ({
-      asin, title, category: '', query: '', productCategory: [], price: 1, priceTag: '$1.00',
-      features: [], description: '', options: [], attributes: [], rating: 'N.A.', reviews: [],
+      asin,
+      title,
+      category: '',
+      query: '',
+      productCategory: [],
+      price: 1,
+      priceTag: '$1.00',
+      features: [],
+      description: '',
+      options: [],
+      attributes: [],
+      rating: 'N.A.',
+      reviews: [],
     });
     // N = 2, df(red) = 1: idf = ln(1 + 1.5 / 1.5) = ln 2; tf = 1 and len = avgLen, so the tf part is 1
     const index = new SearchIndex([product('A', 'Red Shoes'), product('B', 'Blue Shoe')]);

@@ -63,7 +63,7 @@ describe('calculator tool', () => {
     expect(call('(-8)^(1/3)')).toBe('Error: a negative number has no real root of that order');
     expect(call('process.exit(1)')).toBe("Error: unexpected '.'");
     expect(call('pi.constructor')).toBe("Error: unexpected '.'");
-    expect(call('require("fs")')).toBe('Error: unexpected \'"\'');
+    expect(call('require("fs")')).toBe("Error: unexpected '\"'");
     expect(call('eval(1)')).toBe("Error: unknown function 'eval'");
   });
 

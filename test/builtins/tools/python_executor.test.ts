@@ -46,7 +46,9 @@ describe('python_executor tool', () => {
   test('nothing printed and each ending has a sentence', () => {
     expect(describeRun(run({}))).toBe('The code ran and printed nothing; use print() to show values.');
     expect(describeRun(run({ reason: 'timeout', exitCode: null, timedOut: true }))).toBe('Execution timed out after 10 s.');
-    expect(describeRun(run({ reason: 'memory', exitCode: 1, stderr: 'MemoryError\n' }))).toBe('MemoryError\nExecution stopped: memory limit (1024 MB) exceeded.');
+    expect(describeRun(run({ reason: 'memory', exitCode: 1, stderr: 'MemoryError\n' }))).toBe(
+      'MemoryError\nExecution stopped: memory limit (1024 MB) exceeded.',
+    );
     expect(describeRun(run({ reason: 'error', exitCode: 3 }))).toBe('Exited with status 3.');
     expect(describeRun(run({ stdout: 'x'.repeat(10_000), reason: 'output', truncated: true }))).toEndWith('... (output truncated)');
     expect(describeRun(run({ stdout: 'x'.repeat(10_000) })).length).toBeLessThan(MAX_OBSERVATION_CHARS + 40);

@@ -68,7 +68,12 @@ export async function runCases(seed = 7): Promise<Record<string, number[][]>> {
     const rng = Rng.fromSeed(seed, name);
     const before = tf.memory().numTensors;
     const outputs = tf.tidy(() => {
-      const result = run((shape) => tf.tensor(Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()), shape));
+      const result = run((shape) =>
+        tf.tensor(
+          Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
+          shape,
+        ),
+      );
       return Array.isArray(result) ? result : [result];
     });
     results[name] = await Promise.all(outputs.map(async (t) => Array.from(await t.data())));
