@@ -17,7 +17,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readMetricsJsonl } from '../src/tracking/jsonl';
-import type { StepReport } from '../src/train/trainer';
+import type { StepReport } from '../src/train/types';
 
 const MAIN = resolve(import.meta.dir, '../src/cli/main.ts');
 const WORK = resolve('output', 'kill_resume');

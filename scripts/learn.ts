@@ -16,8 +16,8 @@ import { join, resolve } from 'node:path';
 import { loadConfig } from '../src/config/load';
 import { PluginHost } from '../src/plugins/host';
 import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../src/tracking/curves';
-import { runTraining } from '../src/train/run';
-import type { StepReport } from '../src/train/trainer';
+import { runTraining } from '../src/run/training';
+import type { StepReport } from '../src/train/types';
 import { writeFileAtomic } from '../src/util/atomic';
 
 /** Issue #7's targets: validation success and the wall-time budget it must be reached in. */

@@ -1,5 +1,6 @@
 /**
- * Advantage estimators, one pure function per `adv_estimator` name. Each takes token-level rewards
+ * Advantage functions, one pure function per estimator (./estimators.ts maps `adv_estimator` names
+ * to them, with each one's response reward and needs). Each takes token-level rewards
  * (the response-level reward on the row's last sampled token, minus any KL penalty) and returns
  * advantages and returns per token. Rows are host arrays aligned with the token ids, so index t is
  * token t: there is no shift to get wrong here (the trainer shifts once, when it scores tokens).
@@ -143,25 +144,6 @@ export const remax: AdvantageEstimator = ({ masks, tokenRewards, baselines }) =>
   const advantages = returns.map((row, i) => row.map((g, t) => g - baselines[i]! * masks[i]![t]!));
   return { advantages, returns };
 };
-
-export const ADVANTAGE_ESTIMATORS = {
-  gae,
-  reinforce: returnsToGo,
-  grpo: returnsToGo,
-  gigpo: returnsToGo,
-  step_reinforce: returnsToGo,
-  agentic_reinforce: agenticReinforce,
-  reinforce_plus_plus: reinforcePlusPlus,
-  rloo,
-  remax,
-} as const satisfies Record<string, AdvantageEstimator>;
-
-export type AdvantageEstimatorName = keyof typeof ADVANTAGE_ESTIMATORS;
-
-/** Estimators that take raw scores: reward_normalization is not applied before them. */
-export const OWN_BASELINE_ESTIMATORS: readonly AdvantageEstimatorName[] = ['reinforce_plus_plus', 'rloo', 'remax'];
-/** Estimators that need one row per step (env_manager_cls: step). */
-export const STEP_ESTIMATORS: readonly AdvantageEstimatorName[] = ['gigpo', 'step_reinforce'];
 
 export interface FinishOptions {
   whitenAdvantages: boolean;

@@ -1,25 +1,16 @@
 /**
  * From episode outcomes to token rewards, in ROLL's two stages:
  *
- *   responseRewards  one number per row: the normalised score (gae, reinforce, grpo,
- *                    agentic_reinforce), the normalised discounted step return (step_reinforce),
- *                    or GiGPO's episode advantage plus its step advantage over anchor states;
- *                    then reward_clip
- *   tokenRewards     that number on the row's last sampled token, minus beta x KL on every sampled
- *                    token when add_token_level_kl, optionally whitened (whiten_rewards)
+ *   response rewards  one number per row, by the estimator's own function (./estimators.ts):
+ *                     the normalised score (normalizedScores), the raw score for estimators with
+ *                     their own baseline (rawScores), the normalised discounted step return
+ *                     (normalizedStepReturns), or GiGPO's (./gigpo.ts); then reward_clip
+ *   tokenRewards      that number on the row's last sampled token, minus beta x KL on every sampled
+ *                     token when add_token_level_kl, optionally whitened (whiten_rewards)
  */
-import type { AdvantageEstimatorName } from './advantage';
-import { OWN_BASELINE_ESTIMATORS } from './advantage';
 import { klPenalty, type KlPenalty } from './kl';
-import {
-  clipValues,
-  discountedStepReturns,
-  normalizeRewards,
-  type NormalizationGrouping,
-  type NormalizationMethod,
-  type NormalizationOptions,
-} from './reward_norm';
-import { lastMasked, maskedCount, maskedWhiten, summaryStats, type Masks, type Rows } from './stats';
+import { discountedStepReturns, normalizeRewards, type NormalizationGrouping, type NormalizationMethod, type NormalizationOptions } from './reward_norm';
+import { lastMasked, maskedCount, maskedWhiten, type Masks, type Rows } from './stats';
 
 /** What the reward stages read from a training row. */
 export interface RewardRow {
@@ -36,8 +27,8 @@ export interface RewardRow {
   stateHash: string | null;
 }
 
-export interface ResponseRewardOptions {
-  estimator: AdvantageEstimatorName;
+/** reward_normalization and the step-reward settings, as the response-reward functions read them. */
+export interface ResponseRewardSettings {
   grouping: NormalizationGrouping;
   method: NormalizationMethod;
   /** ROLL's norm_mean_type / norm_std_type, when given. */
@@ -45,7 +36,6 @@ export interface ResponseRewardOptions {
   stepRewardGamma: number;
   episodeRewardWeight: number;
   stepRewardWeight: number;
-  rewardClip: number | null;
 }
 
 export interface ResponseRewards {
@@ -54,7 +44,10 @@ export interface ResponseRewards {
   metrics: Record<string, number>;
 }
 
-function groupKey(row: RewardRow, grouping: NormalizationGrouping): string {
+/** One estimator's response-level reward of each row, before reward_clip. */
+export type ResponseRewardFunction = (rows: readonly RewardRow[], o: ResponseRewardSettings) => ResponseRewards;
+
+export function groupKey(row: RewardRow, grouping: NormalizationGrouping): string {
   switch (grouping) {
     case 'traj_group_id':
       return row.trajGroupId;
@@ -69,54 +62,48 @@ function groupKey(row: RewardRow, grouping: NormalizationGrouping): string {
   }
 }
 
-export function responseRewards(rows: readonly RewardRow[], o: ResponseRewardOptions): ResponseRewards {
-  const norm = (values: readonly number[], keys: readonly string[], batchStatistics: boolean) =>
-    normalizeRewards(values, keys, { method: o.method, batchStatistics, statistics: o.statistics });
-  const keys = rows.map((row) => groupKey(row, o.grouping));
-  const byBatch = o.grouping === 'batch';
-  const metrics: Record<string, number> = {};
-  let rewards: number[];
-
-  if (o.estimator === 'gigpo' || o.estimator === 'step_reinforce') {
-    const stepReturns = discountedStepReturns(
-      rows.map((r) => r.score),
-      rows.map((r) => r.trajId),
-      rows.map((r) => r.step ?? 0),
-      o.stepRewardGamma,
-    );
-    if (o.estimator === 'step_reinforce') {
-      rewards = norm(stepReturns, keys, byBatch);
-    } else {
-      // Episode part over step rows (so a longer trajectory weighs more, as in ROLL); step part
-      // over anchor states. Anchors are grouped within their trajectory group: ROLL keys them by
-      // the observation hash alone, which merges equal observations of different seeds.
-      const episodePart = norm(
-        rows.map((r) => r.episodeScore),
-        keys,
-        byBatch,
-      );
-      const anchors = rows.map((r) => `${r.trajGroupId}\u0000${r.stateHash ?? r.trajId}`);
-      const stepPart = norm(stepReturns, anchors, false);
-      rewards = episodePart.map((e, i) => o.episodeRewardWeight * e + o.stepRewardWeight * stepPart[i]!);
-      Object.assign(metrics, summaryStats('critic/episode_rewards_norm', episodePart), summaryStats('critic/step_rewards_norm', stepPart));
-      const sizes = [...countBy(anchors).values()];
-      Object.assign(metrics, summaryStats('system/state_batch_size', sizes));
-    }
-  } else {
-    // a step row carries its episode's outcome, like verl-agent's episode reward manager
-    const scores = rows.map((r) => (r.step === null ? r.score : r.episodeScore));
-    rewards = OWN_BASELINE_ESTIMATORS.includes(o.estimator) ? scores : norm(scores, keys, byBatch);
-  }
-  const clipped = clipValues(rewards, o.rewardClip);
-  if (o.rewardClip !== null) metrics['critic/reward_clip_frac'] = clipped.clippedFraction;
-  return { rewards: clipped.values, metrics };
+/** Normalises values by reward_normalization's method; `keys` are the groups, `batchStatistics` the batch's. */
+export function normalizeBy(o: ResponseRewardSettings, values: readonly number[], keys: readonly string[], batchStatistics: boolean): number[] {
+  return normalizeRewards(values, keys, { method: o.method, batchStatistics, statistics: o.statistics });
 }
 
-function countBy(keys: readonly string[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
-  return counts;
+/** Each row's outcome: a step row carries its episode's, like verl-agent's episode reward manager. */
+const outcomes = (rows: readonly RewardRow[]) => rows.map((r) => (r.step === null ? r.score : r.episodeScore));
+
+/** The outcome, normalised within its reward_normalization group (gae, reinforce, grpo, agentic_reinforce). */
+export const normalizedScores: ResponseRewardFunction = (rows, o) => ({
+  rewards: normalizeBy(
+    o,
+    outcomes(rows),
+    rows.map((row) => groupKey(row, o.grouping)),
+    o.grouping === 'batch',
+  ),
+  metrics: {},
+});
+
+/** The raw outcome: estimators with a baseline of their own (reinforce_plus_plus, rloo, remax). */
+export const rawScores: ResponseRewardFunction = (rows) => ({ rewards: outcomes(rows), metrics: {} });
+
+/** Each step's discounted return within its trajectory (step_reward_gamma). */
+export function stepReturns(rows: readonly RewardRow[], o: ResponseRewardSettings): number[] {
+  return discountedStepReturns(
+    rows.map((r) => r.score),
+    rows.map((r) => r.trajId),
+    rows.map((r) => r.step ?? 0),
+    o.stepRewardGamma,
+  );
 }
+
+/** step_reinforce: the discounted step return, normalised within its group. */
+export const normalizedStepReturns: ResponseRewardFunction = (rows, o) => ({
+  rewards: normalizeBy(
+    o,
+    stepReturns(rows, o),
+    rows.map((row) => groupKey(row, o.grouping)),
+    o.grouping === 'batch',
+  ),
+  metrics: {},
+});
 
 export interface TokenRewardOptions {
   /** Subtract beta x KL(old || ref) on every sampled token. */

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { CheckpointError, firstLine } from '../errors';
-import type { InFlight } from '../train/async';
+import type { InFlight } from '../train/rollouts/async';
 import { displayPath } from '../util/paths';
 
 export const IN_FLIGHT_FILE = 'in_flight_rollouts.json';

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { AgenticConfig } from '../config/schema';
 import { learningRateSchedule } from '../train/schedule';
-import type { LoopState } from '../train/trainer';
+import type { LoopState } from '../train/types';
 
 /** The learning-rate schedule of one trained role, as the step loop computes it. */
 const Schedule = z.strictObject({

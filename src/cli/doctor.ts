@@ -2,11 +2,12 @@
 import pkg from '../../package.json';
 import { existsSync, readdirSync } from 'node:fs';
 import { loadConfig } from '../config/load';
-import { type AgenticConfig, BACKENDS, type BackendName } from '../config/schema';
+import type { AgenticConfig } from '../config/schema';
+import { BACKENDS, type BackendName } from '../engine/names';
 import { runBackend } from '../config/validate';
 import { PluginHost } from '../plugins/host';
 import { PLUGIN_KINDS } from '../plugins/registry';
-import { sandboxedPluginsUsed } from '../plugins/sandbox_check';
+import { sandboxedPluginsUsed } from '../config/sandbox_check';
 import { BWRAP_INSTALL, sandboxSupport } from '../sandbox/python';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';

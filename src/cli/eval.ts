@@ -72,7 +72,7 @@ export default command(
         path = args.out ?? join(config.output_dir, 'eval.json');
       }
       checkOutputPath(path);
-      const { checkPythonSandbox } = await import('../plugins/sandbox_check');
+      const { checkPythonSandbox } = await import('../config/sandbox_check');
       await checkPythonSandbox(config, host, { tags: config.val_env_manager.tags, warn: (line) => log.warn(line) });
       const { evaluate } = await import('../rollout/evaluate');
       const result = await evaluate(config, host, (line) => log.info(line));

@@ -224,7 +224,7 @@ export default command(
       }
       const path = args.out ?? join('output', 'play', `${tag}-seed${config.seed}.json`);
       checkOutputPath(path);
-      const { checkPythonSandbox } = await import('../plugins/sandbox_check');
+      const { checkPythonSandbox } = await import('../config/sandbox_check');
       await checkPythonSandbox(config, host, { tags: [tag], warn: (line) => log.warn(line) });
 
       const player = await loadPlayer(config, policyName === 'model' || modelNamed);

@@ -2,7 +2,7 @@
 import { looksLikeOverride, parseOverride } from '../config/overrides';
 import { setAt, type TreeObject } from '../config/tree';
 import { UsageError } from '../errors';
-import { checkEnv, ENV_CHECKS, validateEnvConfig, type EnvCheckReport } from '../plugins/check_env';
+import { checkEnv, ENV_CHECKS, validateEnvConfig, type EnvCheckReport } from './check_env';
 import { PluginHost } from '../plugins/host';
 import { debugArg } from './args';
 import { command } from './command';

@@ -54,7 +54,7 @@ export default command(
       if (config.render_save_dir === null) throw new UsageError('render_save_dir: null, so there is no folder to render to; give one with render_save_dir=DIR');
       // before playing, so minutes of play never end in a refusal to write
       checkRenderFolder(resolve(config.render_save_dir));
-      const { checkPythonSandbox } = await import('../plugins/sandbox_check');
+      const { checkPythonSandbox } = await import('../config/sandbox_check');
       const warn = (line: string) => log.warn(line);
 
       let episodes: SavedEpisode[];

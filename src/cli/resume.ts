@@ -29,7 +29,7 @@ export default command(
       const overrides = overridesFrom(folder === undefined ? args._ : rest);
       const { PluginHost } = await import('../plugins/host');
       const { checkpointConfig, locateCheckpoint } = await import('./checkpoints');
-      const { runTraining } = await import('../train/run');
+      const { runTraining } = await import('../run/training');
       const host = new PluginHost();
       const checkpoint = await locateCheckpoint(folder ?? 'auto', args, overrides, host);
       const loaded = await checkpointConfig(checkpoint, overrides, host);

@@ -2,7 +2,7 @@
  * `agentic train [config] [overrides]`: the RL training loop (docs/training.md). With no config
  * it runs configs/agentic.yaml; `resume_from_checkpoint=auto` continues the run's newest checkpoint.
  */
-import type { RunResult } from '../train/run';
+import type { RunResult } from '../run/training';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
 import { log } from './log';
@@ -20,7 +20,7 @@ export default command(
     async run({ args }) {
       const { loadConfig } = await import('../config/load');
       const { PluginHost } = await import('../plugins/host');
-      const { runTraining } = await import('../train/run');
+      const { runTraining } = await import('../run/training');
       const { rollKeysWarning } = await import('../config/roll');
       const host = new PluginHost();
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);

@@ -6,8 +6,10 @@
  * Defaults may contain `${...}` interpolations; they are resolved with the rest of the config.
  */
 import { z } from 'zod';
+import { ESTIMATOR_NAMES } from '../algo/estimators';
 import { KL_PENALTIES, LOSS_AGG_MODES, PG_VARIANTS } from '../algo/names';
 import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS, NORMALIZATION_STATISTICS, type NormalizationStatistic } from '../algo/reward_norm';
+import { BACKENDS, WEBGPU_ADAPTERS } from '../engine/names';
 import { PYTHON_SANDBOX_MODES } from '../sandbox/modes';
 
 const positiveInt = () => z.int().min(1);
@@ -18,15 +20,7 @@ export const MAX_WORKED_EXAMPLES = 200;
 /** Words that look like a setting of resume_from_checkpoint rather than a folder's name. */
 const RESUME_WORDS = /^(auto|latest|last|newest|true|false|yes|no|none|null)$/i;
 
-export const BACKENDS = ['wasm', 'cpu', 'webgpu', 'tensorflow'] as const;
 export const Backend = z.enum(BACKENDS);
-export type BackendName = (typeof BACKENDS)[number];
-
-/** How the webgpu backend picks its adapter (see webgpu_adapter below). */
-export const WEBGPU_ADAPTERS = ['auto', 'vulkan', 'opengles'] as const;
-export type WebGpuAdapterChoice = (typeof WEBGPU_ADAPTERS)[number];
-
-export const ADV_ESTIMATORS = ['gae', 'grpo', 'reinforce', 'reinforce_plus_plus', 'rloo', 'remax', 'gigpo', 'step_reinforce', 'agentic_reinforce'] as const;
 
 export const TRACKERS = ['console', 'jsonl', 'html', 'tensorboard', 'wandb'] as const;
 
@@ -378,7 +372,7 @@ export const ConfigShape = z.strictObject({
     .describe('Correcting for samples that another policy version generated (async_generation_ratio > 0, or a lagging actor_infer).'),
 
   adv_estimator: z
-    .enum(ADV_ESTIMATORS)
+    .enum(ESTIMATOR_NAMES)
     .default('grpo')
     .describe(
       'Advantage estimator (docs/training.md): gae (needs the critic), grpo and reinforce (returns of normalised rewards), gigpo and step_reinforce (step-wise rows), agentic_reinforce, reinforce_plus_plus, rloo, remax (a greedy rollout per group as baseline).',

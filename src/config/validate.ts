@@ -4,12 +4,14 @@
  * `env_config` against its plugin's own schema (which also fills the plugin's defaults).
  */
 import type { z } from 'zod';
+import { needsOf } from '../algo/estimators';
 import { ConfigError, firstLine, PluginError } from '../errors';
 import type { EnvContext, EnvPlugin } from '../plugins/types';
 import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
-import { templateProblem } from '../rollout/templates';
-import { ConfigShape, type AgenticConfig, type BackendName, type EnvManagerConfig } from './schema';
+import { templateProblem } from './templates';
+import type { BackendName } from '../engine/names';
+import { ConfigShape, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
 export interface EnvResolver {
@@ -122,7 +124,7 @@ function checkRelations(config: AgenticConfig): void {
   }
   checkManager('train_env_manager', config.train_env_manager, 'rollout_batch_size');
   checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
-  if (config.adv_estimator === 'gigpo' || config.adv_estimator === 'step_reinforce') {
+  if (needsOf(config.adv_estimator).stepRows) {
     const trajTag = config.train_env_manager.tags.find((tag) => config.custom_envs[tag]!.env_manager_cls !== 'step');
     if (trajTag !== undefined) {
       throw new ConfigError(

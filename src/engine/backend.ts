@@ -11,13 +11,13 @@ import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm' with { type: 'file' };
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm' with { type: 'file' };
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' };
-import type { BackendName, WebGpuAdapterChoice } from '../config/schema';
+import type { BackendName, WebGpuAdapterChoice } from './names';
 import { AgenticError } from '../errors';
 import { installWasmKernels } from './kernels';
 import { installMatMulGradient } from './kernels/matmul_grad';
 import { useWasmThreads, wasmSpinPolls, wasmThreadsWanted, type WasmThreadChoice } from './kernels/wasm_threads';
 
-export type { BackendName } from '../config/schema';
+export type { BackendName } from './names';
 
 export interface BackendOptions {
   /** How webgpu picks its adapter (the `webgpu_adapter` key); auto when absent. */

@@ -10,7 +10,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import { setupGlobals } from 'bun-webgpu';
 import { dlopen, FFIType } from 'bun:ffi';
-import type { WebGpuAdapterChoice } from '../config/schema';
+import type { WebGpuAdapterChoice } from './names';
 import { AgenticError } from '../errors';
 
 /** Dawn's WGPUBackendType and WGPUAdapterType values, by number. */

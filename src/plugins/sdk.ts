@@ -28,8 +28,8 @@ export {
   type PythonRunResult,
   type SandboxSupport,
 } from '../sandbox/python';
-export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptions } from '../retrieval/search_tool';
-export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from '../retrieval/corpus';
-export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from '../retrieval/bm25';
+export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptions } from './retrieval/search_tool';
+export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from './retrieval/corpus';
+export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval/bm25';
 export { scoreSafely, type SafeScore } from './score';
 export type * from './types';

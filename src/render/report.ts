@@ -6,7 +6,7 @@
 import { chartSvg, DEFAULT_CHARTS, withTagMeans } from '../tracking/curves';
 import { SUMMARY_COLUMNS, summaryRows, type TagSummary } from '../rollout/report';
 import type { EndReason } from '../rollout/types';
-import type { StepReport } from '../train/trainer';
+import type { StepReport } from '../train/types';
 
 export interface ReportEpisode {
   /** File stem of its GIF and transcript, e.g. `003_FrozenLake_seed123`. */

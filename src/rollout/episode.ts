@@ -19,7 +19,7 @@ import type { GuardedEnv, GuardedStep } from '../plugins/guarded_env';
 import type { EpisodeDraw, MetricAgg, MetricValue } from '../plugins/types';
 import type { ChatFormat } from './chat';
 import type { Policy } from './policy';
-import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from './templates';
+import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../config/templates';
 import type { EndReason, Episode, RolloutMode, Turn } from './types';
 
 export interface EpisodeTask {

@@ -3,7 +3,7 @@
  * bar with the ETA beneath it (redrawn in place; plain lines only when stderr is not a terminal,
  * as in CI).
  */
-import type { StepReport } from '../train/trainer';
+import type { StepReport } from '../train/types';
 
 const fixed = (x: number | undefined, digits: number) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
 

@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StepReport } from '../train/trainer';
+import type { StepReport } from '../train/types';
 import { writeFileAtomic } from '../util/atomic';
 import { tagMean } from './console';
 

@@ -6,7 +6,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgenticError } from '../errors';
-import type { StepReport } from '../train/trainer';
+import type { StepReport } from '../train/types';
 
 export class JsonlTracker {
   readonly path: string;

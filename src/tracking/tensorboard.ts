@@ -8,8 +8,8 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RgbFrame } from '../plugins/types';
-import { encodePng } from '../render/png';
-import type { StepReport } from '../train/trainer';
+import { encodePng } from '../util/png';
+import type { StepReport } from '../train/types';
 import { EventFileWriter, type EventWriterOptions, type SummaryValue } from './tfevents';
 
 export class TensorboardTracker {

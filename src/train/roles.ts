@@ -10,6 +10,7 @@
  *
  * Each loads `<role>.model_args.model_name_or_path`, else `pretrain`.
  */
+import { needsOf } from '../algo/estimators';
 import type { AgenticConfig } from '../config/schema';
 import { ConfigError, ModelError } from '../errors';
 import { tf } from '../engine/tf';
@@ -41,7 +42,7 @@ export interface Roles {
 export function roleNeeds(config: AgenticConfig): RoleNeeds {
   return {
     reference: (config.use_kl_loss && config.kl_loss_coef > 0) || (config.add_token_level_kl && config.init_kl_coef > 0),
-    critic: config.adv_estimator === 'gae',
+    critic: needsOf(config.adv_estimator).critic,
   };
 }
 

@@ -11,7 +11,6 @@ import type { Qwen2Model } from '../model/qwen2';
 import { logProbTemperature } from '../model/sampling';
 import type { ChatFormat } from '../rollout/chat';
 import { generatingArgs, samplingParams } from '../rollout/env_manager';
-import type { Sample } from '../rollout/types';
 import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTemperatures, unshift, type MicroBatch, type Temperatures } from './micro_batches';
 
 const SCORING_ROWS = 64;
@@ -69,8 +68,8 @@ export function tokenValues(critic: Qwen2Model, ids: readonly Int32Array[], mask
  * by too: one number, or per token where generating_args.answer_temperature gives each answer's
  * first token its own.
  */
-export function rolloutTemperatures(config: AgenticConfig, chat: ChatFormat, samples: readonly Sample[], masks: readonly Uint8Array[]): Temperatures {
+export function rolloutTemperatures(config: AgenticConfig, chat: ChatFormat, ids: readonly Int32Array[], masks: readonly Uint8Array[]): Temperatures {
   const sampling = samplingParams(generatingArgs(config, 'train'));
   if (!sampling.opening || !sampling.doSample) return logProbTemperature(sampling);
-  return samples.map((s, i) => samplingTemperatures(s.inputIds, masks[i]!, chat.responsePiece, sampling));
+  return ids.map((row, i) => samplingTemperatures(row, masks[i]!, chat.responsePiece, sampling));
 }

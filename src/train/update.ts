@@ -20,55 +20,17 @@ import {
 import type { KlPenalty } from '../algo/kl';
 import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
-import {
-  firstMasked,
-  planMicroBatches,
-  scoredHidden,
-  shiftedIds,
-  shiftedTemperatures,
-  shiftedValues,
-  type MicroBatch,
-  type Temperatures,
-} from './micro_batches';
+import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTemperatures, shiftedValues, type MicroBatch } from './micro_batches';
+import type { TrainBatch } from './batch';
 import { hiddenStates } from './scoring';
 
-/** Per-token host rows of the batch, all aligned with `ids`. */
-export interface UpdateRows {
-  ids: readonly Int32Array[];
-  masks: readonly Uint8Array[];
-  oldLogProbs: readonly Float32Array[];
-  refLogProbs: readonly Float32Array[] | null;
-  advantages: readonly Float32Array[];
-  returns: readonly Float32Array[];
-  values: readonly Float32Array[] | null;
-  /** Where the KL loss applies (kl_loss_tokens); null: every response token. */
-  klScope?: readonly Uint8Array[] | null;
-  /** Where the entropy bonus applies (entropy_loss_tokens); null: every response token. */
-  entropyScope?: readonly Uint8Array[] | null;
-  /** Importance weights of the policy loss (train_infer_correction.is_weight); null: none. */
-  isWeights?: readonly Float32Array[] | null;
-  /** Each row's episode score (pg_variant topr splits rows by its sign); null: not needed. */
-  scores?: readonly number[] | null;
-}
-
-/** The rows at `indices`, every per-row field with them. */
-export function selectRows(rows: UpdateRows, indices: readonly number[]): UpdateRows {
-  const pick = <T>(list: readonly T[]): T[] => indices.map((i) => list[i]!);
-  const maybe = <T>(list: readonly T[] | null | undefined): T[] | null => (list ? pick(list) : null);
-  return {
-    ids: pick(rows.ids),
-    masks: pick(rows.masks),
-    oldLogProbs: pick(rows.oldLogProbs),
-    refLogProbs: maybe(rows.refLogProbs),
-    advantages: pick(rows.advantages),
-    returns: pick(rows.returns),
-    values: maybe(rows.values),
-    klScope: maybe(rows.klScope),
-    entropyScope: maybe(rows.entropyScope),
-    isWeights: maybe(rows.isWeights),
-    scores: maybe(rows.scores),
-  };
-}
+/** The columns of the step's batch (./batch.ts) each update reads. */
+export type ActorRows = Pick<
+  TrainBatch,
+  'ids' | 'masks' | 'temperature' | 'oldLogProbs' | 'refLogProbs' | 'advantages' | 'isWeights' | 'klScope' | 'entropyScope' | 'episodeScores'
+>;
+export type CriticRows = Pick<TrainBatch, 'ids' | 'masks' | 'values' | 'returns'>;
+export type TokenRows = Pick<TrainBatch, 'ids' | 'masks'>;
 
 export interface UpdateSchedule {
   epochs: number;
@@ -89,8 +51,6 @@ export interface ActorLossOptions {
   /** actor_train.pg_variant: which policy loss (PG_VARIANTS). */
   pgVariant: PgVariantName;
   policy: PolicyLossOptions;
-  /** What the sampled tokens' logits are divided by: the rollout's temperatures. */
-  temperature: Temperatures;
   /** use_kl_loss: coefficient and estimator; null when off. */
   klLoss: { coef: number; type: KlPenalty } | null;
   entropyCoef: number;
@@ -131,7 +91,7 @@ type MicroLoss = (batch: MicroBatch, inputs: tf.Tensor2D, targets: Int32Array, n
 async function runUpdate(
   model: Qwen2Model,
   optimizer: AdamW,
-  rows: Pick<UpdateRows, 'ids' | 'masks'>,
+  rows: TokenRows,
   schedule: UpdateSchedule,
   microLoss: MicroLoss,
   onStats: (stats: Float32Array, loss: number) => void,
@@ -196,9 +156,8 @@ function scoreSplit(scores: readonly number[]): Record<string, number> {
 const average = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
 
 /** actor_train's update with the pg_variant's policy loss. Metrics use ROLL's and verl's names (actor/...). */
-export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: UpdateRows, schedule: UpdateSchedule, o: ActorLossOptions): Promise<UpdateResult> {
+export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: ActorRows, schedule: UpdateSchedule, o: ActorLossOptions): Promise<UpdateResult> {
   const variant = PG_VARIANTS[o.pgVariant];
-  if (variant.scores && !rows.scores) throw new Error(`pg_variant ${o.pgVariant} needs the episode scores`);
   // sums over sampled tokens of ratio, approxkl, policykl, then of the variant's own stats (PolicyLoss.stats)
   const sums = new Float64Array(3 + variant.stats.length);
   let ratioMax = -Infinity;
@@ -213,11 +172,11 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Upd
     const ref = o.klLoss && rows.refLogProbs ? shiftedValues(batch, rows.refLogProbs) : null;
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
     const hidden = scoredHidden(batch, hiddenStates(model, inputs));
-    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, o.temperature) });
+    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, rows.temperature) });
     const weights = rows.isWeights ? shiftedValues(batch, rows.isWeights) : null;
     const scores = variant.scores
       ? tf.tensor2d(
-          batch.rows.map((r) => rows.scores![r]!),
+          batch.rows.map((r) => rows.episodeScores[r]!),
           [batch.rows.length, 1],
         )
       : null;
@@ -262,7 +221,7 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Upd
       'actor/approxkl': perToken(1),
       'actor/policykl': perToken(2),
       ...Object.fromEntries(variant.stats.map((name, j) => [`actor/${name}`, perToken(3 + j)])),
-      ...(variant.scores ? scoreSplit(rows.scores!) : {}),
+      ...(variant.scores ? scoreSplit(rows.episodeScores) : {}),
       'actor/ratio_max': partsCount ? ratioMax : 1,
       'actor/ratio_min': partsCount ? ratioMin : 1,
       'actor/grad_norm': average(run.gradNorms),
@@ -280,12 +239,7 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Upd
  * Supervised fine-tuning (the warm start): the mean negative log-likelihood of the masked tokens of
  * each mini-batch, through the same mini-batch, clipping and NaN-guard loop as the RL updates.
  */
-export async function updateSupervised(
-  model: Qwen2Model,
-  optimizer: AdamW,
-  rows: Pick<UpdateRows, 'ids' | 'masks'>,
-  schedule: UpdateSchedule,
-): Promise<UpdateResult> {
+export async function updateSupervised(model: Qwen2Model, optimizer: AdamW, rows: TokenRows, schedule: UpdateSchedule): Promise<UpdateResult> {
   let nll = 0;
   let tokens = 0;
   const microLoss: MicroLoss = (batch, inputs, targets, norms) => {
@@ -319,7 +273,7 @@ export async function updateSupervised(
 export async function updateCritic(
   critic: Qwen2Model,
   optimizer: AdamW,
-  rows: UpdateRows,
+  rows: CriticRows,
   schedule: UpdateSchedule,
   o: { valueClip: number | null; aggMode: LossAggMode },
 ): Promise<UpdateResult> {

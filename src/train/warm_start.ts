@@ -28,7 +28,7 @@ import { ChatFormat } from '../rollout/chat';
 import { EnvManager } from '../rollout/env_manager';
 import { RandomPolicy, SolutionPolicy } from '../rollout/policy';
 import { episodeSamples } from '../rollout/samples';
-import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../rollout/templates';
+import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../config/templates';
 import type { Sample } from '../rollout/types';
 import { writeFileAtomic } from '../util/atomic';
 import { updateSupervised } from './update';

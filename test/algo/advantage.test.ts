@@ -3,8 +3,8 @@
  * two turns with observation tokens (mask 0) between them, and padding (mask 0) at the end.
  */
 import { describe, expect, test } from 'bun:test';
+import { ESTIMATORS } from '../../src/algo/estimators';
 import {
-  ADVANTAGE_ESTIMATORS,
   type AdvantageInput,
   agenticReinforce,
   finishAdvantages,
@@ -26,6 +26,9 @@ const input = (tokenRewards: Float32Array[], masks: Uint8Array[], extra: Partial
   baselines: null,
   ...extra,
 });
+
+/** Each registered estimator's advantage function, by name. */
+const ADVANTAGE_ESTIMATORS = Object.fromEntries(Object.entries(ESTIMATORS).map(([name, entry]) => [name, entry.advantages]));
 
 describe('returnsToGo (reinforce, grpo, gigpo, step_reinforce)', () => {
   test('is the registered estimator of all four', () => {

@@ -1,6 +1,7 @@
 /** From episode outcomes to response rewards (per estimator) and to token rewards. */
 import { describe, expect, test } from 'bun:test';
-import { type ResponseRewardOptions, responseRewards, type RewardRow, tokenRewards, type TokenRewardOptions } from '../../src/algo/rewards';
+import { type ResponseRewardOptions, responseRewards } from '../../src/algo/estimators';
+import { type RewardRow, tokenRewards, type TokenRewardOptions } from '../../src/algo/rewards';
 import { expectClose, f32, u8 } from './close';
 
 /** A trajectory row (step null) unless `step` is given. */

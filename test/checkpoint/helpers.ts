@@ -1,7 +1,7 @@
 /** Runs of the vowels env through runTraining (as `agentic train` runs them), in a given output folder. */
 import type { PluginHost } from '../../src/plugins/host';
-import { runTraining, type RunResult } from '../../src/train/run';
-import type { StepReport } from '../../src/train/trainer';
+import { runTraining, type RunResult } from '../../src/run/training';
+import type { StepReport } from '../../src/train/types';
 import { configOf, vowelsYaml } from '../train/helpers';
 
 export interface TrainedRun {

@@ -12,7 +12,7 @@ import { openCheckpoint } from '../../src/checkpoint/load';
 import { tf } from '../../src/engine/tf';
 import { loadModel } from '../../src/model/load';
 import { readMetricsJsonl } from '../../src/tracking/jsonl';
-import type { StepReport } from '../../src/train/trainer';
+import type { StepReport } from '../../src/train/types';
 import { scratch } from '../helpers';
 import { comparable, interrupted, runIn, type TrainedRun } from './helpers';
 import { hostWithVowels, microPolicyFolder } from '../train/helpers';

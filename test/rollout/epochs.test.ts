@@ -10,7 +10,7 @@ import type { AgenticConfig } from '../../src/config/schema';
 import { rowAt } from '../../src/plugins/epochs';
 import { EnvManager, makePolicy } from '../../src/rollout/env_manager';
 import type { RolloutMode } from '../../src/rollout/types';
-import { episodesPerStep, epochSteps } from '../../src/train/epochs';
+import { episodesPerStep, epochSteps } from '../../src/run/epochs';
 import { ROOT } from '../helpers';
 import { chat, configFrom, hostWith } from './helpers';
 

@@ -14,7 +14,7 @@ import { PluginHost } from '../../src/plugins/host';
 import { readEventFile } from '../../src/tracking/tfevents';
 import { TensorboardTracker } from '../../src/tracking/tensorboard';
 import { episodeMarkdown } from '../../src/tracking/transcript';
-import { runTraining } from '../../src/train/run';
+import { runTraining } from '../../src/run/training';
 import { scratch } from '../helpers';
 import { hostWithVowels, microPolicyFolder, vowelsYaml } from '../train/helpers';
 

@@ -7,7 +7,8 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { tf } from '../../src/engine/tf';
 import { TrainingError } from '../../src/errors';
-import { Trainer, type StepReport } from '../../src/train/trainer';
+import { Trainer } from '../../src/train/trainer';
+import type { StepReport } from '../../src/train/types';
 import { configOf, hostWithVowels, microPolicyFolder, vowelsYaml } from './helpers';
 
 setDefaultTimeout(30_000);

@@ -5,7 +5,7 @@
  */
 import { startBackend } from '../../../src/engine/backend';
 import { refuseNullAdapter } from '../../../src/engine/webgpu';
-import type { WebGpuAdapterChoice } from '../../../src/config/schema';
+import type { WebGpuAdapterChoice } from '../../../src/engine/names';
 import { runCases } from './cases';
 
 const started = await startBackend('webgpu', { webgpuAdapter: process.argv[2] as WebGpuAdapterChoice });

@@ -20,11 +20,15 @@
  * counters around them; the batches of the newest weights are played again on resume, which
  * gives exactly the numbers the uninterrupted run had.
  */
-import type { AgenticConfig } from '../config/schema';
-import { AgenticError } from '../errors';
-import type { Qwen2Model } from '../model/qwen2';
-import type { RemoteRollout, RolloutWorker } from '../rollout/remote';
-import type { RolloutBatch } from '../rollout/types';
+import type { AgenticConfig } from '../../config/schema';
+import { AgenticError } from '../../errors';
+import type { Qwen2Model } from '../../model/qwen2';
+import type { EnvManager } from '../../rollout/env_manager';
+import type { RolloutBatch } from '../../rollout/types';
+import { copyWeights, type Roles } from '../roles';
+import type { StepLog } from '../step_log';
+import type { RemoteRollout, RolloutWorker } from './remote';
+import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from './source';
 
 /** The version that plays the batch of `step` (header). */
 export function playingVersion(step: number, ratio: number, frequency: number): number {
@@ -78,7 +82,9 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-export class AsyncRollouts {
+/** The rollout source of asynchronous training (./source.ts): a worker thread plays ahead. */
+export class AsyncRollouts implements RolloutSource {
+  readonly playsAhead = true;
   private requested: Requested[] = [];
   private readonly validations = new Map<number, Promise<RolloutBatch>>();
   private nextStep = 0;
@@ -86,10 +92,15 @@ export class AsyncRollouts {
   private counters: number[] = [];
   /** Samples dropped as stale and not yet reported. */
   private unreportedDrops = 0;
+  /** A resumed run's carried rollouts, until begin() starts the pipeline. */
+  private carried: InFlight | null = null;
 
+  /** `train`: this thread's train env manager, which keeps the episode counters. */
   constructor(
     private readonly config: AgenticConfig,
     readonly worker: RolloutWorker,
+    private readonly roles: Roles,
+    private readonly train: EnvManager,
   ) {}
 
   get ratio(): number {
@@ -101,11 +112,15 @@ export class AsyncRollouts {
   }
 
   /**
-   * Starts the pipeline at step `from`: `infer` holds the weights actor_infer has at that step
-   * (actor_train's, or the lagging copy), `counters` the episode counters, `carried` what a
-   * checkpoint kept.
+   * Starts the pipeline at step `from`: actor_infer holds the weights it has at that step
+   * (actor_train's, or the lagging copy), the train manager the episode counters, and `carried`
+   * what a checkpoint kept.
    */
-  async begin(from: number, infer: Qwen2Model, counters: readonly number[], carried: InFlight | null): Promise<void> {
+  async begin(from: number): Promise<void> {
+    const infer = this.roles.infer;
+    const counters = this.train.episodeCounters;
+    const carried = this.carried;
+    this.carried = null;
     const fresh = carried ? keepFresh(carried, this.bound) : { kept: [], dropped: 0, counters: [...counters] };
     this.unreportedDrops = fresh.dropped;
     this.counters = carried ? [...carried.countersBefore] : [...counters];
@@ -116,6 +131,42 @@ export class AsyncRollouts {
     this.worker.pushWeights(from - (from % f), infer);
     this.requestValidation(from);
     this.requestDue();
+  }
+
+  async next(step: number, log: StepLog): Promise<PlayedStep> {
+    const taken = await log.timed('rollout_wait', () => this.take(step));
+    const { batch, version, baselines, refLogProbs } = taken.rollout;
+    const staleness = batch.samples.map((s) => step - s.policyVersion);
+    log.add({
+      'async/staleness_mean': staleness.reduce((a, b) => a + b, 0) / Math.max(1, staleness.length),
+      'async/staleness_max': Math.max(0, ...staleness),
+      'async/dropped_samples': taken.dropped,
+      'async/policy_version': version,
+    });
+    return { batch, baselines: baselines ? new Map(baselines) : null, refLogProbs };
+  }
+
+  /** After step's updates: the weights go to the worker (which plays on meanwhile), then this step's validation. */
+  async afterUpdate(step: number, log: StepLog): Promise<void> {
+    const { roles } = this;
+    if (roles.infer !== roles.actor && (step + 1) % this.config.actor_infer.model_update_frequency === 0) copyWeights(roles.actor, roles.infer);
+    await log.timed('model_update', () => this.afterStep(step + 1, roles.infer));
+    const val = this.validation(step);
+    if (val) logValidation(log, await log.timed('val_wait', () => val));
+  }
+
+  finalValidation(step: number): Promise<RolloutBatch> | null {
+    return this.validation(step);
+  }
+
+  async state(): Promise<SourceState> {
+    const { state: inFlight, countersAfter } = await this.inFlight();
+    return { trainEpisodes: countersAfter, inFlight };
+  }
+
+  restore(state: SourceState): void {
+    this.train.restoreEpisodeCounters(state.trainEpisodes);
+    this.carried = state.inFlight ?? null;
   }
 
   /** The batch of `step`, waiting for the worker if it is not ready. */
@@ -160,8 +211,9 @@ export class AsyncRollouts {
     return { state: { countersBefore: [...this.counters], batches }, countersAfter: [...countersAfter] };
   }
 
-  close(): Promise<void> {
-    return this.worker.close();
+  async close(): Promise<void> {
+    await this.worker.close();
+    await this.train.close();
   }
 
   private requestValidation(step: number): void {

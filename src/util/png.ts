@@ -6,8 +6,8 @@
 import { deflateSync } from 'node:zlib';
 import { AgenticError } from '../errors';
 import type { RgbFrame } from '../plugins/types';
-import { concatBytes } from '../util/bytes';
-import { crc32 } from '../util/crc';
+import { concatBytes } from './bytes';
+import { crc32 } from './crc';
 
 const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 const COLOUR_TYPE_RGB = 2;

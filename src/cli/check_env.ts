@@ -7,9 +7,9 @@
 import type { z } from 'zod';
 import { formatIssue } from '../config/validate';
 import { ConfigError } from '../errors';
-import { aggregateMetric, badMetricNames } from './env_contract';
-import { ENV_FAILURE_METRIC, GuardedEnv, type EnvFailure, type EnvMethod, type GuardOptions } from './guarded_env';
-import type { EnvContext, EnvPlugin, MetricAgg, MetricValue, RgbFrame } from './types';
+import { aggregateMetric, badMetricNames } from '../plugins/env_contract';
+import { ENV_FAILURE_METRIC, GuardedEnv, type EnvFailure, type EnvMethod, type GuardOptions } from '../plugins/guarded_env';
+import type { EnvContext, EnvPlugin, MetricAgg, MetricValue, RgbFrame } from '../plugins/types';
 
 export type CheckStatus = 'pass' | 'fail' | 'skip';
 

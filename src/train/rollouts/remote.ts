@@ -10,10 +10,10 @@
  * request in flight and every later one fails with one line naming it: nothing waits forever.
  */
 import { Worker } from 'node:worker_threads';
-import type { AgenticConfig } from '../config/schema';
-import { AgenticError } from '../errors';
-import type { Qwen2Model } from '../model/qwen2';
-import type { RolloutBatch } from './types';
+import type { AgenticConfig } from '../../config/schema';
+import { AgenticError } from '../../errors';
+import type { Qwen2Model } from '../../model/qwen2';
+import type { RolloutBatch } from '../../rollout/types';
 
 /** A training rollout as the worker returns it. */
 export interface RemoteRollout {
@@ -46,7 +46,7 @@ export type WorkerReply = { id: number; ok: true; value: unknown } | { id: numbe
  */
 function workerEntry(): string | URL {
   const compiled = import.meta.url.includes('$bunfs');
-  return compiled ? '/$bunfs/root/rollout/worker.js' : new URL('./worker.ts', import.meta.url);
+  return compiled ? '/$bunfs/root/train/rollouts/worker.js' : new URL('./worker.ts', import.meta.url);
 }
 
 interface Pending {

@@ -20,7 +20,7 @@ import { episodeAnimation, type Animation } from '../render/animation';
 import { replayEpisode } from '../render/replay';
 import type { Episode } from '../rollout/types';
 import { saveModel } from '../model/load';
-import { checkPythonSandbox } from '../plugins/sandbox_check';
+import { checkPythonSandbox } from '../config/sandbox_check';
 import type { PluginHost } from '../plugins/host';
 import { ConsoleTracker } from '../tracking/console';
 import { CurvesTracker } from '../tracking/curves';
@@ -31,8 +31,9 @@ import { refuseWandb, type ReachProbe } from '../tracking/wandb';
 import { writeFileAtomic } from '../util/atomic';
 import { displayPath } from '../util/paths';
 import { applyMaxEpochs } from './epochs';
-import { warmStart } from './warm_start';
-import { Trainer, type StepReport, type TrainerHooks, type TrainSummary } from './trainer';
+import { warmStart } from '../train/warm_start';
+import { Trainer, type TrainerHooks, type TrainSummary } from '../train/trainer';
+import type { StepReport } from '../train/types';
 
 export interface RunOptions {
   info: (line: string) => void;

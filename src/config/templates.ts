@@ -4,7 +4,7 @@
  * str.format spelling, as ROLL's configs write them; `{{` and `}}` are literal braces).
  * custom_envs.<tag>.agent_system_template / agent_template replace the defaults.
  */
-import type { EnvManagerKind } from '../config/schema';
+import type { EnvManagerKind } from './schema';
 
 export const DEFAULT_SYSTEM_TEMPLATE = 'You are an agent playing a game. Each turn, choose one action that gets you closer to the highest reward.';
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
-import { PluginError } from '../errors';
+import { PluginError } from '../../errors';
 
 export interface Passage {
   id: string;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { ConfigError } from '../../src/errors';
-import { DEFAULT_STEP_TEMPLATE, DEFAULT_TRAJ_TEMPLATE, fillTemplate, templateProblem } from '../../src/rollout/templates';
-import { configFrom, hostWith, lakeYaml } from './helpers';
+import { DEFAULT_STEP_TEMPLATE, DEFAULT_TRAJ_TEMPLATE, fillTemplate, templateProblem } from '../../src/config/templates';
+import { configFrom, hostWith, lakeYaml } from '../rollout/helpers';
 
 describe('turn templates', () => {
   test('fill placeholders; doubled braces are literal', () => {

@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'bun:test';
 import { inflateSync } from 'node:zlib';
 import type { RgbFrame } from '../../src/plugins/types';
-import { encodePng } from '../../src/render/png';
+import { encodePng } from '../../src/util/png';
 import { crc32 } from '../../src/util/crc';
 
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];

@@ -9,10 +9,10 @@
  * Plugins that call runPython without being named there still meet the same one-line refusal at
  * their first call.
  */
-import type { AgenticConfig } from '../config/schema';
+import type { AgenticConfig } from './schema';
 import { PluginError } from '../errors';
 import { sandboxRefusal, sandboxSupport, setPythonSandbox } from '../sandbox/python';
-import type { PluginHost } from './host';
+import type { PluginHost } from '../plugins/host';
 
 /** The warning of python_sandbox=unconfined, printed once per process. */
 export const UNCONFINED_WARNING =

@@ -3,9 +3,9 @@
  * making a tool: `export default createSearchTool({ name: 'wiki_search', corpusPath: 'wiki.jsonl' })`
  * in a plugin file. The built-in `search` tool is one over the shipped corpus.
  */
-import { PluginError } from '../errors';
-import { defineTool } from '../plugins/define';
-import type { ToolPlugin } from '../plugins/types';
+import { PluginError } from '../../errors';
+import { defineTool } from '../define';
+import type { ToolPlugin } from '../types';
 import { z } from 'zod';
 import { Bm25Index } from './bm25';
 import { loadCorpus, type Passage } from './corpus';

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test';
 import { z } from 'zod';
-import bandit from '../../plugins/envs/bandit';
+import bandit from '../../plugins/envs/bandit/index';
 import { ConfigError } from '../../src/errors';
 import { Rng } from '../../src/engine/rng';
 import { parseAnswer } from '../../src/plugins/answer';
-import { checkEnv, ENV_CHECKS, type CheckName, type EnvCheckReport } from '../../src/plugins/check_env';
+import { checkEnv, ENV_CHECKS, type CheckName, type EnvCheckReport } from '../../src/cli/check_env';
 import { defineEnv } from '../../src/plugins/define';
 import { PluginHost } from '../../src/plugins/host';
 import type { Env, EnvPlugin, ResetResult, StepResult } from '../../src/plugins/types';

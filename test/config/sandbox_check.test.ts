@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load';
-import { checkPythonSandbox, sandboxedPluginsUsed, UNCONFINED_WARNING } from '../../src/plugins/sandbox_check';
+import { checkPythonSandbox, sandboxedPluginsUsed, UNCONFINED_WARNING } from '../../src/config/sandbox_check';
 import { PluginHost } from '../../src/plugins/host';
 import { pythonSandbox, setPythonSandbox } from '../../src/sandbox/python';
 import { agentic, lines, ROOT, scratch } from '../helpers';

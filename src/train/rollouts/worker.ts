@@ -4,17 +4,19 @@
  * time in the order they arrive. `bun build --compile` embeds this file as an entrypoint of its own.
  */
 import { parentPort } from 'node:worker_threads';
-import type { AgenticConfig } from '../config/schema';
-import { startBackend } from '../engine/backend';
-import { tf } from '../engine/tf';
-import { loadModel } from '../model/load';
-import type { Qwen2Model } from '../model/qwen2';
-import { PluginHost } from '../plugins/host';
-import { checkPythonSandbox } from '../plugins/sandbox_check';
-import { roleNeeds } from '../train/roles';
-import { rolloutTemperatures, tokenLogProbs } from '../train/scoring';
-import { ChatFormat } from './chat';
-import { EnvManager } from './env_manager';
+import { needsOf } from '../../algo/estimators';
+import type { AgenticConfig } from '../../config/schema';
+import { startBackend } from '../../engine/backend';
+import { tf } from '../../engine/tf';
+import { loadModel } from '../../model/load';
+import type { Qwen2Model } from '../../model/qwen2';
+import { PluginHost } from '../../plugins/host';
+import { checkPythonSandbox } from '../../config/sandbox_check';
+import { roleNeeds } from '../roles';
+import { fromRollout } from '../batch';
+import { referenceLogProbs } from '../stages/score';
+import { ChatFormat } from '../../rollout/chat';
+import { EnvManager } from '../../rollout/env_manager';
 import type { RemoteRollout, WorkerReply, WorkerRequest } from './remote';
 
 interface State {
@@ -79,13 +81,13 @@ async function handle(request: WorkerRequest): Promise<{ value: unknown; transfe
     case 'rollout': {
       const s = ready();
       const batch = await s.train.play(request.batchSize, s.model, s.chat, s.version);
-      const baselines = s.config.adv_estimator === 'remax' ? [...(await s.train.greedyBaselines(batch.episodes, s.model, s.chat))] : null;
+      const baselines = needsOf(s.config.adv_estimator).greedyBaseline ? [...(await s.train.greedyBaselines(batch.episodes, s.model, s.chat))] : null;
       let refLogProbs: Float32Array[] | null = null;
       if (s.reference) {
+        const reference = s.reference;
         const started = performance.now();
-        const masks = batch.samples.map((x) => x.responseMask);
-        const ids = batch.samples.map((x) => x.inputIds);
-        refLogProbs = tokenLogProbs(s.reference, ids, rolloutTemperatures(s.config, s.chat, batch.samples, masks), masks);
+        // the same reference stage as the trainer's, on the same batch columns
+        refLogProbs = referenceLogProbs(reference, fromRollout(batch, s.config, s.chat, { baselines: null, sourceRefLogProbs: null }));
         batch.metrics['time/rollout_ref'] = (performance.now() - started) / 1000;
       }
       const value: RemoteRollout = { version: s.version, batch, countersAfter: [...s.train.episodeCounters], baselines, refLogProbs };

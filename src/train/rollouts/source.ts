@@ -1,0 +1,58 @@
+/**
+ * The rollout seam: where a step's batch comes from. The step asks for the batch of step s, trains
+ * on it, then tells the source its updates are done; what happens around that (a model update,
+ * validation, playing ahead in a worker) is the source's business. Implementations:
+ *
+ *   LocalRollouts  (./local.ts)  in this thread: model update, validation when due, rollout
+ *   AsyncRollouts  (./async.ts)  a worker thread plays async_generation_ratio steps ahead
+ *
+ * A source owns the episode counters of the train env manager and what is in flight, which is
+ * what a checkpoint needs of it to continue a run exactly.
+ */
+import type { RolloutBatch } from '../../rollout/types';
+import type { StepLog } from '../step_log';
+import type { InFlight } from './async';
+
+export interface PlayedStep {
+  batch: RolloutBatch;
+  /** remax: the greedy episode score of each trajGroupId, with the weights that played. */
+  baselines: ReadonlyMap<string, number> | null;
+  /** The reference's log-probs of every sample, when the source scored them already. */
+  refLogProbs: Float32Array[] | null;
+}
+
+/** What a checkpoint keeps of a source. */
+export interface SourceState {
+  /** The next episode id of each training group. */
+  trainEpisodes: number[];
+  inFlight?: InFlight | null;
+}
+
+export interface RolloutSource {
+  /**
+   * True when batches are played by weights older than actor_train's (a worker playing ahead):
+   * the old log-probs are then always recomputed, and the sampler's gap to them always reported.
+   */
+  readonly playsAhead: boolean;
+  /** Starts at step `from` (after restore(), for a resumed run). */
+  begin(from: number): Promise<void>;
+  /** The batch of `step`; the source logs what it did for it (model update, validation, waiting). */
+  next(step: number, log: StepLog): Promise<PlayedStep>;
+  /** After the updates of `step`: the weights go out, and a validation played meanwhile is logged. */
+  afterUpdate(step: number, log: StepLog): Promise<void>;
+  /** The validation after the last step, if the run validates. */
+  finalValidation(step: number): Promise<RolloutBatch> | null;
+  /** Waits for what a checkpoint must carry. */
+  state(): Promise<SourceState>;
+  restore(state: SourceState): void;
+  close(): Promise<void>;
+}
+
+/** How many validation episodes a report carries. */
+export const REPORTED_VAL_EPISODES = 3;
+
+/** Logs a validation: its metrics, and the first episodes for trackers that show transcripts. */
+export function logValidation(log: StepLog, val: RolloutBatch): void {
+  log.add(val.metrics);
+  log.valEpisodes = val.episodes.slice(0, REPORTED_VAL_EPISODES);
+}

@@ -1,0 +1,28 @@
+/**
+ * What the loop shares with the layers above it (trackers, checkpoints, render, the CLI): a
+ * step's report and the state that carries from one step to the next. A leaf: it imports types
+ * from below only.
+ */
+import type { Episode } from '../rollout/types';
+import type { InFlight } from './rollouts/async';
+
+export interface StepReport {
+  /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
+  step: number;
+  metrics: Record<string, number>;
+  /** On validation steps: the first few validation episodes, for trackers that show transcripts. */
+  valEpisodes?: Episode[];
+}
+
+/** What the loop itself carries from step to step, besides the roles' weights and moments. */
+export interface LoopState {
+  /** Steps done: the global_step the next step has. */
+  step: number;
+  /** The KL coefficient of the reward, which an adaptive controller moves. */
+  klCoef: number;
+  skippedUpdates: number;
+  /** The next episode id of each training group (env seeds and sampling streams follow from it). */
+  trainEpisodes: number[];
+  /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */
+  inFlight?: InFlight | null;
+}
