@@ -11,7 +11,7 @@
  *    decides (its own notes are not trained and come apart).
  *
  * Issue #7 forbids solver-derived moves in a warm start, so nothing here feeds `agentic train`;
- * docs/learning.md (eighth round) compares what RL learns with what this learns.
+ * docs/learning_history.md (eighth round) compares what RL learns with what this learns.
  */
 import { startBackend } from '../../src/engine/backend';
 import { hashSeed, Rng } from '../../src/engine/rng';

@@ -24,7 +24,7 @@
  *     success, failures by kind (into a hole, and how many of those on wrong notes; out of turns),
  *     and how often the notes are exact over every turn played. PROBE_SHOW=N prints the first N
  *     failed episodes turn by turn: the board, the true notes and the response.
- * docs/learning.md quotes both for the warm-started bases and the trained policies.
+ * docs/learning_history.md quotes both for the warm-started bases and the trained policies.
  */
 import { hashSeed, Rng } from '../../src/engine/rng';
 import { generate, type GenerationRequest } from '../../src/model/generate';
