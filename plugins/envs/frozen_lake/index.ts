@@ -35,7 +35,7 @@ const Config = z.strictObject({
 });
 type FrozenLakeConfig = z.output<typeof Config>;
 
-/** What the warm start's questions and notes name on the board (scripts/probe_frozen_lake.ts reads it too). */
+/** What the warm start's questions and notes name on the board (scripts/experiments/probe_frozen_lake.ts reads it too). */
 export const BOARD: GridQuestionSpec = { player: ['P', 'X', '√'], things: [{ name: 'the goal', symbols: ['G'] }], hazards: { name: 'holes', symbols: ['O'] } };
 
 function instruction(slippery: boolean, task: string | null): string {

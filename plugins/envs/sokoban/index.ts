@@ -195,7 +195,7 @@ class Sokoban implements Env {
   }
 }
 
-/** What the warm start's questions and notes name in the room (scripts/probe_sokoban.ts reads it too). */
+/** What the warm start's questions and notes name in the room (scripts/experiments/probe_sokoban.ts reads it too). */
 export const BOARD: GridQuestionSpec = {
   player: ['P', 'S'],
   things: [

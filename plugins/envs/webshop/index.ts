@@ -3,7 +3,7 @@
  * opens products, chooses options and buys, to fit an instruction that names a kind of product,
  * some attributes, option values and a price limit. No server: the
  * pages (shop.ts, pages.ts), the search engine (BM25, search.ts) and the scoring (scoring.ts) are
- * here. It ships a small generated catalog (scripts/webshop_catalog.ts) and reads the public
+ * here. It ships a small generated catalog (plugins/envs/webshop/_generate/catalog.ts) and reads the public
  * WebShop data files (items_shuffle_1000.json with items_ins_v2_1000.json or items_human_ins.json;
  * catalog.ts says how) through products_file and goals_file.
  *

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { BUILTIN_DATASETS } from '../../../plugins/datasets/_index';
 import { loadRows } from '../../../plugins/envs/tool_use/dataset';
 import { evaluate } from '../../../plugins/tools/calculator/expression';
-import { generateArithmetic, SPLIT_SIZES, toJsonl, type ArithmeticRow } from '../../../scripts/datasets/arithmetic';
+import { generateArithmetic, SPLIT_SIZES, toJsonl, type ArithmeticRow } from '../../../plugins/datasets/_generate/arithmetic';
 import { ROOT } from '../../helpers';
 
 const FOLDER = join(ROOT, 'plugins/datasets/arithmetic');
@@ -16,7 +16,7 @@ const rows = (split: string) =>
     .map((line) => JSON.parse(line) as ArithmeticRow);
 
 describe('arithmetic dataset', () => {
-  test('the committed files are what the generator writes (bun scripts/datasets/arithmetic.ts)', () => {
+  test('the committed files are what the generator writes (bun plugins/datasets/_generate/arithmetic.ts)', () => {
     const generated = generateArithmetic();
     for (const split of ['train', 'val'] as const) expect(committed(split)).toBe(toJsonl(generated[split]));
   });

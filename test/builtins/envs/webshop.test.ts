@@ -7,7 +7,7 @@ import { SearchIndex } from '../../../plugins/envs/webshop/search';
 import { THINK_ANSWER_PATTERN } from '../../../src/plugins/answer';
 import { PluginHost } from '../../../src/plugins/host';
 import type { Env, ResetResult, StepResult } from '../../../src/plugins/types';
-import { generateCatalog } from '../../../scripts/webshop_catalog';
+import { generateCatalog } from '../../../plugins/envs/webshop/_generate/catalog';
 import { ROOT, scratch } from '../../helpers';
 
 const FIXTURES = join(import.meta.dir, 'webshop_data');
@@ -214,7 +214,7 @@ describe('webshop env on the shipped catalog', () => {
     expect([...val].filter((a) => train.has(a))).toEqual([]);
   });
 
-  test('the shipped data is what scripts/webshop_catalog.ts generates, and small', () => {
+  test('the shipped data is what plugins/envs/webshop/_generate/catalog.ts generates, and small', () => {
     const generated = generateCatalog();
     const data = join(ROOT, 'plugins/envs/webshop/data');
     expect(readFileSync(join(data, 'products.json'), 'utf8')).toBe(generated.products);

@@ -51,7 +51,7 @@ describe('code_tests reward', () => {
     expect(safe.error).toContain("needs 'tests'");
   });
 
-  test('shipped coding tasks pass with their reference solutions (a sample; scripts/datasets/check_coding.ts runs all)', async () => {
+  test('shipped coding tasks pass with their reference solutions (a sample; plugins/datasets/_generate/check_coding.ts runs all)', async () => {
     const rows = [...builtinRows('coding/train'), ...builtinRows('coding/val')];
     const sample = Rng.fromSeed(1, 'coding-sample').shuffle(rows).slice(0, 6);
     const results = await Promise.all(sample.map((row) => codeTests.score({ response: `\`\`\`python\n${row.solution}\`\`\``, trajectory: [], row })));

@@ -1,5 +1,5 @@
 /**
- * Generates the arithmetic word-problem dataset: `bun scripts/datasets/arithmetic.ts` writes
+ * Generates the arithmetic word-problem dataset: `bun plugins/datasets/_generate/arithmetic.ts` writes
  * plugins/datasets/arithmetic/{train,val}.jsonl. Rows are {question, answer, expression}; the
  * answer is a plain number string, the expression a worked solution for the calculator (see
  * ArithmeticRow). Each problem takes two or three steps (shopping, ages, rates, sharing); most
@@ -8,7 +8,7 @@
  * every machine, and val shares no question with train.
  */
 import { join } from 'node:path';
-import { Rng } from '../../src/engine/rng';
+import { Rng } from '../../../src/engine/rng';
 
 export interface ArithmeticRow {
   question: string;
@@ -240,7 +240,7 @@ export function toJsonl(rows: readonly ArithmeticRow[]): string {
 }
 
 if (import.meta.main) {
-  const folder = join(import.meta.dir, '../../plugins/datasets/arithmetic');
+  const folder = join(import.meta.dir, '../arithmetic');
   for (const [name, rows] of Object.entries(generateArithmetic())) {
     await Bun.write(join(folder, `${name}.jsonl`), toJsonl(rows));
     console.log(`wrote plugins/datasets/arithmetic/${name}.jsonl (${rows.length} rows)`);

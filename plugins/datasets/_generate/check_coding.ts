@@ -1,9 +1,9 @@
 /**
  * Checks that every shipped coding task passes its own tests with its reference solution, through
- * the code_tests reward (the default test suite checks a sample). Run: bun scripts/datasets/check_coding.ts
+ * the code_tests reward (the default test suite checks a sample). Run: bun plugins/datasets/_generate/check_coding.ts
  */
-import { builtinRows } from '../../plugins/datasets/_index';
-import codeTests from '../../plugins/rewards/code_tests';
+import { builtinRows } from '../_index';
+import codeTests from '../../rewards/code_tests';
 
 let failures = 0;
 let total = 0;

@@ -2,7 +2,7 @@
  * Two agentic processes on one machine: each workload alone, then both side by side, and what
  * share of its alone speed each keeps (docs/engine.md, "Sharing the cores"):
  *
- *   bun scripts/side_by_side.ts [--spin N] [--pairs train+train,train+eval,bench+bench] [--out output/side_by_side.json]
+ *   bun scripts/experiments/side_by_side.ts [--spin N] [--pairs train+train,train+eval,bench+bench] [--out output/side_by_side.json]
  *
  * --spin sets AGENTIC_WASM_SPIN for every process (1000000 is XNNPACK's own spin-wait, the
  * behaviour before the bound). Workloads: `train` is 6 steps of configs/calculator.yaml from the
@@ -14,9 +14,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeFileAtomic } from '../src/util/atomic';
+import { writeFileAtomic } from '../../src/util/atomic';
 
-const MAIN = resolve(import.meta.dir, '../src/cli/main.ts');
+const MAIN = resolve(import.meta.dir, '../../src/cli/main.ts');
 const { values } = parseArgs({
   options: {
     spin: { type: 'string' },

@@ -1,12 +1,12 @@
 /**
- * Generates the webshop env's shipped catalog: `bun scripts/webshop_catalog.ts` writes
+ * Generates the webshop env's shipped catalog: `bun plugins/envs/webshop/_generate/catalog.ts` writes
  * plugins/envs/webshop/data/{products,goals}.json. Deterministic (a fixed seed through the
  * project's Rng), so the committed files are exactly what this script writes (a test checks).
  *
  * Products and goals use the public WebShop files' shape (items_shuffle / items_human_ins), plus
  * `attributes` on products and `price_upper` and `split` on goals; all names and texts are made up.
  */
-import { Rng } from '../src/engine/rng';
+import { Rng } from '../../../../src/engine/rng';
 
 interface ProductType {
   query: string;
@@ -459,7 +459,7 @@ export function generateCatalog(): GeneratedCatalog {
 
 if (import.meta.main) {
   const { products, goals } = generateCatalog();
-  const data = new URL('../plugins/envs/webshop/data/', import.meta.url);
+  const data = new URL('../data/', import.meta.url);
   await Bun.write(new URL('products.json', data), products);
   await Bun.write(new URL('goals.json', data), goals);
   console.log(`wrote plugins/envs/webshop/data/products.json (${products.length} bytes) and goals.json (${goals.length} bytes)`);

@@ -3,7 +3,7 @@ Face transformers reads as Qwen2: the config, the tokenizer and its chat templat
 by the name and shape Qwen2ForCausalLM expects. With PyTorch installed it also loads the model and
 prints its greedy next token after a FrozenLake prompt.
 
-    python3 scripts/check_hf_folder.py output/agentic/checkpoints/checkpoint-50/actor
+    python3 scripts/experiments/check_hf_folder.py output/agentic/checkpoints/checkpoint-50/actor
 
 Prints the prompt's token ids, so they can be compared with agentic's own (they must be equal).
 Exits 1 when a weight is missing, unexpected or of the wrong shape.

@@ -3,14 +3,14 @@
  * 1 and 2 threads, for the shapes a 4-layer, hidden-128 model meets at batch 16 x seq 256, plus
  * a 1024^2 sgemm. Prints GFLOP/s.
  *
- *   bun scripts/bench_kernels.ts [--threads 1,2] [--seconds 0.6]
+ *   bun scripts/bench/bench_kernels.ts [--threads 1,2] [--seconds 0.6]
  *
  * Each thread count runs in its own process (a wasm backend's threads are fixed at start).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
-import { startBackend } from '../src/engine/backend';
-import { installWasmKernels, uninstallWasmKernels } from '../src/engine/kernels';
+import { startBackend } from '../../src/engine/backend';
+import { installWasmKernels, uninstallWasmKernels } from '../../src/engine/kernels';
 
 interface Shape {
   name: string;

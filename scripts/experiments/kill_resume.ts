@@ -1,5 +1,5 @@
 /**
- * Kill-and-resume exactness, with real processes: `bun scripts/kill_resume.ts [overrides...]`.
+ * Kill-and-resume exactness, with real processes: `bun scripts/experiments/kill_resume.ts [overrides...]`.
  *
  * Trains a small config once without interruption, then again several times, each time killing
  * `agentic train` with SIGKILL at another point: before the first checkpoint, right after one, while
@@ -16,10 +16,15 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
+<<<<<<< HEAD:scripts/kill_resume.ts
 import { readMetricsJsonl } from '../src/tracking/jsonl';
 import type { StepReport } from '../src/train/types';
+=======
+import { readMetricsJsonl } from '../../src/tracking/jsonl';
+import type { StepReport } from '../../src/train/trainer';
+>>>>>>> habits:scripts/experiments/kill_resume.ts
 
-const MAIN = resolve(import.meta.dir, '../src/cli/main.ts');
+const MAIN = resolve(import.meta.dir, '../../src/cli/main.ts');
 const WORK = resolve('output', 'kill_resume');
 
 const OVERRIDES = process.argv.slice(2);

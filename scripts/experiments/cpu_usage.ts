@@ -1,7 +1,7 @@
 /**
  * How busy each core is while a command runs, read from /proc/stat (Linux):
  *
- *   bun scripts/cpu_usage.ts --out output/cpu.json -- bun scripts/learn.ts agentic async_generation_ratio=1
+ *   bun scripts/experiments/cpu_usage.ts --out output/cpu.json -- bun scripts/experiments/learn.ts agentic async_generation_ratio=1
  *
  * Samples every second; prints and writes each core's mean busy share over the run, and the
  * per-minute means, so a run whose rollout worker and trainer share the machine shows whether both
@@ -9,7 +9,7 @@
  * SIGTERM or SIGINT, it stops the command and still reports.
  */
 import { readFileSync } from 'node:fs';
-import { writeFileAtomic } from '../src/util/atomic';
+import { writeFileAtomic } from '../../src/util/atomic';
 
 interface CoreTimes {
   busy: number;
@@ -35,7 +35,7 @@ const outAt = args.indexOf('--out');
 const out = outAt >= 0 && outAt < dash ? args[outAt + 1]! : null;
 const command = dash >= 0 ? args.slice(dash + 1) : [];
 if (command.length === 0) {
-  console.error('usage: bun scripts/cpu_usage.ts [--out FILE.json] -- COMMAND [ARGS...]');
+  console.error('usage: bun scripts/experiments/cpu_usage.ts [--out FILE.json] -- COMMAND [ARGS...]');
   process.exit(2);
 }
 

@@ -3,15 +3,15 @@
  * Each task family has parameters drawn from the seeded Rng, a reference solution, and test inputs;
  * the expected values are computed by running the reference solution once in the sandbox, and a
  * few hand-checked asserts per family guard the solutions themselves. Rows are
- * {question, tests: [assert, ...], solution, entry_point}. Run: bun scripts/datasets/coding.ts
+ * {question, tests: [assert, ...], solution, entry_point}. Run: bun plugins/datasets/_generate/coding.ts
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Rng } from '../../src/engine/rng';
-import { runPython } from '../../src/sandbox/python';
+import { Rng } from '../../../src/engine/rng';
+import { runPython } from '../../../src/sandbox/python';
 
 const SEED = 7310;
-const OUT = resolve(import.meta.dir, '../../plugins/datasets/coding');
+const OUT = resolve(import.meta.dir, '../coding');
 const rng = Rng.fromSeed(SEED, 'coding');
 
 interface Task {

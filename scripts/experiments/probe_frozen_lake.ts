@@ -1,5 +1,5 @@
 /**
- * How a FrozenLake policy reads and decides: `bun scripts/probe_frozen_lake.ts <model-folder> [boards] [key=value ...]`.
+ * How a FrozenLake policy reads and decides: `bun scripts/experiments/probe_frozen_lake.ts <model-folder> [boards] [key=value ...]`.
  * The overrides apply to the default config the probe plays with (e.g. `custom_envs.FrozenLake.env_config.p=0.7`
  * for boards with more holes).
  *
@@ -24,15 +24,15 @@
  *     success, failures by kind (into a hole, and how many of those on wrong notes; out of turns),
  *     and how often the notes are exact over every turn played. PROBE_SHOW=N prints the first N
  *     failed episodes turn by turn: the board, the true notes and the response.
- * docs/learning.md quotes both for the warm-started bases and the trained policies.
+ * docs/learning_history.md quotes both for the warm-started bases and the trained policies.
  */
-import { hashSeed, Rng } from '../src/engine/rng';
-import { generate, type GenerationRequest } from '../src/model/generate';
-import { loadConfig } from '../src/config/load';
-import { evaluate } from '../src/rollout/evaluate';
+import { hashSeed, Rng } from '../../src/engine/rng';
+import { generate, type GenerationRequest } from '../../src/model/generate';
+import { loadConfig } from '../../src/config/load';
+import { evaluate } from '../../src/rollout/evaluate';
 import { probeSetup } from './probe_setup';
-import frozenLake, { BOARD } from '../plugins/envs/frozen_lake';
-import { gridNotes } from '../plugins/envs/_grid/questions';
+import frozenLake, { BOARD } from '../../plugins/envs/frozen_lake';
+import { gridNotes } from '../../plugins/envs/_grid/questions';
 
 const MOVES: Record<string, readonly [number, number]> = { Up: [-1, 0], Down: [1, 0], Left: [0, -1], Right: [0, 1] };
 

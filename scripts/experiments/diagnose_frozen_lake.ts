@@ -1,6 +1,6 @@
 /**
  * A diagnostic, never a training recipe: can the policy compute a good move from the true notes?
- * `bun scripts/diagnose_frozen_lake.ts <base-folder> <out-folder> [boards] [epochs]`
+ * `bun scripts/experiments/diagnose_frozen_lake.ts <base-folder> <out-folder> [boards] [epochs]`
  *
  * 1. A simple rule over what the notes say (towards the goal, on the longer axis first, never into
  *    a hole; else any move onto the lake) is played greedily on 20000 random maps: what a policy
@@ -11,18 +11,18 @@
  *    decides (its own notes are not trained and come apart).
  *
  * Issue #7 forbids solver-derived moves in a warm start, so nothing here feeds `agentic train`;
- * docs/learning.md (eighth round) compares what RL learns with what this learns.
+ * docs/learning_history.md (eighth round) compares what RL learns with what this learns.
  */
-import { startBackend } from '../src/engine/backend';
-import { hashSeed, Rng } from '../src/engine/rng';
-import { loadModel, saveModel } from '../src/model/load';
-import { AdamW } from '../src/model/optim';
-import { ChatFormat } from '../src/rollout/chat';
-import { updateSupervised } from '../src/train/update';
-import { BOARD } from '../plugins/envs/frozen_lake';
-import { gridNotes } from '../plugins/envs/_grid/questions';
-import { ACTIONS, generateLake, neighbour, type Action, type Lake } from '../plugins/envs/frozen_lake/lake';
-import { lakeText } from '../plugins/envs/frozen_lake/render';
+import { startBackend } from '../../src/engine/backend';
+import { hashSeed, Rng } from '../../src/engine/rng';
+import { loadModel, saveModel } from '../../src/model/load';
+import { AdamW } from '../../src/model/optim';
+import { ChatFormat } from '../../src/rollout/chat';
+import { updateSupervised } from '../../src/train/update';
+import { BOARD } from '../../plugins/envs/frozen_lake';
+import { gridNotes } from '../../plugins/envs/_grid/questions';
+import { ACTIONS, generateLake, neighbour, type Action, type Lake } from '../../plugins/envs/frozen_lake/lake';
+import { lakeText } from '../../plugins/envs/frozen_lake/render';
 
 const SIZE = 4;
 const P_FROZEN = 0.8;
@@ -51,7 +51,7 @@ const drawLake = (seed: number) => generateLake(SIZE, P_FROZEN, Rng.fromSeed(see
 
 const [base, out, boards = '512', epochs = '4'] = process.argv.slice(2);
 if (!base || !out) {
-  console.error('usage: bun scripts/diagnose_frozen_lake.ts <base-folder> <out-folder> [boards] [epochs]');
+  console.error('usage: bun scripts/experiments/diagnose_frozen_lake.ts <base-folder> <out-folder> [boards] [epochs]');
   process.exit(2);
 }
 

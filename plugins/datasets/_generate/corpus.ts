@@ -2,14 +2,14 @@
  * Writes the invented encyclopedia (plugins/datasets/corpus/passages.jsonl) and questions answerable
  * from it (plugins/datasets/corpus_qa/{train,val}.jsonl): towns, people, inventions and rivers of a
  * made-up land, with facts that cross-reference each other (so some questions need two searches).
- * Deterministic: the same seed writes the same bytes. Run: bun scripts/datasets/corpus.ts
+ * Deterministic: the same seed writes the same bytes. Run: bun plugins/datasets/_generate/corpus.ts
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Rng } from '../../src/engine/rng';
+import { Rng } from '../../../src/engine/rng';
 
 const SEED = 20250;
-const OUT = resolve(import.meta.dir, '../../plugins/datasets');
+const OUT = resolve(import.meta.dir, '..');
 const rng = Rng.fromSeed(SEED, 'corpus');
 
 const ONSETS = ['b', 'br', 'c', 'd', 'dr', 'f', 'g', 'gr', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'th', 'v', 'w', 'z', 'st', 'tr', 'kel', 'mor'];

@@ -1,5 +1,5 @@
 /**
- * A learning run with its target: `bun scripts/learn.ts <config-name> [overrides...]`
+ * A learning run with its target: `bun scripts/experiments/learn.ts <config-name> [overrides...]`
  * (`bun run learn:frozen_lake` trains configs/agentic.yaml; `learn:sokoban` and `learn:sokoban_grpo`
  * train configs/sokoban_compact.yaml with GiGPO and with GRPO; `learn:calculator` trains
  * configs/calculator.yaml).
@@ -13,12 +13,21 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+<<<<<<< HEAD:scripts/learn.ts
 import { loadConfig } from '../src/config/load';
 import { PluginHost } from '../src/plugins/host';
 import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../src/tracking/curves';
 import { runTraining } from '../src/run/training';
 import type { StepReport } from '../src/train/types';
 import { writeFileAtomic } from '../src/util/atomic';
+=======
+import { loadConfig } from '../../src/config/load';
+import { PluginHost } from '../../src/plugins/host';
+import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../../src/tracking/curves';
+import { runTraining } from '../../src/train/run';
+import type { StepReport } from '../../src/train/trainer';
+import { writeFileAtomic } from '../../src/util/atomic';
+>>>>>>> habits:scripts/experiments/learn.ts
 
 /** Issue #7's targets: validation success and the wall-time budget it must be reached in. */
 const TARGETS: Record<string, { success: number; seconds: number }> = {
@@ -114,6 +123,6 @@ async function learn(name: string, overrides: string[]): Promise<void> {
 const args = process.argv.slice(2);
 if (args[0] === '--compare') await compare(args.slice(1).join(',').split(',').filter(Boolean));
 else if (!args[0]) {
-  console.error('usage: bun scripts/learn.ts <config-name> [overrides...] | --compare <output-dir>,<output-dir>');
+  console.error('usage: bun scripts/experiments/learn.ts <config-name> [overrides...] | --compare <output-dir>,<output-dir>');
   process.exit(2);
 } else await learn(args[0], args.slice(1));

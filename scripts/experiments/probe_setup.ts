@@ -1,17 +1,17 @@
 /** What the probes start from: the wasm backend and the model (all three), and the grid probes' command line. */
-import { startBackend } from '../src/engine/backend';
-import { Rng } from '../src/engine/rng';
-import type { GenerationRequest } from '../src/model/generate';
-import { loadModel } from '../src/model/load';
-import { PluginHost } from '../src/plugins/host';
-import { ChatFormat } from '../src/rollout/chat';
+import { startBackend } from '../../src/engine/backend';
+import { Rng } from '../../src/engine/rng';
+import type { GenerationRequest } from '../../src/model/generate';
+import { loadModel } from '../../src/model/load';
+import { PluginHost } from '../../src/plugins/host';
+import { ChatFormat } from '../../src/rollout/chat';
 
 /** `<model-folder> [count] [key=value ...]`; a usage line and exit 2 when the folder is missing or the count is not a positive integer. */
 export async function probeSetup(script: string, counted: string, defaultCount: number) {
   const [folder, count = String(defaultCount), ...overrides] = process.argv.slice(2);
   const n = Number(count);
   if (!folder || !Number.isInteger(n) || n < 1) {
-    console.error(`usage: bun scripts/${script} <model-folder> [${counted}, a positive integer] [key=value ...]`);
+    console.error(`usage: bun scripts/experiments/${script} <model-folder> [${counted}, a positive integer] [key=value ...]`);
     process.exit(2);
   }
   const { model, tokenizer } = await probeModel(folder);

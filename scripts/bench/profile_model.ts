@@ -1,14 +1,14 @@
 /**
  * Where a training step and a decode step spend their time, by tfjs kernel, on the chosen
- * backend (default wasm): `bun scripts/profile_model.ts [wasm|cpu]`. Prints the top kernels.
+ * backend (default wasm): `bun scripts/bench/profile_model.ts [wasm|cpu]`. Prints the top kernels.
  */
-import { startBackend } from '../src/engine/backend';
-import { Rng } from '../src/engine/rng';
-import { tf } from '../src/engine/tf';
-import { modelConfig } from '../src/model/config';
-import { DecodeBatch } from '../src/model/generate';
-import { AdamW, disposeGradients, lossAndGradients } from '../src/model/optim';
-import { Qwen2Model } from '../src/model/qwen2';
+import { startBackend } from '../../src/engine/backend';
+import { Rng } from '../../src/engine/rng';
+import { tf } from '../../src/engine/tf';
+import { modelConfig } from '../../src/model/config';
+import { DecodeBatch } from '../../src/model/generate';
+import { AdamW, disposeGradients, lossAndGradients } from '../../src/model/optim';
+import { Qwen2Model } from '../../src/model/qwen2';
 
 const backend = (process.argv[2] ?? 'wasm') as 'wasm' | 'cpu';
 await startBackend(backend);

@@ -1,5 +1,5 @@
 /**
- * How a Sokoban policy reads and decides: `bun scripts/probe_sokoban.ts <model-folder> [rooms] [key=value ...]`.
+ * How a Sokoban policy reads and decides: `bun scripts/experiments/probe_sokoban.ts <model-folder> [rooms] [key=value ...]`.
  * The overrides apply to configs/sokoban_compact.yaml, the config the probe plays with.
  *
  * On held-out rooms of the task (seeds no run trains or validates on), with the run's prompt
@@ -20,15 +20,15 @@
  *     where no push can move it again (in a corner), how many ran out of turns with the box still
  *     movable, and how many came back to a state they had been in (a cycle greedy play repeats).
  */
-import { hashSeed } from '../src/engine/rng';
-import { generate } from '../src/model/generate';
-import { loadConfig } from '../src/config/load';
-import { evaluate } from '../src/rollout/evaluate';
+import { hashSeed } from '../../src/engine/rng';
+import { generate } from '../../src/model/generate';
+import { loadConfig } from '../../src/config/load';
+import { evaluate } from '../../src/rollout/evaluate';
 import { greedyRequest, probeSetup } from './probe_setup';
-import sokoban, { BOARD } from '../plugins/envs/sokoban';
-import { gridNotes } from '../plugins/envs/_grid/questions';
-import { roomText } from '../plugins/envs/sokoban/render';
-import { ACTIONS, boxesOnTargets, copyRoom, move, offset, type Action, type Room } from '../plugins/envs/sokoban/room';
+import sokoban, { BOARD } from '../../plugins/envs/sokoban';
+import { gridNotes } from '../../plugins/envs/_grid/questions';
+import { roomText } from '../../plugins/envs/sokoban/render';
+import { ACTIONS, boxesOnTargets, copyRoom, move, offset, type Action, type Room } from '../../plugins/envs/sokoban/room';
 
 const SYSTEM = 'Push X onto O.';
 const stateKey = (room: Room) => `${room.player}:${room.boxes.join(',')}`;

@@ -1,5 +1,5 @@
 /**
- * Where a calculator policy goes wrong: `bun scripts/probe_calculator.ts <model-folder> [split]`.
+ * Where a calculator policy goes wrong: `bun scripts/experiments/probe_calculator.ts <model-folder> [split]`.
  *
  * Plays every question of arithmetic/<split> (default val, the held-out split) once, greedily,
  * with configs/calculator.yaml's prompts (its system line, the bare question; then the bare
@@ -16,15 +16,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../src/config/load';
-import { generate } from '../src/model/generate';
-import { PluginHost } from '../src/plugins/host';
-import { ChatFormat } from '../src/rollout/chat';
-import { lastNumber } from '../plugins/rewards/math_string_equal';
-import { evaluate } from '../plugins/tools/calculator/expression';
+import { loadConfig } from '../../src/config/load';
+import { generate } from '../../src/model/generate';
+import { PluginHost } from '../../src/plugins/host';
+import { ChatFormat } from '../../src/rollout/chat';
+import { lastNumber } from '../../plugins/rewards/math_string_equal';
+import { evaluate } from '../../plugins/tools/calculator/expression';
 import { greedyRequest, probeModel } from './probe_setup';
 
-/** The dataset's kinds of question (scripts/datasets/arithmetic.ts), by a phrase only they use. */
+/** The dataset's kinds of question (plugins/datasets/_generate/arithmetic.ts), by a phrase only they use. */
 const KINDS: Array<[string, RegExp]> = [
   ['change', /pays with/],
   ['two items', /pens at/],
@@ -47,10 +47,10 @@ const shape = (expression: string) => expression.replace(/\d+(\.\d+)?/g, '#');
 
 const [folder, split = 'val'] = process.argv.slice(2);
 if (!folder) {
-  console.error('usage: bun scripts/probe_calculator.ts <model-folder> [train|val]');
+  console.error('usage: bun scripts/experiments/probe_calculator.ts <model-folder> [train|val]');
   process.exit(2);
 }
-const root = join(import.meta.dir, '..');
+const root = join(import.meta.dir, '../..');
 const rows = readFileSync(join(root, `plugins/datasets/arithmetic/${split}.jsonl`), 'utf8')
   .trim()
   .split('\n')
