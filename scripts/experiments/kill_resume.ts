@@ -16,13 +16,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { join, resolve } from 'node:path';
-<<<<<<< HEAD:scripts/kill_resume.ts
-import { readMetricsJsonl } from '../src/tracking/jsonl';
-import type { StepReport } from '../src/train/types';
-=======
 import { readMetricsJsonl } from '../../src/tracking/jsonl';
-import type { StepReport } from '../../src/train/trainer';
->>>>>>> habits:scripts/experiments/kill_resume.ts
+import type { StepReport } from '../../src/train/types';
 
 const MAIN = resolve(import.meta.dir, '../../src/cli/main.ts');
 const WORK = resolve('output', 'kill_resume');

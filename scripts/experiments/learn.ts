@@ -13,21 +13,12 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-<<<<<<< HEAD:scripts/learn.ts
-import { loadConfig } from '../src/config/load';
-import { PluginHost } from '../src/plugins/host';
-import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../src/tracking/curves';
-import { runTraining } from '../src/run/training';
-import type { StepReport } from '../src/train/types';
-import { writeFileAtomic } from '../src/util/atomic';
-=======
 import { loadConfig } from '../../src/config/load';
 import { PluginHost } from '../../src/plugins/host';
 import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../../src/tracking/curves';
-import { runTraining } from '../../src/train/run';
-import type { StepReport } from '../../src/train/trainer';
+import { runTraining } from '../../src/run/training';
+import type { StepReport } from '../../src/train/types';
 import { writeFileAtomic } from '../../src/util/atomic';
->>>>>>> habits:scripts/experiments/learn.ts
 
 /** Issue #7's targets: validation success and the wall-time budget it must be reached in. */
 const TARGETS: Record<string, { success: number; seconds: number }> = {
