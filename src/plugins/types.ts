@@ -4,6 +4,7 @@
  * them). These types are the documentation; keep them exact.
  */
 import type { z } from 'zod';
+import type { RgbFrame } from '../util/png';
 
 // ---------------------------------------------------------------------------------------------
 // Environments (Gymnasium-like, text in and text out)
@@ -52,11 +53,7 @@ export interface StepResult {
 export type RenderMode = 'text' | 'rgb';
 
 /** An RGB picture: `data` holds width*height*3 bytes, row by row from the top left. */
-export interface RgbFrame {
-  width: number;
-  height: number;
-  data: Uint8Array;
-}
+export type { RgbFrame };
 
 /**
  * An episode's place in its env manager's stream of episodes of one tag (reset's second

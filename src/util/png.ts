@@ -5,9 +5,15 @@
  */
 import { deflateSync } from 'node:zlib';
 import { AgenticError } from '../errors';
-import type { RgbFrame } from '../plugins/types';
 import { concatBytes } from './bytes';
 import { crc32 } from './crc';
+
+/** An RGB picture: `data` holds width*height*3 bytes, row by row from the top left (an env's RgbFrame). */
+export interface RgbFrame {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
 
 const SIGNATURE = Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a);
 const COLOUR_TYPE_RGB = 2;
