@@ -15,7 +15,7 @@ import { PYTHON_SANDBOX_MODES } from '../sandbox/modes';
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
 const probability = () => z.number().min(0).max(1);
-/** The most worked examples a warm start may use (issue #7: RL must do the rest of the learning). */
+/** The most worked examples a warm start may use: they show solutions, and RL must do the rest of the learning. */
 export const MAX_WORKED_EXAMPLES = 200;
 /** Words that look like a setting of resume_from_checkpoint rather than a folder's name. */
 const RESUME_WORDS = /^(auto|latest|last|newest|true|false|yes|no|none|null)$/i;
@@ -225,7 +225,7 @@ export const WarmStart = z.strictObject({
     .max(MAX_WORKED_EXAMPLES)
     .default(0)
     .describe(
-      `Episodes of train_env_manager's environments played with each env's worked solution (Env.solutionAction: tool_use calls the calculator with the row's expression, then answers with its output), kept when they score as solved. They teach a solution, so there are at most ${MAX_WORKED_EXAMPLES} (issue #7's rule); RL learns the rest. 0 plays none.`,
+      `Episodes of train_env_manager's environments played with each env's worked solution (Env.solutionAction: tool_use calls the calculator with the row's expression, then answers with its output), kept when they score as solved. They teach a solution, so there are at most ${MAX_WORKED_EXAMPLES}; RL learns the rest. 0 plays none.`,
     ),
   worked_repeats: positiveInt()
     .default(1)
@@ -477,12 +477,9 @@ export const ConfigShape = z.strictObject({
 });
 
 export type AgenticConfig = z.output<typeof ConfigShape>;
-export type WorkerConfig = z.output<typeof Worker>;
 export type EnvManagerConfig = z.output<typeof EnvManager>;
 export type CustomEnvConfig = z.output<typeof CustomEnv>;
 export type GeneratingConfig = z.output<typeof GeneratingArgs>;
-export type WarmStartConfig = z.output<typeof WarmStart>;
-export type ProxyType = (typeof PROXY_TYPES)[number];
 
 /** Every key with its default, interpolations unresolved: the lowest config layer. */
 export function configDefaults(): Record<string, unknown> {

@@ -9,7 +9,6 @@ import BUILTIN_TEMPLATE_TEXT from './chat_template.jinja' with { type: 'text' };
 
 /** The ChatML layout of Qwen2.5: `<|im_start|>role\n...<|im_end|>\n`, with a default system message. */
 export const BUILTIN_CHAT_TEMPLATE: string = BUILTIN_TEMPLATE_TEXT;
-export const DEFAULT_SYSTEM_MESSAGE = 'You are a helpful assistant.';
 
 export interface TemplateMessage {
   role: string;

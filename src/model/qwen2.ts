@@ -18,15 +18,6 @@ import type { HostTensor } from './safetensors';
 
 export type { ModelHead };
 
-/** Token ids of a batch of sequences, row-major [batch, length]. */
-export interface TokenBatch {
-  ids: Int32Array;
-  batch: number;
-  length: number;
-  /** 1 for real tokens, 0 for padding (left or right); absent means no padding. */
-  attentionMask?: Uint8Array;
-}
-
 /** Keys and values of one block for the positions seen so far: [batch, kv heads, positions, head dim]. */
 export interface LayerKV {
   k: tf.Tensor4D;
