@@ -15,6 +15,7 @@ import {
   type RgbFrame,
   Rng,
   type StepResult,
+  type WarmStartHooks,
   z,
 } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
@@ -50,7 +51,7 @@ function instruction(slippery: boolean, task: string | null): string {
   );
 }
 
-class FrozenLake implements Env {
+class FrozenLake implements Env, WarmStartHooks {
   private lake: Lake | null = null;
   private player = 0;
   private turns = 0;

@@ -15,6 +15,7 @@ import {
   type RgbFrame,
   Rng,
   type StepResult,
+  type WarmStartHooks,
   z,
 } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
@@ -99,7 +100,7 @@ function boardIn(symbols: RoomSymbols): GridQuestionSpec {
   };
 }
 
-class Sokoban implements Env {
+class Sokoban implements Env, WarmStartHooks {
   private room: Room | null = null;
   private turns = 0;
   private over = false;

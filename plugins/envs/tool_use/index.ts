@@ -30,6 +30,7 @@ import {
   type RewardPlugin,
   type StateQuestion,
   type StepResult,
+  type WarmStartHooks,
 } from 'agentic';
 import { runCalls, type CallOutcome, type CallRequest } from './calls';
 import { loadRows, type Row } from './dataset';
@@ -91,7 +92,7 @@ interface Score {
   error: string | null;
 }
 
-class ToolUse implements Env {
+class ToolUse implements Env, WarmStartHooks {
   private readonly tools: ReadonlyMap<string, ToolSpec>;
   private readonly reward: RewardPlugin;
   private readonly format: AgentFormat;

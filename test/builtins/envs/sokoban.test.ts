@@ -4,10 +4,10 @@ import { COLOURS } from '../../../plugins/envs/sokoban/render';
 import { loadConfig } from '../../../src/config/load';
 import { THINK_ANSWER_PATTERN } from '../../../src/plugins/answer';
 import { PluginHost } from '../../../src/plugins/host';
-import type { Env, ResetResult, RgbFrame, StepResult } from '../../../src/plugins/types';
+import type { Env, ResetResult, RgbFrame, StepResult, WarmStartHooks } from '../../../src/plugins/types';
 import { ROOT } from '../../helpers';
 
-const make = (config: Record<string, unknown> = {}) => new sokoban.env(sokoban.config.parse(config), new PluginHost().envContext()) as Env;
+const make = (config: Record<string, unknown> = {}) => new sokoban.env(sokoban.config.parse(config), new PluginHost().envContext()) as Env & WarmStartHooks;
 const reset = (env: Env, seed: number) => (env.reset(seed) as ResetResult).observation;
 const step = (env: Env, response: string) => env.step(response) as StepResult;
 const answer = (action: string) => `<answer>${action}</answer>`;

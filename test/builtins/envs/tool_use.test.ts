@@ -3,7 +3,7 @@ import toolUse from '../../../plugins/envs/tool_use';
 import { loadConfig } from '../../../src/config/load';
 import { defineReward, defineTool, z } from '../../../src/plugins/sdk';
 import { PluginHost } from '../../../src/plugins/host';
-import type { Env, ResetResult, RewardInput, StepResult } from '../../../src/plugins/types';
+import type { Env, ResetResult, RewardInput, StepResult, WarmStartHooks } from '../../../src/plugins/types';
 import { ROOT, scratch } from '../../helpers';
 
 /** One row, so every seed gives the same question. */
@@ -89,7 +89,7 @@ function makeHost(cwd = ONE_ROW): PluginHost {
 }
 
 const make = (config: Record<string, unknown> = {}, host = makeHost()) =>
-  new toolUse.env(toolUse.config.parse({ dataset: 'q.jsonl', reward: 'recording_match', ...config }), host.envContext()) as Env;
+  new toolUse.env(toolUse.config.parse({ dataset: 'q.jsonl', reward: 'recording_match', ...config }), host.envContext()) as Env & WarmStartHooks;
 
 const start = (config: Record<string, unknown> = {}) => {
   const env = make(config);
