@@ -14,6 +14,9 @@
  * sampleRandomAction() and the warm-start hooks (stateQuestions(), stateNotes(), solutionAction())
  * are synchronous by contract, so they have no timeout.
  *
+ * The guard also keeps the calls in order, like Gymnasium's OrderEnforcing, once for every env:
+ * reset() before anything else, step() and the other calls of an episode only while it runs,
+ * render() also after its end, nothing after close(). So an env need not check the order itself.
  * Misuse by the caller (step() before reset() or after the episode ended) is a bug in agentic,
  * not in the plugin, and throws an EnvStateError.
  */

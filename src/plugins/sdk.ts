@@ -5,6 +5,8 @@
  * its modules and never bundle their own copies. Everything here is public API.
  *
  * An env implements `Env`, and may also implement `WarmStartHooks` (extras for the warm start).
+ * It need not check the order of calls (step() before reset(), a step after the end): agentic
+ * drives every env through one guard that enforces it (src/plugins/guarded_env.ts).
  */
 export { z } from 'zod';
 /** The host's tfjs (the same engine and backends agentic computes with). */

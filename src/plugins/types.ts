@@ -69,6 +69,13 @@ export interface EpisodeDraw {
   streamSeed: number;
 }
 
+/**
+ * An environment. The host never calls it out of order: reset() comes before step(), render()
+ * and sampleRandomAction(), and no step() follows the step that ended the episode (terminated or
+ * truncated) until the next reset(). The guard every caller goes through (GuardedEnv in
+ * src/plugins/guarded_env.ts, like Gymnasium's OrderEnforcing wrapper) enforces that order, so an
+ * env need not check it.
+ */
 export interface Env {
   /**
    * Starts an episode. The same seed (and draw) gives the same initial state, on every machine.
