@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { bpeTokenizerConfig, bpeTokenizerJson, trainBpe } from '../src/model/bpe';
 import { BUILTIN_CHAT_TEMPLATE, renderChatTemplate, type TemplateMessage } from '../src/model/chat_template';
 import { PluginHost } from '../src/plugins/host';
+import { hasWarmStartHook } from '../src/plugins/warm_start_hooks';
 import { writeFileAtomic } from '../src/util/atomic';
 
 const VOCAB_SIZE = 1024;
@@ -35,8 +36,8 @@ async function collectCorpus(): Promise<{ texts: string[]; envs: string[] }> {
       for (let turn = 0; turn < MAX_TURNS; turn++) {
         const action = env.sampleRandomAction();
         // every other episode thinks first, as warm starts with warm_start.think teach, and asks about the board
-        const notes = seed % 2 === 1 && env.stateNotes ? `<think>${env.stateNotes()}</think>` : '';
-        if (seed % 2 === 1 && env.stateQuestions) for (const q of env.stateQuestions()) texts.push(`${q.question}\n${q.answer}`);
+        const notes = seed % 2 === 1 && hasWarmStartHook(env, 'stateNotes') ? `<think>${env.stateNotes()}</think>` : '';
+        if (seed % 2 === 1 && hasWarmStartHook(env, 'stateQuestions')) for (const q of env.stateQuestions()) texts.push(`${q.question}\n${q.answer}`);
         messages.push({ role: 'assistant', content: `${notes}${action}` });
         const step = await env.step(action);
         const feedback = [step.info.actionDesc, step.observation].filter((s) => typeof s === 'string' && s !== '').join('\n');

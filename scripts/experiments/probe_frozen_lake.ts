@@ -6,8 +6,9 @@
  * On the first state of held-out boards (seeds no run trains or validates on), with the default
  * run's prompt (system "Reach G.", the bare board) and greedy decoding (PROBE_TEMP=T samples the
  * reading and deciding lines at temperature T instead, as training rollouts do at 1):
- *   - reading: how often the model's own think notes equal the env's (`Env.stateNotes`), whole and
- *     by part (the goal's row offset, its column offset, the adjacent holes);
+ *   - reading: how often the model's own think notes equal the env's
+ *     (`WarmStartHooks.stateNotes`), whole and by part (the goal's row offset, its column offset,
+ *     the adjacent holes);
  *   - deciding: with the env's true notes forced into the response, how often the move that follows
  *     is a shortest-path move (breadth-first search around the holes); then, with the player put on
  *     every frozen cell of the same boards, what kind of move it makes: towards the goal, away from
@@ -33,6 +34,7 @@ import { evaluate } from '../../src/rollout/evaluate';
 import { probeSetup } from './probe_setup';
 import frozenLake, { BOARD } from '../../plugins/envs/frozen_lake';
 import { gridNotes } from '../../plugins/envs/_grid/questions';
+import type { Env, WarmStartHooks } from '../../src/plugins/types';
 
 const MOVES: Record<string, readonly [number, number]> = { Up: [-1, 0], Down: [1, 0], Left: [0, -1], Right: [0, 1] };
 
@@ -90,7 +92,7 @@ const { config } = await loadConfig(
   host,
 );
 const envConfig = frozenLake.config.parse(config.custom_envs.FrozenLake!.env_config);
-const env = new frozenLake.env(envConfig, host.envContext());
+const env = new frozenLake.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 const boards: Array<{ observation: string; notes: string; shortest: Set<string> }> = [];
 for (let i = 0; i < n; i++) {
   const { observation } = await env.reset(hashSeed(i, 'probe_frozen_lake'));
@@ -230,7 +232,7 @@ model.dispose();
 // playing: whole held-out episodes as validation plays them (the default config's val seeds,
 // greedy), each failure sorted by kind, and the notes checked at every turn against the env's
 const { batch } = await evaluate(config, host);
-const replayer = new frozenLake.env(envConfig, host.envContext());
+const replayer = new frozenLake.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 let turns = 0;
 let exactTurns = 0;
 const failures = { hole: 0, holeWithWrongNotes: 0, outOfTurns: 0 };

@@ -5,8 +5,8 @@
  * On held-out rooms of the task (seeds no run trains or validates on), with the run's prompt
  * (system "Push X onto O.", the bare room) and greedy decoding:
  *   - reading: how often the model's own think notes on the first state equal the env's
- *     (`Env.stateNotes`), whole and by part (the box from the player, the target from the box,
- *     the walls next to the player);
+ *     (`WarmStartHooks.stateNotes`), whole and by part (the box from the player, the target from
+ *     the box, the walls next to the player);
  *   - deciding: the player put on every free cell of the same rooms (the box where it starts), the
  *     env's notes forced into the response, and the move that follows: how often it is a move of
  *     a shortest solution (breadth-first search over the whole puzzle; a diagnosis only, nothing
@@ -29,6 +29,7 @@ import sokoban, { BOARD } from '../../plugins/envs/sokoban';
 import { gridNotes } from '../../plugins/envs/_grid/questions';
 import { roomText } from '../../plugins/envs/sokoban/render';
 import { ACTIONS, boxesOnTargets, copyRoom, move, offset, type Action, type Room } from '../../plugins/envs/sokoban/room';
+import type { Env, WarmStartHooks } from '../../src/plugins/types';
 
 const SYSTEM = 'Push X onto O.';
 const stateKey = (room: Room) => `${room.player}:${room.boxes.join(',')}`;
@@ -103,7 +104,7 @@ const { config } = await loadConfig(
   host,
 );
 const envConfig = sokoban.config.parse(config.custom_envs.SimpleSokoban!.env_config);
-const env = new sokoban.env(envConfig, host.envContext());
+const env = new sokoban.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 /** The env's room, read back through its text (the env keeps it private). */
 function roomOf(text: string): Room {
   const lines = text.split('\n');
@@ -200,7 +201,7 @@ console.log(
 
 // playing: whole held-out episodes as validation plays them, each failure sorted by where it left the box
 const { batch } = await evaluate(config, host);
-const replayer = new sokoban.env(envConfig, host.envContext());
+const replayer = new sokoban.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 const failures = { stuck: 0, outOfTurns: 0, looped: 0 };
 let turns = 0;
 let exactTurns = 0;

@@ -225,7 +225,7 @@ export const WarmStart = z.strictObject({
     .max(MAX_WORKED_EXAMPLES)
     .default(0)
     .describe(
-      `Episodes of train_env_manager's environments played with each env's worked solution (Env.solutionAction: tool_use calls the calculator with the row's expression, then answers with its output), kept when they score as solved. They teach a solution, so there are at most ${MAX_WORKED_EXAMPLES}; RL learns the rest. 0 plays none.`,
+      `Episodes of train_env_manager's environments played with each env's worked solution (WarmStartHooks.solutionAction: tool_use calls the calculator with the row's expression, then answers with its output), kept when they score as solved. They teach a solution, so there are at most ${MAX_WORKED_EXAMPLES}; RL learns the rest. 0 plays none.`,
     ),
   worked_repeats: positiveInt()
     .default(1)
@@ -241,13 +241,13 @@ export const WarmStart = z.strictObject({
   state_questions: nonNegativeInt()
     .default(0)
     .describe(
-      "Questions about the current state (Env.stateQuestions: where things are, what lies next to the player) asked per state of the random episodes, with the env's answers; 0 asks none. They teach reading the board, never which move to make.",
+      "Questions about the current state (WarmStartHooks.stateQuestions: where things are, what lies next to the player) asked per state of the random episodes, with the env's answers; 0 asks none. They teach reading the board, never which move to make.",
     ),
   think: z
     .boolean()
     .default(false)
     .describe(
-      "Teach the policy to write the env's notes on the state (Env.stateNotes: where things are) in <think> tags before each random action; step-wise envs only. RL then learns which move the notes call for.",
+      "Teach the policy to write the env's notes on the state (WarmStartHooks.stateNotes: where things are) in <think> tags before each random action; step-wise envs only. RL then learns which move the notes call for.",
     ),
   epochs: positiveInt().default(2).describe('Passes over the generated rows.'),
   batch_size: positiveInt().default(64).describe('Rows per optimizer step.'),

@@ -11,16 +11,34 @@
  * running function in its own thread, and such a plugin blocks the process. Running envs in
  * workers would lift that, at the price of copying every observation across threads; the env
  * checker (`agentic plugins check`) is where authors find such bugs first. render(),
- * sampleRandomAction() and solutionAction() are synchronous by contract, so they have no timeout.
+ * sampleRandomAction() and the warm-start hooks (stateQuestions(), stateNotes(), solutionAction())
+ * are synchronous by contract, so they have no timeout.
  *
+ * The guard also keeps the calls in order, like Gymnasium's OrderEnforcing, once for every env:
+ * reset() before anything else, step() and the other calls of an episode only while it runs,
+ * render() also after its end, nothing after close(). So an env need not check the order itself.
  * Misuse by the caller (step() before reset() or after the episode ended) is a bug in agentic,
  * not in the plugin, and throws an EnvStateError.
  */
 import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
-import type { Env, EnvContext, EnvPlugin, EpisodeDraw, MetricAgg, RenderMode, ResetResult, RgbFrame, StepInfo, StepResult } from './types';
+import type {
+  Env,
+  EnvContext,
+  EnvPlugin,
+  EpisodeDraw,
+  MetricAgg,
+  RenderMode,
+  ResetResult,
+  RgbFrame,
+  StateQuestion,
+  StepInfo,
+  StepResult,
+  WarmStartHook,
+} from './types';
+import { hasWarmStartHook } from './warm_start_hooks';
 
-export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'solutionAction' | 'close';
+export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | WarmStartHook | 'close';
 
 export interface EnvFailure {
   /** The env method whose call failed. */
@@ -73,7 +91,9 @@ export interface FailedStep extends StepResult {
 }
 
 export type GuardedStep = GoodStep | FailedStep;
-export type GuardedRender = { value: string | RgbFrame | null; failure: null } | { value: null; failure: EnvFailure };
+/** What a call returned, or the failure that ended the episode. */
+export type GuardedValue<T> = { value: T; failure: null } | { value: null; failure: EnvFailure };
+export type GuardedRender = GuardedValue<string | RgbFrame | null>;
 export type GuardedSample = { response: string; failure: null } | { response: null; failure: EnvFailure };
 
 /** Where the guarded env is: no episode yet, in one, after its end, after a failure, or closed. */
@@ -85,8 +105,6 @@ export class EnvStateError extends Error {
 }
 
 const TIMED_OUT = Symbol('timed out');
-
-type Called<T> = { value: T; failure: null } | { value: null; failure: EnvFailure };
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
@@ -206,27 +224,45 @@ export class GuardedEnv {
   }
 
   /**
-   * The env's worked solution for the current state (Env.solutionAction, for the warm start's
-   * worked examples). An env without one, or null for this state, fails like a malformed result:
-   * the episode ends there.
+   * The env's worked solution for the current state (WarmStartHooks.solutionAction, for the warm
+   * start's worked examples). An env without one, or null for this state, fails like a malformed
+   * result: the episode ends there.
    */
   async solutionAction(): Promise<GuardedSample> {
-    this.expectPhase('solutionAction', ['running']);
-    const env = this.instance!;
-    const called = await this.call(
-      'solutionAction',
-      () => (typeof env.solutionAction === 'function' ? env.solutionAction() : undefined),
-      null,
-      (value) =>
-        typeof value === 'string'
-          ? null
-          : value === null
-            ? 'null (no worked solution for this state)'
-            : value === undefined
-              ? 'nothing (the env has no solutionAction())'
-              : `${describeValue(value)}, expected a string`,
+    const called = await this.callHook('solutionAction', (value) =>
+      typeof value === 'string' ? null : value === null ? 'null (no worked solution for this state)' : `${describeValue(value)}, expected a string`,
     );
     return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
+  }
+
+  /** The env's questions about the current state (WarmStartHooks.stateQuestions). A failure ends the episode. */
+  async stateQuestions(): Promise<GuardedValue<readonly StateQuestion[]>> {
+    const called = await this.callHook('stateQuestions', (value) =>
+      !Array.isArray(value)
+        ? `${describeValue(value)}, expected a list of { question, answer }`
+        : value.every((q) => typeof q?.question === 'string' && typeof q.answer === 'string')
+          ? null
+          : 'a list with an item that is not { question, answer } strings',
+    );
+    return called as GuardedValue<readonly StateQuestion[]>;
+  }
+
+  /** The env's notes on the current state (WarmStartHooks.stateNotes). A failure ends the episode. */
+  async stateNotes(): Promise<GuardedValue<string>> {
+    const called = await this.callHook('stateNotes', (value) => (typeof value === 'string' ? null : `${describeValue(value)}, expected a string`));
+    return called as GuardedValue<string>;
+  }
+
+  /** Calls a warm-start hook during an episode; an env without it fails like a malformed result. */
+  private callHook(name: WarmStartHook, problem: (value: unknown) => string | null): Promise<GuardedValue<unknown>> {
+    this.expectPhase(name, ['running']);
+    const env = this.instance!;
+    return this.call(
+      name,
+      () => (hasWarmStartHook(env, name) ? (env[name] as () => unknown).call(env) : undefined),
+      null,
+      (value) => (value === undefined ? `nothing (the env has no ${name}())` : problem(value)),
+    );
   }
 
   /**
@@ -274,7 +310,12 @@ export class GuardedEnv {
   }
 
   /** Calls into the plugin; any failure retires the instance and ends the episode. */
-  private async call(method: EnvMethod, run: () => unknown, timeoutMs: number | null, problem: (value: unknown) => string | null): Promise<Called<unknown>> {
+  private async call(
+    method: EnvMethod,
+    run: () => unknown,
+    timeoutMs: number | null,
+    problem: (value: unknown) => string | null,
+  ): Promise<GuardedValue<unknown>> {
     let value: unknown;
     const epoch = this.epoch;
     try {

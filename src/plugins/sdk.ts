@@ -3,6 +3,10 @@
  *
  * Plugins get these from the running agentic (also inside the compiled binary), so they share
  * its modules and never bundle their own copies. Everything here is public API.
+ *
+ * An env implements `Env`, and may also implement `WarmStartHooks` (extras for the warm start).
+ * It need not check the order of calls (step() before reset(), a step after the end): agentic
+ * drives every env through one guard that enforces it (src/plugins/guarded_env.ts).
  */
 export { z } from 'zod';
 /** The host's tfjs (the same engine and backends agentic computes with). */
@@ -32,4 +36,5 @@ export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptio
 export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from './retrieval/corpus';
 export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval/bm25';
 export { scoreSafely, type SafeScore } from './score';
+export { hasWarmStartHook } from './warm_start_hooks';
 export type * from './types';

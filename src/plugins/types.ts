@@ -66,6 +66,13 @@ export interface EpisodeDraw {
   streamSeed: number;
 }
 
+/**
+ * An environment. The host never calls it out of order: reset() comes before step(), render()
+ * and sampleRandomAction(), and no step() follows the step that ended the episode (terminated or
+ * truncated) until the next reset(). The guard every caller goes through (GuardedEnv in
+ * src/plugins/guarded_env.ts, like Gymnasium's OrderEnforcing wrapper) enforces that order, so an
+ * env need not check it.
+ */
 export interface Env {
   /**
    * Starts an episode. The same seed (and draw) gives the same initial state, on every machine.
@@ -82,26 +89,37 @@ export interface Env {
   close(): void | Promise<void>;
   /** A well-formed response with a random valid action (for smoke tests and env checks). */
   sampleRandomAction(): string;
+}
+
+/**
+ * Optional extras an env class may implement besides Env (`class Lake implements Env,
+ * WarmStartHooks`), each on its own: they teach the warm start's base model, and RL never calls
+ * them. They are methods of the class (the warm start looks them up there before it builds an
+ * instance), synchronous, and called like the others only during an episode.
+ */
+export interface WarmStartHooks {
   /**
-   * Optional: questions about the current state with their correct responses ("Where is the
-   * goal?"), which the warm start (warm_start.state_questions) uses to teach reading the state.
-   * They must never say which action is good.
+   * Questions about the current state with their correct responses ("Where is the goal?"), which
+   * the warm start (warm_start.state_questions) uses to teach reading the state. They must never
+   * say which action is good.
    */
   stateQuestions?(): readonly StateQuestion[];
   /**
-   * Optional: the current state read out in a few words (`goal 2 below 1 east; holes Down`),
-   * which the warm start (warm_start.think) teaches the policy to write inside <think> tags
-   * before each answer. A reading of the state, never advice on the move.
+   * The current state read out in a few words (`goal 2 below 1 east; holes Down`), which the warm
+   * start (warm_start.think) teaches the policy to write inside <think> tags before each answer.
+   * A reading of the state, never advice on the move.
    */
   stateNotes?(): string;
   /**
-   * Optional: a correct response for the current state, from what the env knows of the solution
-   * (a dataset row's worked solution), or null where it has none. The warm start
-   * (warm_start.worked_examples) plays whole episodes with it to make worked examples; nothing
-   * else calls it, so RL never sees it.
+   * A correct response for the current state, from what the env knows of the solution (a dataset
+   * row's worked solution), or null where it has none. The warm start (warm_start.worked_examples)
+   * plays whole episodes with it to make worked examples; nothing else calls it.
    */
   solutionAction?(): string | null;
 }
+
+/** The name of one warm-start hook. */
+export type WarmStartHook = keyof WarmStartHooks;
 
 export interface StateQuestion {
   question: string;

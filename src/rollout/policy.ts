@@ -130,7 +130,7 @@ export class RandomPolicy extends EnvActionPolicy {
 }
 
 /**
- * Each env's worked solution (Env.solutionAction): the warm start's worked examples
+ * Each env's worked solution (WarmStartHooks.solutionAction): the warm start's worked examples
  * (warm_start.worked_examples) are episodes played with it, through the rollout's own prompts.
  */
 export class SolutionPolicy extends EnvActionPolicy {

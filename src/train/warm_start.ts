@@ -5,11 +5,12 @@
  * through the very prompts RL will use, where every answer is the env's own random valid action
  * (sampleRandomAction). The policy learns to write one well-formed action and stop; which action
  * is right it has never been shown, so what it knows of the task afterwards is RL's doing.
- * Envs that can (Env.stateQuestions) also add questions about the board (where the goal is, what
- * lies left of the player) with their answers: reading the state is taught, choosing is not.
- * Envs that know solutions (Env.solutionAction: tool_use with a dataset that gives an expression
- * per question) can add a few worked examples (warm_start.worked_examples, at most 200): whole
- * episodes played with the solution, the only rows that show what a good action is.
+ * Envs that can (WarmStartHooks.stateQuestions) also add questions about the board (where the
+ * goal is, what lies left of the player) with their answers: reading the state is taught, choosing
+ * is not. Envs that know solutions (WarmStartHooks.solutionAction: tool_use with a dataset that
+ * gives an expression per question) can add a few worked examples (warm_start.worked_examples, at
+ * most 200): whole episodes played with the solution, the only rows that show what a good action
+ * is. Every env call goes through the guard (GuardedEnv), as in the rollout.
  *
  * The result is a Hugging Face folder (warm_start.output_dir) with a fingerprint of the settings
  * that built it: a later run with the same settings reuses it, other settings rebuild it.
@@ -23,7 +24,10 @@ import { AgenticError, ConfigError } from '../errors';
 import { loadModel, presetOf, saveModel } from '../model/load';
 import { MODEL_PRESETS } from '../model/presets';
 import { AdamW } from '../model/optim';
+import { GuardedEnv } from '../plugins/guarded_env';
 import type { PluginHost } from '../plugins/host';
+import type { StateQuestion } from '../plugins/types';
+import { hasWarmStartHook } from '../plugins/warm_start_hooks';
 import { ChatFormat } from '../rollout/chat';
 import { EnvManager } from '../rollout/env_manager';
 import { RandomPolicy, SolutionPolicy } from '../rollout/policy';
@@ -172,49 +176,62 @@ async function stateRows(
   for (const [t, tag] of manager.tags.entries()) {
     const custom = config.custom_envs[tag]!;
     const plugin = await host.resolveEnv(custom.env_type);
-    const env = new plugin.env(plugin.config.parse(custom.env_config), context);
     if (think && (custom.env_manager_cls !== 'step' || custom.history_length !== 0)) {
       throw new ConfigError(
         `warm_start.think: custom_envs.${tag} must be step-wise with history_length 0 (the prompts the notes are taught on hold only the current state)`,
       );
     }
-    if (think && typeof env.stateNotes !== 'function') {
+    if (think && !hasWarmStartHook(plugin.env.prototype, 'stateNotes')) {
       throw new ConfigError(`warm_start.think: env ${custom.env_type} (custom_envs.${tag}) has no stateNotes(), so there is nothing to teach in <think>`);
     }
+    const asks = hasWarmStartHook(plugin.env.prototype, 'stateQuestions');
+    // a misbehaving plugin loses the rest of its episode (the guard reports the failure); the others still teach
+    const budgetMs = custom.episode_timeout_s * 1000;
+    const env = new GuardedEnv(plugin, plugin.config.parse(custom.env_config), context, {
+      label: `env ${tag}`,
+      resetTimeoutMs: budgetMs,
+      stepTimeoutMs: budgetMs,
+    });
     const system = custom.agent_system_template ?? DEFAULT_SYSTEM_TEMPLATE;
     const template = custom.agent_template ?? defaultTemplate(custom.env_manager_cls);
     const episodes = Math.ceil(options.episodes / manager.tags.length);
     for (let episode = 0; episode < episodes; episode++) {
       const rng = Rng.fromSeed(config.seed, ...options.stream, t, episode);
-      try {
-        const reset = await env.reset(hashSeed(config.seed, ...options.stream, tag, episode));
-        let observation = reset.observation;
-        for (let step = 0; step < custom.max_steps; step++) {
-          const user = fillTemplate(template, {
-            turn_idx: step + 1,
-            observation,
-            env_instruction: reset.info.instruction,
-            step_count: step,
-            history_length: 0,
-            history: '(none yet)',
-            current_step: step + 1,
-            current_observation: observation,
-            actions_left: custom.max_steps - step,
-            max_response_length: custom.max_tokens_per_step,
-          });
-          const first = custom.env_manager_cls === 'traj' && step === 0 ? `${reset.info.instruction}\n${user}` : user;
-          const asked = typeof env.stateQuestions === 'function' ? rng.shuffle([...env.stateQuestions()]).slice(0, perState) : [];
-          for (const { question, answer } of asked) push(chat.firstTurn(system, `${first}\n${question}`), answer);
-          questions += asked.length;
-          const action = env.sampleRandomAction();
-          if (think) push(chat.firstTurn(system, first), `<think>${env.stateNotes!()}</think>${action}`, options.readingOnly ? 'notes' : 'all');
-          const result = await env.step(action);
-          if (result.terminated || result.truncated) break;
-          observation = result.observation;
+      const reset = await env.reset(hashSeed(config.seed, ...options.stream, tag, episode));
+      if (reset.failure) continue;
+      let observation = reset.observation;
+      for (let step = 0; step < custom.max_steps; step++) {
+        const user = fillTemplate(template, {
+          turn_idx: step + 1,
+          observation,
+          env_instruction: reset.info.instruction,
+          step_count: step,
+          history_length: 0,
+          history: '(none yet)',
+          current_step: step + 1,
+          current_observation: observation,
+          actions_left: custom.max_steps - step,
+          max_response_length: custom.max_tokens_per_step,
+        });
+        const first = custom.env_manager_cls === 'traj' && step === 0 ? `${reset.info.instruction}\n${user}` : user;
+        let asked: readonly StateQuestion[] = [];
+        if (asks) {
+          const stated = await env.stateQuestions();
+          if (stated.failure) break;
+          asked = rng.shuffle([...stated.value]).slice(0, perState);
         }
-      } catch (error) {
-        if (error instanceof ConfigError) throw error;
-        // a misbehaving plugin loses this episode's rows; the rest still teach
+        for (const { question, answer } of asked) push(chat.firstTurn(system, `${first}\n${question}`), answer);
+        questions += asked.length;
+        const action = await env.sampleRandomAction();
+        if (action.failure) break;
+        if (think) {
+          const notes = await env.stateNotes();
+          if (notes.failure) break;
+          push(chat.firstTurn(system, first), `<think>${notes.value}</think>${action.response}`, options.readingOnly ? 'notes' : 'all');
+        }
+        const result = await env.step(action.response);
+        if (result.terminated || result.truncated) break;
+        observation = result.observation;
       }
     }
     await env.close();
@@ -263,8 +280,8 @@ export interface WorkedCount {
 
 /**
  * Worked examples (warm_start.worked_examples): episodes of train_env_manager's environments
- * played with each env's worked solution (Env.solutionAction) by the rollout itself, so their
- * prompts are exactly the ones RL will show, step-wise or trajectory-wise. Each episode is a fresh
+ * played with each env's worked solution (WarmStartHooks.solutionAction) by the rollout itself, so
+ * their prompts are exactly the ones RL will show, step-wise or trajectory-wise. Each episode is a fresh
  * seed of the warm start's own stream, one env per group (no two episodes share a seed), the
  * tags taking turns. Only episodes that end solved (the env's `success`) become rows.
  */
@@ -279,7 +296,7 @@ export async function workedRows(
   for (const tag of manager.tags) {
     const type = config.custom_envs[tag]!.env_type;
     const plugin = await host.resolveEnv(type);
-    if (typeof plugin.env.prototype?.solutionAction !== 'function') {
+    if (!hasWarmStartHook(plugin.env.prototype, 'solutionAction')) {
       throw new ConfigError(`warm_start.worked_examples: env ${type} (custom_envs.${tag}) has no solutionAction(), so it has no worked examples to give`);
     }
   }

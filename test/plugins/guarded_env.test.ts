@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { defineEnv } from '../../src/plugins/define';
 import { ENV_FAILURE_METRIC, EnvStateError, GuardedEnv, type EnvFailure, type GuardOptions } from '../../src/plugins/guarded_env';
 import { PluginHost } from '../../src/plugins/host';
-import type { Env, EnvPlugin, ResetResult, StepResult } from '../../src/plugins/types';
+import type { Env, EnvPlugin, ResetResult, StateQuestion, StepResult, WarmStartHooks } from '../../src/plugins/types';
 
 const context = new PluginHost().envContext();
 
@@ -259,5 +259,50 @@ describe('what the caller sees', () => {
     await play(guard, GOOD_SEED);
     expect(await guard.close()).toEqual({ method: 'close', kind: 'threw', reason: "env 'counter': close() threw: socket busy" });
     expect(guard.phase).toBe('closed');
+  });
+});
+
+describe('warm-start hooks (WarmStartHooks) go through the guard too', () => {
+  /** The counter with notes and questions on its count; on its first step its questions come back malformed. */
+  function notedEnv(): EnvPlugin {
+    const Counter = countingEnv().plugin.env as unknown as new () => Env & { count: number };
+    class Noted extends Counter implements WarmStartHooks {
+      stateNotes(): string {
+        return `at ${this.count}`;
+      }
+      stateQuestions(): readonly StateQuestion[] {
+        return this.count === 1 ? ([{ question: 'Count?' }] as StateQuestion[]) : [{ question: 'Count?', answer: String(this.count) }];
+      }
+    }
+    return defineEnv({ name: 'noted', description: 'Counts to two, with notes.', env: Noted });
+  }
+
+  test('a hook is called only during an episode; one that is missing or malformed ends it', async () => {
+    const guard = new GuardedEnv(notedEnv(), {}, context);
+    await expect(guard.stateNotes()).rejects.toThrow(new EnvStateError("env 'noted': stateNotes() called before reset()"));
+    await guard.reset(GOOD_SEED);
+    expect(await guard.stateNotes()).toEqual({ value: 'at 0', failure: null });
+    expect(await guard.stateQuestions()).toEqual({ value: [{ question: 'Count?', answer: '0' }], failure: null });
+    expect(await guard.solutionAction()).toEqual({
+      response: null,
+      failure: {
+        method: 'solutionAction',
+        kind: 'malformed',
+        reason: "env 'noted': solutionAction() returned a malformed result: nothing (the env has no solutionAction())",
+      },
+    });
+    expect(guard.phase).toBe('failed');
+    await guard.reset(GOOD_SEED);
+    await guard.step('<answer>count</answer>');
+    expect(await guard.stateQuestions()).toEqual({
+      value: null,
+      failure: {
+        method: 'stateQuestions',
+        kind: 'malformed',
+        reason: "env 'noted': stateQuestions() returned a malformed result: a list with an item that is not { question, answer } strings",
+      },
+    });
+    expect(await play(guard, GOOD_SEED)).toEqual({ rewards: [1, 1], failure: null });
+    await expect(guard.stateNotes()).rejects.toThrow(new EnvStateError("env 'noted': stateNotes() called after the episode ended; call reset() first"));
   });
 });

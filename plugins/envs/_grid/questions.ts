@@ -1,7 +1,7 @@
 /**
- * Questions about a drawn grid and their answers (Env.stateQuestions): where the player is, where
- * the named things are (on the board and from the player), and what lies one cell away in each
- * direction. They teach a small policy to read the board during the warm start; none of them says
+ * Questions about a drawn grid and their answers (WarmStartHooks.stateQuestions): where the
+ * player is, where the named things are (on the board and from the player), and what lies one cell
+ * away in each direction. They teach a small policy to read the board during the warm start; none of them says
  * which move is good, and no answer uses an action's name.
  */
 import type { StateQuestion } from 'agentic';
@@ -70,8 +70,8 @@ function originOf(
 }
 
 /**
- * Env.stateNotes for a grid: each named thing's offset from the player (or from the thing its
- * `from` names), then the directions in which a hazard is next to the player. For example
+ * WarmStartHooks.stateNotes for a grid: each named thing's offset from the player (or from the
+ * thing its `from` names), then the directions in which a hazard is next to the player. For example
  * `goal 2 below 1 east; holes Down Left`, or for Sokoban `box 1 below same column; target from
  * box same row 2 east; walls Up`. A reading of the board in a few tokens; which move to make is
  * left to the policy.

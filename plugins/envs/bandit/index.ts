@@ -23,7 +23,7 @@ const INSTRUCTION =
 
 class Bandit implements Env {
   private arms: string[] = [];
-  private rng: Rng | null = null;
+  private rng: Rng = Rng.fromSeed(0, 'bandit');
   private randomActions: Rng = Rng.fromSeed(0, 'bandit', 'random-action');
   private pulled: { arm: string; reward: number } | null = null;
 
@@ -42,8 +42,6 @@ class Bandit implements Env {
   }
 
   step(response: string): StepResult {
-    if (!this.rng) throw new Error('call reset() before step()');
-    if (this.pulled) throw new Error('the episode is over; call reset()');
     const parsed = parseAnswer(response, { pattern: this.config.action_pattern, actions: this.arms });
     if (parsed.action === null) {
       return {

@@ -15,6 +15,7 @@ import {
   type RgbFrame,
   Rng,
   type StepResult,
+  type WarmStartHooks,
   z,
 } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
@@ -50,11 +51,10 @@ function instruction(slippery: boolean, task: string | null): string {
   );
 }
 
-class FrozenLake implements Env {
+class FrozenLake implements Env, WarmStartHooks {
   private lake: Lake | null = null;
   private player = 0;
   private turns = 0;
-  private over = false;
   private slips = Rng.fromSeed(0, 'frozen_lake', 'slip');
   private randomActions = Rng.fromSeed(0, 'frozen_lake', 'random-action');
 
@@ -66,19 +66,15 @@ class FrozenLake implements Env {
     this.randomActions = Rng.fromSeed(seed, 'frozen_lake', 'random-action');
     this.player = this.lake.start;
     this.turns = 0;
-    this.over = false;
     return { observation: lakeText(this.lake, this.player), info: { instruction: instruction(this.config.is_slippery, this.config.env_instruction) } };
   }
 
   step(response: string): StepResult {
-    const lake = this.lake;
-    if (!lake) throw new Error('call reset() before step()');
-    if (this.over) throw new Error('the episode is over; call reset()');
+    const lake = this.lake!;
     this.turns += 1;
     const outOfTurns = this.turns >= this.config.max_steps;
     const parsed = parseAnswer(response, { pattern: this.config.action_pattern, actions: ACTIONS });
     if (parsed.action === null) {
-      this.over = outOfTurns;
       return invalidActionStep({
         observation: lakeText(lake, this.player),
         reward: this.config.format_penalty,
@@ -95,7 +91,6 @@ class FrozenLake implements Env {
     const tile = lake.tiles[this.player]!;
     const terminated = tile !== 'frozen';
     const truncated = !terminated && outOfTurns;
-    this.over = terminated || truncated;
     const moved = this.player !== from;
     const slipped = taken !== intended ? ` but slipped and went ${taken}` : '';
     const outcome = tile === 'goal' ? ' and reached the goal' : tile === 'hole' ? ' and fell into a hole' : moved ? '' : ', which left you where you were';
@@ -120,8 +115,7 @@ class FrozenLake implements Env {
   }
 
   render(mode: RenderMode): string | RgbFrame {
-    if (!this.lake) throw new Error('call reset() before render()');
-    return mode === 'text' ? lakeText(this.lake, this.player) : lakePicture(this.lake, this.player);
+    return mode === 'text' ? lakeText(this.lake!, this.player) : lakePicture(this.lake!, this.player);
   }
 
   close(): void {}
@@ -131,13 +125,11 @@ class FrozenLake implements Env {
   }
 
   stateQuestions() {
-    if (!this.lake) throw new Error('call reset() before stateQuestions()');
-    return gridQuestions(lakeText(this.lake, this.player), BOARD);
+    return gridQuestions(lakeText(this.lake!, this.player), BOARD);
   }
 
   stateNotes(): string {
-    if (!this.lake) throw new Error('call reset() before stateNotes()');
-    return gridNotes(lakeText(this.lake, this.player), BOARD);
+    return gridNotes(lakeText(this.lake!, this.player), BOARD);
   }
 }
 

@@ -15,6 +15,7 @@ import {
   type RgbFrame,
   Rng,
   type StepResult,
+  type WarmStartHooks,
   z,
 } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
@@ -99,10 +100,9 @@ function boardIn(symbols: RoomSymbols): GridQuestionSpec {
   };
 }
 
-class Sokoban implements Env {
+class Sokoban implements Env, WarmStartHooks {
   private room: Room | null = null;
   private turns = 0;
-  private over = false;
   private randomActions = Rng.fromSeed(0, 'sokoban', 'random-action');
 
   private readonly symbols: RoomSymbols;
@@ -120,19 +120,15 @@ class Sokoban implements Env {
     this.room = generateRoom(rows, cols, this.config.num_boxes, this.config.search_depth, Rng.fromSeed(seed, 'sokoban', 'room'));
     this.randomActions = Rng.fromSeed(seed, 'sokoban', 'random-action');
     this.turns = 0;
-    this.over = false;
     return { observation: roomText(this.room, this.symbols), info: { instruction: this.instruction } };
   }
 
   step(response: string): StepResult {
-    const room = this.room;
-    if (!room) throw new Error('call reset() before step()');
-    if (this.over) throw new Error('the episode is over; call reset()');
+    const room = this.room!;
     this.turns += 1;
     const outOfTurns = this.turns >= this.config.max_steps;
     const parsed = parseAnswer(response, { pattern: this.config.action_pattern, actions: ACTIONS });
     if (parsed.action === null) {
-      this.over = outOfTurns;
       // A turn without a move still costs the move price, plus the format penalty: otherwise
       // answering nothing would pay better than walking (as in ROLL's no-op step).
       return invalidActionStep({
@@ -158,7 +154,6 @@ class Sokoban implements Env {
     const solved = boxesOnTargets(room) === room.boxes.length;
     if (solved) reward += SOLVED_REWARD;
     const truncated = !solved && outOfTurns;
-    this.over = solved || truncated;
     return {
       observation: roomText(room, this.symbols),
       reward,
@@ -174,8 +169,7 @@ class Sokoban implements Env {
   }
 
   render(mode: RenderMode): string | RgbFrame {
-    if (!this.room) throw new Error('call reset() before render()');
-    return mode === 'text' ? roomText(this.room, this.symbols) : roomPicture(this.room);
+    return mode === 'text' ? roomText(this.room!, this.symbols) : roomPicture(this.room!);
   }
 
   close(): void {}
@@ -185,13 +179,11 @@ class Sokoban implements Env {
   }
 
   stateQuestions() {
-    if (!this.room) throw new Error('call reset() before stateQuestions()');
-    return gridQuestions(roomText(this.room, this.symbols), this.board);
+    return gridQuestions(roomText(this.room!, this.symbols), this.board);
   }
 
   stateNotes(): string {
-    if (!this.room) throw new Error('call reset() before stateNotes()');
-    return gridNotes(roomText(this.room, this.symbols), this.board);
+    return gridNotes(roomText(this.room!, this.symbols), this.board);
   }
 }
 

@@ -30,6 +30,7 @@ import {
   type RewardPlugin,
   type StateQuestion,
   type StepResult,
+  type WarmStartHooks,
 } from 'agentic';
 import { runCalls, type CallOutcome, type CallRequest } from './calls';
 import { loadRows, type Row } from './dataset';
@@ -91,7 +92,7 @@ interface Score {
   error: string | null;
 }
 
-class ToolUse implements Env {
+class ToolUse implements Env, WarmStartHooks {
   private readonly tools: ReadonlyMap<string, ToolSpec>;
   private readonly reward: RewardPlugin;
   private readonly format: AgentFormat;
@@ -100,7 +101,6 @@ class ToolUse implements Env {
   private row: Row | null = null;
   private messages: ChatMessage[] = [];
   private turns = 0;
-  private over = false;
   /** The outcomes of the last turn's calls (what a worked solution answers from). */
   private lastOutcomes: readonly CallOutcome[] = [];
   /** What the policy sees now: the question, then the last turn's tool outputs. */
@@ -130,7 +130,6 @@ class ToolUse implements Env {
       { role: 'user', content: this.row.question },
     ];
     this.turns = 0;
-    this.over = false;
     this.lastOutcomes = [];
     this.observation = this.row.question;
     this.randomActions = Rng.fromSeed(seed, 'tool_use', 'random-action');
@@ -138,8 +137,6 @@ class ToolUse implements Env {
   }
 
   async step(response: string): Promise<StepResult> {
-    if (!this.row) throw new Error('call reset() before step()');
-    if (this.over) throw new Error('the episode is over; call reset()');
     this.turns++;
     this.messages.push({ role: 'assistant', content: response });
     const parsed = this.format.parse(response);
@@ -161,7 +158,6 @@ class ToolUse implements Env {
     const valid = outcomes.every((o) => o.ok);
     const penalty = valid ? 0 : this.config.format_penalty;
     const truncated = this.turns >= this.config.max_turns;
-    this.over = truncated;
     const failures = outcomes.filter((o) => !o.ok).length;
     return {
       observation,
@@ -182,7 +178,6 @@ class ToolUse implements Env {
 
   /** Ends the episode: the reward function scores `answer`. */
   private async finish(answer: string, outcomes: readonly CallOutcome[], observation: string, action: string | null): Promise<StepResult> {
-    this.over = true;
     const score = await this.score(answer);
     const calls = this.callMetrics(outcomes);
     const extras = Object.fromEntries(Object.keys(score.metrics).map((name): [string, MetricAgg] => [name, 'last']));
@@ -299,7 +294,7 @@ class ToolUse implements Env {
   solutionAction(): string | null {
     const expression = this.row?.expression;
     const tool = [...this.tools.values()].find((spec) => spec.textParameter !== null && !spec.terminal);
-    if (this.over || typeof expression !== 'string' || !tool) return null;
+    if (typeof expression !== 'string' || !tool) return null;
     if (this.turns === 0) return this.format.callText(tool, { [tool.textParameter!]: expression });
     const [outcome, ...others] = this.lastOutcomes;
     return this.turns === 1 && outcome?.ok && others.length === 0 ? this.format.answerText(outcome.output.trim()) : null;

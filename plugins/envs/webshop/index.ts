@@ -87,7 +87,6 @@ class WebShop implements Env {
   private goal: Goal | null = null;
   private target: Product | null = null;
   private steps = 0;
-  private over = false;
   private receipt: string | null = null;
   private randomActions = Rng.fromSeed(0, 'webshop', 'random-action');
 
@@ -113,7 +112,6 @@ class WebShop implements Env {
     this.target = this.store.catalog.byAsin.get(goal.asin)!;
     this.shop = this.newShop();
     this.steps = 0;
-    this.over = false;
     this.receipt = null;
     return {
       observation: this.page(),
@@ -125,8 +123,6 @@ class WebShop implements Env {
   }
 
   step(response: string): StepResult {
-    if (!this.goal) throw new Error('call reset() before step()');
-    if (this.over) throw new Error('the episode is over; call reset()');
     this.steps++;
     const parsed = parseAnswer(response, { pattern: this.config.action_pattern });
     if (parsed.action === null) return this.invalid(null, 'The response holds no action in the answer format.');
@@ -157,7 +153,6 @@ class WebShop implements Env {
 
   private buy(written: string, product: Product, chosen: string[]): StepResult {
     const score = scorePurchase(this.goal!, this.target!, product, chosen);
-    this.over = true;
     const options = chosen.length > 0 ? ` with ${chosen.join(', ')}` : '';
     this.receipt = [
       `Order placed: [${product.asin}] ${product.title}${options}, $${product.price.toFixed(2)}.`,
@@ -178,7 +173,6 @@ class WebShop implements Env {
   private result(action: string | null, reward: number, how: { valid: boolean; effective: boolean; desc: string; score?: PurchaseScore }): StepResult {
     const terminated = how.score !== undefined;
     const truncated = !terminated && this.steps >= this.config.max_steps;
-    if (truncated) this.over = true;
     const parts = how.score ? { r_type: how.score.r_type, r_att: how.score.r_att, r_option: how.score.r_option, r_price: how.score.r_price } : NOT_BOUGHT;
     return {
       observation: this.page(),

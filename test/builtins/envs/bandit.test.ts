@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import bandit from '../../../plugins/envs/bandit';
 import type { Env, ResetResult, StepResult } from '../../../src/plugins/types';
 import { PluginHost } from '../../../src/plugins/host';
+import { beforeReset, guarded, guardedAfter, stepAfterEnd } from './guarded';
 
 const make = (config: Record<string, unknown> = {}) => new bandit.env(bandit.config.parse(config), new PluginHost().envContext()) as Env;
 
@@ -59,12 +60,10 @@ describe('bandit env', () => {
     expect(env.render('rgb')).toBeNull();
   });
 
-  test('misuse is reported', () => {
-    expect(() => make().step('<answer>dragon</answer>')).toThrow('call reset() before step()');
-    const env = make();
-    env.reset(1);
-    env.step('<answer>dragon</answer>');
-    expect(() => env.step('<answer>dragon</answer>')).toThrow('the episode is over');
+  test('misuse is reported', async () => {
+    await expect(guarded(bandit).step('<answer>dragon</answer>')).rejects.toThrow(beforeReset('bandit'));
+    const env = await guardedAfter(bandit, {}, 1, ['<answer>dragon</answer>']);
+    await expect(env.step('<answer>dragon</answer>')).rejects.toThrow(stepAfterEnd('bandit'));
     expect(() => make({ safe_arm: 'x', risky_arm: 'X' })).toThrow('different names');
     expect(bandit.config.safeParse({ risky_prob: 2 }).success).toBe(false);
     expect(bandit.config.safeParse({ nope: 1 }).success).toBe(false);

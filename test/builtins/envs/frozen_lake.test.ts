@@ -6,12 +6,16 @@ import { THINK_ANSWER_PATTERN } from '../../../src/plugins/answer';
 import { PluginHost } from '../../../src/plugins/host';
 import type { Env, ResetResult, RgbFrame, StepResult } from '../../../src/plugins/types';
 import { ROOT } from '../../helpers';
+import { beforeReset, guarded, guardedAfter, stepAfterEnd } from './guarded';
 
 const make = (config: Record<string, unknown> = {}) =>
   new frozenLake.env(frozenLake.config.parse({ is_slippery: false, ...config }), new PluginHost().envContext()) as Env;
 const reset = (env: Env, seed: number) => (env.reset(seed) as ResetResult).observation;
 const step = (env: Env, response: string) => env.step(response) as StepResult;
 const answer = (action: string) => `<answer>${action}</answer>`;
+/** Behind the guard, after `responses` from a reset with `seed`: a step() after the end is refused. */
+const guardedAfterEnd = async (config: Record<string, unknown>, seed: number, responses: readonly string[]) =>
+  (await guardedAfter(frozenLake, { is_slippery: false, ...config }, seed, responses)).step(answer('Up'));
 
 type Action = 'Left' | 'Down' | 'Right' | 'Up';
 const MOVES: Record<Action, [number, number]> = { Left: [0, -1], Down: [1, 0], Right: [0, 1], Up: [-1, 0] };
@@ -97,7 +101,7 @@ describe('frozen_lake env', () => {
     expect(holes / cells).toBeLessThan(0.35);
   });
 
-  test('walking to the goal pays 1 once, at the end, and the goal shows the player on it', () => {
+  test('walking to the goal pays 1 once, at the end, and the goal shows the player on it', async () => {
     const env = make({ size: 6, p: 0.7 });
     const grid = reset(env, 12);
     const walk = shortestWalk(grid)!;
@@ -115,7 +119,7 @@ describe('frozen_lake env', () => {
         expect(result.info.actionDesc).toContain('reached the goal');
       }
     });
-    expect(() => step(env, answer('Up'))).toThrow('the episode is over');
+    await expect(guardedAfterEnd({ size: 6, p: 0.7 }, 12, walk.map(answer))).rejects.toThrow(stepAfterEnd('frozen_lake'));
   });
 
   test('stepping into a hole ends the episode with 0 and shows X', () => {
@@ -160,19 +164,19 @@ describe('frozen_lake env', () => {
     expect(env.render('text')).toBe(grid);
   });
 
-  test('the episode is truncated at max_steps; invalid responses count as turns', () => {
+  test('the episode is truncated at max_steps; invalid responses count as turns', async () => {
     const env = make({ size: 3, max_steps: 3 });
     let seed = 0;
     while (find(reset(env, seed), 'P')[1] !== 0) seed++;
     expect(step(env, 'nothing')).toMatchObject({ terminated: false, truncated: false });
     expect(step(env, answer('Left'))).toMatchObject({ terminated: false, truncated: false });
     expect(step(env, answer('Left'))).toMatchObject({ terminated: false, truncated: true });
-    expect(() => step(env, answer('Left'))).toThrow('the episode is over');
+    await expect(guardedAfterEnd({ size: 3, max_steps: 3 }, seed, ['nothing', answer('Left'), answer('Left')])).rejects.toThrow(stepAfterEnd('frozen_lake'));
     // an invalid last turn truncates too
     const once = make({ max_steps: 1 });
     reset(once, 0);
     expect(step(once, 'nothing')).toMatchObject({ terminated: false, truncated: true });
-    expect(() => step(once, 'nothing')).toThrow('the episode is over');
+    await expect(guardedAfterEnd({ max_steps: 1 }, 0, ['nothing'])).rejects.toThrow(stepAfterEnd('frozen_lake'));
     reset(env, seed);
     expect(step(env, answer('Left')).truncated).toBe(false);
   });
@@ -282,8 +286,8 @@ describe('frozen_lake env', () => {
   });
 
   test('misuse and bad config are one-line errors', async () => {
-    expect(() => make().step(answer('Up'))).toThrow('call reset() before step()');
-    expect(() => make().render('text')).toThrow('call reset() before render()');
+    await expect(guarded(frozenLake).step(answer('Up'))).rejects.toThrow(beforeReset('frozen_lake'));
+    await expect(guarded(frozenLake).render('text')).rejects.toThrow(beforeReset('frozen_lake', 'render'));
     const bad = async (override: string) => {
       const error = await loadConfig({ cwd: ROOT, configFile: 'configs/frozen_lake.yaml', overrides: [override] }, new PluginHost()).catch((e: Error) => e);
       expect(error).toBeInstanceOf(Error);

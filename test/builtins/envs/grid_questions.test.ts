@@ -3,7 +3,7 @@ import { gridNotes, gridQuestions } from '../../../plugins/envs/_grid/questions'
 import frozenLake from '../../../plugins/envs/frozen_lake';
 import sokoban from '../../../plugins/envs/sokoban';
 import { PluginHost } from '../../../src/plugins/host';
-import type { EnvPlugin } from '../../../src/plugins/types';
+import type { Env, EnvPlugin, WarmStartHooks } from '../../../src/plugins/types';
 
 const answers = (qs: ReadonlyArray<{ question: string; answer: string }>) => Object.fromEntries(qs.map((q) => [q.question, q.answer]));
 
@@ -31,7 +31,7 @@ describe('gridQuestions', () => {
   test('no answer names an action: they say where things are, not what to do', () => {
     const host = new PluginHost();
     for (const plugin of [frozenLake, sokoban] as unknown as EnvPlugin[]) {
-      const env = new plugin.env(plugin.config.parse({}), host.envContext());
+      const env = new plugin.env(plugin.config.parse({}), host.envContext()) as Env & WarmStartHooks;
       for (let seed = 0; seed < 20; seed++) {
         env.reset(seed);
         const qs = env.stateQuestions!();

@@ -4,12 +4,16 @@ import { COLOURS } from '../../../plugins/envs/sokoban/render';
 import { loadConfig } from '../../../src/config/load';
 import { THINK_ANSWER_PATTERN } from '../../../src/plugins/answer';
 import { PluginHost } from '../../../src/plugins/host';
-import type { Env, ResetResult, RgbFrame, StepResult } from '../../../src/plugins/types';
+import type { Env, ResetResult, RgbFrame, StepResult, WarmStartHooks } from '../../../src/plugins/types';
 import { ROOT } from '../../helpers';
+import { beforeReset, guarded, guardedAfter, stepAfterEnd } from './guarded';
 
-const make = (config: Record<string, unknown> = {}) => new sokoban.env(sokoban.config.parse(config), new PluginHost().envContext()) as Env;
+const make = (config: Record<string, unknown> = {}) => new sokoban.env(sokoban.config.parse(config), new PluginHost().envContext()) as Env & WarmStartHooks;
 const reset = (env: Env, seed: number) => (env.reset(seed) as ResetResult).observation;
 const step = (env: Env, response: string) => env.step(response) as StepResult;
+/** Behind the guard, after `responses` from a reset with `seed`: a step() after the end is refused. */
+const guardedAfterEnd = async (config: Record<string, unknown>, seed: number, responses: readonly string[]) =>
+  (await guardedAfter(sokoban, config, seed, responses)).step(answer('Up'));
 const answer = (action: string) => `<answer>${action}</answer>`;
 const TWO_BOXES = { dim_room: [7, 7], num_boxes: 2, max_steps: 200 };
 
@@ -151,7 +155,7 @@ describe('sokoban env', () => {
     }
   });
 
-  test('rewards: -0.1 a move, +1 onto a target, -1 off one, and +10 with the end when solved', () => {
+  test('rewards: -0.1 a move, +1 onto a target, -1 off one, and +10 with the end when solved', async () => {
     // a 2-box room where a box can be pushed onto its target and then off it again
     for (let seed = 0; seed < 100; seed++) {
       const env = make(TWO_BOXES);
@@ -174,7 +178,7 @@ describe('sokoban env', () => {
       expect(final.info.metrics).toEqual({ success: true, action_is_valid: true, action_is_effective: true, format_penalty: 0 });
       expect(final.info.metricsAgg).toEqual({ success: 'last' });
       expect(final.observation).not.toMatch(/[XO]/);
-      expect(() => step(env, answer('Up'))).toThrow('the episode is over');
+      await expect(guardedAfterEnd(TWO_BOXES, seed, [...path, ...solution].map(answer))).rejects.toThrow(stepAfterEnd('sokoban'));
       return;
     }
     throw new Error('no room allowed pushing a box off a target');
@@ -235,18 +239,18 @@ describe('sokoban env', () => {
     expect(env.render('text')).toBe(text);
   });
 
-  test('the episode is truncated at max_steps; invalid responses count as turns', () => {
+  test('the episode is truncated at max_steps; invalid responses count as turns', async () => {
     const env = make({ max_steps: 3 });
     // an invalid last turn truncates too
     const once = make({ max_steps: 1 });
     reset(once, 0);
     expect(step(once, 'nothing')).toMatchObject({ terminated: false, truncated: true });
-    expect(() => step(once, 'nothing')).toThrow('the episode is over');
+    await expect(guardedAfterEnd({ max_steps: 1 }, 0, ['nothing'])).rejects.toThrow(stepAfterEnd('sokoban'));
     reset(env, 2);
     expect(step(env, 'nothing')).toMatchObject({ terminated: false, truncated: false });
     expect(step(env, 'nothing')).toMatchObject({ terminated: false, truncated: false });
     expect(step(env, answer('Up'))).toMatchObject({ terminated: false, truncated: true });
-    expect(() => step(env, answer('Up'))).toThrow('the episode is over');
+    await expect(guardedAfterEnd({ max_steps: 3 }, 2, ['nothing', 'nothing', answer('Up')])).rejects.toThrow(stepAfterEnd('sokoban'));
     reset(env, 2);
     expect(step(env, 'nothing').truncated).toBe(false);
   });
@@ -361,8 +365,8 @@ describe('sokoban env', () => {
   });
 
   test('misuse and bad config are one-line errors', async () => {
-    expect(() => make().step(answer('Up'))).toThrow('call reset() before step()');
-    expect(() => make().render('rgb')).toThrow('call reset() before render()');
+    await expect(guarded(sokoban).step(answer('Up'))).rejects.toThrow(beforeReset('sokoban'));
+    await expect(guarded(sokoban).render('rgb')).rejects.toThrow(beforeReset('sokoban', 'render'));
     const bad = async (...overrides: string[]) => {
       const error = await loadConfig({ cwd: ROOT, configFile: 'configs/sokoban.yaml', overrides }, new PluginHost()).catch((e: Error) => e);
       expect(error).toBeInstanceOf(Error);

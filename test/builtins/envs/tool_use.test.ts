@@ -3,8 +3,9 @@ import toolUse from '../../../plugins/envs/tool_use';
 import { loadConfig } from '../../../src/config/load';
 import { defineReward, defineTool, z } from '../../../src/plugins/sdk';
 import { PluginHost } from '../../../src/plugins/host';
-import type { Env, ResetResult, RewardInput, StepResult } from '../../../src/plugins/types';
+import type { Env, ResetResult, RewardInput, StepResult, WarmStartHooks } from '../../../src/plugins/types';
 import { ROOT, scratch } from '../../helpers';
+import { beforeReset, guarded, guardedAfter, stepAfterEnd } from './guarded';
 
 /** One row, so every seed gives the same question. */
 const ONE_ROW = scratch({ 'q.jsonl': '{"question": "What is 6 times 7?", "answer": "42"}\n' });
@@ -88,8 +89,9 @@ function makeHost(cwd = ONE_ROW): PluginHost {
   return host;
 }
 
+const BASE = { dataset: 'q.jsonl', reward: 'recording_match' };
 const make = (config: Record<string, unknown> = {}, host = makeHost()) =>
-  new toolUse.env(toolUse.config.parse({ dataset: 'q.jsonl', reward: 'recording_match', ...config }), host.envContext()) as Env;
+  new toolUse.env(toolUse.config.parse({ ...BASE, ...config }), host.envContext()) as Env & WarmStartHooks;
 
 const start = (config: Record<string, unknown> = {}) => {
   const env = make(config);
@@ -416,7 +418,9 @@ describe('tool_use env: what goes wrong costs a turn, never the run', () => {
     const last = await step(env, call('calculator', { expression: '2' }));
     expect(last).toMatchObject({ reward: 0, truncated: true, terminated: false });
     expect(scored).toHaveLength(0);
-    expect(() => env.step('<answer>42</answer>')).toThrow('the episode is over');
+    const calls = [call('calculator', { expression: '1' }), call('calculator', { expression: '2' })];
+    const ended = await guardedAfter(toolUse, { ...BASE, max_turns: 2 }, 0, calls, makeHost());
+    await expect(ended.step('<answer>42</answer>')).rejects.toThrow(stepAfterEnd('tool_use'));
     env.reset(0);
     expect(await step(env, '<answer>42</answer>')).toMatchObject({ reward: 1, terminated: true });
   });
@@ -477,8 +481,8 @@ describe('tool_use env: episodes, rendering, random actions', () => {
     });
   }
 
-  test('step before reset is a usage error, not a silent episode', () => {
-    expect(() => make().step('<answer>1</answer>')).toThrow('call reset() before step()');
+  test('step before reset is a usage error, not a silent episode', async () => {
+    await expect(guarded(toolUse, BASE, makeHost()).step('<answer>1</answer>')).rejects.toThrow(beforeReset('tool_use'));
   });
 });
 

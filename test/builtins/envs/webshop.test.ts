@@ -9,6 +9,7 @@ import { PluginHost } from '../../../src/plugins/host';
 import type { Env, ResetResult, StepResult } from '../../../src/plugins/types';
 import { generateCatalog } from '../../../plugins/envs/webshop/_generate/catalog';
 import { ROOT, scratch } from '../../helpers';
+import { beforeReset, guarded, guardedAfter, stepAfterEnd } from './guarded';
 
 const FIXTURES = join(import.meta.dir, 'webshop_data');
 const REAL = { products_file: 'items_shuffle_mini.json', goals_file: 'items_ins_v2_mini.json' };
@@ -91,7 +92,6 @@ describe('webshop env on the shipped catalog', () => {
       expect(result.info.metrics).toMatchObject({ success: true, action_is_valid: true, r_type: 1, r_att: 1, r_option: 1, r_price: 1 });
       expect(result.observation).toContain(`Order placed: [${goal.asin}]`);
       expect(env.render('text')).toBe(result.observation);
-      expect(() => act(env, 'click[Buy Now]')).toThrow('the episode is over');
     }
   });
 
@@ -174,7 +174,7 @@ describe('webshop env on the shipped catalog', () => {
     expect(act(env, `click[${value}]`).info.metrics).toMatchObject({ action_is_valid: true, action_is_effective: false });
   });
 
-  test('max_steps truncates the episode', () => {
+  test('max_steps truncates the episode', async () => {
     const env = make({ max_steps: 3, format_penalty: -0.1 });
     reset(env, 6);
     expect(act(env, 'search[mug]').truncated).toBe(false);
@@ -182,7 +182,9 @@ describe('webshop env on the shipped catalog', () => {
     const last = act(env, 'click[Back to Search]');
     expect(last).toMatchObject({ terminated: false, truncated: true, reward: 0 });
     expect(last.info.metrics).toMatchObject({ success: false, r_type: 0, r_att: 0, r_option: 0, r_price: 0 });
-    expect(() => act(env, 'search[mug]')).toThrow('the episode is over; call reset()');
+    const responses = ['<answer>search[mug]</answer>', 'nonsense', '<answer>click[Back to Search]</answer>'];
+    const ended = await guardedAfter(webshop, { max_steps: 3, format_penalty: -0.1 }, 6, responses, new PluginHost(ROOT));
+    await expect(ended.step('<answer>search[mug]</answer>')).rejects.toThrow(stepAfterEnd('webshop'));
     reset(env, 6);
     expect(act(env, 'search[mug]').truncated).toBe(false);
   });
@@ -425,7 +427,7 @@ describe('webshop env on files in the public WebShop format', () => {
     expect(index.search('shoe', 5).map((p) => p.asin)).toEqual(['A', 'B']); // a tie keeps catalog order
   });
 
-  test('misuse is reported', () => {
-    expect(() => make().step('<answer>search[x]</answer>')).toThrow('call reset() before step()');
+  test('misuse is reported', async () => {
+    await expect(guarded(webshop, {}, new PluginHost(ROOT)).step('<answer>search[x]</answer>')).rejects.toThrow(beforeReset('webshop'));
   });
 });
