@@ -27,7 +27,7 @@
  * the hook, the timeout and the process-group kill still apply, but nothing is a boundary.
  *
  * The mode is process-global and per thread (a Bun worker has its own copy of this module): the
- * start-up check (plugins/sandbox_check.ts) sets it from the config in each thread that runs
+ * start-up check (config/sandbox_check.ts) sets it from the config in each thread that runs
  * plugins. AGENTIC_PYTHON picks the interpreter and AGENTIC_BWRAP the bwrap binary.
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';

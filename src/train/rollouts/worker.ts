@@ -32,7 +32,7 @@ interface State {
 }
 
 const port = parentPort;
-if (!port) throw new Error('rollout/worker.ts runs as the worker thread of an asynchronous training run');
+if (!port) throw new Error('train/rollouts/worker.ts runs as the worker thread of an asynchronous training run');
 
 let state: State | null = null;
 

@@ -6,20 +6,20 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { cpSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { tf } from '../../src/engine/tf';
-import { loadModel } from '../../src/model/load';
-import { PluginHost } from '../../src/plugins/host';
-import { RolloutWorker } from '../../src/train/rollouts/remote';
-import { readMetricsJsonl } from '../../src/tracking/jsonl';
-import { keepFresh, playingVersion, stalenessBound, type InFlight, type StepRollout } from '../../src/train/rollouts/async';
-import { runTraining, type RunResult } from '../../src/run/training';
-import { comparable } from '../checkpoint/helpers';
-import { scratch } from '../helpers';
-import { configOf, microPolicyFolder, vowelsYaml } from './helpers';
+import { tf } from '../../../src/engine/tf';
+import { loadModel } from '../../../src/model/load';
+import { PluginHost } from '../../../src/plugins/host';
+import { RolloutWorker } from '../../../src/train/rollouts/remote';
+import { readMetricsJsonl } from '../../../src/tracking/jsonl';
+import { keepFresh, playingVersion, stalenessBound, type InFlight, type StepRollout } from '../../../src/train/rollouts/async';
+import { runTraining, type RunResult } from '../../../src/run/training';
+import { comparable } from '../../checkpoint/helpers';
+import { scratch } from '../../helpers';
+import { configOf, microPolicyFolder, vowelsYaml } from '../helpers';
 
 setDefaultTimeout(120_000);
 
-const VOWELS_PLUGIN = resolve(import.meta.dir, '../fixtures/plugins/vowels.ts');
+const VOWELS_PLUGIN = resolve(import.meta.dir, '../../fixtures/plugins/vowels.ts');
 
 let pretrain = '';
 beforeAll(async () => {
