@@ -136,7 +136,7 @@ describe('the rollout worker', () => {
 
   test('a plugin that kills the worker mid-run stops the run with one line, not a hang', async () => {
     const host = new PluginHost();
-    const exits = resolve(import.meta.dir, '../fixtures/plugins/exits.ts');
+    const exits = resolve(import.meta.dir, '../../fixtures/plugins/exits.ts');
     const yaml = vowelsYaml(pretrain)
       .replace('env_type: vowels', `env_type: ${exits}`)
       .replace(/env_config: \{rounds: \d+\}/, 'env_config: {}');
