@@ -55,7 +55,7 @@ describe('LocalRollouts', () => {
     expect(Object.keys(second.metrics).some((k) => k.startsWith('val/'))).toBe(false);
   });
 
-  test('a source restored to another's state plays the same next batch', async () => {
+  test('a source restored to the state of another plays the same next batch', async () => {
     const a = await open();
     await a.next(0, new StepLog());
     const state = await a.state();
