@@ -103,11 +103,11 @@ export class AsyncRollouts implements RolloutSource {
     private readonly train: EnvManager,
   ) {}
 
-  get ratio(): number {
+  private get ratio(): number {
     return this.config.async_generation_ratio;
   }
 
-  get bound(): number {
+  private get bound(): number {
     return stalenessBound(this.ratio, this.config.actor_infer.model_update_frequency);
   }
 
@@ -170,7 +170,7 @@ export class AsyncRollouts implements RolloutSource {
   }
 
   /** The batch of `step`, waiting for the worker if it is not ready. */
-  async take(step: number): Promise<{ rollout: RemoteRollout; dropped: number }> {
+  private async take(step: number): Promise<{ rollout: RemoteRollout; dropped: number }> {
     const next = this.requested.shift();
     if (!next || next.step !== step) throw new AgenticError(`async rollouts: step ${step} asked for, ${next ? `step ${next.step}` : 'nothing'} queued`);
     const rollout = await next.result;
@@ -185,7 +185,7 @@ export class AsyncRollouts implements RolloutSource {
   }
 
   /** The validation of `step`, if one was requested. */
-  validation(step: number): Promise<RolloutBatch> | null {
+  private validation(step: number): Promise<RolloutBatch> | null {
     const val = this.validations.get(step) ?? null;
     this.validations.delete(step);
     return val;
@@ -196,14 +196,14 @@ export class AsyncRollouts implements RolloutSource {
    * (`infer` holds them: actor_train's, or the lagging copy just refreshed), then ask for the
    * validation and the batches they make due.
    */
-  afterStep(done: number, infer: Qwen2Model): void {
+  private afterStep(done: number, infer: Qwen2Model): void {
     if (done % this.config.actor_infer.model_update_frequency === 0) this.worker.pushWeights(done, infer);
     this.requestValidation(done);
     this.requestDue();
   }
 
   /** For a checkpoint after the steps taken so far: the batches its weights cannot play again. */
-  async inFlight(): Promise<{ state: InFlight; countersAfter: number[] }> {
+  private async inFlight(): Promise<{ state: InFlight; countersAfter: number[] }> {
     const older = this.requested.filter((r) => r.version < this.worker.version);
     const batches: StepRollout[] = [];
     for (const r of older) batches.push({ ...(await r.result), step: r.step });
