@@ -7,7 +7,7 @@ import codeTests from '../../rewards/code_tests';
 
 let failures = 0;
 let total = 0;
-for (const split of ['coding/train.jsonl', 'coding/val.jsonl']) {
+for (const split of ['coding/train', 'coding/val']) {
   for (const row of builtinRows(split)) {
     total++;
     const result = await codeTests.score({ response: `\`\`\`python\n${row.solution}\`\`\``, trajectory: [], row });
