@@ -14,6 +14,11 @@ export default command(
       backend: { type: 'string', description: `tfjs backend: ${BACKENDS.join(', ')}`, default: 'wasm' },
       out: { type: 'string', description: 'Where to write the JSON (default output/bench/<backend>.json)' },
       steps: { type: 'string', description: 'Timed training steps', default: '5' },
+      blas: {
+        type: 'string',
+        description: "wasm's matmuls: auto (a system BLAS if found), none (XNNPACK), openblas, blis, mkl, accelerate or a path",
+        default: 'auto',
+      },
       quick: { type: 'boolean', description: 'A tiny shape that runs in seconds (checks the benchmark, measures nothing useful)' },
       rollout: { type: 'boolean', description: 'Benchmark rollouts instead: 64 FrozenLake envs batched vs one env at a time' },
       ...debugArg,
@@ -25,8 +30,12 @@ export default command(
       if (!Number.isInteger(steps) || steps < 1) throw new UsageError(`--steps: expected a positive integer, got '${args.steps}'`);
       const path = args.out ?? `output/bench/${args.rollout ? 'rollout_' : ''}${backend}.json`;
       checkOutputPath(path);
-      const { startBackend } = await import('../engine/backend');
-      await startBackend(backend);
+      const { blasChoiceProblem } = await import('../engine/blas');
+      const problem = blasChoiceProblem(args.blas);
+      if (problem) throw new UsageError(`--blas: ${problem}`);
+      const { describeBackend, startBackend } = await import('../engine/backend');
+      const started = await startBackend(backend, { blas: args.blas });
+      log.info(`backend ${describeBackend(started)}`);
       let result: object;
       if (args.rollout) {
         const { QUICK_ROLLOUT_BENCH, ROLLOUT_BENCH, runRolloutBench } = await import('../bench/rollout_bench');
@@ -37,7 +46,10 @@ export default command(
         result = { backend, ...report };
       } else {
         const { PEER_SHAPE, QUICK_SHAPE, runModelBench } = await import('../bench/model_bench');
-        result = await runModelBench({ ...(args.quick ? QUICK_SHAPE : PEER_SHAPE), steps }, (line) => log.info(line));
+        result = {
+          ...(await runModelBench({ ...(args.quick ? QUICK_SHAPE : PEER_SHAPE), steps }, (line) => log.info(line))),
+          matmuls: started.matmuls ?? null,
+        };
       }
       const json = JSON.stringify(result);
       writeFileAtomic(path, `${json}\n`);

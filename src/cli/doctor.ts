@@ -43,10 +43,11 @@ export default command(
       for (const backend of order) {
         const started = performance.now();
         try {
-          const result = await engine.startBackend(backend, { webgpuAdapter: config.webgpu_adapter });
+          const result = await engine.startBackend(backend, { webgpuAdapter: config.webgpu_adapter, blas: config.blas });
           const notes = [backend === 'wasm' ? 'embedded default' : '', backend === selected ? 'selected' : ''].filter(Boolean);
           rows.push([`backend ${backend}`, `ok (matmul checked, ${(performance.now() - started).toFixed(0)} ms)${notes.map((n) => `, ${n}`).join('')}`]);
           if (result.detail) rows.push([backend === 'webgpu' ? '  adapter' : backend === 'wasm' ? '  threads' : '  package', result.detail]);
+          if (result.matmuls) rows.push(['  matmuls', result.matmuls]);
         } catch (error) {
           failures++;
           rows.push([`backend ${backend}`, `FAILED: ${(error as Error).message}`]);

@@ -112,11 +112,11 @@ async function loadPlayer(config: AgenticConfig, wantModel: boolean): Promise<Pl
   const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
   const { loadModel, loadTokenizer } = await import('../model/load');
   if (!wantModel) return { model: null, tokenizer: await loadTokenizer(reference), source: '' };
-  const { startBackend } = await import('../engine/backend');
+  const { describeBackend, startBackend } = await import('../engine/backend');
   const { runBackend } = await import('../config/validate');
-  const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter });
+  const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas });
   const loaded = await loadModel(reference, { seed: config.seed, trainable: false });
-  log.info(`model: ${loaded.source} on ${started.detail ? `${started.name} (${started.detail})` : started.name}`);
+  log.info(`model: ${loaded.source} on ${describeBackend(started)}`);
   return { model: loaded.model, tokenizer: loaded.tokenizer, source: loaded.source };
 }
 

@@ -22,7 +22,7 @@ export default command(
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
       const c = loaded.config;
       checkOutputFolders(c, ['warm_start.output_dir']);
-      await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter });
+      await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, blas: c.blas });
       const result = await warmStart(c, host, { info: (line) => log.info(line) }, { force: true });
       log.success(`base model saved to ${result.folder} (${result.rows} rows, final loss ${result.losses.at(-1)?.toFixed(4)})`);
       return 0;

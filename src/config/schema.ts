@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ESTIMATOR_NAMES } from '../algo/estimators';
 import { KL_PENALTIES, LOSS_AGG_MODES, PG_VARIANTS } from '../algo/names';
 import { NORMALIZATION_GROUPINGS, NORMALIZATION_METHODS, NORMALIZATION_STATISTICS, type NormalizationStatistic } from '../algo/reward_norm';
+import { blasChoiceProblem } from '../engine/blas';
 import { BACKENDS, WEBGPU_ADAPTERS } from '../engine/names';
 import { PYTHON_SANDBOX_MODES } from '../sandbox/modes';
 
@@ -293,6 +294,13 @@ export const ConfigShape = z.strictObject({
     .default('auto')
     .describe(
       "Adapter of the webgpu backend: vulkan (a GPU's Vulkan driver; needs libvulkan1), opengles (Mesa's OpenGL ES on the CPU, llvmpipe: slow, for checking correctness; Debian packages libegl1 libegl-dev libegl-mesa0 libgl1-mesa-dri), or auto (vulkan if a Vulkan device exists, else opengles). Dawn's Null adapter is always refused.",
+    ),
+  blas: z
+    .string()
+    .default('auto')
+    .refine((choice) => blasChoiceProblem(choice) === null, { message: 'expected auto, none, openblas, blis, mkl, accelerate or a library path' })
+    .describe(
+      "Who computes the wasm backend's matmuls: auto (the system's CBLAS if one is found: OpenBLAS, BLIS, MKL, Accelerate; else XNNPACK), none (XNNPACK, tfjs's own), a library (openblas, blis, mkl, accelerate; missing it is an error) or a path to one. AGENTIC_BLAS overrides it. On Debian: apt-get install libopenblas0-pthread.",
     ),
   python_sandbox: z
     .enum(PYTHON_SANDBOX_MODES)

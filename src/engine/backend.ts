@@ -13,7 +13,9 @@ import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' };
 import type { BackendName, WebGpuAdapterChoice } from './names';
 import { AgenticError } from '../errors';
+import { describeBlas, findBlas } from './blas';
 import { installWasmKernels } from './kernels';
+import { useBlas } from './kernels/matmul';
 import { installMatMulGradient } from './kernels/matmul_grad';
 import { useWasmThreads, wasmSpinPolls, wasmThreadsWanted, type WasmThreadChoice } from './kernels/wasm_threads';
 
@@ -26,16 +28,21 @@ export interface BackendOptions {
   wasmThreads?: WasmThreadChoice;
   /** wasm threads whatever AGENTIC_WASM_THREADS says (the rollout worker of an asynchronous run takes one). */
   wasmThreadsExactly?: WasmThreadChoice;
+  /** Who computes wasm's matmuls (the `blas` key; AGENTIC_BLAS wins when set): auto when absent. */
+  blas?: string;
 }
 
 export interface StartedBackend {
   name: BackendName;
-  /** What computes, when there is a choice: the webgpu adapter, or the tensorflow package. */
+  /** What computes, when there is a choice: the webgpu adapter, the tensorflow package, wasm's threads. */
   detail?: string;
+  /** wasm: who computes the matmuls (a system BLAS, or XNNPACK). */
+  matmuls?: string;
 }
 
-/** What the wasm backend was started with (its thread count is fixed by the first start). */
+/** What the wasm backend was started with (its thread count and matmuls are fixed by the first start). */
 let wasmDetail: string | undefined;
+let wasmMatmuls: string | undefined;
 
 // tfjs logs a banner ("install our node backend") on first use under Node/Bun; we choose our
 // backends deliberately, so keep its console quiet.
@@ -59,6 +66,22 @@ async function keepingProcessHandlers<T>(start: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Routes wasm's matmuls to the system BLAS the choice names (./blas.ts), or leaves them to
+ * XNNPACK; says which. BLAS gets as many threads as the wasm pool: the two take turns (one op at a
+ * time), so neither oversubscribes the cores. The rollout worker of an asynchronous run
+ * (wasmThreadsExactly) leaves the library's thread count, which is per process, to the trainer's
+ * start.
+ */
+function chooseMatmuls(options: BackendOptions, threads: number): string {
+  const choice = process.env.AGENTIC_BLAS ?? options.blas ?? 'auto';
+  const library = findBlas(choice);
+  if (library && !options.wasmThreadsExactly) library.setThreads(threads);
+  useBlas(library);
+  if (library) return `${describeBlas(library)} (blas=${choice})`;
+  return choice === 'none' ? 'XNNPACK (blas=none)' : 'XNNPACK (no system BLAS found; apt-get install libopenblas0-pthread for faster ones)';
+}
+
 /** Makes the named backend available to tf.setBackend; returns what it runs on. */
 async function register(name: BackendName, options: BackendOptions): Promise<string | undefined> {
   switch (name) {
@@ -75,6 +98,7 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
         const spin = wasmSpinPolls();
         useWasmThreads(choice.threads, wasmThreaded, spin);
         installWasmKernels();
+        wasmMatmuls = chooseMatmuls(options, choice.threads);
         wasmDetail = choice.threads === 1 ? `1 thread: ${choice.why}` : `${choice.threads} threads: ${choice.why}; idle threads sleep after ${spin} polls`;
       }
       return wasmDetail;
@@ -107,7 +131,15 @@ export async function startBackend(name: BackendName, options: BackendOptions = 
   if (!ok || tf.getBackend() !== name) throw new AgenticError(`the ${name} backend did not start`);
   await tf.ready();
   await checkMatMul();
-  return detail === undefined ? { name } : { name, detail };
+  const started: StartedBackend = detail === undefined ? { name } : { name, detail };
+  if (name === 'wasm' && wasmMatmuls) started.matmuls = wasmMatmuls;
+  return started;
+}
+
+/** `wasm (2 threads: ...; matmuls: OpenBLAS 0.3.21 (...))`: a started backend in one phrase. */
+export function describeBackend(started: StartedBackend): string {
+  const parts = [started.detail, started.matmuls ? `matmuls: ${started.matmuls}` : undefined].filter(Boolean);
+  return parts.length ? `${started.name} (${parts.join('; ')})` : started.name;
 }
 
 /** Multiplies two known matrices on the current backend and checks the product. */

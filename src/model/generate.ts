@@ -8,6 +8,7 @@
  * row is dropped by gathering the others, and columns that are padding for every row are
  * trimmed. Each row keeps its own position ids, so padding never shifts RoPE.
  */
+import { withRowStableMatMuls } from '../engine/kernels/matmul';
 import { tf } from '../engine/tf';
 import type { Rng } from '../engine/rng';
 import { AgenticError } from '../errors';
@@ -139,7 +140,7 @@ export class DecodeBatch {
     const idsTensor = tf.tensor2d(ids, [n, width], 'int32');
     let forward: ReturnType<Qwen2Model['forward']>;
     try {
-      forward = this.model.forward(idsTensor, { keyMask, positions, past });
+      forward = withRowStableMatMuls(() => this.model.forward(idsTensor, { keyMask, positions, past }));
     } finally {
       idsTensor.dispose();
       if (past) disposeKv(past);
@@ -172,6 +173,7 @@ export class DecodeBatch {
   /** Feeds every row its pending token and samples the next; returns the rows that finished. */
   async step(): Promise<GenerationResult[]> {
     if (!this.cache || this.rows.length === 0) return [];
+    const cache = this.cache;
     const n = this.rows.length;
     const columns = this.cache[0]!.k.shape[2] + 1;
     const ids = new Int32Array(n);
@@ -183,7 +185,7 @@ export class DecodeBatch {
       keyMask.fill(1, b * columns + row.start, (b + 1) * columns);
     });
     const idsTensor = tf.tensor2d(ids, [n, 1], 'int32');
-    const { hidden, present } = this.model.forward(idsTensor, { past: this.cache, positions, keyMask });
+    const { hidden, present } = withRowStableMatMuls(() => this.model.forward(idsTensor, { past: cache, positions, keyMask }));
     idsTensor.dispose();
     disposeKv(this.cache);
     this.cache = present;
@@ -430,11 +432,13 @@ function pastBlock(requests: readonly GenerationRequest[], kept: readonly number
 }
 
 function lastLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {
-  return tf.tidy(() => {
-    const [batch, length, size] = hidden.shape;
-    const last = hidden.slice([0, length - 1, 0], [batch, 1, size]);
-    return model.logits(last as tf.Tensor3D).reshape([batch, -1]) as tf.Tensor2D;
-  });
+  return withRowStableMatMuls(() =>
+    tf.tidy(() => {
+      const [batch, length, size] = hidden.shape;
+      const last = hidden.slice([0, length - 1, 0], [batch, 1, size]);
+      return model.logits(last as tf.Tensor3D).reshape([batch, -1]) as tf.Tensor2D;
+    }),
+  );
 }
 
 function padLeft(x: tf.Tensor4D, columns: number): tf.Tensor4D {

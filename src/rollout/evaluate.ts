@@ -4,7 +4,7 @@
  */
 import type { AgenticConfig } from '../config/schema';
 import { runBackend } from '../config/validate';
-import { startBackend } from '../engine/backend';
+import { describeBackend, startBackend } from '../engine/backend';
 import { loadModel, loadTokenizer } from '../model/load';
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
@@ -49,8 +49,8 @@ export async function evaluate(
   if (random) {
     tokenizer = await loadTokenizer(reference);
   } else {
-    const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter });
-    backend = started.detail ? `${started.name} (${started.detail})` : started.name;
+    const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas });
+    backend = describeBackend(started);
     const loaded = await loadModel(reference, { seed: config.seed, trainable: false });
     ({ model, tokenizer, source } = loaded);
     info(`policy: ${source} on ${backend}`);

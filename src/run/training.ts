@@ -12,7 +12,7 @@ import type { LoadedConfig } from '../config/load';
 import { checkOutputFolders, tensorboardFolder } from '../config/output_folders';
 import { writeRunConfig } from '../config/save';
 import { runBackend } from '../config/validate';
-import { startBackend } from '../engine/backend';
+import { describeBackend, startBackend } from '../engine/backend';
 import { availableCores } from '../engine/cores';
 import { ConfigError, firstLine } from '../errors';
 import type { AgenticConfig } from '../config/schema';
@@ -164,8 +164,8 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     c.async_generation_ratio > 0
       ? { threads: Math.max(1, cores.count - 1), why: `an asynchronous run's trainer leaves one of ${cores.count} available cores to its rollout worker` }
       : undefined;
-  const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, wasmThreads });
-  options.info(`backend ${backend.detail ? `${backend.name} (${backend.detail})` : backend.name}`);
+  const backend = await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, wasmThreads, blas: c.blas });
+  options.info(`backend ${describeBackend(backend)}`);
 
   if (fromCheckpoint) {
     c = fromCheckpoint;

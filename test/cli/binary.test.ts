@@ -46,6 +46,14 @@ describe('the compiled binary in an empty folder', () => {
     for (const name of ['train', 'eval', 'render', 'resume', 'config']) expect(stdout).toContain(name);
   });
 
+  test('the system BLAS is reached from the binary through bun:ffi (or XNNPACK, said so, where there is none)', async () => {
+    const { code, stdout } = await run(['doctor']);
+    expect(code).toBe(0);
+    const row = lines(stdout).find((l) => l.trim().startsWith('matmuls'));
+    if (process.env.CI) expect(row).toMatch(/matmuls +OpenBLAS [\d.]+ \(.+\) \(blas=auto\)$/);
+    else expect(row).toMatch(/matmuls +(.+\(blas=auto\)|XNNPACK \(no system BLAS found.*)$/);
+  }, 60_000);
+
   test('config exp_name=foo seed=123 prints the resolved YAML', async () => {
     const { code, stdout, stderr } = await run(['config', 'exp_name=foo', 'seed=123']);
     expect(stderr).toBe('');

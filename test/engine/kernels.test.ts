@@ -3,12 +3,14 @@
  * gradients that run through them, gather's gradient (UnsortedSegmentSum), XNNPACK's cache of
  * packed operands, and tensor bookkeeping. Each case runs on cpu, then the same values on wasm.
  */
-import { describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { getThreadsCount } from '@tensorflow/tfjs-backend-wasm';
 import { startBackend } from '../../src/engine/backend';
+import { type Blas, findBlas } from '../../src/engine/blas';
+import { blasInUse, useBlas } from '../../src/engine/kernels/matmul';
 import { cgroupCpuQuota, availableCores } from '../../src/engine/cores';
 import { wasmSpinPolls, wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
 import { boundedSpinWasm, WASM_SPIN_POLLS } from '../../src/engine/kernels/wasm_spin';
@@ -73,154 +75,184 @@ const matMulWithGrads =
 
 const transposed = (shape: number[], yes: boolean) => (yes ? [...shape.slice(0, -2), shape.at(-1)!, shape.at(-2)!] : shape);
 
-describe('wasm matMul, rerouted to XNNPACK, equals cpu (values and gradients)', () => {
-  for (const [ta, tb] of [
-    [false, false],
-    [false, true],
-    [true, false],
-    [true, true],
-  ] as const) {
-    test(`rank 2, transposeA=${ta}, transposeB=${tb}`, async () => {
-      await expectSameAsCpu([transposed([37, 19], ta), transposed([19, 23], tb)], matMulWithGrads(ta, tb));
+/** The matmul paths of the wasm backend: XNNPACK (tfjs's own), and the system's BLAS when this machine has one. */
+const MATMUL_PATHS = [
+  { name: 'XNNPACK', blas: (): Blas | null => null },
+  { name: 'BLAS', blas: (): Blas | null => systemBlas() },
+];
+
+/** The system BLAS; CI installs OpenBLAS, so there a missing one fails instead of skipping. */
+function systemBlas(): Blas | null {
+  const found = findBlas('auto');
+  if (!found && process.env.CI) throw new Error('no system BLAS found (CI installs libopenblas0-pthread)');
+  return found;
+}
+
+for (const path of MATMUL_PATHS) {
+  describe(`wasm matMul on ${path.name} equals cpu (values and gradients)`, () => {
+    let before: Blas | null = null;
+    beforeAll(async () => {
+      await startBackend('wasm');
+      before = blasInUse();
+      useBlas(path.blas());
     });
-    test(`rank 3 batched, transposeA=${ta}, transposeB=${tb}`, async () => {
-      await expectSameAsCpu([transposed([3, 17, 9], ta), transposed([3, 9, 11], tb)], matMulWithGrads(ta, tb));
+    afterAll(() => useBlas(before));
+    const skip = path.name === 'BLAS' && !process.env.CI && !findBlas('auto');
+    for (const [ta, tb] of [
+      [false, false],
+      [false, true],
+      [true, false],
+      [true, true],
+    ] as const) {
+      test.skipIf(skip)(`rank 2, transposeA=${ta}, transposeB=${tb}`, async () => {
+        await expectSameAsCpu([transposed([37, 19], ta), transposed([19, 23], tb)], matMulWithGrads(ta, tb));
+      });
+      test.skipIf(skip)(`rank 3 batched, transposeA=${ta}, transposeB=${tb}`, async () => {
+        await expectSameAsCpu([transposed([3, 17, 9], ta), transposed([3, 9, 11], tb)], matMulWithGrads(ta, tb));
+      });
+    }
+
+    test.skipIf(skip)('rank 3 times a shared rank-3 operand of batch 1 (folded into rows)', async () => {
+      await expectSameAsCpu(
+        [
+          [4, 13, 8],
+          [1, 8, 6],
+        ],
+        matMulWithGrads(false, false),
+      );
+      await expectSameAsCpu(
+        [
+          [4, 8, 13],
+          [1, 6, 8],
+        ],
+        matMulWithGrads(true, true),
+      );
     });
-  }
 
-  test('rank 3 times a shared rank-3 operand of batch 1 (folded into rows)', async () => {
-    await expectSameAsCpu(
-      [
-        [4, 13, 8],
-        [1, 8, 6],
-      ],
-      matMulWithGrads(false, false),
-    );
-    await expectSameAsCpu(
-      [
-        [4, 8, 13],
-        [1, 6, 8],
-      ],
-      matMulWithGrads(true, true),
-    );
-  });
+    test.skipIf(skip)('rank 3 times rank 2 (a linear layer over a batch of sequences), gradients summed over the batch', async () => {
+      // the reference folds the batch into rows by hand: no broadcasting anywhere
+      const folded =
+        (transposeB: boolean): Case =>
+        ([a, b]) => {
+          const f = (x: tf.Tensor, y: tf.Tensor) => tf.reshape(tf.matMul(tf.reshape(x, [4 * 13, 8]), y, false, transposeB), [4, 13, 6]);
+          const weights = tf.sin(tf.range(0, 4 * 13 * 6).reshape([4, 13, 6]));
+          const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights)))([a!, b!]);
+          return [f(a!, b!), da!, db!];
+        };
+      await expectSameAsCpu(
+        [
+          [4, 13, 8],
+          [8, 6],
+        ],
+        matMulWithGrads(false, false),
+        undefined,
+        folded(false),
+      );
+      await expectSameAsCpu(
+        [
+          [4, 13, 8],
+          [6, 8],
+        ],
+        matMulWithGrads(false, true),
+        undefined,
+        folded(true),
+      );
+    });
 
-  test('rank 3 times rank 2 (a linear layer over a batch of sequences), gradients summed over the batch', async () => {
-    // the reference folds the batch into rows by hand: no broadcasting anywhere
-    const folded =
-      (transposeB: boolean): Case =>
-      ([a, b]) => {
-        const f = (x: tf.Tensor, y: tf.Tensor) => tf.reshape(tf.matMul(tf.reshape(x, [4 * 13, 8]), y, false, transposeB), [4, 13, 6]);
-        const weights = tf.sin(tf.range(0, 4 * 13 * 6).reshape([4, 13, 6]));
-        const [da, db] = tf.grads((x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights)))([a!, b!]);
-        return [f(a!, b!), da!, db!];
-      };
-    await expectSameAsCpu(
-      [
-        [4, 13, 8],
-        [8, 6],
-      ],
-      matMulWithGrads(false, false),
-      undefined,
-      folded(false),
-    );
-    await expectSameAsCpu(
-      [
-        [4, 13, 8],
-        [6, 8],
-      ],
-      matMulWithGrads(false, true),
-      undefined,
-      folded(true),
-    );
-  });
+    test.skipIf(skip)('a shared left operand against a batch of right ones', async () => {
+      await expectSameAsCpu(
+        [
+          [1, 5, 7],
+          [3, 7, 4],
+        ],
+        matMulWithGrads(false, false),
+      );
+    });
 
-  test('a shared left operand against a batch of right ones', async () => {
-    await expectSameAsCpu(
-      [
-        [1, 5, 7],
-        [3, 7, 4],
-      ],
-      matMulWithGrads(false, false),
-    );
-  });
+    test.skipIf(skip)('rank 4, attention-shaped: scores q kT and the weighted sum of v', async () => {
+      const [b, h, s, d] = [2, 3, 10, 8];
+      await expectSameAsCpu(
+        [
+          [b, h, s, d],
+          [b, h, s, d],
+        ],
+        matMulWithGrads(false, true),
+      );
+      await expectSameAsCpu(
+        [
+          [b, h, s, s],
+          [b, h, s, d],
+        ],
+        matMulWithGrads(false, false),
+      );
+    });
 
-  test('rank 4, attention-shaped: scores q kT and the weighted sum of v', async () => {
-    const [b, h, s, d] = [2, 3, 10, 8];
-    await expectSameAsCpu(
-      [
-        [b, h, s, d],
-        [b, h, s, d],
-      ],
-      matMulWithGrads(false, true),
-    );
-    await expectSameAsCpu(
-      [
-        [b, h, s, s],
-        [b, h, s, d],
-      ],
-      matMulWithGrads(false, false),
-    );
-  });
+    // The cpu backend broadcasts partially-shared batch axes wrongly (tfjs 4.22), so the reference
+    // repeats the shared heads explicitly (tile's gradient sums them back).
+    test.skipIf(skip)('grouped-query attention: heads broadcast against shared key/value heads, with gradients', async () => {
+      const repeated = (kv: tf.Tensor) => tf.tile(kv, [1, 4, 1, 1]);
+      const scores =
+        (expand: (kv: tf.Tensor) => tf.Tensor): Case =>
+        ([q, k]) =>
+          matMulWithGrads(false, true)([q!, k!], expand);
+      await expectSameAsCpu(
+        [
+          [2, 4, 6, 8],
+          [2, 1, 6, 8],
+        ],
+        scores((k) => k),
+        undefined,
+        scores(repeated),
+      );
+      const mix =
+        (expand: (kv: tf.Tensor) => tf.Tensor): Case =>
+        ([p, v]) =>
+          matMulWithGrads(false, false)([p!, v!], expand);
+      await expectSameAsCpu(
+        [
+          [2, 4, 6, 6],
+          [2, 1, 6, 8],
+        ],
+        mix((v) => v),
+        undefined,
+        mix(repeated),
+      );
+    });
 
-  // The cpu backend broadcasts partially-shared batch axes wrongly (tfjs 4.22), so the reference
-  // repeats the shared heads explicitly (tile's gradient sums them back).
-  test('grouped-query attention: heads broadcast against shared key/value heads, with gradients', async () => {
-    const repeated = (kv: tf.Tensor) => tf.tile(kv, [1, 4, 1, 1]);
-    const scores =
-      (expand: (kv: tf.Tensor) => tf.Tensor): Case =>
-      ([q, k]) =>
-        matMulWithGrads(false, true)([q!, k!], expand);
-    await expectSameAsCpu(
-      [
-        [2, 4, 6, 8],
-        [2, 1, 6, 8],
-      ],
-      scores((k) => k),
-      undefined,
-      scores(repeated),
-    );
-    const mix =
-      (expand: (kv: tf.Tensor) => tf.Tensor): Case =>
-      ([p, v]) =>
-        matMulWithGrads(false, false)([p!, v!], expand);
-    await expectSameAsCpu(
-      [
-        [2, 4, 6, 6],
-        [2, 1, 6, 8],
-      ],
-      mix((v) => v),
-      undefined,
-      mix(repeated),
-    );
-  });
+    test.skipIf(skip)('fused matMul with bias and relu, transposed operands', async () => {
+      await expectSameAsCpu([[9, 12], [7, 9], [7]], ([a, b, bias]) =>
+        tf.fused.matMul({ a: a!, b: b!, transposeA: true, transposeB: true, bias: bias!, activation: 'relu' }),
+      );
+      await expectSameAsCpu([[3, 5, 12], [12, 7], [7]], ([a, b, bias]) => tf.fused.matMul({ a: a!, b: b!, bias: bias!, activation: 'linear' }));
+    });
 
-  test('fused matMul with bias and relu, transposed operands', async () => {
-    await expectSameAsCpu([[9, 12], [7, 9], [7]], ([a, b, bias]) =>
-      tf.fused.matMul({ a: a!, b: b!, transposeA: true, transposeB: true, bias: bias!, activation: 'relu' }),
-    );
-    await expectSameAsCpu([[3, 5, 12], [12, 7], [7]], ([a, b, bias]) => tf.fused.matMul({ a: a!, b: b!, bias: bias!, activation: 'linear' }));
+    test.skipIf(skip)('empty products give zeros or empty tensors', async () => {
+      await expectSameAsCpu(
+        [
+          [3, 0],
+          [0, 4],
+        ],
+        ([a, b]) => tf.matMul(a!, b!),
+      );
+      await expectSameAsCpu(
+        [
+          [0, 5],
+          [5, 4],
+        ],
+        ([a, b]) => tf.matMul(a!, b!, false, false),
+      );
+    });
   });
-
-  test('empty products give zeros or empty tensors', async () => {
-    await expectSameAsCpu(
-      [
-        [3, 0],
-        [0, 4],
-      ],
-      ([a, b]) => tf.matMul(a!, b!),
-    );
-    await expectSameAsCpu(
-      [
-        [0, 5],
-        [5, 4],
-      ],
-      ([a, b]) => tf.matMul(a!, b!, false, false),
-    );
-  });
-});
+}
 
 describe("XNNPACK's packed-operand cache cannot serve stale values", () => {
+  let before: Blas | null = null;
+  beforeAll(async () => {
+    await startBackend('wasm');
+    before = blasInUse();
+    useBlas(null);
+  });
+  afterAll(() => useBlas(before));
   test('repeated products with new contents each time, transposed and not, all correct', async () => {
     const shapes = [
       [12, 10],

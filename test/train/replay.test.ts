@@ -6,24 +6,54 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { metricsOf, playReplay, REPLAY_FIXTURES, REPLAY_RUNS } from './replay_runs';
+import { availableCores } from '../../src/engine/cores';
+import { findBlas } from '../../src/engine/blas';
+import { metricsOf, playReplay, REPLAY_FIXTURES, REPLAY_RUNS, type ReplayRun } from './replay_runs';
 
 setDefaultTimeout(240_000);
 
 const recording = process.env.AGENTIC_RECORD_REPLAY === '1';
 
+/**
+ * What a BLAS run's bits depend on: the library's build (OpenBLAS's config names the CPU kernel
+ * it picked) and the threads. null: the library is missing (CI installs OpenBLAS, so there that fails).
+ */
+function blasKey(run: ReplayRun): string | null {
+  if (!run.blas) return '';
+  let library: ReturnType<typeof findBlas> = null;
+  try {
+    library = findBlas(run.blas);
+  } catch {
+    // missing: below
+  }
+  if (!library) {
+    if (process.env.CI) throw new Error(`replay ${run.name}: no ${run.blas} library (CI installs libopenblas0-pthread)`);
+    return null;
+  }
+  return `${library.detail ?? library.file}; ${availableCores().count} cores`;
+}
+
 describe('recorded runs replay exactly', () => {
   for (const run of REPLAY_RUNS) {
-    test(run.resumes ? `${run.name}: a checkpoint from before resumes into the same steps` : run.name, async () => {
+    const key = blasKey(run);
+    test.skipIf(key === null)(run.resumes ? `${run.name}: a checkpoint from before resumes into the same steps` : run.name, async () => {
       const out = await playReplay(run);
       const fixture = join(REPLAY_FIXTURES, `${run.name}.jsonl`);
+      const keyFile = join(REPLAY_FIXTURES, `${run.name}.blas`);
       if (recording) {
         writeFileSync(fixture, `${metricsOf(out).join('\n')}\n`);
+        if (key) writeFileSync(keyFile, `${key}\n`);
         for (const other of REPLAY_RUNS.filter((r) => r.resumes?.from === run.name)) {
           const checkpoint = join(out, 'checkpoints', `checkpoint-${other.resumes!.step}`);
           expect(existsSync(checkpoint)).toBe(true);
           cpSync(checkpoint, join(REPLAY_FIXTURES, `${run.name}-checkpoint-${other.resumes!.step}`), { recursive: true });
         }
+        return;
+      }
+      if (key && readFileSync(keyFile, 'utf8').trim() !== key) {
+        // another build or CPU kernel: its bits are its own, so the run must at least repeat itself
+        console.log(`replay ${run.name}: recorded on ${readFileSync(keyFile, 'utf8').trim()}, here ${key}: checking it repeats instead`);
+        expect(metricsOf(await playReplay(run))).toEqual(metricsOf(out));
         return;
       }
       const recorded = readFileSync(fixture, 'utf8')

@@ -25,6 +25,8 @@ export interface ReplayRun {
   overrides: string[];
   /** Resumes from the committed checkpoint of the run of this name (recorded with it). */
   resumes?: { from: string; step: number };
+  /** Who computes the matmuls (AGENTIC_BLAS): XNNPACK unless a run says otherwise. */
+  blas?: string;
 }
 
 const DEFAULT_SMALL = ['max_steps=8', 'eval_steps=4', 'rollout_batch_size=16', 'val_batch_size=16', 'warm_start.episodes=48', 'warm_start.epochs=1'];
@@ -43,6 +45,13 @@ export const REPLAY_RUNS: readonly ReplayRun[] = [
   },
   { name: 'async', vowels: true, overrides: ['max_steps=3', 'adv_estimator=grpo', 'async_generation_ratio=1', 'eval_steps=2'] },
   { name: 'grpo_resumed', vowels: true, overrides: [], resumes: { from: 'grpo_traj', step: 1 } },
+  // the system BLAS's path, pinned the same way (its bits belong to the library and the CPU it picks a kernel for)
+  {
+    name: 'gae_critic_openblas',
+    vowels: true,
+    overrides: ['max_steps=3', 'adv_estimator=gae', 'use_kl_loss=true', 'kl_loss_coef=0.1', 'ppo_epochs=2'],
+    blas: 'openblas',
+  },
 ];
 
 /** One JSON object per step, as metrics.jsonl holds them, without the timings. */
@@ -79,7 +88,7 @@ export async function playReplay(run: ReplayRun): Promise<string> {
     });
     args = [...args.slice(0, args.indexOf('track_with=[jsonl]')), ...common, `plugins=[${VOWELS_PLUGIN}]`, ...source.overrides, 'resume_from_checkpoint=auto'];
   }
-  const result = await agentic(args, { cwd: dir });
+  const result = await agentic(args, { cwd: dir, env: { AGENTIC_BLAS: run.blas ?? 'none' } });
   if (result.code !== 0) throw new Error(`replay ${run.name} failed: ${result.stderr.trim()}`);
   return out;
 }

@@ -9,9 +9,15 @@
  * - a true batch (attention) is a loop of 2-D calls over zero-copy views of each matrix.
  * XNNPACK caches a packed right operand under its tensor id, ignoring the shape; stock tfjs gives
  * wrong products for a reshaped matrix reused as a right operand, and this version does not.
+ *
+ * With a system BLAS in use (../blas.ts, useBlas), every float32 product is instead one
+ * `cblas_sgemm` per batch matrix (one in all when the batch shares its right operand and the left
+ * is not transposed), on the operands where they lie in the heap, transposes passed to BLAS.
  */
 import { broadcast_util, getKernel, util, type KernelConfig, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
+import { ptr } from 'bun:ffi';
+import type { Blas } from '../blas';
 import { allocate, createdAs, cwrapOf, dropAlias, dropView, freeTemp, makeAlias, makeView, wasmId, wasmOffset } from './wasm_heap';
 
 type MatMul2D = (
@@ -27,6 +33,74 @@ type MatMul2D = (
 ) => void;
 
 const matMulCalls = new WeakMap<BackendWasm, MatMul2D>();
+
+/** The BLAS that computes the products, or null for XNNPACK. */
+let blas: Blas | null = null;
+
+/** Routes the wasm matmuls to `library` (null: back to XNNPACK); takes effect from the next call. */
+export function useBlas(library: Blas | null): void {
+  blas = library;
+}
+
+export function blasInUse(): Blas | null {
+  return blas;
+}
+
+/** Inside withRowStableMatMuls: products go to XNNPACK whatever BLAS is in use. */
+let rowStable = 0;
+
+/**
+ * Runs `work` (synchronous tfjs ops) with matmuls whose every row comes out the same whatever the
+ * other rows of its batch: XNNPACK's. Generation needs it: continuous batching puts together
+ * whichever rows are ready, so a row's batch depends on timing, and OpenBLAS picks its kernels by
+ * the row count (a row's bits change with it). Training and scoring batches are fixed by the
+ * config, so they take BLAS.
+ */
+export function withRowStableMatMuls<T>(work: () => T): T {
+  rowStable++;
+  try {
+    return work();
+  } finally {
+    rowStable--;
+  }
+}
+
+/** The BLAS for the product being computed now, if any. */
+function blasForNow(): Blas | null {
+  return rowStable > 0 ? null : blas;
+}
+
+/** The heap's address in this process (read at each call: a grown heap may move). */
+function heapAddress(backend: BackendWasm): number {
+  return ptr((backend.wasm as unknown as { HEAPU8: Uint8Array }).HEAPU8);
+}
+
+/** The product of float32 `a` and `b` into `out` by BLAS, transposes and broadcast batches included. */
+function multiplyBlas(
+  library: Blas,
+  backend: BackendWasm,
+  a: TensorInfo,
+  b: TensorInfo,
+  out: TensorInfo,
+  p: Plan,
+  transposeA: boolean,
+  transposeB: boolean,
+): void {
+  const { m, k, n, outOuter } = p;
+  const heap = heapAddress(backend);
+  const [aAt, bAt, outAt] = [heap + wasmOffset(backend, a), heap + wasmOffset(backend, b), heap + wasmOffset(backend, out)];
+  const batch = util.sizeFromShape(outOuter);
+  if (util.sizeFromShape(p.bOuter) === 1 && util.sizeFromShape(p.aOuter) === batch && !transposeA) {
+    // one right operand for every batch: the batch is just more rows of A
+    library.sgemm(false, transposeB, batch * m, n, k, aAt, bAt, outAt);
+    return;
+  }
+  const aOf = batchIndices(outOuter, p.aOuter);
+  const bOf = batchIndices(outOuter, p.bOuter);
+  for (let i = 0; i < batch; i++) {
+    library.sgemm(transposeA, transposeB, m, n, k, aAt + 4 * aOf[i]! * m * k, bAt + 4 * bOf[i]! * k * n, outAt + 4 * i * m * n);
+  }
+}
 
 /** The C BatchMatMul entry point of this backend's module (XNNPACK for 1 x M x K by 1 x K x N). */
 function matMulCall(backend: BackendWasm): MatMul2D {
@@ -170,6 +244,11 @@ function fastBatchMatMul(stock: KernelFunc): KernelFunc {
       backend.typedArrayFromHeap(out).fill(0);
       return out;
     }
+    const library = blasForNow();
+    if (library) {
+      multiplyBlas(library, backend, a, b, out, p, transposeA, transposeB);
+      return out;
+    }
     const temps: TensorInfo[] = [];
     try {
       multiply(backend, untransposed(backend, a, transposeA, temps), untransposed(backend, b, transposeB, temps), out, p);
@@ -181,9 +260,10 @@ function fastBatchMatMul(stock: KernelFunc): KernelFunc {
 }
 
 /**
- * _FusedMatMul (matMul + bias + activation): transposed operands are transposed explicitly and a
- * batch sharing its right operand is folded into rows, so the stock kernel takes its XNNPACK
- * path. True batches keep the stock kernel.
+ * _FusedMatMul (matMul + bias + activation): with BLAS, a linear one (with or without a bias per
+ * column) is BLAS's product plus the bias. Otherwise transposed operands are transposed explicitly
+ * and a batch sharing its right operand is folded into rows, so the stock kernel takes its XNNPACK
+ * path; true batches keep the stock kernel.
  */
 function fastFusedMatMul(stock: KernelFunc): KernelFunc {
   return (args) => {
@@ -192,6 +272,21 @@ function fastFusedMatMul(stock: KernelFunc): KernelFunc {
     const attrs = args.attrs as { transposeA: boolean; transposeB: boolean };
     if (a.dtype !== 'float32' || b.dtype !== 'float32') return stock(args);
     const p = plan(a, b, attrs.transposeA, attrs.transposeB);
+    const bias = (args.inputs as { bias?: TensorInfo }).bias;
+    const linear = ((args.attrs as { activation?: string }).activation ?? 'linear') === 'linear';
+    const library = blasForNow();
+    if (library && linear && (!bias || (bias.shape.length === 1 && bias.shape[0] === p.n && bias.dtype === 'float32'))) {
+      const out = allocate(backend, [...p.outOuter, p.m, p.n]);
+      if (util.sizeFromShape(out.shape) === 0) return out;
+      if (p.k === 0) backend.typedArrayFromHeap(out).fill(0);
+      else multiplyBlas(library, backend, a, b, out, p, attrs.transposeA, attrs.transposeB);
+      if (bias) {
+        const values = backend.typedArrayFromHeap(out);
+        const add = backend.typedArrayFromHeap(bias);
+        for (let at = 0; at < values.length; at += p.n) for (let j = 0; j < p.n; j++) values[at + j]! += add[j]!;
+      }
+      return out;
+    }
     const batchA = util.sizeFromShape(p.aOuter);
     if (util.sizeFromShape(p.bOuter) !== 1 || p.m * p.n * p.k * batchA === 0) return stock(args);
     const temps: TensorInfo[] = [];

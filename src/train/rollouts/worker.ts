@@ -39,6 +39,7 @@ let state: State | null = null;
 async function init(config: AgenticConfig, cwd: string, threads: number): Promise<State> {
   await startBackend(config.actor_infer.strategy_args.backend ?? config.backend, {
     wasmThreadsExactly: { threads, why: "the rollout worker's own engine in an asynchronous run" },
+    blas: config.blas,
   });
   const host = new PluginHost(cwd);
   await host.loadAll(config.plugins);

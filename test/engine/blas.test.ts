@@ -1,0 +1,97 @@
+/**
+ * The system BLAS through bun:ffi: which library a choice finds, one-line errors for a missing or
+ * misspelt one, cblas_sgemm's products (transposes included) against a plain sum, and the start
+ * line and doctor naming who computes the matmuls.
+ */
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ptr } from 'bun:ffi';
+import { blasChoiceProblem, describeBlas, findBlas } from '../../src/engine/blas';
+import { ConfigError } from '../../src/errors';
+import { agentic, lines, scratch } from '../helpers';
+
+setDefaultTimeout(60_000);
+
+const found = findBlas('auto');
+if (!found && process.env.CI) throw new Error('no system BLAS found (CI installs libopenblas0-pthread)');
+const withBlas = test.skipIf(!found);
+
+/** C = op(A) op(B) by a plain sum, row-major; `a` is stored [k, m] when transposed, `b` [n, k]. */
+function naive(a: Float32Array, b: Float32Array, m: number, n: number, k: number, ta: boolean, tb: boolean): Float32Array {
+  const c = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let sum = 0;
+      for (let p = 0; p < k; p++) sum += (ta ? a[p * m + i]! : a[i * k + p]!) * (tb ? b[j * k + p]! : b[p * n + j]!);
+      c[i * n + j] = sum;
+    }
+  }
+  return c;
+}
+
+describe('choosing a BLAS', () => {
+  test('none keeps XNNPACK; auto finds the system one when there is one', () => {
+    expect(findBlas('none')).toBeNull();
+    if (found) expect(['openblas', 'blis', 'mkl', 'accelerate']).toContain(found.name);
+  });
+
+  test('a library that is not there, or a choice that means nothing, is one line naming the key', () => {
+    expect(() => findBlas('mkl')).toThrow(ConfigError);
+    expect(() => findBlas('mkl')).toThrow(/^blas=mkl: no mkl library with cblas_sgemm found \(.*\); apt-get install libmkl-rt, or set blas=auto$/);
+    expect(() => findBlas('/nonexistent/libblas.so')).toThrow('blas=/nonexistent/libblas.so: cannot load it, or it has no cblas_sgemm');
+    expect(() => findBlas('fast')).toThrow('blas: expected auto, none, openblas, blis, mkl, accelerate or a library path');
+    expect(blasChoiceProblem('openblas')).toBeNull();
+    expect(blasChoiceProblem('/opt/lib/libopenblas.so')).toBeNull();
+  });
+
+  withBlas('describes itself: version, file and threads', () => {
+    found!.setThreads(1);
+    expect(describeBlas(found!)).toMatch(/\(.+, 1 thread\)$/);
+    found!.setThreads(2);
+    expect(found!.threads()).toBe(2);
+  });
+});
+
+describe('cblas_sgemm on pointers into a Float32Array', () => {
+  for (const [ta, tb] of [
+    [false, false],
+    [false, true],
+    [true, false],
+    [true, true],
+  ] as const) {
+    withBlas(`transposeA=${ta}, transposeB=${tb} equals a plain sum`, () => {
+      const [m, n, k] = [7, 5, 9];
+      const memory = new Float32Array(m * k + k * n + m * n + 3);
+      for (let i = 0; i < m * k + k * n; i++) memory[i] = Math.sin(i * 0.7) * 3;
+      const base = ptr(memory);
+      found!.sgemm(ta, tb, m, n, k, base, base + 4 * m * k, base + 4 * (m * k + k * n));
+      const expected = naive(memory.subarray(0, m * k), memory.subarray(m * k, m * k + k * n), m, n, k, ta, tb);
+      const got = memory.subarray(m * k + k * n, m * k + k * n + m * n);
+      for (let i = 0; i < m * n; i++) expect(Math.abs(got[i]! - expected[i]!)).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(expected[i]!)));
+      // nothing written past C
+      expect(Array.from(memory.subarray(-3))).toEqual([0, 0, 0]);
+    });
+  }
+});
+
+describe('who computes the matmuls, as the commands say it', () => {
+  withBlas('doctor names the BLAS under auto, XNNPACK under AGENTIC_BLAS=none', async () => {
+    const auto = await agentic(['doctor']);
+    expect(lines(auto.stdout).find((l) => l.trim().startsWith('matmuls'))).toMatch(/^ {2}matmuls +.+\(blas=auto\)$/);
+    const none = await agentic(['doctor'], { env: { AGENTIC_BLAS: 'none' } });
+    expect(lines(none.stdout).find((l) => l.trim().startsWith('matmuls'))).toMatch(/^ {2}matmuls +XNNPACK \(blas=none\)$/);
+  });
+
+  test('a missing library asked for stops the run in one line, before anything is written', async () => {
+    const out = join(scratch(), 'out');
+    const run = await agentic(['train', 'blas=mkl', 'max_steps=1', `output_dir=${out}`]);
+    expect(run.code).not.toBe(0);
+    expect(lines(run.stderr).filter((l) => l.startsWith('error'))).toHaveLength(1);
+    expect(run.stderr).toContain('blas=mkl: no mkl library with cblas_sgemm found');
+    expect(existsSync(join(out, '.agentic'))).toBe(false);
+    const bad = await agentic(['config', 'blas=fast']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr.trim()).toBe('error: blas: expected auto, none, openblas, blis, mkl, accelerate or a library path');
+  });
+});
