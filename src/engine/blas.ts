@@ -188,8 +188,9 @@ export function findBlas(choice: string): Blas | null {
   }
   const problem = blasChoiceProblem(choice);
   if (problem) throw new ConfigError(`blas: ${problem}`);
-  const openblasLike = LIBRARIES.find((l) => l.files.some((f) => choice.endsWith(f))) ?? { name: choice, files: [choice] };
-  const blas = load({ ...openblasLike, name: choice }, choice);
+  // a path to a library we know (…/libopenblas.so.0) keeps its thread setter and description
+  const kind = LIBRARIES.find((l) => l.files.some((f) => choice.endsWith(f)));
+  const blas = load({ ...(kind ?? { files: [] }), name: choice, files: [choice] }, choice);
   if (!blas) throw new ConfigError(`blas=${choice}: cannot load it, or it has no cblas_sgemm`);
   return blas;
 }

@@ -49,7 +49,7 @@ export interface RolloutSource {
 }
 
 /** How many validation episodes a report carries. */
-export const REPORTED_VAL_EPISODES = 3;
+const REPORTED_VAL_EPISODES = 3;
 
 /** Logs a validation: its metrics, and the first episodes for trackers that show transcripts. */
 export function logValidation(log: StepLog, val: RolloutBatch): void {
