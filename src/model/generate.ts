@@ -1,18 +1,19 @@
 /**
  * Batched generation with a KV cache, as a running batch that sequences join and leave.
  *
- * The cache holds, per block, keys and values [batch, kv heads, columns, head dim], right
- * aligned: every row ends at the last column, and a row with a shorter history has masked
- * padding on its left. A joining group is prefilled on its own (left-padded to its longest
- * prompt) and stacked onto the running batch, padding whichever side is shorter; a finished
- * row is dropped by gathering the others, and columns that are padding for every row are
- * trimmed. Each row keeps its own position ids, so padding never shifts RoPE.
+ * A joining group is prefilled together (left-padded to its longest prompt, padding masked, each
+ * row with its own position ids so padding never shifts RoPE); each row then keeps its own keys
+ * and values in a SequenceCache that decode steps extend in place (./sequence_cache.ts). A decode
+ * step feeds every row its last sampled token: the projections and the MLP run as one batch,
+ * attention per row over its own cache (./cached_attention.ts). Rows join and leave without
+ * touching each other's caches, and a row's tokens never depend on what shares its batch.
  */
 import { withRowStableMatMuls } from '../engine/kernels/matmul';
 import { tf } from '../engine/tf';
 import type { Rng } from '../engine/rng';
 import { AgenticError } from '../errors';
 import type { LayerKV, Qwen2Model } from './qwen2';
+import { SequenceCache, type CacheShape } from './sequence_cache';
 import { sampleToken, temperatureAfter, type SamplingParams } from './sampling';
 
 export interface GenerationRequest {
@@ -66,10 +67,8 @@ export interface DecodeOptions {
 
 interface Row {
   request: GenerationRequest;
-  /** First cache column that holds this row's history. */
-  start: number;
-  /** Position id of the next token to feed. */
-  position: number;
+  /** Keys and values of every id fed so far; its length is the position of the next. */
+  cache: SequenceCache;
   /** The sampled token not yet fed to the model. */
   pending: number;
   tokens: number[];
@@ -78,14 +77,16 @@ interface Row {
 
 export class DecodeBatch {
   private rows: Row[] = [];
-  private cache: LayerKV[] | null = null;
   private readonly maxLength: number;
+  private readonly cacheShape: CacheShape;
 
   constructor(
     private readonly model: Qwen2Model,
     private readonly options: DecodeOptions = {},
   ) {
     this.maxLength = options.maxLength ?? model.config.max_position_embeddings;
+    const c = model.config;
+    this.cacheShape = { layers: c.num_hidden_layers, kvHeads: c.num_key_value_heads, headDim: c.head_dim };
   }
 
   /** Sequences currently generating. */
@@ -114,33 +115,24 @@ export class DecodeBatch {
     return finished;
   }
 
-  /** Prefills one chunk of joining requests and stacks the unfinished ones onto the batch. */
+  /**
+   * Prefills one chunk of joining requests, all feeding the same number of ids after the same
+   * number of cached ones (prefillChunks): no row is padded, so each row's keys, values and
+   * logits are what it would get alone. The unfinished ones join the batch.
+   */
   private async prefill(requests: readonly GenerationRequest[]): Promise<GenerationResult[]> {
-    // Row b feeds prompt[kept[b]..] after `kept[b]` cached columns. Every row feeds `width` ids,
-    // reusing fewer cached columns where its new part is shorter, so each row stays one
-    // contiguous run of columns (right aligned, padding on the left).
-    const width = Math.max(...requests.map((r) => r.promptIds.length - (r.past?.length ?? 0)));
-    const kept = requests.map((r) => (r.past ? Math.max(0, r.promptIds.length - width) : 0));
-    const pastWidth = Math.max(...kept);
-    const columns = pastWidth + width;
+    const cached = requests[0]!.past?.length ?? 0;
+    const columns = requests[0]!.promptIds.length;
+    const width = columns - cached;
     const n = requests.length;
     const ids = new Int32Array(n * width);
-    const keyMask = new Uint8Array(n * columns);
-    const positions = new Int32Array(n * width);
-    requests.forEach((r, b) => {
-      const fed = r.promptIds.length - kept[b]!;
-      const offset = width - fed;
-      for (let t = 0; t < fed; t++) {
-        ids[b * width + offset + t] = r.promptIds[kept[b]! + t]!;
-        positions[b * width + offset + t] = kept[b]! + t;
-      }
-      keyMask.fill(1, b * columns + columns - r.promptIds.length, (b + 1) * columns);
-    });
-    const past = pastWidth > 0 ? pastBlock(requests, kept, pastWidth) : undefined;
+    requests.forEach((r, b) => ids.set(r.promptIds.slice(cached), b * width));
+    const positions = Int32Array.from({ length: n * width }, (_, i) => cached + (i % width));
+    const past = cached > 0 ? pastBlock(requests, cached) : undefined;
     const idsTensor = tf.tensor2d(ids, [n, width], 'int32');
     let forward: ReturnType<Qwen2Model['forward']>;
     try {
-      forward = withRowStableMatMuls(() => this.model.forward(idsTensor, { keyMask, positions, past }));
+      forward = withRowStableMatMuls(() => this.model.forward(idsTensor, { positions, past }));
     } finally {
       idsTensor.dispose();
       if (past) disposeKv(past);
@@ -148,72 +140,53 @@ export class DecodeBatch {
     const { hidden, present } = forward;
     const logits = lastLogits(this.model, hidden);
     hidden.dispose();
-    const values = (await logits.data()) as Float32Array;
-    logits.dispose();
-
-    const joining: Row[] = requests.map((request) => ({
-      request,
-      start: columns - request.promptIds.length,
-      position: request.promptIds.length,
-      pending: -1,
-      tokens: [],
-      logProbs: [],
-    }));
-    const { finished, keep, kept: staying } = this.sampleAll(joining, values, present, () => 0);
-    if (staying || keep.length === 0) disposeKv(present);
-    if (keep.length > 0)
-      this.append(
-        keep.map((b) => joining[b]!),
-        staying ?? present,
-        columns,
-      );
-    return finished;
+    let values: Float32Array;
+    let hostKv: Array<{ k: Float32Array; v: Float32Array }>;
+    try {
+      values = (await logits.data()) as Float32Array;
+      hostKv = await Promise.all(present.map(async ({ k, v }) => ({ k: (await k.data()) as Float32Array, v: (await v.data()) as Float32Array })));
+    } finally {
+      logits.dispose();
+      disposeKv(present);
+    }
+    const joining: Row[] = requests.map((request, b) => {
+      const length = request.promptIds.length;
+      // room for the whole response up front: growing copies the cache
+      const capacity = Math.min(this.maxLength, length + request.maxNewTokens);
+      const cache = SequenceCache.fromBatch(this.cacheShape, hostKv, columns, b, 0, length, capacity);
+      return { request, cache, pending: -1, tokens: [], logProbs: [] };
+    });
+    return this.sampleAll(joining, values);
   }
 
   /** Feeds every row its pending token and samples the next; returns the rows that finished. */
   async step(): Promise<GenerationResult[]> {
-    if (!this.cache || this.rows.length === 0) return [];
-    const cache = this.cache;
-    const n = this.rows.length;
-    const columns = this.cache[0]!.k.shape[2] + 1;
-    const ids = new Int32Array(n);
-    const positions = new Int32Array(n);
-    const keyMask = new Uint8Array(n * columns);
-    this.rows.forEach((row, b) => {
-      ids[b] = row.pending;
-      positions[b] = row.position;
-      keyMask.fill(1, b * columns + row.start, (b + 1) * columns);
-    });
-    const idsTensor = tf.tensor2d(ids, [n, 1], 'int32');
-    const { hidden, present } = withRowStableMatMuls(() => this.model.forward(idsTensor, { past: cache, positions, keyMask }));
-    idsTensor.dispose();
-    disposeKv(this.cache);
-    this.cache = present;
+    if (this.rows.length === 0) return [];
+    const rows = this.rows;
+    const ids = Int32Array.from(rows, (row) => row.pending);
+    const positions = Int32Array.from(rows, (row) => row.cache.length);
+    const hidden = await this.model.decode(
+      ids,
+      positions,
+      rows.map((row) => row.cache),
+    );
     const logits = lastLogits(this.model, hidden);
     hidden.dispose();
     const values = (await logits.data()) as Float32Array;
     logits.dispose();
-
-    for (const row of this.rows) row.position += 1;
-    // columns left of every staying row's start are padding for all: the compaction drops them
-    const { finished, keep, kept } = this.sampleAll(this.rows, values, present, (rows) => this.leftmost(rows));
-    if (keep.length === 0) this.dispose();
-    else if (kept) this.replaceCache(keep, kept);
-    return finished;
+    this.rows = [];
+    return this.sampleAll(rows, values);
   }
 
   /** Removes a sequence before it finishes; returns what it generated so far, or null if unknown. */
   leave(id: string | number): GenerationResult | null {
-    const index = this.rows.findIndex((r) => r.request.id === id);
-    if (index < 0) return null;
-    const row = this.rows[index]!;
-    this.keepRows(this.rows.map((_, i) => i).filter((i) => i !== index));
+    const row = this.rows.find((r) => r.request.id === id);
+    if (!row) return null;
+    this.rows = this.rows.filter((r) => r !== row);
     return { id, tokens: row.tokens, logProbs: row.logProbs, finishReason: 'left' };
   }
 
   dispose(): void {
-    if (this.cache) disposeKv(this.cache);
-    this.cache = null;
     this.rows = [];
   }
 
@@ -243,35 +216,20 @@ export class DecodeBatch {
   }
 
   /**
-   * Samples every row's next token from its logits (row b: values[b * vocab ...]). Returns the
-   * results of the rows that finished, with their keys and values where they asked for them
-   * (batch row b of `cache`), the indices of the rows that go on, and, when some finished and
-   * some go on, the cache of those that go on (from column `keptFrom` on).
+   * Samples every row's next token from its logits (row b: values[b * vocab ...]); the rows that
+   * go on join the batch, the others return their results (with their keys and values as tensors
+   * where they asked for them).
    */
-  private sampleAll(
-    rows: readonly Row[],
-    values: Float32Array,
-    cache: readonly LayerKV[],
-    keptFrom: (keep: readonly number[]) => number,
-  ): { finished: GenerationResult[]; keep: number[]; kept: LayerKV[] | null } {
+  private sampleAll(rows: readonly Row[], values: Float32Array): GenerationResult[] {
     const vocab = this.model.config.vocab_size;
-    const done: Array<{ b: number; result: GenerationResult }> = [];
-    const keep: number[] = [];
+    const finished: GenerationResult[] = [];
     rows.forEach((row, b) => {
       const result = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
-      if (result) done.push({ b, result });
-      else keep.push(b);
+      if (!result) this.rows.push(row);
+      else if (!row.request.keepCache) finished.push(result);
+      else finished.push({ ...result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv: row.cache.toTensors() } });
     });
-    const caching = done.filter(({ b }) => rows[b]!.request.keepCache);
-    const compact = keep.length > 0 && keep.length < rows.length;
-    const picks = caching.map(({ b }) => ({ rows: [b], from: rows[b]!.start }));
-    if (compact) picks.push({ rows: keep, from: keptFrom(keep) });
-    const kvs = picks.map(({ rows, from }) => selectCache(cache, rows, from));
-    caching.forEach((entry, i) => {
-      const row = rows[entry.b]!;
-      entry.result = { ...entry.result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv: kvs[i]! } };
-    });
-    return { finished: done.map(({ result }) => result), keep, kept: compact ? kvs[caching.length]! : null };
+    return finished;
   }
 
   /** Samples a row's next token; returns its result when that ends it. */
@@ -301,56 +259,8 @@ export class DecodeBatch {
       if (r.stopStrings.some((s) => text.includes(s))) return 'stop_string';
     }
     if (row.tokens.length >= r.maxNewTokens) return 'length';
-    if (row.position + 1 >= this.maxLength) return 'context';
+    if (row.cache.length + 1 >= this.maxLength) return 'context';
     return null;
-  }
-
-  /** Stacks prefilled rows (their cache `width` columns wide) onto the running batch. */
-  private append(rows: Row[], cache: LayerKV[], width: number): void {
-    if (!this.cache) {
-      this.cache = cache;
-      this.rows = rows;
-      return;
-    }
-    const columns = this.cache[0]!.k.shape[2];
-    const total = Math.max(columns, width);
-    const old = this.cache;
-    this.cache = tf.tidy(() =>
-      old.map((layer, i) => {
-        const added = cache[i]!;
-        return {
-          k: tf.concat([padLeft(layer.k, total - columns), padLeft(added.k, total - width)], 0) as tf.Tensor4D,
-          v: tf.concat([padLeft(layer.v, total - columns), padLeft(added.v, total - width)], 0) as tf.Tensor4D,
-        };
-      }),
-    );
-    tf.dispose([...flatten(old), ...flatten(cache)]);
-    for (const row of this.rows) row.start += total - columns;
-    for (const row of rows) row.start += total - width;
-    this.rows.push(...rows);
-  }
-
-  private keepRows(keep: number[]): void {
-    if (!this.cache) return;
-    if (keep.length === 0) {
-      this.dispose();
-      return;
-    }
-    this.replaceCache(keep, selectCache(this.cache, keep, this.leftmost(keep)));
-  }
-
-  /** The first cache column any of rows `keep` uses. */
-  private leftmost(keep: readonly number[]): number {
-    return Math.min(...keep.map((b) => this.rows[b]!.start));
-  }
-
-  /** The batch becomes rows `keep` with `cache`, whose columns start at the leftmost of them. */
-  private replaceCache(keep: readonly number[], cache: LayerKV[]): void {
-    const trim = this.leftmost(keep);
-    if (this.cache) disposeKv(this.cache);
-    this.cache = cache;
-    this.rows = keep.map((b) => this.rows[b]!);
-    for (const row of this.rows) row.start -= trim;
   }
 }
 
@@ -375,98 +285,52 @@ export async function generate(model: Qwen2Model, requests: readonly GenerationR
 const PREFILL_SCORE_BUDGET = 2 ** 24;
 
 /**
- * Joining requests in chunks that fit the budget, with similar numbers of ids to feed together
- * (less padding and recomputation). A row's scores are (ids fed) x (its whole prompt).
+ * Joining requests in chunks of equal shape (the same number of cached ids and of ids to feed),
+ * so no row is padded and none depends on the others, each chunk within the budget.
  */
 export function prefillChunks(requests: readonly GenerationRequest[], heads: number): GenerationRequest[][] {
-  const fed = (r: GenerationRequest) => r.promptIds.length - (r.past?.length ?? 0);
-  const byLength = [...requests].sort((a, b) => fed(a) - fed(b) || a.promptIds.length - b.promptIds.length);
-  const chunks: GenerationRequest[][] = [];
-  let chunk: GenerationRequest[] = [];
-  let widest = 0;
-  let longest = 0;
-  for (const request of byLength) {
-    const w = Math.max(widest, fed(request));
-    const l = Math.max(longest, request.promptIds.length);
-    // a row feeding far more ids than the chunk's first would make every row recompute that many
-    const unlike = chunk.length > 0 && fed(request) > 2 * fed(chunk[0]!) + 32;
-    if (chunk.length > 0 && (unlike || (chunk.length + 1) * heads * w * l > PREFILL_SCORE_BUDGET)) {
-      chunks.push(chunk);
-      chunk = [];
-      widest = 0;
-      longest = 0;
-    }
-    chunk.push(request);
-    widest = Math.max(widest, fed(request));
-    longest = Math.max(longest, request.promptIds.length);
+  const shapes = new Map<string, GenerationRequest[]>();
+  for (const request of requests) {
+    const shape = `${request.past?.length ?? 0}/${request.promptIds.length}`;
+    shapes.set(shape, [...(shapes.get(shape) ?? []), request]);
   }
-  if (chunk.length > 0) chunks.push(chunk);
+  const chunks: GenerationRequest[][] = [];
+  for (const same of shapes.values()) {
+    const { promptIds, past } = same[0]!;
+    // a row's scores are (ids fed) x (its whole prompt)
+    const perRow = heads * (promptIds.length - (past?.length ?? 0)) * promptIds.length;
+    const size = Math.max(1, Math.floor(PREFILL_SCORE_BUDGET / perRow));
+    for (let i = 0; i < same.length; i += size) chunks.push(same.slice(i, i + size));
+  }
   return chunks;
 }
 
-/** The cached columns rows reuse (row b: the first kept[b] of its past), left-padded to `width` and stacked. */
-function pastBlock(requests: readonly GenerationRequest[], kept: readonly number[], width: number): LayerKV[] {
+/** The first `cached` columns of every request's past, stacked: [requests, kv heads, cached, head dim] per layer. */
+function pastBlock(requests: readonly GenerationRequest[], cached: number): LayerKV[] {
   return tf.tidy(() => {
-    const layers = requests.find((r) => r.past)!.past!.kv.length;
-    const rowOf = (b: number, layer: number, key: 'k' | 'v'): tf.Tensor4D => {
-      const r = requests[b]!;
-      if (!r.past || kept[b] === 0) {
-        const like = requests.find((q) => q.past)!.past!.kv[layer]![key];
-        return tf.zeros([1, like.shape[1], width, like.shape[3]]) as tf.Tensor4D;
-      }
-      const source = r.past.kv[layer]![key];
-      const used = source.slice([0, 0, 0, 0], [1, -1, kept[b]!, -1]) as tf.Tensor4D;
-      return padLeft(used, width - kept[b]!);
-    };
-    return Array.from({ length: layers }, (_, layer) => ({
-      k: tf.concat(
-        requests.map((_, b) => rowOf(b, layer, 'k')),
+    const layers = requests[0]!.past!.kv.length;
+    const stacked = (layer: number, key: 'k' | 'v') =>
+      tf.concat(
+        requests.map((r) => r.past!.kv[layer]![key].slice([0, 0, 0, 0], [1, -1, cached, -1])),
         0,
-      ) as tf.Tensor4D,
-      v: tf.concat(
-        requests.map((_, b) => rowOf(b, layer, 'v')),
-        0,
-      ) as tf.Tensor4D,
-    }));
+      ) as tf.Tensor4D;
+    return Array.from({ length: layers }, (_, layer) => ({ k: stacked(layer, 'k'), v: stacked(layer, 'v') }));
   });
 }
 
-function lastLogits(model: Qwen2Model, hidden: tf.Tensor3D): tf.Tensor2D {
+/** Logits [batch, vocab] of the last position of hidden states [batch, length, hidden] or [batch, hidden]. */
+function lastLogits(model: Qwen2Model, hidden: tf.Tensor3D | tf.Tensor2D): tf.Tensor2D {
   return withRowStableMatMuls(() =>
     tf.tidy(() => {
-      const [batch, length, size] = hidden.shape;
-      const last = hidden.slice([0, length - 1, 0], [batch, 1, size]);
-      return model.logits(last as tf.Tensor3D).reshape([batch, -1]) as tf.Tensor2D;
+      const last = hidden.rank === 2 ? hidden : hidden.slice([0, hidden.shape[1]! - 1, 0], [hidden.shape[0], 1, -1]);
+      return model.logits(last.reshape([hidden.shape[0], 1, -1]) as tf.Tensor3D).reshape([hidden.shape[0], -1]) as tf.Tensor2D;
     }),
   );
-}
-
-function padLeft(x: tf.Tensor4D, columns: number): tf.Tensor4D {
-  if (columns === 0) return x.clone();
-  return tf.pad(x, [
-    [0, 0],
-    [0, 0],
-    [columns, 0],
-    [0, 0],
-  ]);
 }
 
 /** Frees every tensor of a cache. */
 export function disposeKv(cache: readonly LayerKV[]): void {
   tf.dispose(flatten(cache));
-}
-
-/** New tensors holding rows `rows` of every layer's keys and values, from column `from` on. */
-function selectCache(cache: readonly LayerKV[], rows: readonly number[], from: number): LayerKV[] {
-  return tf.tidy(() => {
-    const index = tf.tensor1d(Int32Array.from(rows), 'int32');
-    const columns = from > 0 ? tf.range(from, cache[0]!.k.shape[2], 1, 'int32') : null;
-    const pick = (x: tf.Tensor4D) => {
-      const picked = tf.gather(x, index, 0) as tf.Tensor4D;
-      return columns ? (tf.gather(picked, columns, 2) as tf.Tensor4D) : picked;
-    };
-    return cache.map((layer) => ({ k: pick(layer.k), v: pick(layer.v) }));
-  });
 }
 
 function flatten(cache: readonly LayerKV[]): tf.Tensor[] {

@@ -9,12 +9,15 @@
  * `toWeights`/`fromWeights` translate to and from Hugging Face's tensor names and [out, in]
  * layout, so checkpoints are ordinary Qwen2 folders.
  */
+import { withRowStableMatMuls } from '../engine/kernels/matmul';
 import { tf } from '../engine/tf';
 import { Rng } from '../engine/rng';
 import type { ModelConfig } from './config';
 import { AgenticError } from '../errors';
 import { expectedWeightShapes, type ModelHead } from './hf_folder';
 import type { HostTensor } from './safetensors';
+import { attendCached } from './cached_attention';
+import type { SequenceCache } from './sequence_cache';
 
 export type { ModelHead };
 
@@ -284,68 +287,110 @@ export class Qwen2Model {
     return { hidden: result.hidden as tf.Tensor3D, present };
   }
 
+  /**
+   * Final hidden states [rows, hidden] after feeding one id per sequence (a decode step): row r
+   * feeds ids[r] at positions[r] and attends over caches[r], which gains the fed id's keys and
+   * values in place. Attention runs on the host (./cached_attention.ts): no cache tensor is
+   * concatenated, padded or gathered. The products take row-stable matMuls (generation batches
+   * whatever rows are ready: a row's bits must not depend on them). The caller owns the result.
+   */
+  async decode(ids: Int32Array, positions: Int32Array, caches: readonly SequenceCache[]): Promise<tf.Tensor2D> {
+    const rows = ids.length;
+    if (positions.length !== rows || caches.length !== rows)
+      throw new AgenticError(`decode: ${rows} ids, ${positions.length} positions, ${caches.length} caches`);
+    for (const cache of caches) cache.reserve(cache.length + 1);
+    const rope = ropeTables(positions, this.config);
+    let x = tf.tidy(() => tf.gather(this.embed, tf.tensor2d(ids, [rows, 1], 'int32')) as tf.Tensor3D);
+    try {
+      for (const [layer, block] of this.blocks.entries()) {
+        const { q, k, v } = withRowStableMatMuls(() => tf.tidy(() => this.projections(block, x, rope)));
+        const [queries, keys, values] = (await Promise.all([q.data(), k.data(), v.data()])) as Float32Array[];
+        tf.dispose([q, k, v]);
+        caches.forEach((cache, row) => cache.write(layer, keys!, values!, row));
+        const attended = attendCached(queries!, caches, layer, this.config.num_attention_heads);
+        const next = withRowStableMatMuls(() => tf.tidy(() => this.blockOutput(block, x, tf.tensor2d(attended, [rows, attended.length / rows]))));
+        x.dispose();
+        x = next;
+      }
+      for (const cache of caches) cache.advance();
+      return tf.tidy(() => rmsNorm(x, this.finalNorm, this.config.rms_norm_eps).reshape([rows, -1]) as tf.Tensor2D);
+    } finally {
+      x.dispose();
+      disposeRope(rope);
+    }
+  }
+
   private block(block: Block, x: tf.Tensor3D, rope: RopeTables, mask: tf.Tensor, past: LayerKV | undefined): { output: tf.Tensor3D; kv: LayerKV } {
+    const [batch, length] = x.shape;
+    const { q, k: kNew, v: vNew } = this.projections(block, x, rope);
+    const toHeads = (t: tf.Tensor) => t.transpose([0, 2, 1, 3]) as tf.Tensor4D;
+    const k = past ? (tf.concat([past.k, toHeads(kNew)], 2) as tf.Tensor4D) : toHeads(kNew);
+    const v = past ? (tf.concat([past.v, toHeads(vNew)], 2) as tf.Tensor4D) : toHeads(vNew);
+    const attended = this.attention(q, k, v, mask, batch, length);
+    return { output: this.blockOutput(block, x, attended), kv: { k, v } };
+  }
+
+  /**
+   * The block's attention inputs from x [batch, length, hidden]: rotated queries [batch, length,
+   * heads, head dim], rotated keys and values [batch, length, kv heads, head dim]. Three matMuls
+   * rather than one fused one: splitting a fused output by columns costs more on wasm than the
+   * matMuls themselves.
+   */
+  private projections(block: Block, x: tf.Tensor3D, rope: RopeTables): { q: tf.Tensor4D; k: tf.Tensor4D; v: tf.Tensor4D } {
     const c = this.config;
     const [batch, length, hidden] = x.shape;
-    const { q: qSize } = sizes(c);
-    const heads = c.num_attention_heads;
-    const kvHeads = c.num_key_value_heads;
-    const groups = heads / kvHeads;
-    const headDim = c.head_dim;
-
-    // Attention. Three matMuls rather than one fused one: splitting a fused output by columns
-    // costs more on wasm than the matMuls themselves.
     const h = rmsNorm(x, block.inputNorm, c.rms_norm_eps).reshape([batch * length, hidden]);
     const project = (w: tf.Variable, b: tf.Variable | undefined) => (b ? tf.matMul(h, w).add(b) : tf.matMul(h, w));
-    const q = applyRope(project(block.q, block.bias?.q), rope.cosQ, rope.sinQ, rope.rotation, [batch, length, heads, headDim]);
-    const kNew = applyRope(project(block.k, block.bias?.k), rope.cosK, rope.sinK, rope.rotation, [batch, length, kvHeads, headDim]).transpose([
-      0, 2, 1, 3,
-    ]) as tf.Tensor4D;
-    const vNew = project(block.v, block.bias?.v).reshape([batch, length, kvHeads, headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
-    const k = past ? (tf.concat([past.k, kNew], 2) as tf.Tensor4D) : kNew;
-    const v = past ? (tf.concat([past.v, vNew], 2) as tf.Tensor4D) : vNew;
-    const keys = k.shape[2];
+    return {
+      q: applyRope(project(block.q, block.bias?.q), rope.cosQ, rope.sinQ, rope.rotation, [batch, length, c.num_attention_heads, c.head_dim]),
+      k: applyRope(project(block.k, block.bias?.k), rope.cosK, rope.sinK, rope.rotation, [batch, length, c.num_key_value_heads, c.head_dim]),
+      v: project(block.v, block.bias?.v).reshape([batch, length, c.num_key_value_heads, c.head_dim]) as tf.Tensor4D,
+    };
+  }
 
-    // Grouped-query attention without copying keys: the query heads that share a kv head are
-    // stacked along the row axis, so one batched matMul per kv head serves the whole group.
+  /**
+   * Grouped-query attention of queries q [batch, length, heads, head dim] over keys and values
+   * [batch, kv heads, keys, head dim]; the mixed values as [batch * length, heads * head dim].
+   */
+  private attention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, mask: tf.Tensor, batch: number, length: number): tf.Tensor {
+    const c = this.config;
+    const kvHeads = c.num_key_value_heads;
+    const groups = c.num_attention_heads / kvHeads;
+    const headDim = c.head_dim;
+    const keys = k.shape[2];
+    // Without copying keys: the query heads that share a kv head are stacked along the row axis,
+    // so one batched matMul per kv head serves the whole group.
     const qGrouped = q
       .reshape([batch, length, kvHeads, groups, headDim])
       .transpose([0, 2, 3, 1, 4])
       .reshape([batch, kvHeads, groups * length, headDim]);
-    // One query row per sequence (decoding): a broadcast multiply and a sum beat a loop of
-    // batch x kv-heads tiny matMuls.
-    const decoding = length === 1;
     let mixed: tf.Tensor;
-    if (!decoding && batch * heads * length * keys > attentionLimits.scores) {
+    if (batch * c.num_attention_heads * length * keys > attentionLimits.scores) {
       // Long sequences: the [length, keys] scores of a layer would not fit the wasm heap (and
       // a backward pass would keep them for every layer), so attend a block of queries at a time.
-      const chunk = Math.max(1, Math.floor(attentionLimits.scores / (batch * heads * keys)));
+      const chunk = Math.max(1, Math.floor(attentionLimits.scores / (batch * c.num_attention_heads * keys)));
       mixed = chunkedAttention(qGrouped.reshape([batch, kvHeads, groups, length, headDim]), k, v, mask, 1 / Math.sqrt(headDim), chunk);
     } else {
-      const raw = decoding ? qGrouped.expandDims(3).mul(k.expandDims(2)).sum(-1) : tf.matMul(qGrouped, k, false, true);
-      const scores = raw
+      const scores = tf
+        .matMul(qGrouped, k, false, true)
         .mul(1 / Math.sqrt(headDim))
         .reshape([batch, kvHeads, groups, length, keys])
         .add(mask);
-      const probs = tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]);
-      // (Summing over the innermost axis: wasm's Sum transposes first for any other axis.)
-      mixed = decoding
-        ? probs
-            .expandDims(3)
-            .mul(v.transpose([0, 1, 3, 2]).expandDims(2))
-            .sum(-1)
-        : tf.matMul(probs, v);
+      mixed = tf.matMul(tf.softmax(scores).reshape([batch, kvHeads, groups * length, keys]), v);
     }
-    const attended = mixed
+    return mixed
       .reshape([batch, kvHeads, groups, length, headDim])
       .transpose([0, 3, 1, 2, 4])
-      .reshape([batch * length, qSize]);
-    const afterAttention = x.add(tf.matMul(attended, block.o).reshape([batch, length, hidden]));
+      .reshape([batch * length, c.num_attention_heads * headDim]);
+  }
 
-    // SwiGLU MLP.
-    const h2 = rmsNorm(afterAttention, block.postNorm, c.rms_norm_eps).reshape([batch * length, hidden]);
-    const mlp = tf.matMul(tf.mul(silu(tf.matMul(h2, block.gate)), tf.matMul(h2, block.up)), block.down).reshape([batch, length, hidden]);
-    return { output: afterAttention.add(mlp) as tf.Tensor3D, kv: { k, v } };
+  /** The block's output from its input x and the mixed values [batch * length, heads * head dim]: the residuals and the SwiGLU MLP. */
+  private blockOutput(block: Block, x: tf.Tensor3D, attended: tf.Tensor): tf.Tensor3D {
+    const [batch, length, hidden] = x.shape;
+    const afterAttention = x.add(tf.matMul(attended, block.o).reshape([batch, length, hidden]));
+    const h = rmsNorm(afterAttention, block.postNorm, this.config.rms_norm_eps).reshape([batch * length, hidden]);
+    const mlp = tf.matMul(tf.mul(silu(tf.matMul(h, block.gate)), tf.matMul(h, block.up)), block.down).reshape([batch, length, hidden]);
+    return afterAttention.add(mlp) as tf.Tensor3D;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -494,6 +539,10 @@ function ropeTables(positions: Int32Array, c: ModelConfig): RopeTables {
     sinK: tile(sin, c.num_key_value_heads),
     rotation: tf.tensor2d(rotation, [dim, dim]),
   };
+}
+
+function disposeRope(tables: RopeTables): void {
+  tf.dispose([tables.cosQ, tables.sinQ, tables.cosK, tables.sinK, tables.rotation]);
 }
 
 /**

@@ -1,5 +1,7 @@
-import { beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { startBackend } from '../../src/engine/backend';
+import { findBlas, type Blas } from '../../src/engine/blas';
+import { blasInUse, useBlas } from '../../src/engine/kernels/matmul';
 import { Rng } from '../../src/engine/rng';
 import { tf } from '../../src/engine/tf';
 import { DecodeBatch, generate, prefillChunks, type GenerationRequest } from '../../src/model/generate';
@@ -10,10 +12,33 @@ import { tinyConfig } from './tiny';
 
 let model: Qwen2Model;
 
-beforeAll(async () => {
-  await startBackend('cpu');
-  model = Qwen2Model.random(tinyConfig(), { seed: 21 });
-});
+const systemBlas = findBlas('auto');
+if (!systemBlas && process.env.CI) throw new Error('no system BLAS found (CI installs libopenblas0-pthread)');
+
+/**
+ * Generation runs on each engine: tfjs's cpu backend, wasm with XNNPACK's matmuls, and wasm with
+ * the system BLAS (products in fixed tiles of rows, attention by cblas_sgemm per sequence).
+ */
+const ENGINES: Array<{ name: string; backend: 'cpu' | 'wasm'; blas: Blas | null; skip?: boolean }> = [
+  { name: 'cpu', backend: 'cpu', blas: null },
+  { name: 'wasm, XNNPACK', backend: 'wasm', blas: null },
+  { name: 'wasm, system BLAS', backend: 'wasm', blas: systemBlas, skip: !systemBlas },
+];
+
+/** Runs the describe's tests on `engine`'s backend and BLAS, with the tiny model built there. */
+function onEngine(engine: (typeof ENGINES)[number]) {
+  let before: Blas | null = null;
+  beforeAll(async () => {
+    await startBackend(engine.backend);
+    before = blasInUse();
+    useBlas(engine.blas);
+    model = Qwen2Model.random(tinyConfig(), { seed: 21 });
+  });
+  afterAll(() => {
+    model.dispose();
+    useBlas(before);
+  });
+}
 
 const prompt = (seed: number, length: number) => {
   const rng = Rng.fromSeed(seed, 'prompt');
@@ -55,129 +80,137 @@ async function expectMatchesFullForward(promptIds: number[], tokens: number[], l
   });
 }
 
-describe('generation with a KV cache', () => {
-  test('greedy tokens and log-probs equal the full forward pass, for prompts of different lengths', async () => {
-    const before = tf.memory().numTensors;
-    const prompts = [prompt(1, 3), prompt(2, 9), prompt(3, 5)];
-    const results = await generate(
-      model,
-      prompts.map((p, i) => request(i, p)),
-    );
-    expect(tf.memory().numTensors).toBe(before);
-    for (const [i, r] of results.entries()) {
-      expect(r.tokens).toHaveLength(6);
-      expect(r.finishReason).toBe('length');
-      await expectMatchesFullForward(prompts[i]!, r.tokens, r.logProbs);
-    }
-  });
+for (const engine of ENGINES)
+  describe.skipIf(engine.skip ?? false)(`generation with a KV cache (${engine.name})`, () => {
+    onEngine(engine);
 
-  test('sequences join and leave a running batch without changing each other', async () => {
-    const before = tf.memory().numTensors;
-    const alone = await generate(model, [request(7, prompt(7, 4), { maxNewTokens: 8 })]);
-    const batch = new DecodeBatch(model);
-    await batch.join([request(1, prompt(1, 6), { maxNewTokens: 3 }), request(2, prompt(2, 2), { maxNewTokens: 10 })]);
-    const done = new Map<number, number[]>();
-    for (let step = 0; batch.size > 0; step++) {
-      if (step === 2) await batch.join([request(7, prompt(7, 4), { maxNewTokens: 8 }), request(8, prompt(8, 12), { maxNewTokens: 5 })]);
-      if (step === 4) {
-        const left = batch.leave(2);
-        expect(left?.tokens.length).toBe(5);
-        expect(left?.finishReason).toBe('left');
+    test('greedy tokens and log-probs equal the full forward pass, for prompts of different lengths', async () => {
+      const before = tf.memory().numTensors;
+      const prompts = [prompt(1, 3), prompt(2, 9), prompt(3, 5)];
+      const results = await generate(
+        model,
+        prompts.map((p, i) => request(i, p)),
+      );
+      expect(tf.memory().numTensors).toBe(before);
+      for (const [i, r] of results.entries()) {
+        expect(r.tokens).toHaveLength(6);
+        expect(r.finishReason).toBe('length');
+        await expectMatchesFullForward(prompts[i]!, r.tokens, r.logProbs);
       }
-      for (const r of await batch.step()) done.set(r.id as number, r.tokens);
-    }
-    batch.dispose();
-    expect(tf.memory().numTensors).toBe(before);
-    expect(done.get(7)).toEqual(alone[0]!.tokens);
-    expect(done.get(1)).toHaveLength(3);
-    expect(done.get(8)).toHaveLength(5);
-    await expectMatchesFullForward(prompt(8, 12), done.get(8)!, (await generate(model, [request(8, prompt(8, 12), { maxNewTokens: 5 })]))[0]!.logProbs);
+    });
+
+    test('sequences join and leave a running batch without changing each other', async () => {
+      const before = tf.memory().numTensors;
+      const alone = await generate(model, [request(7, prompt(7, 4), { maxNewTokens: 8 })]);
+      const batch = new DecodeBatch(model);
+      await batch.join([request(1, prompt(1, 6), { maxNewTokens: 3 }), request(2, prompt(2, 2), { maxNewTokens: 10 })]);
+      const done = new Map<number, number[]>();
+      for (let step = 0; batch.size > 0; step++) {
+        if (step === 2) await batch.join([request(7, prompt(7, 4), { maxNewTokens: 8 }), request(8, prompt(8, 12), { maxNewTokens: 5 })]);
+        if (step === 4) {
+          const left = batch.leave(2);
+          expect(left?.tokens.length).toBe(5);
+          expect(left?.finishReason).toBe('left');
+        }
+        for (const r of await batch.step()) done.set(r.id as number, r.tokens);
+      }
+      batch.dispose();
+      expect(tf.memory().numTensors).toBe(before);
+      expect(done.get(7)).toEqual(alone[0]!.tokens);
+      expect(done.get(1)).toHaveLength(3);
+      expect(done.get(8)).toHaveLength(5);
+      await expectMatchesFullForward(prompt(8, 12), done.get(8)!, (await generate(model, [request(8, prompt(8, 12), { maxNewTokens: 5 })]))[0]!.logProbs);
+    });
+
+    test('a continued sequence reuses its cached prefix and generates what a fresh prefill does', async () => {
+      const before = tf.memory().numTensors;
+      const first = prompt(4, 9);
+      const [turn1] = await generate(model, [request(1, first, { keepCache: true })]);
+      const cache = turn1!.cache!;
+      expect(cache.ids).toEqual([...first, ...turn1!.tokens.slice(0, -1)]);
+      expect(cache.kv[0]!.k.shape[2]).toBe(cache.ids.length);
+      // the next turn: everything so far, the last token, and a few new ids
+      const next = [...first, ...turn1!.tokens, ...prompt(5, 3)];
+      const fresh = await generate(model, [request(2, next), request(3, prompt(6, 20))]);
+      const reused = await generate(model, [request(2, next, { past: { length: cache.ids.length, kv: cache.kv } }), request(3, prompt(6, 20))]);
+      const partly = await generate(model, [request(2, next, { past: { length: 4, kv: cache.kv } })]);
+      tf.dispose(cache.kv.flatMap((l) => [l.k, l.v]));
+      expect(tf.memory().numTensors).toBe(before);
+      for (const got of [reused[0]!, partly[0]!]) {
+        expect(got.tokens).toEqual(fresh[0]!.tokens);
+        got.logProbs.forEach((lp, i) => expect(lp).toBeCloseTo(fresh[0]!.logProbs[i]!, 5));
+      }
+      expect(reused[1]!.tokens).toEqual(fresh[1]!.tokens);
+      await expectMatchesFullForward(next, reused[0]!.tokens, reused[0]!.logProbs);
+    });
+
+    test('a cached prefix must leave at least one prompt id to feed', async () => {
+      const [done] = await generate(model, [request(1, prompt(4, 5), { keepCache: true })]);
+      const kv = done!.cache!.kv;
+      await expect(generate(model, [request(2, prompt(4, 5), { past: { length: 5, kv } })])).rejects.toThrow('must be shorter than the prompt');
+      tf.dispose(kv.flatMap((l) => [l.k, l.v]));
+    });
+
+    test('joining prompts are prefilled in chunks of one shape, within a bound on the attention scores', () => {
+      const long = (id: number, n: number) => request(id, Array(n).fill(1));
+      const chunks = prefillChunks([long(1, 1000), long(2, 10), long(3, 1000), long(4, 1000), long(5, 12), long(6, 10)], 4);
+      // prompts of one length go together (no padding); 1000-id prompts fit 4 to a chunk of 2^24 scores (4 heads)
+      expect(chunks.map((c) => c.map((r) => r.id))).toEqual([[1, 3, 4], [2, 6], [5]]);
+      const many = prefillChunks(
+        Array.from({ length: 10 }, (_, i) => long(i, 1000)),
+        4,
+      );
+      expect(many.map((c) => c.length)).toEqual([4, 4, 2]);
+      const past = { length: 3, kv: [] };
+      const continued = prefillChunks([request(1, [1, 2, 3, 4, 5], { past }), request(2, [5, 4, 3, 2, 1]), request(3, [1, 1, 1, 1, 1], { past })], 4);
+      expect(continued.map((c) => c.map((r) => r.id))).toEqual([[1, 3], [2]]);
+    });
+
+    test('sampling is reproducible per sequence, whatever shares the batch', async () => {
+      const sampling: SamplingParams = { temperature: 1.3, topP: 0.9, topK: 20, doSample: true };
+      const mine = () => request(5, prompt(5, 4), { sampling, maxNewTokens: 10, rng: Rng.fromSeed(99, 'mine') });
+      const [alone] = await generate(model, [mine()]);
+      const crowded = await generate(model, [request(1, prompt(1, 7), { sampling, maxNewTokens: 4 }), mine()]);
+      expect(crowded[1]!.tokens).toEqual(alone!.tokens);
+      expect(crowded[1]!.logProbs).toEqual(alone!.logProbs);
+      // more rows than one tile of BLAS products, so the sequence sits in a full tile, then a partial one
+      const crowd = await generate(model, [...Array.from({ length: 19 }, (_, i) => request(10 + i, prompt(10 + i, 3 + (i % 5)), { sampling })), mine()]);
+      expect(crowd[19]!.tokens).toEqual(alone!.tokens);
+      expect(crowd[19]!.logProbs).toEqual(alone!.logProbs);
+    });
+
+    test('stops at a stop token, a stop string, or the context length', async () => {
+      const [free] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8 })]);
+      const stopAt = free!.tokens[2]!;
+      const [byToken] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8, stopTokenIds: [stopAt] })]);
+      expect(byToken!.finishReason).toBe('stop_token');
+      expect(byToken!.tokens).toEqual(free!.tokens.slice(0, free!.tokens.indexOf(stopAt) + 1));
+
+      const decode = (ids: readonly number[]) => ids.map((t) => String.fromCharCode(97 + (t % 26))).join('');
+      const target = decode(free!.tokens.slice(3, 5));
+      const [byString] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8, stopStrings: [target] })], { decode });
+      expect(byString!.finishReason).toBe('stop_string');
+      expect(decode(byString!.tokens)).toContain(target);
+      expect(byString!.tokens.length).toBeLessThanOrEqual(5);
+
+      const [byContext] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 50 })], { maxLength: 9 });
+      expect(byContext!.finishReason).toBe('context');
+      expect(5 + byContext!.tokens.length).toBe(9);
+    });
+
+    test('bad requests fail in one line', async () => {
+      await expect(generate(model, [request(1, [])])).rejects.toThrow('generation 1: empty prompt');
+      await expect(generate(model, [request(1, [1, 99])])).rejects.toThrow('token ids outside [0, 37)');
+      await expect(generate(model, [request(1, [1], { stopStrings: ['x'] })])).rejects.toThrow('stop strings need a decode function');
+      const opening: SamplingParams = { temperature: 1, topP: 1, topK: 0, doSample: true, opening: { open: 'c', tagEnd: 'g', temperature: 2 } };
+      await expect(generate(model, [request(1, [1], { sampling: opening })])).rejects.toThrow('an opening temperature needs a decode function');
+      await expect(generate(model, [request(1, [1]), request(1, [2])])).rejects.toThrow('generation 1: the id appears twice in one join');
+      await expect(generate(model, [request(1, [1], { maxNewTokens: Number.NaN })])).rejects.toThrow('max_new_tokens must be an integer');
+    });
   });
-
-  test('a continued sequence reuses its cached prefix and generates what a fresh prefill does', async () => {
-    const before = tf.memory().numTensors;
-    const first = prompt(4, 9);
-    const [turn1] = await generate(model, [request(1, first, { keepCache: true })]);
-    const cache = turn1!.cache!;
-    expect(cache.ids).toEqual([...first, ...turn1!.tokens.slice(0, -1)]);
-    expect(cache.kv[0]!.k.shape[2]).toBe(cache.ids.length);
-    // the next turn: everything so far, the last token, and a few new ids
-    const next = [...first, ...turn1!.tokens, ...prompt(5, 3)];
-    const fresh = await generate(model, [request(2, next), request(3, prompt(6, 20))]);
-    const reused = await generate(model, [request(2, next, { past: { length: cache.ids.length, kv: cache.kv } }), request(3, prompt(6, 20))]);
-    const partly = await generate(model, [request(2, next, { past: { length: 4, kv: cache.kv } })]);
-    tf.dispose(cache.kv.flatMap((l) => [l.k, l.v]));
-    expect(tf.memory().numTensors).toBe(before);
-    for (const got of [reused[0]!, partly[0]!]) {
-      expect(got.tokens).toEqual(fresh[0]!.tokens);
-      got.logProbs.forEach((lp, i) => expect(lp).toBeCloseTo(fresh[0]!.logProbs[i]!, 5));
-    }
-    expect(reused[1]!.tokens).toEqual(fresh[1]!.tokens);
-    await expectMatchesFullForward(next, reused[0]!.tokens, reused[0]!.logProbs);
-  });
-
-  test('a cached prefix must leave at least one prompt id to feed', async () => {
-    const [done] = await generate(model, [request(1, prompt(4, 5), { keepCache: true })]);
-    const kv = done!.cache!.kv;
-    await expect(generate(model, [request(2, prompt(4, 5), { past: { length: 5, kv } })])).rejects.toThrow('must be shorter than the prompt');
-    tf.dispose(kv.flatMap((l) => [l.k, l.v]));
-  });
-
-  test('many long prompts are prefilled in chunks that bound the attention scores', () => {
-    const long = (id: number, n: number) => request(id, Array(n).fill(1));
-    const chunks = prefillChunks([long(1, 1000), long(2, 10), long(3, 1000), long(4, 1000), long(5, 12)], 4);
-    // the short ones go together; 1000-id prompts fit 4 to a chunk of 2^24 scores (4 heads)
-    expect(chunks.map((c) => c.map((r) => r.id))).toEqual([
-      [2, 5],
-      [1, 3, 4],
-    ]);
-    const many = prefillChunks(
-      Array.from({ length: 10 }, (_, i) => long(i, 1000)),
-      4,
-    );
-    expect(many.map((c) => c.length)).toEqual([4, 4, 2]);
-  });
-
-  test('sampling is reproducible per sequence, whatever shares the batch', async () => {
-    const sampling: SamplingParams = { temperature: 1.3, topP: 0.9, topK: 20, doSample: true };
-    const mine = () => request(5, prompt(5, 4), { sampling, maxNewTokens: 10, rng: Rng.fromSeed(99, 'mine') });
-    const [alone] = await generate(model, [mine()]);
-    const crowded = await generate(model, [request(1, prompt(1, 7), { sampling, maxNewTokens: 4 }), mine()]);
-    expect(crowded[1]!.tokens).toEqual(alone!.tokens);
-    expect(crowded[1]!.logProbs).toEqual(alone!.logProbs);
-  });
-
-  test('stops at a stop token, a stop string, or the context length', async () => {
-    const [free] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8 })]);
-    const stopAt = free!.tokens[2]!;
-    const [byToken] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8, stopTokenIds: [stopAt] })]);
-    expect(byToken!.finishReason).toBe('stop_token');
-    expect(byToken!.tokens).toEqual(free!.tokens.slice(0, free!.tokens.indexOf(stopAt) + 1));
-
-    const decode = (ids: readonly number[]) => ids.map((t) => String.fromCharCode(97 + (t % 26))).join('');
-    const target = decode(free!.tokens.slice(3, 5));
-    const [byString] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 8, stopStrings: [target] })], { decode });
-    expect(byString!.finishReason).toBe('stop_string');
-    expect(decode(byString!.tokens)).toContain(target);
-    expect(byString!.tokens.length).toBeLessThanOrEqual(5);
-
-    const [byContext] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 50 })], { maxLength: 9 });
-    expect(byContext!.finishReason).toBe('context');
-    expect(5 + byContext!.tokens.length).toBe(9);
-  });
-
-  test('bad requests fail in one line', async () => {
-    await expect(generate(model, [request(1, [])])).rejects.toThrow('generation 1: empty prompt');
-    await expect(generate(model, [request(1, [1, 99])])).rejects.toThrow('token ids outside [0, 37)');
-    await expect(generate(model, [request(1, [1], { stopStrings: ['x'] })])).rejects.toThrow('stop strings need a decode function');
-    const opening: SamplingParams = { temperature: 1, topP: 1, topK: 0, doSample: true, opening: { open: 'c', tagEnd: 'g', temperature: 2 } };
-    await expect(generate(model, [request(1, [1], { sampling: opening })])).rejects.toThrow('an opening temperature needs a decode function');
-    await expect(generate(model, [request(1, [1]), request(1, [2])])).rejects.toThrow('generation 1: the id appears twice in one join');
-    await expect(generate(model, [request(1, [1], { maxNewTokens: Number.NaN })])).rejects.toThrow('max_new_tokens must be an integer');
-  });
-});
 
 describe('an opening temperature', () => {
+  onEngine(ENGINES[0]!);
   // each id is a letter: an opening at 'c' covers the next token, or the next two when the first is 'g'
   const decode = (ids: readonly number[]) => ids.map((t) => String.fromCharCode(97 + (t % 26))).join('');
   const params: SamplingParams = { temperature: 0.8, topP: 1, topK: 0, doSample: true, opening: { open: 'c', tagEnd: 'g', temperature: 2.5 } };

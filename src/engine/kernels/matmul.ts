@@ -40,21 +40,25 @@ let blas: Blas | null = null;
 /** Routes the wasm matmuls to `library` (null: back to XNNPACK); takes effect from the next call. */
 export function useBlas(library: Blas | null): void {
   blas = library;
+  tiledRowsStable = null;
 }
 
 export function blasInUse(): Blas | null {
   return blas;
 }
 
-/** Inside withRowStableMatMuls: products go to XNNPACK whatever BLAS is in use. */
+/** Inside withRowStableMatMuls: products whose rows must not depend on their batch. */
 let rowStable = 0;
 
 /**
  * Runs `work` (synchronous tfjs ops) with matmuls whose every row comes out the same whatever the
- * other rows of its batch: XNNPACK's. Generation needs it: continuous batching puts together
- * whichever rows are ready, so a row's batch depends on timing, and OpenBLAS picks its kernels by
- * the row count (a row's bits change with it). Training and scoring batches are fixed by the
- * config, so they take BLAS.
+ * other rows of its batch. Generation needs it: continuous batching puts together whichever rows
+ * are ready, so a row's batch depends on timing. OpenBLAS picks its kernels by the row count (a
+ * row's bits change with it), so inside, a product of rows by a shared matrix goes to BLAS in
+ * calls of exactly ROW_TILE rows (the last padded), where the library gives a row the same bits
+ * at any place of a tile (probed once: tilesAreRowStable); every other product goes to XNNPACK,
+ * whose rows never depend on their neighbours. Training and scoring batches are fixed by the
+ * config, so outside, BLAS takes every product whole.
  */
 export function withRowStableMatMuls<T>(work: () => T): T {
   rowStable++;
@@ -65,19 +69,83 @@ export function withRowStableMatMuls<T>(work: () => T): T {
   }
 }
 
-/** The BLAS for the product being computed now, if any. */
-function blasForNow(): Blas | null {
-  return rowStable > 0 ? null : blas;
+/** Rows per BLAS call inside withRowStableMatMuls. */
+export const ROW_TILE = 16;
+
+/** Whether the BLAS in use passed the tile probe (null: not probed yet). */
+let tiledRowsStable: boolean | null = null;
+
+/** How the product being computed now is done: BLAS whole, BLAS in tiles of rows, or XNNPACK (null). */
+function blasForNow(rowsTimesShared: boolean): { library: Blas; tiled: boolean } | null {
+  if (!blas) return null;
+  if (rowStable === 0) return { library: blas, tiled: false };
+  if (!rowsTimesShared) return null;
+  tiledRowsStable ??= tilesAreRowStable(blas);
+  return tiledRowsStable ? { library: blas, tiled: true } : null;
 }
 
-/** The heap's address in this process (read at each call: a grown heap may move). */
-function heapAddress(backend: BackendWasm): number {
-  return ptr((backend.wasm as unknown as { HEAPU8: Uint8Array }).HEAPU8);
+/**
+ * Whether `library` gives a row the same bits at every place of a ROW_TILE-row product, whatever
+ * the other rows hold, for products shaped like a model's (small and large inner and outer
+ * sizes). Deterministic inputs: the answer is the same at every start.
+ */
+export function tilesAreRowStable(library: Blas): boolean {
+  let state = 12345;
+  const random = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 2 ** 32 - 0.5;
+  };
+  for (const [k, n] of [
+    [128, 384],
+    [384, 128],
+    [896, 896],
+    [896, 4864],
+  ] as const) {
+    const b = Float32Array.from({ length: k * n }, random);
+    const row = Float32Array.from({ length: k }, random);
+    let first: Float32Array | null = null;
+    for (let place = 0; place < ROW_TILE; place++) {
+      const a = Float32Array.from({ length: ROW_TILE * k }, random);
+      a.set(row, place * k);
+      const c = new Float32Array(ROW_TILE * n);
+      library.sgemm(false, false, ROW_TILE, n, k, ptr(a), ptr(b), ptr(c));
+      const got = c.subarray(place * n, (place + 1) * n);
+      if (!first) first = got.slice();
+      else if (got.some((x, j) => x !== first![j])) return false;
+    }
+  }
+  return true;
 }
 
-/** The product of float32 `a` and `b` into `out` by BLAS, transposes and broadcast batches included. */
+/** A tile's rows in and out, for the last, partial tile of a tiled product. */
+let tileScratch = { a: new Float32Array(0), c: new Float32Array(0) };
+
+/** C[rows, n] = A[rows, k] B (B [k, n], or [n, k] when transposed) in calls of exactly ROW_TILE rows. */
+function tiledProduct(library: Blas, rows: number, n: number, k: number, transposeB: boolean, heap: Uint8Array, aAt: number, bAt: number, outAt: number): void {
+  const base = ptr(heap);
+  const full = rows - (rows % ROW_TILE);
+  for (let r = 0; r < full; r += ROW_TILE) library.sgemm(false, transposeB, ROW_TILE, n, k, base + aAt + 4 * r * k, base + bAt, base + outAt + 4 * r * n);
+  const rest = rows - full;
+  if (rest === 0) return;
+  if (tileScratch.a.length < ROW_TILE * k || tileScratch.c.length < ROW_TILE * n) {
+    tileScratch = {
+      a: new Float32Array(ROW_TILE * Math.max(k, tileScratch.a.length / ROW_TILE)),
+      c: new Float32Array(ROW_TILE * Math.max(n, tileScratch.c.length / ROW_TILE)),
+    };
+  }
+  const { a, c } = tileScratch;
+  a.fill(0, 0, ROW_TILE * k);
+  a.set(new Float32Array(heap.buffer, heap.byteOffset + aAt + 4 * full * k, rest * k));
+  library.sgemm(false, transposeB, ROW_TILE, n, k, ptr(a), base + bAt, ptr(c));
+  new Float32Array(heap.buffer, heap.byteOffset + outAt + 4 * full * n, rest * n).set(c.subarray(0, rest * n));
+}
+
+/**
+ * The product of float32 `a` and `b` into `out` by BLAS, transposes and broadcast batches included;
+ * `tiled`: a batch sharing its right operand, in calls of ROW_TILE rows (see withRowStableMatMuls).
+ */
 function multiplyBlas(
-  library: Blas,
+  how: { library: Blas; tiled: boolean },
   backend: BackendWasm,
   a: TensorInfo,
   b: TensorInfo,
@@ -86,13 +154,17 @@ function multiplyBlas(
   transposeA: boolean,
   transposeB: boolean,
 ): void {
+  const { library } = how;
   const { m, k, n, outOuter } = p;
-  const heap = heapAddress(backend);
-  const [aAt, bAt, outAt] = [heap + wasmOffset(backend, a), heap + wasmOffset(backend, b), heap + wasmOffset(backend, out)];
+  const heap = (backend.wasm as unknown as { HEAPU8: Uint8Array }).HEAPU8;
+  const base = ptr(heap);
+  const [aOffset, bOffset, outOffset] = [wasmOffset(backend, a), wasmOffset(backend, b), wasmOffset(backend, out)];
+  const [aAt, bAt, outAt] = [base + aOffset, base + bOffset, base + outOffset];
   const batch = util.sizeFromShape(outOuter);
-  if (util.sizeFromShape(p.bOuter) === 1 && util.sizeFromShape(p.aOuter) === batch && !transposeA) {
+  if (rowsTimesShared(p, transposeA)) {
     // one right operand for every batch: the batch is just more rows of A
-    library.sgemm(false, transposeB, batch * m, n, k, aAt, bAt, outAt);
+    if (how.tiled) tiledProduct(library, batch * m, n, k, transposeB, heap, aOffset, bOffset, outOffset);
+    else library.sgemm(false, transposeB, batch * m, n, k, aAt, bAt, outAt);
     return;
   }
   const aOf = batchIndices(outOuter, p.aOuter);
@@ -100,6 +172,11 @@ function multiplyBlas(
   for (let i = 0; i < batch; i++) {
     library.sgemm(transposeA, transposeB, m, n, k, aAt + 4 * aOf[i]! * m * k, bAt + 4 * bOf[i]! * k * n, outAt + 4 * i * m * n);
   }
+}
+
+/** A product of rows (A not transposed, any batch) by one shared right operand. */
+function rowsTimesShared(p: Plan, transposeA: boolean): boolean {
+  return !transposeA && util.sizeFromShape(p.bOuter) === 1 && util.sizeFromShape(p.aOuter) === util.sizeFromShape(p.outOuter);
 }
 
 /** The C BatchMatMul entry point of this backend's module (XNNPACK for 1 x M x K by 1 x K x N). */
@@ -244,9 +321,9 @@ function fastBatchMatMul(stock: KernelFunc): KernelFunc {
       backend.typedArrayFromHeap(out).fill(0);
       return out;
     }
-    const library = blasForNow();
-    if (library) {
-      multiplyBlas(library, backend, a, b, out, p, transposeA, transposeB);
+    const how = blasForNow(rowsTimesShared(p, transposeA));
+    if (how) {
+      multiplyBlas(how, backend, a, b, out, p, transposeA, transposeB);
       return out;
     }
     const temps: TensorInfo[] = [];
@@ -274,12 +351,12 @@ function fastFusedMatMul(stock: KernelFunc): KernelFunc {
     const p = plan(a, b, attrs.transposeA, attrs.transposeB);
     const bias = (args.inputs as { bias?: TensorInfo }).bias;
     const linear = ((args.attrs as { activation?: string }).activation ?? 'linear') === 'linear';
-    const library = blasForNow();
-    if (library && linear && (!bias || (bias.shape.length === 1 && bias.shape[0] === p.n && bias.dtype === 'float32'))) {
+    const how = blasForNow(rowsTimesShared(p, attrs.transposeA));
+    if (how && linear && (!bias || (bias.shape.length === 1 && bias.shape[0] === p.n && bias.dtype === 'float32'))) {
       const out = allocate(backend, [...p.outOuter, p.m, p.n]);
       if (util.sizeFromShape(out.shape) === 0) return out;
       if (p.k === 0) backend.typedArrayFromHeap(out).fill(0);
-      else multiplyBlas(library, backend, a, b, out, p, attrs.transposeA, attrs.transposeB);
+      else multiplyBlas(how, backend, a, b, out, p, attrs.transposeA, attrs.transposeB);
       if (bias) {
         const values = backend.typedArrayFromHeap(out);
         const add = backend.typedArrayFromHeap(bias);
