@@ -12,6 +12,7 @@ import { setupGlobals } from 'bun-webgpu';
 import { dlopen, FFIType } from 'bun:ffi';
 import type { WebGpuAdapterChoice } from './names';
 import { AgenticError } from '../errors';
+import { groupedAddNConfig } from './kernels/addn_webgpu';
 
 /** Dawn's WGPUBackendType and WGPUAdapterType values, by number. */
 const BACKEND_TYPES = ['Undefined', 'Null', 'WebGPU', 'D3D11', 'D3D12', 'Metal', 'Vulkan', 'OpenGL', 'OpenGLES'];
@@ -171,6 +172,9 @@ export async function registerWebGpu(choice: WebGpuAdapterChoice): Promise<Adapt
   provideResourceClasses(device);
   const description = describeAdapter(info);
   tf.registerBackend('webgpu', () => new WebGPUBackend(device, { vendor: description.vendor, architecture: description.architecture } as GPUAdapterInfo));
+  const addN = groupedAddNConfig();
+  tf.unregisterKernel('AddN', 'webgpu');
+  tf.registerKernel(addN);
   started = { choice, adapter: description };
   return description;
 }

@@ -132,7 +132,7 @@ export class DecodeBatch {
     const idsTensor = tf.tensor2d(ids, [n, width], 'int32');
     let forward: ReturnType<Qwen2Model['forward']>;
     try {
-      forward = withRowStableMatMuls(() => this.model.forward(idsTensor, { positions, past }));
+      forward = withRowStableMatMuls(() => this.model.forward(idsTensor, { positions, past }), width);
     } finally {
       idsTensor.dispose();
       if (past) disposeKv(past);

@@ -20,23 +20,23 @@ export class InputEnded extends Error {
  * log p(response[i] | context, response[..i]) under `model`, its logits divided by the temperature
  * `sampling` would have sampled each token at (samplingTemperatures).
  */
-export function responseLogProbs(
+export async function responseLogProbs(
   model: Qwen2Model,
   context: readonly number[],
   response: readonly number[],
   sampling: SamplingParams,
   pieceOf: (id: number) => string,
-): number[] {
+): Promise<number[]> {
   if (response.length === 0) return [];
   const ids = Int32Array.from([...context, ...response]);
   const mask = new Uint8Array(ids.length).fill(1, context.length);
-  const [row] = tokenLogProbs(model, [ids], [samplingTemperatures(ids, mask, pieceOf, sampling)], [mask]);
+  const [row] = await tokenLogProbs(model, [ids], [samplingTemperatures(ids, mask, pieceOf, sampling)], [mask]);
   return Array.from(row!.subarray(context.length));
 }
 
 export interface GivenOptions {
   /** Scores each response (log-probs) when a model is loaded; null: log-probs n/a (reported as 0). */
-  score: ((context: readonly number[], response: readonly number[]) => number[]) | null;
+  score: ((context: readonly number[], response: readonly number[]) => Promise<number[]>) | null;
   /** Told when a response is longer than the turn's token budget and was cut, as a model's would be. */
   onCut?: (kept: number, total: number) => void;
 }
@@ -60,7 +60,7 @@ export class GivenPolicy implements Policy {
     const tokens = all.slice(0, Math.max(0, query.maxNewTokens));
     if (tokens.length < all.length) this.options.onCut?.(tokens.length, all.length);
     this.generated += tokens.length;
-    const logProbs = this.options.score ? this.options.score(query.promptIds, tokens) : tokens.map(() => 0);
+    const logProbs = this.options.score ? await this.options.score(query.promptIds, tokens) : tokens.map(() => 0);
     return { tokens, logProbs, finishReason: 'given', failure: null };
   }
 

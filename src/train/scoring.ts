@@ -15,12 +15,12 @@ import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTempera
 
 const SCORING_ROWS = 64;
 
-function scoreRows(
+async function scoreRows(
   model: Qwen2Model,
   ids: readonly Int32Array[],
   masks: readonly Uint8Array[] | undefined,
   read: (hidden: tf.Tensor3D, targets: Int32Array, batch: MicroBatch) => tf.Tensor2D,
-): Float32Array[] {
+): Promise<Float32Array[]> {
   const out = ids.map((row) => new Float32Array(row.length));
   const batches = planMicroBatches(
     ids.map((_, i) => i),
@@ -33,8 +33,12 @@ function scoreRows(
     const result = tf.tidy(() => {
       return read(scoredHidden(batch, hiddenStates(model, inputs)), targets, batch);
     });
-    unshift(batch, result.dataSync() as Float32Array, out);
-    tf.dispose([inputs, result]);
+    // an asynchronous read: webgpu has no synchronous one under Bun (tfjs's needs OffscreenCanvas)
+    try {
+      unshift(batch, (await result.data()) as Float32Array, out);
+    } finally {
+      tf.dispose([inputs, result]);
+    }
   }
   return out;
 }
@@ -50,7 +54,12 @@ export function hiddenStates(model: Qwen2Model, inputs: tf.Tensor2D): tf.Tensor3
  * log p(token t | tokens before t) for every t >= 1 (with `masks`, for every t from the row's
  * micro-batch's first masked token on; 0 before), logits divided by token t's temperature.
  */
-export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], temperatures: Temperatures, masks?: readonly Uint8Array[]): Float32Array[] {
+export function tokenLogProbs(
+  model: Qwen2Model,
+  ids: readonly Int32Array[],
+  temperatures: Temperatures,
+  masks?: readonly Uint8Array[],
+): Promise<Float32Array[]> {
   return scoreRows(model, ids, masks, (hidden, targets, batch) => {
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, temperatures) });
     entropy.dispose();
@@ -59,7 +68,7 @@ export function tokenLogProbs(model: Qwen2Model, ids: readonly Int32Array[], tem
 }
 
 /** The critic's value of the state before each token t >= 1 (with `masks`, as tokenLogProbs). */
-export function tokenValues(critic: Qwen2Model, ids: readonly Int32Array[], masks?: readonly Uint8Array[]): Float32Array[] {
+export function tokenValues(critic: Qwen2Model, ids: readonly Int32Array[], masks?: readonly Uint8Array[]): Promise<Float32Array[]> {
   return scoreRows(critic, ids, masks, (hidden) => critic.values(hidden));
 }
 

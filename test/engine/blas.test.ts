@@ -3,11 +3,14 @@
  * misspelt one, cblas_sgemm's products (transposes included) against a plain sum, and the start
  * line and doctor naming who computes the matmuls.
  */
-import { describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ptr } from 'bun:ffi';
-import { blasChoiceProblem, describeBlas, findBlas } from '../../src/engine/blas';
+import { startBackend } from '../../src/engine/backend';
+import { type Blas, blasChoiceProblem, describeBlas, findBlas } from '../../src/engine/blas';
+import { blasInUse, tilesAreRowStable, useBlas, withRowStableMatMuls } from '../../src/engine/kernels/matmul';
+import { tf } from '../../src/engine/tf';
 import { ConfigError } from '../../src/errors';
 import { agentic, lines, scratch } from '../helpers';
 
@@ -93,5 +96,79 @@ describe('who computes the matmuls, as the commands say it', () => {
     const bad = await agentic(['config', 'blas=fast']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr.trim()).toBe('error: blas: expected auto, none, openblas, blis, mkl, accelerate or a library path');
+  });
+});
+
+describe('row-stable products for generation (withRowStableMatMuls)', () => {
+  let before: Blas | null = null;
+  beforeAll(async () => {
+    await startBackend('wasm');
+    before = blasInUse();
+    useBlas(found);
+  });
+  afterAll(() => useBlas(before));
+
+  const weights = (k: number, n: number) =>
+    tf.tensor2d(
+      Float32Array.from({ length: k * n }, (_, i) => Math.sin(i * 0.37)),
+      [k, n],
+    );
+  const rowsOf = (rows: number, k: number, seed: number) => Float32Array.from({ length: rows * k }, (_, i) => Math.cos(seed * 7.1 + i * 0.11));
+
+  withBlas('OpenBLAS gives a row the same bits at every place of a tile', () => {
+    if (found!.name === 'openblas') expect(tilesAreRowStable(found!)).toBe(true);
+  });
+
+  withBlas("a row's product has the same bits alone and among any number of other rows, and agrees with the whole product", () => {
+    const tensorsBefore = tf.memory().numTensors;
+    for (const [k, n] of [
+      [128, 384],
+      [384, 128],
+    ] as const) {
+      const w = weights(k, n);
+      const mine = rowsOf(1, k, 99);
+      const productOf = (others: number, place: number, stable: boolean) => {
+        const values = rowsOf(others + 1, k, others);
+        values.set(mine, place * k);
+        const x = tf.tensor2d(values, [others + 1, k]);
+        const out = stable ? withRowStableMatMuls(() => tf.matMul(x, w)) : tf.matMul(x, w);
+        const row = out.dataSync().slice(place * n, (place + 1) * n);
+        tf.dispose([x, out]);
+        return row;
+      };
+      const alone = productOf(0, 0, true);
+      for (const [others, place] of [
+        [4, 2],
+        [15, 15],
+        [16, 3],
+        [39, 37],
+        [63, 20],
+      ] as const) {
+        expect(productOf(others, place, true)).toEqual(alone);
+        const whole = productOf(others, place, false);
+        for (let j = 0; j < n; j++) expect(Math.abs(whole[j]! - alone[j]!)).toBeLessThan(1e-4);
+      }
+      w.dispose();
+    }
+    expect(tf.memory().numTensors).toBe(tensorsBefore);
+  });
+
+  withBlas("with several rows per sequence, a sequence's rows have the same bits whatever sequences share the batch", () => {
+    const [k, n, length] = [128, 384, 7];
+    const w = weights(k, n);
+    const mine = rowsOf(length, k, 5);
+    const productOf = (sequences: number, place: number) => {
+      const values = rowsOf(sequences * length, k, sequences);
+      values.set(mine, place * length * k);
+      const x = tf.tensor2d(values, [sequences * length, k]);
+      const out = withRowStableMatMuls(() => tf.matMul(x, w), length);
+      const rows = out.dataSync().slice(place * length * n, (place + 1) * length * n);
+      tf.dispose([x, out]);
+      return rows;
+    };
+    const alone = productOf(1, 0);
+    expect(productOf(3, 1)).toEqual(alone);
+    expect(productOf(9, 8)).toEqual(alone);
+    w.dispose();
   });
 });

@@ -94,11 +94,11 @@ describe('playSession', () => {
     expect(turn.responseText).toBe('<answer>Up</answer>');
     expect(turn.logProbs).toHaveLength(turn.responseIds.length);
     // the same ids a trajectory row holds, scored in one pass: the first turn's prompt, then the response
-    const again = responseLogProbs(model, turn.promptIds, turn.responseIds, SAMPLED, pieceOf);
+    const again = await responseLogProbs(model, turn.promptIds, turn.responseIds, SAMPLED, pieceOf);
     expect(turn.logProbs).toEqual(again);
     for (const logProb of turn.logProbs) expect(logProb).toBeLessThan(0);
     // with an answer temperature, only the token that begins the answer is scored at it
-    const hot = responseLogProbs(model, turn.promptIds, turn.responseIds, { ...SAMPLED, opening: { ...ANSWER_OPENING, temperature: 3 } }, pieceOf);
+    const hot = await responseLogProbs(model, turn.promptIds, turn.responseIds, { ...SAMPLED, opening: { ...ANSWER_OPENING, temperature: 3 } }, pieceOf);
     const pieces = turn.responseIds.map(pieceOf);
     const changed = pieces.filter((_, i) => hot[i] !== again[i]);
     expect(changed).toHaveLength(1);

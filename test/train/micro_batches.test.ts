@@ -70,12 +70,12 @@ describe('micro-batches that score from the first masked token', () => {
     ids.forEach((row, i) => row.forEach((_, t) => expect(back[i]![t]).toBe(t >= 3 ? t + 0.5 : 0)));
   });
 
-  test('log-probs with masks equal those of every position, from each micro-batch start on, and 0 before', () => {
+  test('log-probs with masks equal those of every position, from each micro-batch start on, and 0 before', async () => {
     const model = Qwen2Model.random(tinyConfig(), { seed: 2 });
     const { ids, masks } = rowsOf([14, 10, 14, 6], [9, 4, 11, 5], 3);
     const before = tf.memory().numTensors;
-    const all = tokenLogProbs(model, ids, 1);
-    const scored = tokenLogProbs(model, ids, 1, masks);
+    const all = await tokenLogProbs(model, ids, 1);
+    const scored = await tokenLogProbs(model, ids, 1, masks);
     expect(tf.memory().numTensors).toBe(before);
     // one micro-batch of all four rows: it scores from token 4 on
     ids.forEach((row, i) =>

@@ -47,41 +47,51 @@ export function blasInUse(): Blas | null {
   return blas;
 }
 
-/** Inside withRowStableMatMuls: products whose rows must not depend on their batch. */
-let rowStable = 0;
+/** The rows per sequence of each withRowStableMatMuls around the products being computed now. */
+const sequenceRows: number[] = [];
 
 /**
  * Runs `work` (synchronous tfjs ops) with matmuls whose every row comes out the same whatever the
- * other rows of its batch. Generation needs it: continuous batching puts together whichever rows
- * are ready, so a row's batch depends on timing. OpenBLAS picks its kernels by the row count (a
- * row's bits change with it), so inside, a product of rows by a shared matrix goes to BLAS in
- * calls of exactly ROW_TILE rows (the last padded), where the library gives a row the same bits
- * at any place of a tile (probed once: tilesAreRowStable); every other product goes to XNNPACK,
- * whose rows never depend on their neighbours. Training and scoring batches are fixed by the
- * config, so outside, BLAS takes every product whole.
+ * other sequences of its batch. Generation needs it: continuous batching puts together whichever
+ * sequences are ready, so a row's batch depends on timing. `rowsPerSequence`: how many
+ * consecutive rows each sequence owns (a prefill: its prompt length; a decode step: 1).
+ *
+ * OpenBLAS picks its kernels by the row count (a row's bits change with it), so inside, a product
+ * of rows by a shared matrix goes to BLAS in calls of a fixed number of rows: one call per
+ * sequence when sequences own several rows (the call is a function of that sequence alone), or
+ * ROW_TILE rows (the last tile padded) when each row is a sequence, where the library gives a row
+ * the same bits at any place of a tile (probed once: tilesAreRowStable). A batch of matrices
+ * (attention: one per sequence and head) is one call per matrix, as outside. Any other product
+ * goes to XNNPACK, whose rows never depend on their neighbours. Training and scoring batches are fixed
+ * by the config, so outside, BLAS takes every product whole.
  */
-export function withRowStableMatMuls<T>(work: () => T): T {
-  rowStable++;
+export function withRowStableMatMuls<T>(work: () => T, rowsPerSequence = 1): T {
+  sequenceRows.push(rowsPerSequence);
   try {
     return work();
   } finally {
-    rowStable--;
+    sequenceRows.pop();
   }
 }
 
-/** Rows per BLAS call inside withRowStableMatMuls. */
+/** Rows per BLAS call inside withRowStableMatMuls when each row is its own sequence. */
 export const ROW_TILE = 16;
 
 /** Whether the BLAS in use passed the tile probe (null: not probed yet). */
 let tiledRowsStable: boolean | null = null;
 
-/** How the product being computed now is done: BLAS whole, BLAS in tiles of rows, or XNNPACK (null). */
-function blasForNow(rowsTimesShared: boolean): { library: Blas; tiled: boolean } | null {
+/** How the product `p` being computed now is done: by BLAS (whole, or in calls of `tile` rows), or by XNNPACK (null). */
+function blasForNow(p: Plan, transposeA: boolean): { library: Blas; tile: number | null } | null {
   if (!blas) return null;
-  if (rowStable === 0) return { library: blas, tiled: false };
-  if (!rowsTimesShared) return null;
+  const perSequence = sequenceRows.at(-1);
+  if (perSequence === undefined) return { library: blas, tile: null };
+  // a true batch (attention) is one call per matrix, and each matrix is one sequence's
+  if (util.sizeFromShape(p.bOuter) > 1) return { library: blas, tile: null };
+  const rows = sharedRows(p, transposeA);
+  if (rows === null) return null;
+  if (perSequence > 1) return rows % perSequence === 0 ? { library: blas, tile: perSequence } : null;
   tiledRowsStable ??= tilesAreRowStable(blas);
-  return tiledRowsStable ? { library: blas, tiled: true } : null;
+  return tiledRowsStable ? { library: blas, tile: ROW_TILE } : null;
 }
 
 /**
@@ -96,6 +106,8 @@ export function tilesAreRowStable(library: Blas): boolean {
     return state / 2 ** 32 - 0.5;
   };
   for (const [k, n] of [
+    [32, 32],
+    [128, 128],
     [128, 384],
     [384, 128],
     [896, 896],
@@ -120,32 +132,40 @@ export function tilesAreRowStable(library: Blas): boolean {
 /** A tile's rows in and out, for the last, partial tile of a tiled product. */
 let tileScratch = { a: new Float32Array(0), c: new Float32Array(0) };
 
-/** C[rows, n] = A[rows, k] B (B [k, n], or [n, k] when transposed) in calls of exactly ROW_TILE rows. */
-function tiledProduct(library: Blas, rows: number, n: number, k: number, transposeB: boolean, heap: Uint8Array, aAt: number, bAt: number, outAt: number): void {
+/** C[rows, n] = A[rows, k] B (B [k, n], or [n, k] when transposed) in calls of exactly `tile` rows. */
+function tiledProduct(
+  library: Blas,
+  tile: number,
+  rows: number,
+  n: number,
+  k: number,
+  transposeB: boolean,
+  heap: Uint8Array,
+  aAt: number,
+  bAt: number,
+  outAt: number,
+): void {
   const base = ptr(heap);
-  const full = rows - (rows % ROW_TILE);
-  for (let r = 0; r < full; r += ROW_TILE) library.sgemm(false, transposeB, ROW_TILE, n, k, base + aAt + 4 * r * k, base + bAt, base + outAt + 4 * r * n);
+  const full = rows - (rows % tile);
+  for (let r = 0; r < full; r += tile) library.sgemm(false, transposeB, tile, n, k, base + aAt + 4 * r * k, base + bAt, base + outAt + 4 * r * n);
   const rest = rows - full;
   if (rest === 0) return;
-  if (tileScratch.a.length < ROW_TILE * k || tileScratch.c.length < ROW_TILE * n) {
-    tileScratch = {
-      a: new Float32Array(ROW_TILE * Math.max(k, tileScratch.a.length / ROW_TILE)),
-      c: new Float32Array(ROW_TILE * Math.max(n, tileScratch.c.length / ROW_TILE)),
-    };
+  if (tileScratch.a.length < tile * k || tileScratch.c.length < tile * n) {
+    tileScratch = { a: new Float32Array(Math.max(tile * k, tileScratch.a.length)), c: new Float32Array(Math.max(tile * n, tileScratch.c.length)) };
   }
   const { a, c } = tileScratch;
-  a.fill(0, 0, ROW_TILE * k);
+  a.fill(0, 0, tile * k);
   a.set(new Float32Array(heap.buffer, heap.byteOffset + aAt + 4 * full * k, rest * k));
-  library.sgemm(false, transposeB, ROW_TILE, n, k, ptr(a), base + bAt, ptr(c));
+  library.sgemm(false, transposeB, tile, n, k, ptr(a), base + bAt, ptr(c));
   new Float32Array(heap.buffer, heap.byteOffset + outAt + 4 * full * n, rest * n).set(c.subarray(0, rest * n));
 }
 
 /**
  * The product of float32 `a` and `b` into `out` by BLAS, transposes and broadcast batches included;
- * `tiled`: a batch sharing its right operand, in calls of ROW_TILE rows (see withRowStableMatMuls).
+ * `tile`: a batch sharing its right operand, in calls of that many rows (see withRowStableMatMuls).
  */
 function multiplyBlas(
-  how: { library: Blas; tiled: boolean },
+  how: { library: Blas; tile: number | null },
   backend: BackendWasm,
   a: TensorInfo,
   b: TensorInfo,
@@ -161,9 +181,9 @@ function multiplyBlas(
   const [aOffset, bOffset, outOffset] = [wasmOffset(backend, a), wasmOffset(backend, b), wasmOffset(backend, out)];
   const [aAt, bAt, outAt] = [base + aOffset, base + bOffset, base + outOffset];
   const batch = util.sizeFromShape(outOuter);
-  if (rowsTimesShared(p, transposeA)) {
+  if (sharedRows(p, transposeA) !== null) {
     // one right operand for every batch: the batch is just more rows of A
-    if (how.tiled) tiledProduct(library, batch * m, n, k, transposeB, heap, aOffset, bOffset, outOffset);
+    if (how.tile) tiledProduct(library, how.tile, batch * m, n, k, transposeB, heap, aOffset, bOffset, outOffset);
     else library.sgemm(false, transposeB, batch * m, n, k, aAt, bAt, outAt);
     return;
   }
@@ -174,9 +194,10 @@ function multiplyBlas(
   }
 }
 
-/** A product of rows (A not transposed, any batch) by one shared right operand. */
-function rowsTimesShared(p: Plan, transposeA: boolean): boolean {
-  return !transposeA && util.sizeFromShape(p.bOuter) === 1 && util.sizeFromShape(p.aOuter) === util.sizeFromShape(p.outOuter);
+/** The rows of A when the product is rows (A not transposed, any batch) by one shared right operand, else null. */
+function sharedRows(p: Plan, transposeA: boolean): number | null {
+  const batch = util.sizeFromShape(p.aOuter);
+  return !transposeA && util.sizeFromShape(p.bOuter) === 1 && batch === util.sizeFromShape(p.outOuter) ? batch * p.m : null;
 }
 
 /** The C BatchMatMul entry point of this backend's module (XNNPACK for 1 x M x K by 1 x K x N). */
@@ -321,7 +342,7 @@ function fastBatchMatMul(stock: KernelFunc): KernelFunc {
       backend.typedArrayFromHeap(out).fill(0);
       return out;
     }
-    const how = blasForNow(rowsTimesShared(p, transposeA));
+    const how = blasForNow(p, transposeA);
     if (how) {
       multiplyBlas(how, backend, a, b, out, p, transposeA, transposeB);
       return out;
@@ -351,7 +372,7 @@ function fastFusedMatMul(stock: KernelFunc): KernelFunc {
     const p = plan(a, b, attrs.transposeA, attrs.transposeB);
     const bias = (args.inputs as { bias?: TensorInfo }).bias;
     const linear = ((args.attrs as { activation?: string }).activation ?? 'linear') === 'linear';
-    const how = blasForNow(rowsTimesShared(p, attrs.transposeA));
+    const how = blasForNow(p, attrs.transposeA);
     if (how && linear && (!bias || (bias.shape.length === 1 && bias.shape[0] === p.n && bias.dtype === 'float32'))) {
       const out = allocate(backend, [...p.outOuter, p.m, p.n]);
       if (util.sizeFromShape(out.shape) === 0) return out;

@@ -128,7 +128,7 @@ export class AsyncRollouts implements RolloutSource {
     this.requested = fresh.kept.map((b) => ({ step: b.step, version: b.version, result: Promise.resolve(b) }));
     this.nextStep = from + fresh.kept.length;
     const f = this.config.actor_infer.model_update_frequency;
-    this.worker.pushWeights(from - (from % f), infer);
+    await this.worker.pushWeights(from - (from % f), infer);
     this.requestValidation(from);
     this.requestDue();
   }
@@ -196,8 +196,8 @@ export class AsyncRollouts implements RolloutSource {
    * (`infer` holds them: actor_train's, or the lagging copy just refreshed), then ask for the
    * validation and the batches they make due.
    */
-  private afterStep(done: number, infer: Qwen2Model): void {
-    if (done % this.config.actor_infer.model_update_frequency === 0) this.worker.pushWeights(done, infer);
+  private async afterStep(done: number, infer: Qwen2Model): Promise<void> {
+    if (done % this.config.actor_infer.model_update_frequency === 0) await this.worker.pushWeights(done, infer);
     this.requestValidation(done);
     this.requestDue();
   }

@@ -98,12 +98,13 @@ export class RolloutWorker {
   }
 
   /**
-   * Queues `model`'s weights as policy `version`: read now (the caller may train on), applied
-   * when the worker gets to them.
+   * Queues `model`'s weights as policy `version`: read before this returns (the caller may then
+   * train on), applied when the worker gets to them.
    */
-  pushWeights(version: number, model: Qwen2Model): void {
-    // copies: a backend may hand out its own storage, which a transfer would take from it
-    const weights = model.variables.map((v) => (v.dataSync() as Float32Array).slice());
+  async pushWeights(version: number, model: Qwen2Model): Promise<void> {
+    // copies: a backend may hand out its own storage, which a transfer would take from it; read
+    // asynchronously, as webgpu under Bun has no synchronous read
+    const weights = await Promise.all(model.variables.map(async (v) => ((await v.data()) as Float32Array).slice()));
     this.queuedVersion = version;
     // weights the worker cannot take leave it unusable: every later request hears why
     this.request(

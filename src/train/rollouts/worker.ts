@@ -88,7 +88,7 @@ async function handle(request: WorkerRequest): Promise<{ value: unknown; transfe
         const reference = s.reference;
         const started = performance.now();
         // the same reference stage as the trainer's, on the same batch columns
-        refLogProbs = referenceLogProbs(reference, fromRollout(batch, s.config, s.chat, { baselines: null, sourceRefLogProbs: null }));
+        refLogProbs = await referenceLogProbs(reference, fromRollout(batch, s.config, s.chat, { baselines: null, sourceRefLogProbs: null }));
         batch.metrics['time/rollout_ref'] = (performance.now() - started) / 1000;
       }
       const value: RemoteRollout = { version: s.version, batch, countersAfter: [...s.train.episodeCounters], baselines, refLogProbs };

@@ -10,7 +10,7 @@ import { tokenLogProbs, tokenValues } from '../scoring';
 import { referenceAfterCredit, type StepContext } from './context';
 
 /** The reference's log-probs of every sampled token of the rows, at the rollout's temperatures. */
-export function referenceLogProbs(reference: Qwen2Model, batch: Pick<RolloutColumns, 'ids' | 'masks' | 'temperature'>): Float32Array[] {
+export function referenceLogProbs(reference: Qwen2Model, batch: Pick<RolloutColumns, 'ids' | 'masks' | 'temperature'>): Promise<Float32Array[]> {
   return tokenLogProbs(reference, batch.ids, batch.temperature, batch.masks);
 }
 

@@ -18,6 +18,8 @@ export const CASES: Record<string, Case> = {
   matMulTransposeBoth: (x) => tf.matMul(x([7, 5]), x([3, 7]), true, true),
   batchMatMul: (x) => tf.matMul(x([2, 3, 4, 6]), x([2, 3, 6, 5])),
   batchMatMulTransposeB: (x) => tf.matMul(x([2, 3, 4, 6]), x([2, 3, 5, 6]), false, true),
+  // more parts than one shader may bind (10 storage buffers on Dawn's defaults): gradients of a tied embedding meet it
+  addNMany: (x) => tf.addN(Array.from({ length: 23 }, () => x([4, 5]))),
   softmax: (x) => tf.softmax(x([4, 9])),
   logSoftmax: (x) => tf.logSoftmax(x([4, 9])),
   gather: (x) => tf.gather(x([10, 4]), tf.tensor1d([3, 0, 9, 3, 7], 'int32')),

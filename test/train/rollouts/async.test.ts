@@ -105,13 +105,13 @@ describe('the rollout worker', () => {
     try {
       const ids = new Int32Array([3, 17, 42, 5, 99, 7]);
       const ours = () => tf.tidy(() => model.logits(model.forward(tf.tensor2d(ids, [1, ids.length], 'int32')).hidden)).dataSync() as Float32Array;
-      worker.pushWeights(0, model);
+      await worker.pushWeights(0, model);
       const before = await worker.logits(ids);
       expect(maxDifference(before, ours())).toBeLessThan(1e-5);
       // train-like change: every weight moves, so stale weights would show
       tf.tidy(() => model.variables.forEach((v, i) => v.assign(tf.add(v, tf.mul(tf.randomNormal(v.shape, 0, 1, 'float32', i), 0.05)))));
       expect(maxDifference(await worker.logits(ids), ours())).toBeGreaterThan(1e-3);
-      worker.pushWeights(1, model);
+      await worker.pushWeights(1, model);
       expect(worker.version).toBe(1);
       expect(maxDifference(await worker.logits(ids), ours())).toBeLessThan(1e-5);
     } finally {
@@ -124,7 +124,7 @@ describe('the rollout worker', () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
     const worker = await RolloutWorker.start(config, { threads: 1 });
     const { model } = await loadModel(pretrain, { seed: 1, trainable: false });
-    worker.pushWeights(0, model);
+    await worker.pushWeights(0, model);
     model.dispose();
     const waiting = worker.rollout(8);
     worker.crashForTest(3);
