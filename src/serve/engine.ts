@@ -201,7 +201,7 @@ export class ServingEngine {
    * shutting down, the queue is full or the rid is already in flight. A `signal` that aborts (the
    * client left) frees the request's row.
    */
-  generate(spec: BoundedSpec, signal?: AbortSignal): Promise<Completion> {
+  async generate(spec: BoundedSpec, signal?: AbortSignal): Promise<Completion> {
     if (this.draining) throw new RequestError(503, 'the server is shutting down');
     const rid = spec.rid ?? randomUUID().replaceAll('-', '');
     if (this.byRid.has(rid)) throw new RequestError(400, `rid '${rid}' is already in flight`, 'rid');
@@ -210,7 +210,7 @@ export class ServingEngine {
     }
     const id = this.nextId++;
     const rng = spec.seed === null ? Rng.fromSeed(this.options.seed, 'serve', id) : Rng.fromSeed(spec.seed);
-    return new Promise<Completion>((resolve, reject) => {
+    return await new Promise<Completion>((resolve, reject) => {
       const job: Job = { id, spec: { ...spec, rid }, rng, abortMessage: null, weightVersion: this.weightVersion, resolve, reject };
       if (signal) {
         const left = () => this.end(job, null);
@@ -256,11 +256,12 @@ export class ServingEngine {
    * Loads a Hugging Face folder's weights into the served model (see the header for the order).
    * Anything wrong with the folder leaves the old weights serving: { success: false, message }.
    */
-  updateWeights(folder: string, version: string | null): Promise<{ success: boolean; message: string }> {
+  async updateWeights(folder: string, version: string | null): Promise<{ success: boolean; message: string }> {
     if (this.draining) throw new RequestError(503, 'the server is shutting down');
     const update = this.updates.then(() => this.swap(folder, version));
-    this.updates = update;
-    return update;
+    // the next update waits for this one, whatever becomes of it
+    this.updates = update.catch(() => undefined);
+    return await update;
   }
 
   /** Refuses new requests, lets the queued and running ones finish (held ones abort while paused), then frees the batch. */
@@ -311,7 +312,9 @@ export class ServingEngine {
           this.settled(job);
           job.reject(new Error(`generation failed: ${oneLine(firstLine(error))}`));
         },
-      );
+      )
+      // a request that cannot be answered is that request's 500, never an unhandled rejection that ends the process
+      .catch((error) => job.reject(error));
   }
 
   /** Ends a request before it finishes: a queued one at once, an admitted one at the next step boundary. */
