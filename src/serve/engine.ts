@@ -205,7 +205,7 @@ export class ServingEngine {
     if (this.draining) throw new RequestError(503, 'the server is shutting down');
     const rid = spec.rid ?? randomUUID().replaceAll('-', '');
     if (this.byRid.has(rid)) throw new RequestError(400, `rid '${rid}' is already in flight`, 'rid');
-    if (this.waiting.length >= this.options.maxQueue) {
+    if (!this.canAdmit() && this.waiting.length >= this.options.maxQueue) {
       throw new RequestError(503, `the queue is full (${this.options.maxQueue} requests wait for a row)`, null, 1);
     }
     const id = this.nextId++;
@@ -283,10 +283,13 @@ export class ServingEngine {
     });
   }
 
+  /** Whether a request at the head of the queue would take a row now. */
+  private canAdmit(): boolean {
+    return !this.paused && !this.updating && this.admitted.size < this.options.maxRunning;
+  }
+
   private admit(): void {
-    while (!this.paused && !this.updating && this.admitted.size < this.options.maxRunning && this.waiting.length > 0) {
-      this.start(this.waiting.shift()!);
-    }
+    while (this.canAdmit() && this.waiting.length > 0) this.start(this.waiting.shift()!);
   }
 
   private start(job: Job): void {
