@@ -304,8 +304,13 @@ export class Qwen2Model {
     try {
       for (const [layer, block] of this.blocks.entries()) {
         const { q, k, v } = withRowStableMatMuls(() => tf.tidy(() => this.projections(block, x, rope)));
-        const [queries, keys, values] = (await Promise.all([q.data(), k.data(), v.data()])) as Float32Array[];
-        tf.dispose([q, k, v]);
+        let read: Float32Array[];
+        try {
+          read = (await Promise.all([q.data(), k.data(), v.data()])) as Float32Array[];
+        } finally {
+          tf.dispose([q, k, v]);
+        }
+        const [queries, keys, values] = read;
         caches.forEach((cache, row) => cache.write(layer, keys!, values!, row));
         const attended = attendCached(queries!, caches, layer, this.config.num_attention_heads);
         const next = withRowStableMatMuls(() => tf.tidy(() => this.blockOutput(block, x, tf.tensor2d(attended, [rows, attended.length / rows]))));

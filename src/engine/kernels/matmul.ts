@@ -12,7 +12,8 @@
  *
  * With a system BLAS in use (../blas.ts, useBlas), every float32 product is instead one
  * `cblas_sgemm` per batch matrix (one in all when the batch shares its right operand and the left
- * is not transposed), on the operands where they lie in the heap, transposes passed to BLAS.
+ * is not transposed), on the operands where they lie in the heap, transposes passed to BLAS;
+ * inside withRowStableMatMuls (generation), in calls whose rows never depend on the batch.
  */
 import { broadcast_util, getKernel, util, type KernelConfig, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
