@@ -1,14 +1,16 @@
 /**
- * How `agentic resume` and `agentic eval --checkpoint` find a checkpoint and its config.
+ * How `agentic resume`, `agentic eval --checkpoint` and `agentic serve --checkpoint` find a
+ * checkpoint and its config.
  *
  * A checkpoint folder named on the command line brings its own config (checkpoint-N/config.yaml),
  * so config flags are refused with it; overrides apply on top. Without a folder (`auto`), the
  * config flags and overrides name the run exactly as `agentic train` would resolve it, and its
  * checkpoint_config.output_dir is searched for the newest complete checkpoint.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { newestCheckpoint, openCheckpoint, savedConfigFile, type Checkpoint } from '../checkpoint/load';
 import { loadConfig, type LoadedConfig } from '../config/load';
+import type { AgenticConfig } from '../config/schema';
 import { CheckpointError, UsageError } from '../errors';
 import type { PluginHost } from '../plugins/host';
 import { displayPath } from '../util/paths';
@@ -35,4 +37,22 @@ export async function locateCheckpoint(given: string, args: Record<string, unkno
 /** The checkpoint's saved config with `overrides` applied. */
 export function checkpointConfig(checkpoint: Checkpoint, overrides: readonly string[], host: PluginHost): Promise<LoadedConfig> {
   return loadConfig({ configFile: savedConfigFile(checkpoint), overrides }, host);
+}
+
+/** A checkpoint's saved config (overrides on top) with its actor as the model to load: what eval and serve play. */
+export async function checkpointActorConfig(
+  given: string,
+  args: Record<string, unknown>,
+  overrides: readonly string[],
+  host: PluginHost,
+): Promise<{ checkpoint: Checkpoint; config: AgenticConfig }> {
+  if (given === '') throw new UsageError("option '--checkpoint' needs a value");
+  const checkpoint = await locateCheckpoint(given, args, overrides, host);
+  const saved = (await checkpointConfig(checkpoint, overrides, host)).config;
+  const config = {
+    ...saved,
+    pretrain: join(checkpoint.path, 'actor'),
+    actor_infer: { ...saved.actor_infer, model_args: { ...saved.actor_infer.model_args, model_name_or_path: null } },
+  };
+  return { checkpoint, config };
 }

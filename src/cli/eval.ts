@@ -61,16 +61,9 @@ export default command(
       let path: string;
       let checkpoint: { checkpoint: string; global_step: number } | null = null;
       if (args.checkpoint !== undefined) {
-        if (args.checkpoint === '') throw new UsageError("option '--checkpoint' needs a value");
-        const { checkpointConfig, locateCheckpoint } = await import('./checkpoints');
-        const found = await locateCheckpoint(args.checkpoint, args, overrides, host);
-        const saved = (await checkpointConfig(found, overrides, host)).config;
-        const actor = join(found.path, 'actor');
-        config = {
-          ...saved,
-          pretrain: actor,
-          actor_infer: { ...saved.actor_infer, model_args: { ...saved.actor_infer.model_args, model_name_or_path: null } },
-        };
+        const { checkpointActorConfig } = await import('./checkpoints');
+        const { checkpoint: found, config: actorConfig } = await checkpointActorConfig(args.checkpoint, args, overrides, host);
+        config = actorConfig;
         path = args.out ?? join(dirname(found.path), `${basename(found.path)}.eval.json`);
         checkpoint = { checkpoint: found.path, global_step: found.step };
         log.info(`checkpoint ${found.path} (step ${found.step}), with its saved config`);

@@ -19,6 +19,7 @@ import playCommand from './play';
 import pluginsCommand from './plugins';
 import renderCommand from './render';
 import resumeCommand from './resume';
+import serveCommand from './serve';
 import sftCommand from './sft';
 import trainCommand from './train';
 
@@ -28,6 +29,7 @@ const COMMANDS: Record<string, Command> = {
   eval: evalCommand as Command,
   render: renderCommand as Command,
   play: playCommand as Command,
+  serve: serveCommand as Command,
   resume: resumeCommand as Command,
   config: configCommand as Command,
   plugins: pluginsCommand as Command,

@@ -65,6 +65,13 @@ export class GenerationScheduler {
   private readonly running = new Map<string | number, Waiting>();
   private loop: Promise<void> | null = null;
   private failure: unknown = null;
+  /**
+   * Whether a join or a step is awaiting its logits. Its rows are fixed until it returns, so a
+   * cancel that arrives then (from a callback of a request that just finished, or an HTTP client
+   * that left) is held in `leaving` and applied once it has.
+   */
+  private busy = false;
+  private readonly leaving = new Set<string | number>();
   /** Each session's last sequence, for prefix reuse. */
   private readonly parked = new Map<string, CachedPrefix>();
   readonly stats: SchedulerStats = {
@@ -112,6 +119,10 @@ export class GenerationScheduler {
 
   /** Stops a request early (a straggler's deadline); its promise resolves with what it has so far. */
   cancel(id: string | number): void {
+    if (this.busy) {
+      this.leaving.add(id);
+      return;
+    }
     const queued = this.queue.findIndex((w) => w.request.id === id);
     if (queued >= 0) {
       const [waiting] = this.queue.splice(queued, 1);
@@ -153,22 +164,32 @@ export class GenerationScheduler {
           }
           const started = performance.now();
           let finished: GenerationResult[];
+          this.busy = true;
           try {
             finished = await this.batch.join(joining.map((w) => w.request));
           } finally {
+            this.busy = false;
             for (const w of joining) this.dropPast(w.request);
           }
           this.stats.prefillSeconds += (performance.now() - started) / 1000;
           this.finish(finished);
+          this.applyCancels();
         }
         if (this.batch.size > 0) {
           this.stats.decodeSteps += 1;
           this.stats.rowSteps += this.batch.size;
           this.stats.peakRows = Math.max(this.stats.peakRows, this.batch.size);
           const started = performance.now();
-          const finished = await this.batch.step();
+          this.busy = true;
+          let finished: GenerationResult[];
+          try {
+            finished = await this.batch.step();
+          } finally {
+            this.busy = false;
+          }
           this.stats.decodeSeconds += (performance.now() - started) / 1000;
           this.finish(finished);
+          this.applyCancels();
         }
         // let the envs whose responses just finished step and queue their next turn
         await nextTick();
@@ -180,8 +201,16 @@ export class GenerationScheduler {
       for (const w of [...this.queue, ...this.running.values()]) w.reject(error);
       this.queue = [];
       this.running.clear();
+      this.leaving.clear();
       this.batch.dispose();
     }
+  }
+
+  /** The cancels held while a join or step ran; a request that finished meanwhile has nothing left to cancel. */
+  private applyCancels(): void {
+    const ids = [...this.leaving];
+    this.leaving.clear();
+    for (const id of ids) this.cancel(id);
   }
 
   private finish(results: readonly GenerationResult[]): void {

@@ -1,0 +1,132 @@
+/**
+ * `agentic serve [config] [overrides]`: the policy as an inference server (docs/serve.md), speaking
+ * SGLang's native API and OpenAI's completions with token ids in and out, so a trainer, eval or
+ * play on another process or machine generates with it as it would with SGLang or vLLM.
+ *
+ * The model is the one `agentic eval` plays: actor_infer.model_args.model_name_or_path, else
+ * pretrain (a built-in preset, a Hugging Face folder or a hub id), or a checkpoint's actor with
+ * --checkpoint. Its context is sequence_length (at most the model's positions). The server runs
+ * until SIGTERM, which drains it: new requests get 503, those in flight finish, then it exits 0.
+ */
+import type { AgenticConfig } from '../config/schema';
+import { firstLine, UsageError } from '../errors';
+import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
+import { command } from './command';
+import { log } from './log';
+
+/** SGLang's default port. */
+const DEFAULT_PORT = 30000;
+const DEFAULT_MAX_QUEUE = 1024;
+
+function intFlag(name: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min) throw new UsageError(`--${name}: expected an integer of at least ${min}, got '${value}'`);
+  return n;
+}
+
+export default command(
+  {
+    meta: { name: 'serve', description: "Serve the policy over HTTP: SGLang's native API and OpenAI completions, token ids in and out" },
+    args: {
+      ...configArgs,
+      host: { type: 'string', valueHint: 'address', description: 'Address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)' },
+      port: { type: 'string', valueHint: 'n', description: `Port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)` },
+      'max-running': { type: 'string', valueHint: 'n', description: 'Most requests decoded together in the batch (default max_running_requests)' },
+      'max-queue': {
+        type: 'string',
+        valueHint: 'n',
+        description: `Most requests waiting for a row; more are refused with 503 and Retry-After (default ${DEFAULT_MAX_QUEUE})`,
+      },
+      'weight-version': { type: 'string', valueHint: 'name', description: 'weight_version of the weights loaded at start (default 0)' },
+      checkpoint: {
+        type: 'string',
+        valueHint: 'path|auto',
+        description: "Serve a checkpoint's actor with its saved config: a checkpoint folder, or auto for the newest of the run the config names",
+      },
+      ...overridesArg,
+    },
+    async run({ args }) {
+      const overrides = overridesFrom(args._);
+      const port = intFlag('port', args.port, DEFAULT_PORT, 0);
+      if (port > 65535) throw new UsageError(`--port: expected a port up to 65535, got ${port}`);
+      const maxQueue = intFlag('max-queue', args['max-queue'], DEFAULT_MAX_QUEUE, 0);
+      const host = args.host ?? '127.0.0.1';
+      if (host === '') throw new UsageError("option '--host' needs a value");
+      const weightVersion = args['weight-version'] ?? '0';
+      if (weightVersion === '') throw new UsageError("option '--weight-version' needs a value");
+
+      const { loadConfig } = await import('../config/load');
+      const { PluginHost } = await import('../plugins/host');
+      const pluginHost = new PluginHost();
+      let config: AgenticConfig;
+      if (args.checkpoint !== undefined) {
+        const { checkpointActorConfig } = await import('./checkpoints');
+        const found = await checkpointActorConfig(args.checkpoint, args, overrides, pluginHost);
+        config = found.config;
+        log.info(`checkpoint ${found.checkpoint.path} (step ${found.checkpoint.step}), with its saved config`);
+      } else {
+        config = (await loadConfig(configRequest(args, overrides), pluginHost)).config;
+      }
+      const maxRunning = intFlag('max-running', args['max-running'], config.max_running_requests, 1);
+
+      const { runBackend } = await import('../config/validate');
+      const { describeBackend, startBackend } = await import('../engine/backend');
+      const { DEFAULT_PRESET, loadModel, presetOf } = await import('../model/load');
+      const { PRESET_PREFIX } = await import('../model/presets');
+      const { ChatFormat } = await import('../rollout/chat');
+      const { ServingEngine } = await import('../serve/engine');
+      const { InferenceServer } = await import('../serve/server');
+
+      const backend = describeBackend(await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas }));
+      const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
+      const { model, tokenizer, source } = await loadModel(reference, { seed: config.seed, trainable: false });
+      const chat = new ChatFormat(tokenizer);
+      const maxContext = Math.min(config.sequence_length, model.config.max_position_embeddings);
+      const engine = new ServingEngine(model, chat, {
+        maxRunning,
+        maxQueue,
+        maxContext,
+        weightVersion,
+        seed: config.seed,
+        modelPath: source,
+        tokenizerPath: presetOf(reference) === null ? source : tokenizer.source,
+      });
+      const servedModel = reference ?? `${PRESET_PREFIX}${DEFAULT_PRESET}`;
+      const server = new InferenceServer(engine, { host, port, servedModel, log: (line) => log.info(line) });
+      let url: string;
+      try {
+        url = server.start();
+      } catch (error) {
+        model.dispose();
+        throw new UsageError(`cannot listen on ${host}:${port}: ${firstLine(error)}`);
+      }
+      log.info(
+        `serving ${source} on ${url} (${backend}; context ${maxContext}, max running ${maxRunning}, max queue ${maxQueue}, weight_version ${weightVersion})`,
+      );
+
+      await new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
+      const { running, queued } = engine.stats();
+      log.info(`SIGTERM: finishing ${running + queued} request(s) in flight, refusing new ones`);
+      await server.drain();
+      model.dispose();
+      log.success(`stopped; ${engine.stats().served} request(s) served`);
+      return 0;
+    },
+  },
+  `ENDPOINTS (docs/serve.md)
+  POST /generate                  SGLang: input_ids, sampling_params, return_logprob, rid
+  POST /v1/completions            OpenAI with a prompt of token ids; vLLM's return_token_ids
+  POST /update_weights_from_disk  load a Hugging Face folder between batches: model_path, weight_version
+  GET  /get_weight_version   POST /pause_generation   POST /continue_generation   POST /abort_request
+  GET  /health   GET /get_model_info   GET /get_server_info   POST /tokenize   GET /v1/models
+
+SIGTERM drains: new requests get 503, those in flight finish, then the server exits 0.
+
+${OVERRIDES_HELP}
+
+EXAMPLES
+  agentic serve --port 30000
+  agentic serve --config-name frozen_lake pretrain=path/to/hf_folder --max-running 64
+  agentic serve --checkpoint output/frozen_lake/checkpoints/checkpoint-50 --host 0.0.0.0`,
+);

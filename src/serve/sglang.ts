@@ -1,0 +1,102 @@
+/**
+ * SGLang's native API, in its names and semantics: /generate (token ids in, token ids and their
+ * log-probs out), the weight update, pause/continue, abort, model info and /tokenize. Each body
+ * is read strictly: a field SGLang has and this server does not serve is refused, never ignored.
+ */
+import { z } from 'zod';
+import type { Completion, ModelInfo } from './engine';
+import { type GenerationSpec, RequestError, seed, stopStrings, tokenId, tokenIds } from './request';
+
+/** SGLang's default when sampling_params has no max_new_tokens. */
+const DEFAULT_MAX_NEW_TOKENS = 128;
+
+export const GenerateBody = z.strictObject({
+  input_ids: z.array(tokenId),
+  sampling_params: z
+    .strictObject({
+      max_new_tokens: z.number().int().min(1).optional(),
+      temperature: z.number().min(0).default(1),
+      top_p: z.number().gt(0).max(1).default(1),
+      top_k: z.number().int().min(-1).default(-1),
+      stop_token_ids: tokenIds.default([]),
+      stop: stopStrings.optional(),
+      sampling_seed: seed.optional(),
+    })
+    .default({ temperature: 1, top_p: 1, top_k: -1, stop_token_ids: [] }),
+  return_logprob: z.boolean().default(false),
+  rid: z.string().min(1).optional(),
+});
+export type GenerateBody = z.output<typeof GenerateBody>;
+
+export const GENERATE_HINTS: Record<string, string> = {
+  text: 'this server takes token ids: input_ids',
+};
+
+/** A list of lists is SGLang's batch form; one request here is one sequence. */
+export function refuseBatch(body: unknown): void {
+  const ids = (body as { input_ids?: unknown } | null)?.input_ids;
+  if (Array.isArray(ids) && Array.isArray(ids[0])) {
+    throw new RequestError(400, 'input_ids: one sequence of ids per request; send a batch as concurrent requests', 'input_ids');
+  }
+}
+
+export function generateSpec(body: GenerateBody): GenerationSpec {
+  const p = body.sampling_params;
+  return {
+    rid: body.rid ?? null,
+    promptIds: body.input_ids,
+    maxNewTokens: p.max_new_tokens ?? null,
+    defaultMaxNewTokens: DEFAULT_MAX_NEW_TOKENS,
+    temperature: p.temperature,
+    topP: p.top_p,
+    topK: p.top_k,
+    seed: p.sampling_seed ?? null,
+    stopTokenIds: p.stop_token_ids,
+    stopStrings: p.stop === undefined ? [] : typeof p.stop === 'string' ? [p.stop] : p.stop,
+    fields: { prompt: 'input_ids', maxNewTokens: 'sampling_params.max_new_tokens', stopTokenIds: 'sampling_params.stop_token_ids' },
+  };
+}
+
+export function generateResponse(completion: Completion, returnLogprob: boolean) {
+  return {
+    output_ids: completion.tokens,
+    text: completion.text,
+    meta_info: {
+      id: completion.rid,
+      prompt_tokens: completion.promptIds.length,
+      completion_tokens: completion.tokens.length,
+      finish_reason: completion.finish,
+      ...(returnLogprob ? { output_token_logprobs: completion.tokens.map((token, i) => [completion.logProbs[i]!, token, null]) } : {}),
+      weight_version: completion.weightVersion,
+    },
+  };
+}
+
+export const UpdateWeightsBody = z.strictObject({
+  model_path: z.string().min(1),
+  weight_version: z.string().min(1).optional(),
+});
+
+export const AbortBody = z.strictObject({ rid: z.string().min(1) });
+
+/** SGLang's pause modes; only its default, abort, is served. */
+export const PauseBody = z.strictObject({ mode: z.literal('abort').optional() });
+
+export const EmptyBody = z.strictObject({});
+
+export const TokenizeBody = z.strictObject({
+  prompt: z.string(),
+  add_special_tokens: z.boolean().default(true),
+});
+
+export function modelInfoResponse(info: ModelInfo) {
+  return {
+    model_path: info.modelPath,
+    tokenizer_path: info.tokenizerPath,
+    is_generation: true,
+    max_context_length: info.maxContext,
+    vocab_size: info.vocabSize,
+    tokenizer_sha256: info.tokenizerSha256,
+    chat_template_sha256: info.chatTemplateSha256,
+  };
+}

@@ -1,0 +1,60 @@
+/** The served model in this process: what the HTTP tests cannot provoke. */
+import { beforeAll, describe, expect, test } from 'bun:test';
+import { startBackend } from '../../src/engine/backend';
+import { defaultTokenizer } from '../../src/model/default_tokenizer';
+import { Qwen2Model } from '../../src/model/qwen2';
+import { ChatFormat } from '../../src/rollout/chat';
+import { ServingEngine } from '../../src/serve/engine';
+import type { BoundedSpec } from '../../src/serve/request';
+import { microPolicyConfig } from '../model/tiny';
+
+const chat = new ChatFormat(defaultTokenizer());
+let model: Qwen2Model;
+
+beforeAll(async () => {
+  await startBackend('cpu');
+  model = Qwen2Model.random(microPolicyConfig(chat.tokenizer.vocabSize), { seed: 2 });
+});
+
+const spec = (promptIds: number[]): BoundedSpec => ({
+  rid: null,
+  promptIds,
+  maxNewTokens: 6,
+  temperature: 0,
+  topP: 1,
+  topK: 0,
+  seed: null,
+  stopTokenIds: [],
+  stopStrings: [],
+});
+
+const options = { maxRunning: 8, maxQueue: 8, maxContext: 64, weightVersion: '0', seed: 1, modelPath: 'test', tokenizerPath: 'test' };
+
+describe('ServingEngine', () => {
+  test('a model failure fails the requests of its batch, and the next requests get a fresh batch', async () => {
+    const healthy = new ServingEngine(model, chat, options);
+    const expected = await healthy.generate(spec([3, 4, 5]));
+    await healthy.drain();
+
+    const forward = model.forward.bind(model);
+    let failures = 1;
+    model.forward = (...args) => {
+      if (failures-- > 0) throw new Error('out of memory\nat somewhere');
+      return forward(...args);
+    };
+    try {
+      const engine = new ServingEngine(model, chat, options);
+      const failed = await Promise.allSettled([engine.generate(spec([3, 4, 5])), engine.generate(spec([6, 7]))]);
+      for (const result of failed) {
+        expect(result.status).toBe('rejected');
+        expect((result as PromiseRejectedResult).reason.message).toBe('generation failed: out of memory');
+      }
+      const again = await engine.generate(spec([3, 4, 5]));
+      expect(again.tokens).toEqual(expected.tokens);
+      expect(engine.stats()).toMatchObject({ running: 0, queued: 0 });
+      await engine.drain();
+    } finally {
+      model.forward = forward;
+    }
+  });
+});

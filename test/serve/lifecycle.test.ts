@@ -1,0 +1,77 @@
+/** `agentic serve` under more requests than it takes, and shut down with SIGTERM while it works. */
+import { describe, expect, test } from 'bun:test';
+import { join } from 'node:path';
+import { agentic, lines, ROOT } from '../helpers';
+import { call, startServe, waitForInfo } from './helpers';
+
+/** A prompt whose greedy continuation on this model runs to any length (no stop token). */
+const LONG = [1, 2, 3, 4];
+const generate = (url: string, input_ids: number[], max_new_tokens: number, extra: Record<string, unknown> = {}) =>
+  call(url, '/generate', { input_ids, sampling_params: { max_new_tokens, temperature: 0 }, ...extra });
+
+describe('agentic serve: load and lifetime', () => {
+  test('with one row and a queue of two, a full queue answers 503 with Retry-After; SIGTERM finishes what was accepted, refuses the rest, exits 0', async () => {
+    const server = await startServe(['pretrain=agentic:nano', 'seed=5', 'sequence_length=2048', '--max-running', '1', '--max-queue', '2']);
+    const { url } = server;
+    try {
+      const running = generate(url, LONG, 2000, { rid: 'first' });
+      await waitForInfo(url, (info) => info.running === 1);
+      const queued = [generate(url, [5, 6], 3), generate(url, [7, 8], 3)];
+      await waitForInfo(url, (info) => info.queued === 2);
+      const refused = await generate(url, [9], 3);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refused.body.error.message).toMatch(/queue is full \(2 requests/);
+      await call(url, '/abort_request', { rid: 'first' });
+      expect((await running).body.meta_info.finish_reason.type).toBe('abort');
+      for (const reply of await Promise.all(queued)) expect(reply.body.meta_info.completion_tokens).toBe(3);
+
+      // drain: the running request and the queued one finish, a new one is refused, the process exits 0
+      const inFlight = generate(url, LONG, 200);
+      const waiting = generate(url, [5, 6], 3);
+      await waitForInfo(url, (info) => info.running === 1 && info.queued === 1);
+      server.child.kill('SIGTERM');
+      await waitForInfo(url, (info) => info.draining);
+      const late = await generate(url, [9], 3);
+      expect(late.status).toBe(503);
+      expect(late.body.error.message).toBe('the server is shutting down');
+      expect((await call(url, '/health')).status).toBe(503);
+      const [a, b] = await Promise.all([inFlight, waiting]);
+      expect(a.body.meta_info.finish_reason).toEqual({ type: 'length', length: 200 });
+      expect(b.body.meta_info.completion_tokens).toBe(3);
+      expect(await server.child.exited).toBe(0);
+      expect(server.stderr()).toMatch(/SIGTERM: finishing 2 request\(s\) in flight/);
+      expect(server.stderr()).toMatch(/done: stopped; 5 request\(s\) served/);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  test("--checkpoint serves the checkpoint's actor with its saved config", async () => {
+    const checkpoint = join(ROOT, 'test/fixtures/replay/grpo_traj-checkpoint-1');
+    const server = await startServe(['--checkpoint', checkpoint, '--weight-version', 'step-1']);
+    try {
+      expect(server.stderr()).toContain(`checkpoint ${checkpoint} (step 1), with its saved config`);
+      const info = await call(server.url, '/get_model_info');
+      // the saved config's sequence_length is the context
+      expect(info.body).toMatchObject({ model_path: join(checkpoint, 'actor'), tokenizer_path: join(checkpoint, 'actor'), max_context_length: 512 });
+      const reply = await generate(server.url, [1, 2, 3], 4);
+      expect(reply.body.meta_info).toMatchObject({ completion_tokens: expect.any(Number), weight_version: 'step-1' });
+      expect(await server.stop()).toBe(0);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
+  test('bad flags are one line and exit 2', async () => {
+    for (const [flag, value, message] of [
+      ['--port', '70000', 'error: --port: expected a port up to 65535, got 70000'],
+      ['--max-running', '0', "error: --max-running: expected an integer of at least 1, got '0'"],
+      ['--max-queue', 'many', "error: --max-queue: expected an integer of at least 0, got 'many'"],
+    ] as const) {
+      const { code, stderr } = await agentic(['serve', 'pretrain=agentic:nano', flag, value]);
+      expect(code).toBe(2);
+      expect(lines(stderr)).toEqual([message]);
+    }
+  });
+});
