@@ -66,7 +66,7 @@ export function completionsRequest(turn: ServerTurn, sampling: ServerSampling, m
     seed: turn.seed,
     stop: sampling.stop,
     stop_token_ids: sampling.stop_token_ids,
-    logprobs: 1,
+    logprobs: 0,
     return_token_ids: true,
     return_tokens_as_token_ids: true,
   };

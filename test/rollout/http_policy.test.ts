@@ -51,7 +51,7 @@ describe('requests', () => {
       max_tokens: 4,
       seed: 99,
       stop_token_ids: [7],
-      logprobs: 1,
+      logprobs: 0,
       return_token_ids: true,
       return_tokens_as_token_ids: true,
     });
