@@ -201,16 +201,16 @@ export class ServingEngine {
    * shutting down, the queue is full or the rid is already in flight. A `signal` that aborts (the
    * client left) frees the request's row.
    */
-  generate(spec: BoundedSpec, signal?: AbortSignal): Promise<Completion> {
+  async generate(spec: BoundedSpec, signal?: AbortSignal): Promise<Completion> {
     if (this.draining) throw new RequestError(503, 'the server is shutting down');
     const rid = spec.rid ?? randomUUID().replaceAll('-', '');
     if (this.byRid.has(rid)) throw new RequestError(400, `rid '${rid}' is already in flight`, 'rid');
-    if (this.waiting.length >= this.options.maxQueue) {
+    if (!this.canAdmit() && this.waiting.length >= this.options.maxQueue) {
       throw new RequestError(503, `the queue is full (${this.options.maxQueue} requests wait for a row)`, null, 1);
     }
     const id = this.nextId++;
     const rng = spec.seed === null ? Rng.fromSeed(this.options.seed, 'serve', id) : Rng.fromSeed(spec.seed);
-    return new Promise<Completion>((resolve, reject) => {
+    return await new Promise<Completion>((resolve, reject) => {
       const job: Job = { id, spec: { ...spec, rid }, rng, abortMessage: null, weightVersion: this.weightVersion, resolve, reject };
       if (signal) {
         const left = () => this.end(job, null);
@@ -256,11 +256,12 @@ export class ServingEngine {
    * Loads a Hugging Face folder's weights into the served model (see the header for the order).
    * Anything wrong with the folder leaves the old weights serving: { success: false, message }.
    */
-  updateWeights(folder: string, version: string | null): Promise<{ success: boolean; message: string }> {
+  async updateWeights(folder: string, version: string | null): Promise<{ success: boolean; message: string }> {
     if (this.draining) throw new RequestError(503, 'the server is shutting down');
     const update = this.updates.then(() => this.swap(folder, version));
-    this.updates = update;
-    return update;
+    // the next update waits for this one, whatever becomes of it
+    this.updates = update.catch(() => undefined);
+    return await update;
   }
 
   /** Refuses new requests, lets the queued and running ones finish (held ones abort while paused), then frees the batch. */
@@ -282,10 +283,13 @@ export class ServingEngine {
     });
   }
 
+  /** Whether a request at the head of the queue would take a row now. */
+  private canAdmit(): boolean {
+    return !this.paused && !this.updating && this.admitted.size < this.options.maxRunning;
+  }
+
   private admit(): void {
-    while (!this.paused && !this.updating && this.admitted.size < this.options.maxRunning && this.waiting.length > 0) {
-      this.start(this.waiting.shift()!);
-    }
+    while (this.canAdmit() && this.waiting.length > 0) this.start(this.waiting.shift()!);
   }
 
   private start(job: Job): void {
@@ -311,7 +315,9 @@ export class ServingEngine {
           this.settled(job);
           job.reject(new Error(`generation failed: ${oneLine(firstLine(error))}`));
         },
-      );
+      )
+      // a request that cannot be answered is that request's 500, never an unhandled rejection that ends the process
+      .catch((error) => job.reject(error));
   }
 
   /** Ends a request before it finishes: a queued one at once, an admitted one at the next step boundary. */

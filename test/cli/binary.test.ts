@@ -7,6 +7,7 @@ import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseYaml } from '../../src/config/yaml';
 import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
+import { call, startServe } from '../serve/helpers';
 
 let bin = '';
 let home = '';
@@ -179,5 +180,22 @@ describe('the compiled binary in an empty folder', () => {
     expect(code).toBe(0);
     expect(stdout).toContain('score: 1 (success)');
     expect(readdirSync(join(cwd, 'output', 'play'))).toEqual(['FrozenLake-seed20.json']);
+  });
+
+  test('serve: answers /generate with log-probs, and drains on SIGTERM', async () => {
+    const server = await startServe(['pretrain=agentic:nano'], { bin, cwd: home, env: { PATH: '/usr/bin:/bin', HOME: home } });
+    try {
+      const { status, body } = await call(server.url, '/generate', {
+        input_ids: [1, 2, 3],
+        sampling_params: { max_new_tokens: 4, temperature: 0 },
+        return_logprob: true,
+      });
+      expect(status).toBe(200);
+      expect(body.meta_info).toMatchObject({ completion_tokens: 4, finish_reason: { type: 'length', length: 4 }, weight_version: '0' });
+      expect(body.meta_info.output_token_logprobs).toHaveLength(4);
+      expect(await server.stop()).toBe(0);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
   });
 });

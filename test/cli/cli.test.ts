@@ -5,7 +5,7 @@ import pkg from '../../package.json';
 import { parseYaml } from '../../src/config/yaml';
 import { agentic, lines, scratch } from '../helpers';
 
-const COMMANDS = ['train', 'eval', 'render', 'resume', 'config', 'plugins', 'doctor'];
+const COMMANDS = ['train', 'eval', 'render', 'resume', 'config', 'plugins', 'doctor', 'serve'];
 
 /** A user's mistake: exit 2, exactly one line on stderr, no stack trace, nothing on stdout. */
 async function expectOneLineError(args: string[], fragment: string | RegExp, options: Parameters<typeof agentic>[1] = {}) {
@@ -46,7 +46,7 @@ describe('help and version', () => {
       expect(code).toBe(0);
       expect(stderr).toBe('');
       expect(stdout).toContain(`USAGE agentic ${name}`);
-      if (['train', 'eval', 'render', 'config', 'plugins'].includes(name)) {
+      if (['train', 'eval', 'render', 'config', 'plugins', 'serve'].includes(name)) {
         for (const flag of ['--config-path', '--config-name', '-c, --config', 'OVERRIDES']) expect(stdout).toContain(flag);
       }
     });

@@ -5,7 +5,7 @@ import { defaultTokenizer } from '../../src/model/default_tokenizer';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { ChatFormat } from '../../src/rollout/chat';
 import { ServingEngine } from '../../src/serve/engine';
-import type { BoundedSpec } from '../../src/serve/request';
+import { type BoundedSpec, RequestError } from '../../src/serve/request';
 import { microPolicyConfig } from '../model/tiny';
 
 const chat = new ChatFormat(defaultTokenizer());
@@ -56,5 +56,16 @@ describe('ServingEngine', () => {
     } finally {
       model.forward = forward;
     }
+  });
+
+  test('a queue of 0 admits a request a row is free for and refuses one that would wait', async () => {
+    const engine = new ServingEngine(model, chat, { ...options, maxRunning: 1, maxQueue: 0 });
+    const first = engine.generate(spec([3, 4, 5]));
+    const refused = await engine.generate(spec([6, 7])).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RequestError);
+    expect(refused).toMatchObject({ status: 503, retryAfter: 1 });
+    expect((await first).tokens).toHaveLength(6);
+    expect((await engine.generate(spec([6, 7]))).tokens).toHaveLength(6);
+    await engine.drain();
   });
 });
