@@ -59,8 +59,21 @@ export class LocalRollouts implements RolloutSource {
 
   async afterUpdate(): Promise<void> {}
 
-  finalValidation(): Promise<RolloutBatch> | null {
-    return this.val ? this.validate() : null;
+  finalValidation(step: number): Promise<RolloutBatch> | null {
+    return this.val ? this.lastValidation(step) : null;
+  }
+
+  /**
+   * The validation after the last step, with actor_infer as it is: actor_train's final weights
+   * where it shares them (version `step`), else the copy last taken, which the servers already hold.
+   */
+  private async lastValidation(step: number): Promise<RolloutBatch> {
+    const { roles, sync } = this;
+    if (sync) {
+      const f = this.config.actor_infer.model_update_frequency;
+      await sync.bring(roles.infer === roles.actor ? step : (sync.version ?? step - (step % f)), roles.infer, roles.tokenizer);
+    }
+    return this.validate();
   }
 
   async state(): Promise<SourceState> {

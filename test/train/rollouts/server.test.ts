@@ -78,7 +78,7 @@ describe('rollouts on agentic serve', () => {
 });
 
 describe('training on agentic serve', () => {
-  test("after the steps the server holds the trainer's weights: its version, and its log-probs those of the checkpoint (1e-4); the gap ~0", async () => {
+  test("after the run the server holds the trainer's weights: its version, and its log-probs those of the final checkpoint (1e-4); the gap ~0", async () => {
     const out = scratch();
     const info: string[] = [];
     const { config, host } = await vowels([
@@ -86,26 +86,31 @@ describe('training on agentic serve', () => {
       'track_with=[jsonl]',
       'max_steps=3',
       'save_steps=1',
+      'eval_steps=2',
       'enable_old_logprobs_recompute=false',
       ...proxy('train', 'sglang', server.url),
+      ...proxy('val', 'sglang', server.url),
     ]);
     await runTraining({ config, files: ['test'], overrides: [] }, host, { info: (line) => info.push(line), warn: () => {} });
     // the actor_infer line says where responses come from, and that recomputing holds regardless
     const line = info.find((l) => l.startsWith('actor_infer: '))!;
     expect(line).toContain(`inference servers ${server.url} (sglang), loading actor_infer's weights from`);
     expect(line).toContain('old log-probs recomputed by actor_train (enable_old_logprobs_recompute=false does not hold here');
-    const steps = readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'));
-    expect(steps).toHaveLength(3);
+    const logged = readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'));
+    // three steps and the validation after the last
+    expect(logged.map((r) => r.step)).toEqual([0, 1, 2, 3]);
+    expect(logged.filter((r) => 'val/env/Vowels/infer_failure' in r.metrics).map((r) => r.step)).toEqual([0, 2, 3]);
+    const steps = logged.slice(0, 3);
     for (const step of steps) {
       // the sampler's log-probs are the trainer's own, from another process
       expect(step.metrics['actor/train_infer_logprob_gap']).toBeLessThan(1e-4);
       expect(step.metrics['env/Vowels/infer_failure']).toBe(0);
       expect(step.metrics['time/step_model_update']).toBeGreaterThan(0);
     }
-    // the last rollout was played by version 2, actor_train's weights after 2 steps (checkpoint-2)
-    expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: '2' });
-    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['weights-1', 'weights-2']);
-    const { model, tokenizer } = await loadModel(join(out, 'checkpoints', 'checkpoint-2', 'actor'), { seed: 0, trainable: false });
+    // the last validation was played by version 3, actor_train's weights after the 3 steps (checkpoint-3)
+    expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: '3' });
+    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['weights-2', 'weights-3']);
+    const { model, tokenizer } = await loadModel(join(out, 'checkpoints', 'checkpoint-3', 'actor'), { seed: 0, trainable: false });
     const chat = new ChatFormat(tokenizer);
     const policy = new ModelPolicy(model, chat, { sampling: GREEDY, stopStrings: null, maxRunning: 4, maxLength: 512 });
     try {
@@ -115,7 +120,7 @@ describe('training on agentic serve', () => {
           sampling_params: { max_new_tokens: 12, temperature: 0, stop_token_ids: chat.stopTokenIds },
           return_logprob: true,
         });
-        expect(reply.body.meta_info.weight_version).toBe('2');
+        expect(reply.body.meta_info.weight_version).toBe('3');
         const here = await policy.respond({
           id: `p${i}`,
           promptIds: prompt,
