@@ -109,6 +109,9 @@ function errorMessage(text: string): string {
   return firstLine(text).slice(0, 200);
 }
 
+/** The most an /abort_request may take. */
+const ABORT_TIMEOUT_MS = 5_000;
+
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The texts of the probe that a server without fingerprints tokenizes: the chat format's special tokens, markup, digits and non-ASCII. */
@@ -165,14 +168,17 @@ export class InferenceServers {
    * One exchange with `server`: a POST of `body` (a GET without one). Resolves with the parsed JSON
    * of a 2xx answer; rejects with a CallFailure, or with the abort itself when `signal` aborted.
    */
-  async call(server: number, path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+  async call(server: number, path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.timeoutMs): Promise<unknown> {
+    const timeout = AbortSignal.timeout(timeoutMs);
     const url = this.urls[server] + path;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.config.api_key !== null) headers.authorization = `Bearer ${this.config.api_key}`;
     const noAnswer = (error: unknown): CallFailure => {
-      if (timeout.aborted) return new CallFailure(`${url}: no answer within ${this.config.timeout_s} s (timeout_s)`, true, { timedOut: true });
+      if (timeout.aborted) {
+        const key = timeoutMs === this.timeoutMs ? ' (timeout_s)' : '';
+        return new CallFailure(`${url}: no answer within ${timeoutMs / 1000} s${key}`, true, { timedOut: true });
+      }
       return new CallFailure(`${url}: ${firstLine(error)}`, true);
     };
     let response: Response;
@@ -350,10 +356,13 @@ export class InferenceServers {
     return answer.weight_version;
   }
 
-  /** Asks `server` to stop generating `rid` (SGLang's /abort_request); one try, its failure only costs the server time. */
+  /**
+   * Asks `server` to stop generating `rid` (SGLang's /abort_request): one short try, since a
+   * policy's close() waits for it and its failure only costs the server time.
+   */
   async abort(server: number, rid: string): Promise<void> {
     try {
-      await this.call(server, '/abort_request', { rid });
+      await this.call(server, '/abort_request', { rid }, undefined, Math.min(this.timeoutMs, ABORT_TIMEOUT_MS));
     } catch {
       // the request times out on the server side anyway
     }

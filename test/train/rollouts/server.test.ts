@@ -139,6 +139,46 @@ describe('training on agentic serve', () => {
     }
   });
 
+  test("a server that fails to generate for a step: that step's episodes end as infer_failure, counted, and the run goes on", async () => {
+    let failing = false;
+    // in front of agentic serve: every call goes through, but /generate answers 500 while `failing`
+    const front = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(request) {
+        const path = new URL(request.url).pathname;
+        if (failing && path === '/generate') return Response.json({ error: { message: 'out of memory' } }, { status: 500 });
+        const body = request.method === 'POST' ? await request.text() : undefined;
+        return fetch(server.url + path, { method: request.method, headers: request.headers, body });
+      },
+    });
+    const out = scratch();
+    try {
+      const { config, host } = await vowels([
+        `output_dir=${out}`,
+        'track_with=[jsonl]',
+        'max_steps=3',
+        'save_steps=1',
+        ...proxy('train', 'sglang', `http://127.0.0.1:${front.port}`),
+        'train_env_manager.llm_proxy.proxy_config.max_retries=1',
+        'train_env_manager.llm_proxy.proxy_config.retry_backoff_s=0.05',
+      ]);
+      await runTraining({ config, files: ['test'], overrides: [] }, host, {
+        info: () => {},
+        warn: () => {},
+        onCheckpoint: (path) => {
+          failing = path.endsWith('checkpoint-1');
+        },
+      });
+    } finally {
+      await front.stop(true);
+    }
+    const steps = readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'));
+    expect(steps.map((s) => s.metrics['env/Vowels/infer_failure'])).toEqual([0, 1, 0]);
+    expect(steps[1]!.metrics['env/response_length']).toBe(0);
+    expect(steps[2]!.metrics['env/response_length']).toBeGreaterThan(0);
+  });
+
   test('a server killed mid-run (SIGKILL): the run stops with one line naming it, no hang', async () => {
     const doomed = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
     const out = scratch();
