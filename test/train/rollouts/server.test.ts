@@ -215,7 +215,7 @@ describe('training on agentic serve', () => {
   });
 });
 
-describe('eval and play on agentic serve', () => {
+describe('eval, render and play on agentic serve', () => {
   const args = () => [
     `pretrain=${pretrain}`,
     'val_batch_size=4',
@@ -235,6 +235,23 @@ describe('eval and play on agentic serve', () => {
     const [a, b] = [JSON.parse(readFileSync(here, 'utf8')), JSON.parse(readFileSync(there, 'utf8'))];
     expect(b).toMatchObject({ policy: 'model', model: `sglang server ${server.url}`, backend: null });
     expect(b.tags.FrozenLake).toEqual({ ...a.tags.FrozenLake, infer_failure: 0 });
+  });
+
+  test('render plays its episodes on the server and says so in the report', async () => {
+    const folder = join(scratch(), 'render');
+    const { code, stderr } = await agentic([
+      'render',
+      '--config-name',
+      'frozen_lake',
+      '--episodes',
+      '2',
+      `render_save_dir=${folder}`,
+      ...args(),
+      ...proxy('val', 'sglang', server.url),
+    ]);
+    expect(stderr).toContain(`policy: the model on sglang server ${server.url}`);
+    expect(code).toBe(0);
+    expect(readFileSync(join(folder, 'report.html'), 'utf8')).toContain(`played by the model sglang server ${server.url} (seed`);
   });
 
   test('play --policy model --auto: the turns come from the server, as they would here', async () => {
