@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import { Rng } from '../engine/rng';
 import { tf } from '../engine/tf';
 import { firstLine, ModelError, oneLine } from '../errors';
-import { tokenizerFingerprint } from '../model/fingerprint';
+import { type TokenizerFingerprint, tokenizerFingerprint } from '../model/fingerprint';
 import type { GenerationResult } from '../model/generate';
 import { loadHfFolder } from '../model/hf_folder';
 import { Qwen2Model } from '../model/qwen2';
@@ -143,6 +143,8 @@ export class ServingEngine {
   private served = 0;
   private generatedTokens = 0;
   private weightUpdates = 0;
+  /** The served tokenizer's sha256s, once (a large tokenizer.json takes a while to hash). */
+  private readonly fingerprint: TokenizerFingerprint;
 
   constructor(
     private readonly model: Qwen2Model,
@@ -153,6 +155,7 @@ export class ServingEngine {
     this.scheduler = this.newScheduler();
     this.weightVersion = options.weightVersion;
     this.modelPath = options.modelPath;
+    this.fingerprint = tokenizerFingerprint(chat.tokenizer);
   }
 
   get limits(): { vocabSize: number; maxContext: number } {
@@ -168,14 +171,12 @@ export class ServingEngine {
   }
 
   modelInfo(): ModelInfo {
-    const fingerprint = tokenizerFingerprint(this.chat.tokenizer);
     return {
       modelPath: this.modelPath,
       tokenizerPath: this.options.tokenizerPath,
       maxContext: this.options.maxContext,
       vocabSize: this.model.config.vocab_size,
-      tokenizerSha256: fingerprint.tokenizerSha256,
-      chatTemplateSha256: fingerprint.chatTemplateSha256,
+      ...this.fingerprint,
     };
   }
 
@@ -419,7 +420,7 @@ export class ServingEngine {
     if (differs) {
       throw new ModelError(`${displayPath(folder)}: config.json has ${differs} ${String(given[differs])}, the served model ${String(served[differs])}`);
     }
-    const ours = tokenizerFingerprint(this.chat.tokenizer);
+    const ours = this.fingerprint;
     const theirs = tokenizerFingerprint(loaded.tokenizer);
     if (ours.tokenizerSha256 !== theirs.tokenizerSha256 || ours.chatTemplateSha256 !== theirs.chatTemplateSha256) {
       throw new ModelError(`${displayPath(folder)}: its tokenizer or chat template differs from the served model's`);

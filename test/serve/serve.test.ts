@@ -3,6 +3,7 @@
  * the answers are the in-process policy's, whatever else shares the batch.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBackend } from '../../src/engine/backend';
 import { Rng } from '../../src/engine/rng';
@@ -324,9 +325,13 @@ describe('agentic serve: bad requests get a 4xx JSON error naming the field, and
 describe('agentic serve: weight updates', () => {
   test('a folder of another shape, or none, answers success false and leaves the old weights serving', async () => {
     const before = await generate(url, prompts[2]!, { max_new_tokens: 8, temperature: 0 });
+    const otherTemplate = join(folders, 'other-template');
+    await saveModel(otherTemplate, served.model, served.tokenizer);
+    writeFileSync(join(otherTemplate, 'chat_template.jinja'), '{% for m in messages %}{{ m.content }}{% endfor %}');
     for (const [path, message] of [
       [WRONG_SHAPE, /config.json has hidden_size 128, the served model 48/],
       [join(folders, 'missing'), /no such model folder/],
+      [otherTemplate, /its tokenizer or chat template differs from the served model's/],
     ] as const) {
       const reply = await call(url, '/update_weights_from_disk', { model_path: path, weight_version: 'bad' });
       expect(reply.status).toBe(400);
