@@ -38,6 +38,12 @@ export class CheckpointError extends AgenticError {
 /** A run that cannot go on (its policy diverged). Not an input mistake: exit 1. */
 export class TrainingError extends AgenticError {}
 
+/**
+ * Inference servers that cannot be used: none answers for longer than the run waits, one refuses
+ * the weights sent, or one tokenizes differently from this process. The message names the server.
+ */
+export class InferenceError extends AgenticError {}
+
 /** The first line of whatever was thrown, e.g. a parser's message without its code frame. */
 export function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

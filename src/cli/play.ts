@@ -15,6 +15,7 @@ import type { ConfigLoader } from '../play/target';
 import type { PluginHost } from '../plugins/host';
 import type { ChatFormat } from '../rollout/chat';
 import type { Policy } from '../rollout/policy';
+import type { InferenceServers } from '../rollout/servers';
 import { checkOutputPath, configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
 import { log, out } from './log';
@@ -93,31 +94,52 @@ async function configSource(
   const found = await locateCheckpoint(args.checkpoint, args, overrides, host);
   const actor = join(found.path, 'actor');
   log.info(`checkpoint ${found.path} (step ${found.step}), with its saved config`);
+  const { isHttpProxy } = await import('../config/schema');
+  const { withProxyType } = await import('../rollout/env_manager');
   const load: ConfigLoader = async (list) => {
     const saved = (await checkpointConfig(found, list, host)).config;
-    return { ...saved, pretrain: actor, actor_infer: { ...saved.actor_infer, model_args: { ...saved.actor_infer.model_args, model_name_or_path: null } } };
+    const config = {
+      ...saved,
+      pretrain: actor,
+      actor_infer: { ...saved.actor_infer, model_args: { ...saved.actor_infer.model_args, model_name_or_path: null } },
+    };
+    // inference servers hold their own weights, not the checkpoint's: its actor plays here
+    return isHttpProxy(config.val_env_manager.llm_proxy.proxy_type) ? withProxyType(config, 'val', 'policy') : config;
   };
   return { load, words: ['-c', savedConfigFile(found)] };
 }
 
 interface Player {
   model: Qwen2Model | null;
+  /** The connected inference servers of val_env_manager's llm_proxy, when they play the model's turns. */
+  servers: InferenceServers | null;
   tokenizer: Tokenizer;
   /** What was loaded, for messages ('' without a model). */
   source: string;
 }
 
-/** actor_infer's model (else pretrain) on the config's backend when one is wanted, else only its tokenizer. */
-async function loadPlayer(config: AgenticConfig, wantModel: boolean): Promise<Player> {
+/**
+ * actor_infer's model (else pretrain) on the config's backend when one is wanted, else only its
+ * tokenizer; `servers` (val_env_manager's inference servers) play the model instead, checked
+ * against that tokenizer.
+ */
+async function loadPlayer(config: AgenticConfig, wantModel: boolean, servers: InferenceServers | null): Promise<Player> {
   const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
   const { loadModel, loadTokenizer } = await import('../model/load');
-  if (!wantModel) return { model: null, tokenizer: await loadTokenizer(reference), source: '' };
+  if (servers) {
+    const tokenizer = await loadTokenizer(reference);
+    await servers.connect(tokenizer);
+    const source = `on ${servers.type} server${servers.urls.length > 1 ? 's' : ''} ${servers.urls.join(', ')}`;
+    log.info(`model: ${source}`);
+    return { model: null, servers, tokenizer, source };
+  }
+  if (!wantModel) return { model: null, servers: null, tokenizer: await loadTokenizer(reference), source: '' };
   const { describeBackend, startBackend } = await import('../engine/backend');
   const { runBackend } = await import('../config/validate');
   const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas });
   const loaded = await loadModel(reference, { seed: config.seed, trainable: false });
   log.info(`model: ${loaded.source} on ${describeBackend(started)}`);
-  return { model: loaded.model, tokenizer: loaded.tokenizer, source: loaded.source };
+  return { model: loaded.model, servers: null, tokenizer: loaded.tokenizer, source: loaded.source };
 }
 
 interface PolicyParts {
@@ -150,13 +172,10 @@ async function buildPolicy(name: PolicyName, parts: PolicyParts): Promise<{ poli
     const { RandomPolicy } = await import('../rollout/policy');
     policy = new RandomPolicy(chat);
   } else {
-    const { makePolicy } = await import('../rollout/env_manager');
-    // --policy model wins over a config whose val proxy is random
-    const proxied = {
-      ...config,
-      val_env_manager: { ...config.val_env_manager, llm_proxy: { ...config.val_env_manager.llm_proxy, proxy_type: 'policy' as const } },
-    };
-    policy = makePolicy(proxied, 'val', player.model, chat);
+    const { makePolicy, withProxyType } = await import('../rollout/env_manager');
+    // --policy model wins over a config whose val proxy is random; inference servers answer where the config names them
+    const proxied = player.servers ? config : withProxyType(config, 'val', 'policy');
+    policy = makePolicy(proxied, 'val', player.model, chat, { servers: player.servers });
   }
   if (parts.paceWith) policy = new PacedPolicy(policy, parts.paceWith);
   return { policy, label: name === 'random' ? 'random' : `model ${player.source}`, logProbs: name === 'model' ? 'sampled' : null };
@@ -227,7 +246,8 @@ export default command(
       const { checkPythonSandbox } = await import('../config/sandbox_check');
       await checkPythonSandbox(config, host, { tags: [tag], warn: (line) => log.warn(line) });
 
-      const player = await loadPlayer(config, policyName === 'model' || modelNamed);
+      const { proxyServers } = await import('../rollout/env_manager');
+      const player = await loadPlayer(config, policyName === 'model' || modelNamed, policyName === 'model' ? proxyServers(config, 'val') : null);
       const { ChatFormat } = await import('../rollout/chat');
       const chat = new ChatFormat(player.tokenizer);
       const interrupt = () => {

@@ -31,7 +31,11 @@ export default command(
         valueHint: 'N',
         description: `Episodes to play (default ${DEFAULT_EPISODES}, in whole val_env_manager groups); with --trajectories, at most N of the file's (default all)`,
       },
-      policy: { type: 'string', valueHint: 'model|random', description: "model: actor_infer's model (default); random: each env's random actions, no model" },
+      policy: {
+        type: 'string',
+        valueHint: 'model|random',
+        description: "model: actor_infer's model, or the inference servers the config names (default); random: each env's random actions, no model",
+      },
       trajectories: { type: 'string', valueHint: 'file', description: "Replay saved episodes (a JSON array, as a render's episodes.json) instead of playing" },
       ...overridesArg,
     },
@@ -41,7 +45,7 @@ export default command(
         if (!POLICIES.includes(args.policy as (typeof POLICIES)[number]))
           throw new UsageError(`--policy: expected one of ${POLICIES.join(', ')}, got '${args.policy}'`);
         if (args.trajectories !== undefined) throw new UsageError('--policy: --trajectories replays saved responses, so there is no policy to choose');
-        overrides.push(`val_env_manager.llm_proxy.proxy_type=${args.policy === 'random' ? 'random' : 'policy'}`);
+        if (args.policy === 'random') overrides.push('val_env_manager.llm_proxy.proxy_type=random');
       }
       if (args.trajectories === '') throw new UsageError("option '--trajectories' needs a value");
       const requested = args.episodes === undefined ? null : positiveCount(args.episodes);
@@ -49,7 +53,11 @@ export default command(
       const { PluginHost } = await import('../plugins/host');
       const { checkRenderFolder, renderToFolder } = await import('../render/folder');
       const host = new PluginHost();
-      const { config } = await loadConfig(configRequest(args, overrides), host);
+      let { config } = await loadConfig(configRequest(args, overrides), host);
+      if (args.policy === 'model' && config.val_env_manager.llm_proxy.proxy_type === 'random') {
+        const { withProxyType } = await import('../rollout/env_manager');
+        config = withProxyType(config, 'val', 'policy');
+      }
       const { resolve } = await import('node:path');
       if (config.render_save_dir === null) throw new UsageError('render_save_dir: null, so there is no folder to render to; give one with render_save_dir=DIR');
       // before playing, so minutes of play never end in a refusal to write
@@ -86,7 +94,10 @@ export default command(
         const { savedEpisodeOf } = await import('../render/episodes_file');
         const result = await evaluate(config, host, (line) => log.info(line), count);
         episodes = result.batch.episodes.map(savedEpisodeOf);
-        const who = result.json.policy === 'random' ? 'random actions' : `the model ${result.json.model} on ${result.json.backend}`;
+        const who =
+          result.json.policy === 'random'
+            ? 'random actions'
+            : `the model ${result.json.model}${result.json.backend === null ? '' : ` on ${result.json.backend}`}`;
         source = `${episodes.length} validation episode${episodes.length === 1 ? '' : 's'} played by ${who} (seed ${config.seed}).`;
       }
       const rendered = await renderToFolder(config, host, episodes, { source, info: (line) => log.info(line) });

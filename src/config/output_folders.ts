@@ -7,6 +7,7 @@ import type { AgenticConfig } from './schema';
 const OUTPUT_FOLDERS = {
   output_dir: (c: AgenticConfig) => c.output_dir,
   logging_dir: (c: AgenticConfig) => c.logging_dir,
+  model_update_dir: (c: AgenticConfig) => c.model_update_dir,
   render_save_dir: (c: AgenticConfig) => c.render_save_dir,
   'checkpoint_config.output_dir': (c: AgenticConfig) => c.checkpoint_config.output_dir,
   'warm_start.output_dir': (c: AgenticConfig) => c.warm_start.output_dir,

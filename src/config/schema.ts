@@ -86,7 +86,9 @@ export const Worker = z.strictObject({
   strategy_args: StrategyArgs.prefault({}).describe('Where and how the role computes.'),
   model_update_frequency: positiveInt()
     .default(1)
-    .describe("actor_infer: take actor_train's weights every this many steps (1 shares them); other roles ignore it."),
+    .describe(
+      "actor_infer: take actor_train's weights every this many steps (1 shares them in this process; inference servers load them from model_update_dir); other roles ignore it.",
+    ),
 });
 
 /** actor_train: a Worker with the policy loss's choice (ROLL reads these on actor_train only). */
@@ -101,15 +103,50 @@ export const ActorTrain = Worker.extend({
   topr_negative_weight: z.number().min(0).default(1).describe('topr: weight of the terms of rows whose episode score is 0 or less.'),
 });
 
-export const PROXY_TYPES = ['policy', 'random'] as const;
+export const PROXY_TYPES = ['policy', 'random', 'sglang', 'openai'] as const;
+/** The proxies whose responses come from inference servers over HTTP (docs/inference.md). */
+export const HTTP_PROXY_TYPES = ['sglang', 'openai'] as const;
+export type HttpProxyType = (typeof HTTP_PROXY_TYPES)[number];
+
+export function isHttpProxy(type: (typeof PROXY_TYPES)[number]): type is HttpProxyType {
+  return (HTTP_PROXY_TYPES as readonly string[]).includes(type);
+}
+
+export const ProxyConfig = z.strictObject({
+  base_url: z
+    .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string().min(1)).min(1))
+    .nullable()
+    .default(null)
+    .describe(
+      "The inference server's URL (http://host:port, without /v1), or a list of them: each environment's turns go to one server, the environments spread over the list. Required by sglang and openai.",
+    ),
+  api_key: z.string().min(1).nullable().default(null).describe('Sent as `Authorization: Bearer <api_key>` (a server started with --api-key); null sends none.'),
+  timeout_s: z.number().positive().default(120).describe('Time limit of one request in seconds; a request over it is aborted and retried.'),
+  max_retries: nonNegativeInt()
+    .default(3)
+    .describe("Retries of a request that failed (no connection, timed out, a 5xx, an overloaded server's 503) before its episode ends as infer_failure."),
+  retry_backoff_s: z
+    .number()
+    .positive()
+    .default(0.5)
+    .describe('Wait before the first retry in seconds; it doubles with each further retry (a 503 says its own wait in Retry-After).'),
+  unavailable_timeout_s: z
+    .number()
+    .positive()
+    .default(300)
+    .describe(
+      'When no server has answered for this many seconds (every request failing meanwhile), the run stops with one line instead of failing episodes forever.',
+    ),
+});
 
 export const LlmProxy = z.strictObject({
   proxy_type: z
     .enum(PROXY_TYPES)
     .default('policy')
     .describe(
-      "policy: actor_infer's model generates every response; random: no model, each environment's sampleRandomAction() answers (for testing environments and pipelines).",
+      "policy: actor_infer's model generates every response, in this process; random: no model, each environment's sampleRandomAction() answers (for testing environments and pipelines); sglang: inference servers speaking SGLang's native POST /generate (agentic serve, SGLang); openai: servers speaking POST /v1/completions with token-id prompts (agentic serve, SGLang, vLLM). Prompts go to servers as token ids and their output ids and log-probs come back as they are (docs/inference.md).",
     ),
+  proxy_config: ProxyConfig.prefault({}).describe('Where the inference servers of sglang and openai are, and how long to wait for them.'),
 });
 
 export const ENV_MANAGER_KINDS = ['traj', 'step'] as const;
@@ -132,7 +169,7 @@ export const EnvManager = z.strictObject({
     .describe('Entries of custom_envs these environments are built from.'),
   num_groups_partition: z.array(positiveInt()).nullable().default(null).describe('Groups per tag, in the order of tags; null splits num_env_groups equally.'),
   generating_args: GeneratingArgs.nullable().default(null).describe("Sampling settings for these rollouts; null takes actor_infer's."),
-  llm_proxy: LlmProxy.prefault({}).describe('Who answers the environments: the policy model, or random actions.'),
+  llm_proxy: LlmProxy.prefault({}).describe('Who answers the environments: the policy model in this process, random actions, or inference servers.'),
 });
 
 export const CustomEnv = z.strictObject({
@@ -280,6 +317,13 @@ export const ConfigShape = z.strictObject({
     .describe('Seed of every random stream of the run.'),
   output_dir: z.string().min(1).default('./output/${exp_name}').describe('Folder for everything the run writes.'),
   logging_dir: z.string().min(1).default('${output_dir}/logs').describe('Folder for metric logs.'),
+  model_update_dir: z
+    .string()
+    .min(1)
+    .default('${output_dir}/weights')
+    .describe(
+      'Folder of the weights sent to inference servers (an llm_proxy of type sglang or openai): every actor_infer.model_update_frequency steps the trainer writes actor_infer as a Hugging Face folder weights-N (N: its policy version) and each server loads it (POST /update_weights_from_disk). The servers must read this path as the trainer writes it. The last two folders are kept.',
+    ),
   render_save_dir: z
     .string()
     .min(1)
@@ -351,7 +395,9 @@ export const ConfigShape = z.strictObject({
   rollout_batch_size: positiveInt().default(128).describe('Trajectories per training step; a multiple of train_env_manager.group_size.'),
   val_batch_size: positiveInt().default(128).describe('Trajectories per validation; a multiple of val_env_manager.group_size.'),
   sequence_length: positiveInt().default(1024).describe('Most tokens in one trajectory (prompts and responses).'),
-  max_running_requests: positiveInt().default(128).describe('Most sequences decoded together in one batch during rollouts; more wait their turn.'),
+  max_running_requests: positiveInt()
+    .default(128)
+    .describe('Most sequences decoded together in one batch during rollouts in this process (and by `agentic serve`); more wait their turn.'),
   async_generation_ratio: nonNegativeInt()
     .default(0)
     .describe(

@@ -11,7 +11,7 @@ import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
 import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
-import { ConfigShape, type AgenticConfig, type EnvManagerConfig } from './schema';
+import { ConfigShape, isHttpProxy, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
 export interface EnvResolver {
@@ -78,6 +78,40 @@ function issuesError(issues: readonly Issue[], root: z.core.$ZodType, prefix: re
   return new ConfigError(first + more);
 }
 
+/** Why `text` is not an inference server's base URL, or null. */
+function serverUrlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `'${text}' is not a URL (expected one like http://127.0.0.1:30000)`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `'${text}' is not an http:// or https:// URL`;
+  if (url.search !== '' || url.hash !== '') return `'${text}' has a query or fragment; give the server's base URL`;
+  // the client adds /v1/completions itself, as it adds /generate
+  if (/\/v1\/?$/.test(url.pathname)) return `'${text}' ends in /v1; give the server's base URL without it`;
+  return null;
+}
+
+/** An HTTP proxy's servers are named and can sample as the manager's generating_args say. */
+function checkProxy(config: AgenticConfig, name: 'train_env_manager' | 'val_env_manager', manager: EnvManagerConfig): void {
+  const { proxy_type: type, proxy_config: proxy } = manager.llm_proxy;
+  if (!isHttpProxy(type)) return;
+  const at = `${name}.llm_proxy.proxy_config.base_url`;
+  if (proxy.base_url === null) throw new ConfigError(`${at}: required by proxy_type ${type} (the inference server's URL, e.g. http://127.0.0.1:30000)`);
+  proxy.base_url.forEach((url, i) => {
+    const problem = serverUrlProblem(url);
+    if (problem) throw new ConfigError(`${proxy.base_url!.length > 1 ? `${at}[${i}]` : at}: ${problem}`);
+  });
+  const own = manager.generating_args !== null;
+  const gen = manager.generating_args ?? config.actor_infer.generating_args;
+  if (gen.answer_temperature !== null) {
+    throw new ConfigError(
+      `${own ? `${name}.generating_args` : 'actor_infer.generating_args'}.answer_temperature: an inference server samples every token of a response at one temperature; set it to null for ${name}'s proxy_type ${type}`,
+    );
+  }
+}
+
 /** Rules that involve several keys. */
 function checkRelations(config: AgenticConfig): void {
   const defined = Object.keys(config.custom_envs);
@@ -116,6 +150,7 @@ function checkRelations(config: AgenticConfig): void {
     if (batch % manager.group_size !== 0) {
       throw new ConfigError(`${batchKey}: ${batch} is not a multiple of ${name}.group_size (${manager.group_size})`);
     }
+    checkProxy(config, name, manager);
   };
   for (const [tag, entry] of Object.entries(config.custom_envs)) {
     // the system prompt is literal text; only the turn template has placeholders
@@ -133,7 +168,13 @@ function checkRelations(config: AgenticConfig): void {
     }
   }
   if (config.async_generation_ratio > 0) {
-    if (config.train_env_manager.llm_proxy.proxy_type !== 'policy') {
+    const proxy = config.train_env_manager.llm_proxy.proxy_type;
+    if (isHttpProxy(proxy)) {
+      throw new ConfigError(
+        `async_generation_ratio: ${config.async_generation_ratio} plays ahead in a worker thread with its own model, but train_env_manager.llm_proxy.proxy_type ${proxy} generates on inference servers, which do not play ahead here; set async_generation_ratio=0`,
+      );
+    }
+    if (proxy !== 'policy') {
       throw new ConfigError(
         `async_generation_ratio: ${config.async_generation_ratio} runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is ${config.train_env_manager.llm_proxy.proxy_type}; set it to policy or the ratio to 0`,
       );

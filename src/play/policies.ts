@@ -44,6 +44,7 @@ export interface GivenOptions {
 /** Responses given by a person: each line of `source` is tokenized as the policy's reply. */
 export class GivenPolicy implements Policy {
   readonly name = 'given';
+  readonly remote = false;
   private generated = 0;
 
   constructor(
@@ -84,6 +85,10 @@ export class PacedPolicy implements Policy {
 
   get name(): string {
     return this.inner.name;
+  }
+
+  get remote(): boolean {
+    return this.inner.remote;
   }
 
   async respond(query: TurnQuery): Promise<TurnReply> {

@@ -136,6 +136,7 @@ const END_REASONS: Record<EndReason, string> = {
   context_full: 'the next prompt did not fit in sequence_length (context_full)',
   timeout: 'the episode ran out of its time budget (episode_timeout_s)',
   env_failure: 'the env failed',
+  infer_failure: 'the inference server gave no response (infer_failure)',
 };
 
 /** The end of an episode: how it ended, the score, the final observation and the episode metrics. */

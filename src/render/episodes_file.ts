@@ -21,7 +21,15 @@ import type { EndReason, Episode } from '../rollout/types';
 
 export const EPISODES_FILE = 'episodes.json';
 
-const END_REASONS = ['terminated', 'truncated', 'max_actions', 'context_full', 'timeout', 'env_failure'] as const satisfies readonly EndReason[];
+const END_REASONS = [
+  'terminated',
+  'truncated',
+  'max_actions',
+  'context_full',
+  'timeout',
+  'env_failure',
+  'infer_failure',
+] as const satisfies readonly EndReason[];
 
 const SavedTurn = z.object({
   responseText: z.string(),

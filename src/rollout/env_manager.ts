@@ -18,7 +18,7 @@
  * epochs by it (plugins/epochs.ts), so the checkpoint's episode counters say which row is next,
  * and a validation (counters back at 0) plays draws 0 .. val_batch_size/group_size - 1.
  */
-import type { AgenticConfig, CustomEnvConfig, EnvManagerConfig, GeneratingConfig } from '../config/schema';
+import { isHttpProxy, type AgenticConfig, type CustomEnvConfig, type EnvManagerConfig, type GeneratingConfig } from '../config/schema';
 import { hashSeed } from '../engine/rng';
 import { AgenticError } from '../errors';
 import type { Qwen2Model } from '../model/qwen2';
@@ -30,7 +30,9 @@ import type { EpisodeDraw } from '../plugins/types';
 import type { ChatFormat } from './chat';
 import { playEpisode, type EpisodeTask } from './episode';
 import { rolloutMetrics } from './metrics';
+import { HttpPolicy, serverSampling } from './http_policy';
 import { ModelPolicy, RandomPolicy, type Policy } from './policy';
+import { InferenceServers } from './servers';
 import { episodeSamples } from './samples';
 import type { Episode, RolloutBatch, RolloutMode } from './types';
 
@@ -57,17 +59,46 @@ export function samplingParams(gen: GeneratingConfig): SamplingParams {
   return gen.answer_temperature === null ? params : { ...params, opening: { ...ANSWER_OPENING, temperature: gen.answer_temperature } };
 }
 
+export function managerName(mode: RolloutMode): 'train_env_manager' | 'val_env_manager' {
+  return mode === 'train' ? 'train_env_manager' : 'val_env_manager';
+}
+
+/** `config` with `mode`'s manager answered by another proxy (a command's --policy, a checkpoint played here). */
+export function withProxyType(config: AgenticConfig, mode: RolloutMode, type: EnvManagerConfig['llm_proxy']['proxy_type']): AgenticConfig {
+  const key = managerName(mode);
+  const manager = config[key];
+  return { ...config, [key]: { ...manager, llm_proxy: { ...manager.llm_proxy, proxy_type: type } } };
+}
+
+/** The inference servers a manager's llm_proxy names (sglang, openai), not yet connected; null for the other proxies. */
+export function proxyServers(config: AgenticConfig, mode: RolloutMode): InferenceServers | null {
+  const proxy = managerOf(config, mode).llm_proxy;
+  return isHttpProxy(proxy.proxy_type) ? new InferenceServers(proxy.proxy_type, proxy.proxy_config, managerName(mode)) : null;
+}
+
+export interface PolicyOptions {
+  /** Decode greedily whatever generating_args say (ReMax's baseline rollouts). */
+  greedy?: boolean;
+  /** The connected servers of an HTTP proxy (proxyServers, then connect()). */
+  servers?: InferenceServers | null;
+}
+
 /**
- * The policy a manager's llm_proxy names; `model` is required for the `policy` proxy. `greedy`
- * decodes greedily whatever generating_args say (ReMax's baseline rollouts).
+ * The policy a manager's llm_proxy names; `model` is required for the `policy` proxy, the
+ * servers for sglang and openai.
  *
  * A model policy keeps each env's keys and values between turns; they are only valid for the
  * weights that computed them, so make a new policy after every weight update.
  */
-export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen2Model | null, chat: ChatFormat, options: { greedy?: boolean } = {}): Policy {
-  if (managerOf(config, mode).llm_proxy.proxy_type === 'random') return new RandomPolicy(chat);
-  if (!model) throw new AgenticError(`${mode === 'train' ? 'train' : 'val'}_env_manager: the policy proxy needs a model`);
+export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen2Model | null, chat: ChatFormat, options: PolicyOptions = {}): Policy {
+  const type = managerOf(config, mode).llm_proxy.proxy_type;
+  if (type === 'random') return new RandomPolicy(chat);
   const gen = { ...generatingArgs(config, mode), ...(options.greedy ? { do_sample: false, temperature: 0 } : {}) };
+  if (isHttpProxy(type)) {
+    if (!options.servers) throw new AgenticError(`${managerName(mode)}: proxy_type ${type} needs its inference servers`);
+    return new HttpPolicy(options.servers, { sampling: serverSampling(gen, chat.stopTokenIds) });
+  }
+  if (!model) throw new AgenticError(`${managerName(mode)}: the policy proxy needs a model`);
   return new ModelPolicy(model, chat, {
     sampling: samplingParams(gen),
     stopStrings: gen.stop_strings,
@@ -80,6 +111,9 @@ export class EnvManager {
   /** The next episode id of each group. */
   private nextEpisode: number[];
 
+  /** The inference servers of an HTTP proxy, to be connected (connect()) before a rollout; null for the other proxies. */
+  readonly servers: InferenceServers | null;
+
   private constructor(
     readonly mode: RolloutMode,
     private readonly config: AgenticConfig,
@@ -87,6 +121,7 @@ export class EnvManager {
     readonly groupCount: number,
   ) {
     this.nextEpisode = new Array<number>(groupCount).fill(0);
+    this.servers = proxyServers(config, mode);
   }
 
   /** Builds the manager's environments (their instances are made at their first reset). */
@@ -203,7 +238,7 @@ export class EnvManager {
    * cached keys and values belong to the weights that computed them, so every batch gets its own.
    */
   async play(batchSize: number, model: Qwen2Model | null, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
-    const policy = makePolicy(this.config, this.mode, model, chat);
+    const policy = makePolicy(this.config, this.mode, model, chat, { servers: this.servers });
     try {
       return await this.collect(batchSize, policy, chat, policyVersion);
     } finally {
@@ -211,9 +246,9 @@ export class EnvManager {
     }
   }
 
-  /** ReMax's baselines of `episodes` (below), played greedily by a fresh policy of `model`. */
+  /** ReMax's baselines of `episodes` (below), played greedily by a fresh policy of `model` (or of the servers). */
   async greedyBaselines(episodes: readonly Episode[], model: Qwen2Model, chat: ChatFormat): Promise<Map<string, number>> {
-    const policy = makePolicy(this.config, this.mode, model, chat, { greedy: true });
+    const policy = makePolicy(this.config, this.mode, model, chat, { greedy: true, servers: this.servers });
     try {
       return await this.baselineScores(episodes, policy, chat);
     } finally {

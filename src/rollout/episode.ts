@@ -198,7 +198,7 @@ export async function playEpisode(
           break;
         }
         if (reply.failure) {
-          endReason = 'env_failure';
+          endReason = reply.failure.kind === 'infer' ? 'infer_failure' : 'env_failure';
           failure = reply.failure.reason;
           break;
         }
@@ -264,7 +264,7 @@ export async function playEpisode(
     endReason,
     score: turns.reduce((sum, t) => sum + t.reward, 0),
     failure,
-    metrics: episodeMetrics(turns, endReason),
+    metrics: episodeMetrics(turns, endReason, policy.remote),
     responseTokens: turns.reduce((sum, t) => sum + t.responseIds.length, 0),
     seconds: (performance.now() - started) / 1000,
   };
@@ -273,9 +273,10 @@ export async function playEpisode(
 /**
  * The env's per-turn metrics reduced over the episode (each by its metricsAgg, default mean;
  * booleans count as 0/1), plus what the rollout knows: num_actions, and 0/1 flags timed_out,
- * context_full and env_failure.
+ * context_full and env_failure, and infer_failure where a `remote` policy (inference servers)
+ * answered, the only kind that can fail so.
  */
-export function episodeMetrics(turns: readonly Pick<Turn, 'metrics' | 'metricsAgg'>[], endReason: EndReason): Record<string, number> {
+export function episodeMetrics(turns: readonly Pick<Turn, 'metrics' | 'metricsAgg'>[], endReason: EndReason, remote = false): Record<string, number> {
   const series = new Map<string, { values: number[]; agg: MetricAgg }>();
   for (const turn of turns) {
     for (const [name, value] of Object.entries(turn.metrics) as Array<[string, MetricValue]>) {
@@ -291,5 +292,6 @@ export function episodeMetrics(turns: readonly Pick<Turn, 'metrics' | 'metricsAg
   metrics.timed_out = Number(endReason === 'timeout');
   metrics.context_full = Number(endReason === 'context_full');
   metrics.env_failure = Number(endReason === 'env_failure');
+  if (remote) metrics.infer_failure = Number(endReason === 'infer_failure');
   return metrics;
 }

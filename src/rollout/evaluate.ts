@@ -1,8 +1,8 @@
 /**
- * A standalone evaluation: load the policy (or none, for random actions), play val_batch_size
- * episodes with the val env manager, and summarise them per tag.
+ * A standalone evaluation: load the policy (or none, for random actions or inference servers),
+ * play val_batch_size episodes with the val env manager, and summarise them per tag.
  */
-import type { AgenticConfig } from '../config/schema';
+import { isHttpProxy, type AgenticConfig } from '../config/schema';
 import { runBackend } from '../config/validate';
 import { describeBackend, startBackend } from '../engine/backend';
 import { loadModel, loadTokenizer } from '../model/load';
@@ -11,6 +11,7 @@ import type { Tokenizer } from '../model/tokenizer';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from './chat';
 import { EnvManager, generatingArgs, makePolicy } from './env_manager';
+import type { Policy } from './policy';
 import { formatSummaryTable, summarizeByTag, type TagSummary } from './report';
 import type { RolloutBatch } from './types';
 
@@ -22,7 +23,7 @@ export interface EvaluationResult {
     exp_name: string;
     seed: number;
     policy: 'model' | 'random';
-    /** The model evaluated (preset or folder), null for the random policy. */
+    /** The model evaluated (preset or folder, or the inference servers that answered), null for the random policy. */
     model: string | null;
     backend: string | null;
     episodes: number;
@@ -40,13 +41,15 @@ export async function evaluate(
   info: (line: string) => void = () => {},
   episodes = config.val_batch_size,
 ): Promise<EvaluationResult> {
-  const random = config.val_env_manager.llm_proxy.proxy_type === 'random';
+  const proxy = config.val_env_manager.llm_proxy.proxy_type;
+  const random = proxy === 'random';
   const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
   let model: Qwen2Model | null = null;
   let tokenizer: Tokenizer;
   let source: string | null = null;
   let backend: string | null = null;
-  if (random) {
+  // the servers generate: this process needs only the tokenizer they are checked against
+  if (random || isHttpProxy(proxy)) {
     tokenizer = await loadTokenizer(reference);
   } else {
     const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas });
@@ -57,9 +60,15 @@ export async function evaluate(
   }
   const chat = new ChatFormat(tokenizer);
   const manager = await EnvManager.build('val', config, host);
-  const policy = makePolicy(config, 'val', model, chat);
-  info(`playing ${episodes} episodes on ${manager.slots.length} environments (${random ? 'random actions' : 'the model'})`);
+  let policy: Policy | null = null;
   try {
+    if (manager.servers) {
+      await manager.servers.connect(tokenizer);
+      source = `${manager.servers.type} server${manager.servers.urls.length > 1 ? 's' : ''} ${manager.servers.urls.join(', ')}`;
+      info(`policy: the model on ${source}`);
+    }
+    policy = makePolicy(config, 'val', model, chat, { servers: manager.servers });
+    info(`playing ${episodes} episodes on ${manager.slots.length} environments (${random ? 'random actions' : 'the model'})`);
     const batch = await manager.collect(episodes, policy, chat);
     const tags = summarizeByTag(batch);
     const seconds = batch.metrics['time/step_val'] ?? 0;
@@ -67,6 +76,9 @@ export async function evaluate(
       info(
         `generated ${batch.metrics['val/rollout/generated_tokens']} tokens in ${seconds.toFixed(1)} s (${(batch.metrics['val/rollout/tokens_per_second'] ?? 0).toFixed(0)} tokens/s)`,
       );
+    const unanswered = batch.episodes.filter((e) => e.endReason === 'infer_failure');
+    if (unanswered.length > 0)
+      info(`${unanswered.length} of ${batch.episodes.length} episodes got no response (infer_failure); the first: ${unanswered[0]!.failure}`);
     return {
       table: formatSummaryTable(tags),
       batch,
@@ -84,7 +96,7 @@ export async function evaluate(
       },
     };
   } finally {
-    await policy.close();
+    await policy?.close();
     await manager.close();
     model?.dispose();
   }

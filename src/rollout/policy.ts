@@ -3,7 +3,8 @@
  * continuous-batching scheduler; `RandomPolicy` needs no model and answers with each env's
  * sampleRandomAction(), so envs and pipelines can be tried without one (ROLL's random proxy);
  * `SolutionPolicy` answers with each env's worked solution (the warm start's worked examples).
- * All return token ids, so the rest of the rollout is the same code either way.
+ * `HttpPolicy` (./http_policy.ts) asks inference servers. All return token ids, so the rest of
+ * the rollout is the same code either way.
  */
 import type { Rng } from '../engine/rng';
 import type { FinishReason } from '../model/generate';
@@ -26,13 +27,26 @@ export interface TurnQuery {
   session: string;
 }
 
+/**
+ * An inference server gave no usable response to a turn (down, timing out, answering with an
+ * error or nonsense) after its retries: the episode ends as `infer_failure`, as a broken env ends
+ * its episode as `env_failure`.
+ */
+export interface InferFailure {
+  kind: 'infer';
+  /** One line naming the server and what went wrong. */
+  reason: string;
+}
+
 /** `random`: the env's random action; `solution`: its worked solution; `given`: a response typed or scripted by a person (agentic play). */
 export type TurnReply =
   | { tokens: number[]; logProbs: number[]; finishReason: FinishReason | 'random' | 'given' | 'solution'; failure: null }
-  | { failure: EnvFailure };
+  | { failure: EnvFailure | InferFailure };
 
 export interface Policy {
   readonly name: string;
+  /** It answers from another process (an inference server), so a turn can fail for want of an answer (InferFailure). */
+  readonly remote: boolean;
   respond(query: TurnQuery): Promise<TurnReply>;
   /** Gives up on a query in flight (its episode ran out of time). */
   cancel(id: string): void;
@@ -52,6 +66,7 @@ export interface ModelPolicyOptions {
 
 export class ModelPolicy implements Policy {
   readonly name = 'policy';
+  readonly remote = false;
   private readonly scheduler: GenerationScheduler;
 
   constructor(
@@ -98,6 +113,7 @@ export class ModelPolicy implements Policy {
  */
 abstract class EnvActionPolicy implements Policy {
   abstract readonly name: 'random' | 'solution';
+  readonly remote = false;
   private generated = 0;
 
   constructor(private readonly chat: ChatFormat) {}

@@ -16,6 +16,8 @@ export interface TagSummary {
   response_length: number;
   timed_out: number;
   env_failure: number;
+  /** Share of episodes an inference server failed (present only where one answered). */
+  infer_failure?: number;
 }
 
 /**
@@ -47,6 +49,8 @@ export function summarizeByTag(batch: { readonly episodes: readonly SummarizedEp
       timed_out: metricMean(episodes, 'timed_out') ?? 0,
       env_failure: metricMean(episodes, 'env_failure') ?? 0,
     };
+    const inferFailure = metricMean(episodes, 'infer_failure');
+    if (inferFailure !== null) summary[tag].infer_failure = inferFailure;
   }
   return summary;
 }

@@ -15,9 +15,10 @@ export type RolloutMode = 'train' | 'val';
 /**
  * Why an episode ended: the env reached a terminal state, or truncated it itself; the policy used
  * all max_steps actions; the next prompt did not fit in sequence_length; the episode ran out of
- * its time budget (episode_timeout_s); or the env plugin failed (threw, hung, malformed result).
+ * its time budget (episode_timeout_s); the env plugin failed (threw, hung, malformed result); or
+ * the inference server gave no response after its retries.
  */
-export type EndReason = 'terminated' | 'truncated' | 'max_actions' | 'context_full' | 'timeout' | 'env_failure';
+export type EndReason = 'terminated' | 'truncated' | 'max_actions' | 'context_full' | 'timeout' | 'env_failure' | 'infer_failure';
 
 export interface Turn {
   /** The observation the policy answered. */
@@ -62,7 +63,7 @@ export interface Episode {
   endReason: EndReason;
   /** Sum of the turn rewards. */
   score: number;
-  /** One line about an env failure or a timeout, else null. */
+  /** One line about an env or inference failure or a timeout, else null. */
   failure: string | null;
   /** Per-episode metrics (env metrics aggregated over turns, plus num_actions, timed_out, ...). */
   metrics: Record<string, number>;

@@ -15,7 +15,7 @@ import { runBackend } from '../config/validate';
 import { describeBackend, startBackend } from '../engine/backend';
 import { availableCores } from '../engine/cores';
 import { ConfigError, firstLine } from '../errors';
-import type { AgenticConfig } from '../config/schema';
+import { isHttpProxy, type AgenticConfig } from '../config/schema';
 import { episodeAnimation, type Animation } from '../render/animation';
 import { replayEpisode } from '../render/replay';
 import type { Episode } from '../rollout/types';
@@ -65,6 +65,14 @@ export interface RunResult extends TrainSummary {
 async function checkAvailable(loaded: LoadedConfig, options: RunOptions): Promise<void> {
   const c = loaded.config;
   if (c.track_with.includes('wandb')) await refuseWandb(resolve(c.logging_dir), options.env, options.wandbProbe);
+}
+
+/** The run writes weights for inference servers: a manager it plays asks them. */
+function sendsWeights(c: AgenticConfig): boolean {
+  return (
+    isHttpProxy(c.train_env_manager.llm_proxy.proxy_type) ||
+    (c.eval_steps > 0 && c.val_env_manager.tags.length > 0 && isHttpProxy(c.val_env_manager.llm_proxy.proxy_type))
+  );
 }
 
 /** Validation episodes replayed into captioned GIFs; a replay that fails costs its picture, with one warning a run. */
@@ -138,6 +146,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     'logging_dir',
     ...(c.warm_start.enabled ? (['warm_start.output_dir'] as const) : []),
     ...(c.track_with.includes('tensorboard') ? (['tracker_kwargs.log_dir'] as const) : []),
+    ...(sendsWeights(c) ? (['model_update_dir'] as const) : []),
   ]);
   const checkpointRoot = resolve(c.checkpoint_config.output_dir);
   const resumed: Checkpoint | null = checkpointToResume(c, options.warn);

@@ -167,7 +167,7 @@ export class Trainer {
       log,
       pieceOf: this.pieceOf,
       kl: this.kl,
-      playsAhead: this.rollouts.playsAhead,
+      sampledElsewhere: this.rollouts.sampledElsewhere,
       noteSkipped: (role, result) => this.noteSkipped(role, step, result),
       poison: this.hooks.poison,
     };

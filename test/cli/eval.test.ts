@@ -63,7 +63,7 @@ describe('agentic eval', () => {
     for (const [args, message] of [
       [['eval', '--policy', 'smart'], "--policy: expected one of model, random, got 'smart'"],
       [['eval', '--policy', 'random', '--out', '/proc/nope/eval.json'], '--out /proc/nope/eval.json: cannot write there'],
-      [['eval', 'val_env_manager.llm_proxy.proxy_type=oracle'], 'val_env_manager.llm_proxy.proxy_type: expected one of policy, random'],
+      [['eval', 'val_env_manager.llm_proxy.proxy_type=oracle'], 'val_env_manager.llm_proxy.proxy_type: expected one of policy, random, sglang, openai'],
     ] as const) {
       const { code, stderr, stdout } = await agentic([...args]);
       expect(code).toBe(2);

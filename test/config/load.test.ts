@@ -185,6 +185,39 @@ describe('errors name the key', () => {
     );
   });
 
+  test('an inference-server proxy: its servers named by URL, and a sampling they can do', async () => {
+    const sglang = 'train_env_manager.llm_proxy.proxy_type=sglang';
+    await fails(
+      { overrides: [sglang] },
+      "train_env_manager.llm_proxy.proxy_config.base_url: required by proxy_type sglang (the inference server's URL, e.g. http://127.0.0.1:30000)",
+    );
+    const url = (value: string) => `train_env_manager.llm_proxy.proxy_config.base_url=${value}`;
+    await fails(
+      { overrides: [sglang, url('localhost:30000')] },
+      "train_env_manager.llm_proxy.proxy_config.base_url: 'localhost:30000' is not an http:// or https:// URL",
+    );
+    await fails({ overrides: [sglang, url('nohost')] }, "base_url: 'nohost' is not a URL (expected one like http://127.0.0.1:30000)");
+    await fails(
+      { overrides: ['val_env_manager.llm_proxy.proxy_type=openai', 'val_env_manager.llm_proxy.proxy_config.base_url=[http://a:1, http://b:2/v1]'] },
+      "val_env_manager.llm_proxy.proxy_config.base_url[1]: 'http://b:2/v1' ends in /v1; give the server's base URL without it",
+    );
+    await fails(
+      { overrides: [sglang, url('http://a:1'), 'train_env_manager.llm_proxy.proxy_config.timeout_s=0'] },
+      'train_env_manager.llm_proxy.proxy_config.timeout_s: must be > 0, got 0',
+    );
+    await fails(
+      { overrides: [sglang, url('http://a:1'), 'train_env_manager.generating_args.answer_temperature=2'] },
+      "train_env_manager.generating_args.answer_temperature: an inference server samples every token of a response at one temperature; set it to null for train_env_manager's proxy_type sglang",
+    );
+    await fails(
+      { overrides: [sglang, url('http://a:1'), 'async_generation_ratio=1'] },
+      'async_generation_ratio: 1 plays ahead in a worker thread with its own model, but train_env_manager.llm_proxy.proxy_type sglang generates on inference servers, which do not play ahead here; set async_generation_ratio=0',
+    );
+    const { config } = await load({ overrides: [sglang, url('http://127.0.0.1:30000/')] });
+    expect(config.train_env_manager.llm_proxy.proxy_config).toMatchObject({ base_url: ['http://127.0.0.1:30000/'], max_retries: 3, timeout_s: 120 });
+    expect(config.model_update_dir).toBe(`${config.output_dir}/weights`);
+  });
+
   test('environment plugins check their own config', async () => {
     await fails(
       { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_config.risky_prob=2'] },

@@ -84,7 +84,7 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
 
 /** The rollout source of asynchronous training (./source.ts): a worker thread plays ahead. */
 export class AsyncRollouts implements RolloutSource {
-  readonly playsAhead = true;
+  readonly sampledElsewhere = true;
   private requested: Requested[] = [];
   private readonly validations = new Map<number, Promise<RolloutBatch>>();
   private nextStep = 0;

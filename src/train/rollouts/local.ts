@@ -2,6 +2,11 @@
  * Rollouts in this thread (async_generation_ratio 0), in ROLL's order for each step: the model
  * update (actor_infer takes actor_train's weights every model_update_frequency steps), the
  * validation when due, then the rollout, and for remax a greedy rollout of each group.
+ *
+ * With inference servers (an llm_proxy of type sglang or openai) the env managers' policies ask
+ * them, and the model update also brings the servers actor_infer's weights (./weight_sync.ts).
+ * Their log-probs come from another engine, so the batch counts as sampled elsewhere: actor_train
+ * recomputes the old log-probs and the gap between the two is reported.
  */
 import { needsOf } from '../../algo/estimators';
 import type { AgenticConfig } from '../../config/schema';
@@ -11,29 +16,41 @@ import type { RolloutBatch } from '../../rollout/types';
 import { copyWeights, type Roles } from '../roles';
 import type { StepLog } from '../step_log';
 import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from './source';
+import type { WeightSync } from './weight_sync';
 
 export class LocalRollouts implements RolloutSource {
-  readonly playsAhead = false;
+  readonly sampledElsewhere: boolean;
 
+  /** `sync`: the weight updates of the managers' inference servers, when either has some. */
   constructor(
     private readonly config: AgenticConfig,
     private readonly roles: Roles,
     private readonly chat: ChatFormat,
     private readonly train: EnvManager,
     private readonly val: EnvManager | null,
-  ) {}
+    private readonly sync: WeightSync | null = null,
+  ) {
+    this.sampledElsewhere = train.servers !== null;
+  }
 
   async begin(): Promise<void> {}
 
   async next(step: number, log: StepLog): Promise<PlayedStep> {
     const c = this.config;
-    const { roles } = this;
+    const { roles, sync } = this;
     const frequency = c.actor_infer.model_update_frequency;
-    if (roles.infer !== roles.actor && step % frequency === 0) {
+    const version = step - (step % frequency);
+    const copy = roles.infer !== roles.actor && step % frequency === 0;
+    if (sync) {
+      await log.timed('model_update', async () => {
+        if (copy) copyWeights(roles.actor, roles.infer);
+        await sync.bring(version, roles.infer, roles.tokenizer);
+      });
+    } else if (copy) {
       await log.timed('model_update', () => copyWeights(roles.actor, roles.infer));
     }
     if (this.val && step % c.eval_steps === 0) logValidation(log, await this.validate());
-    const batch = await this.train.play(c.rollout_batch_size, roles.infer, this.chat, step - (step % frequency));
+    const batch = await this.train.play(c.rollout_batch_size, roles.infer, this.chat, version);
     const baselines = needsOf(c.adv_estimator).greedyBaseline
       ? await log.timed('gen_max', () => this.train.greedyBaselines(batch.episodes, roles.infer, this.chat))
       : null;
@@ -42,8 +59,21 @@ export class LocalRollouts implements RolloutSource {
 
   async afterUpdate(): Promise<void> {}
 
-  finalValidation(): Promise<RolloutBatch> | null {
-    return this.val ? this.validate() : null;
+  finalValidation(step: number): Promise<RolloutBatch> | null {
+    return this.val ? this.lastValidation(step) : null;
+  }
+
+  /**
+   * The validation after the last step, with actor_infer as it is: actor_train's final weights
+   * where it shares them (version `step`), else the copy last taken, which the servers already hold.
+   */
+  private async lastValidation(step: number): Promise<RolloutBatch> {
+    const { roles, sync } = this;
+    if (sync) {
+      const f = this.config.actor_infer.model_update_frequency;
+      await sync.bring(roles.infer === roles.actor ? step : (sync.version ?? step - (step % f)), roles.infer, roles.tokenizer);
+    }
+    return this.validate();
   }
 
   async state(): Promise<SourceState> {

@@ -1,16 +1,45 @@
-/** Opens the run's rollout source (./source.ts): in this thread, or a worker playing ahead. */
+/** Opens the run's rollout source (./source.ts): in this thread (with or without inference servers), or a worker playing ahead. */
+import { resolve } from 'node:path';
 import type { AgenticConfig } from '../../config/schema';
+import type { InferenceServers } from '../../rollout/servers';
+import { displayPath } from '../../util/paths';
 import type { PluginHost } from '../../plugins/host';
 import type { ChatFormat } from '../../rollout/chat';
 import { EnvManager } from '../../rollout/env_manager';
 import type { Roles } from '../roles';
 import { AsyncRollouts } from './async';
 import { LocalRollouts } from './local';
+import { WeightSync } from './weight_sync';
 import { RolloutWorker } from './remote';
 import type { RolloutSource } from './source';
 
+/**
+ * The inference servers of the managers that have them, checked against this run's tokenizer,
+ * and the weight sync that keeps them on actor_infer's weights; null when neither manager has any.
+ */
+async function serverSync(config: AgenticConfig, roles: Roles, train: EnvManager, val: EnvManager | null): Promise<WeightSync | null> {
+  const pools = [train.servers, val?.servers ?? null].filter((p): p is InferenceServers => p !== null);
+  if (pools.length === 0) return null;
+  for (const pool of pools) await pool.connect(roles.tokenizer);
+  const dir = resolve(config.model_update_dir);
+  const f = config.actor_infer.model_update_frequency;
+  const loading = `loading actor_infer's weights from ${displayPath(dir)} ${f === 1 ? 'every step' : `every ${f} steps`}`;
+  const where = (pool: InferenceServers) => `inference servers ${pool.urls.join(', ')} (${pool.type})`;
+  if (train.servers) {
+    const recompute = config.enable_old_logprobs_recompute
+      ? ''
+      : ' (enable_old_logprobs_recompute=false does not hold here: the servers sample with another engine)';
+    roles.sources.actor_infer = `${where(train.servers)}, ${loading}; old log-probs recomputed by actor_train${recompute}`;
+  }
+  if (val?.servers && (!train.servers || where(val.servers) !== where(train.servers))) {
+    roles.sources.validation = `${where(val.servers)}${train.servers ? '' : `, ${loading}`}`;
+  }
+  return new WeightSync(dir, pools, config.actor_infer.model_args.dtype);
+}
+
 export async function openRollouts(config: AgenticConfig, host: PluginHost, roles: Roles, chat: ChatFormat): Promise<RolloutSource> {
   let train: EnvManager | null = null;
+  let val: EnvManager | null = null;
   let worker: RolloutWorker | null = null;
   try {
     // this thread keeps a train manager in both cases: asynchronous runs keep its episode counters
@@ -21,11 +50,12 @@ export async function openRollouts(config: AgenticConfig, host: PluginHost, role
       roles.sources.actor_infer = `a worker thread with its own engine, playing ${ahead} ahead of actor_train (old log-probs recomputed by actor_train)`;
       return new AsyncRollouts(config, worker, roles, train);
     }
-    const val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
-    return new LocalRollouts(config, roles, chat, train, val);
+    val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
+    return new LocalRollouts(config, roles, chat, train, val, await serverSync(config, roles, train, val));
   } catch (error) {
     await worker?.close();
     await train?.close();
+    await val?.close();
     throw error;
   }
 }

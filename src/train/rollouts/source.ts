@@ -3,7 +3,9 @@
  * on it, then tells the source its updates are done; what happens around that (a model update,
  * validation, playing ahead in a worker) is the source's business. Implementations:
  *
- *   LocalRollouts  (./local.ts)  in this thread: model update, validation when due, rollout
+ *   LocalRollouts  (./local.ts)  in this thread: model update, validation when due, rollout;
+ *                                the responses from actor_infer's model here, or from inference
+ *                                servers that load its weights (./weight_sync.ts)
  *   AsyncRollouts  (./async.ts)  a worker thread plays async_generation_ratio steps ahead
  *
  * A source owns the episode counters of the train env manager and what is in flight, which is
@@ -30,10 +32,11 @@ export interface SourceState {
 
 export interface RolloutSource {
   /**
-   * True when batches are played by weights older than actor_train's (a worker playing ahead):
-   * the old log-probs are then always recomputed, and the sampler's gap to them always reported.
+   * True when the sampler's log-probs cannot stand in for actor_train's: batches played by weights
+   * older than actor_train's (a worker playing ahead) or by another engine (an inference server).
+   * The old log-probs are then always recomputed, and the sampler's gap to them always reported.
    */
-  readonly playsAhead: boolean;
+  readonly sampledElsewhere: boolean;
   /** Starts at step `from` (after restore(), for a resumed run). */
   begin(from: number): Promise<void>;
   /** The batch of `step`; the source logs what it did for it (model update, validation, waiting). */

@@ -18,8 +18,8 @@ export interface StepContext {
   pieceOf: (id: number) => string;
   /** The reward's KL coefficient, which an adaptive controller moves. */
   kl: KlController;
-  /** The batch was played by weights older than actor_train's (./rollouts/source.ts playsAhead). */
-  playsAhead: boolean;
+  /** The batch was sampled by weights older than actor_train's or by another engine (./rollouts/source.ts sampledElsewhere). */
+  sampledElsewhere: boolean;
   /** Counts a role's skipped updates (the trainer stops a run that diverged). */
   noteSkipped: (role: string, result: Pick<UpdateResult, 'optimizerSteps' | 'skipped' | 'skippedAtEnd'>) => void;
   /** Test seam: makes the loss of one optimizer step NaN (`update` counts from 0 within the step). */

@@ -80,7 +80,7 @@ export function lossColumns(batch: CreditedBatch, ctx: StepContext): TrainBatch 
   const { masks } = batch;
   let isWeights: Float32Array[] | null = null;
   const correction = c.train_infer_correction.is_weight;
-  if (batch.recomputedLogProbs && (correction.enabled || ctx.playsAhead)) {
+  if (batch.recomputedLogProbs && (correction.enabled || ctx.sampledElsewhere)) {
     const weighed = importanceWeights(batch.recomputedLogProbs, batch.samplingLogProbs, masks, {
       type: correction.weight_type,
       upperBound: correction.upper_bound,

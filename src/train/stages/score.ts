@@ -22,7 +22,7 @@ export async function score(batch: RolloutColumns, ctx: StepContext): Promise<Sc
   // The sampler's log-probs are over the whole vocabulary at the training temperature, so without
   // a recompute they stand in as the behaviour policy's (docs/training.md)
   const recomputedLogProbs =
-    c.enable_old_logprobs_recompute || ctx.playsAhead
+    c.enable_old_logprobs_recompute || ctx.sampledElsewhere
       ? await log.timed('old_logp', () => tokenLogProbs(roles.actor, batch.ids, batch.temperature, batch.masks))
       : null;
   const critic = roles.critic;

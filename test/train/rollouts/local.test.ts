@@ -41,7 +41,7 @@ describe('LocalRollouts', () => {
   test('plays in this thread, validating on the steps eval_steps names', async () => {
     const source = await open();
     expect(source).toBeInstanceOf(LocalRollouts);
-    expect(source.playsAhead).toBe(false);
+    expect(source.sampledElsewhere).toBe(false);
     const first = new StepLog();
     const played = await source.next(0, first);
     expect(played.batch.samples).toHaveLength(8);

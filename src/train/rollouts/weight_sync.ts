@@ -1,0 +1,106 @@
+/**
+ * actor_infer's model update when inference servers generate (an llm_proxy of type sglang or
+ * openai): its weights reach the servers as a Hugging Face folder on disk, SGLang's way.
+ *
+ * Before each rollout the servers must hold version V = the policy version of the step (actor_infer's
+ * weights after V training steps). When V is new (every model_update_frequency steps, and the
+ * first step a run or a resume plays) actor_infer is written to model_update_dir/weights-V, written
+ * beside it and renamed into place, so a server never reads half a folder; every server is told
+ * to load it (/update_weights_from_disk, weight_version V) and asked what it holds
+ * (/get_weight_version). On the other steps every server is asked again, and one that lost them
+ * (a restart) loads the folder again. The folders of the last two versions stay, in case a server
+ * is still reading the older one; the others are deleted.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { InferenceError } from '../../errors';
+import { saveModel } from '../../model/load';
+import type { Qwen2Model } from '../../model/qwen2';
+import type { Tokenizer } from '../../model/tokenizer';
+import type { InferenceServers } from '../../rollout/servers';
+
+/** weights-N, and what a writer killed mid-write leaves (temporarySibling's hidden names). */
+const WEIGHTS_NAME = /^(weights-(\d+)|\.weights-\d+\.tmp-.*)$/;
+/** Folders kept: the servers' version and the one before. */
+const KEPT = 2;
+
+export function weightsFolder(dir: string, version: number): string {
+  return join(dir, `weights-${version}`);
+}
+
+/** The weights folders under `dir` other than `keep` (and abandoned temporaries): what pruning deletes. */
+export function stale(dir: string, keep: readonly string[]): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => WEIGHTS_NAME.test(name))
+    .map((name) => join(dir, name))
+    .filter((path) => !keep.includes(path));
+}
+
+/** One server: a pool and its index; a URL named by both managers is one server. */
+interface Target {
+  pool: InferenceServers;
+  server: number;
+}
+
+export class WeightSync {
+  /** The folders this run wrote, oldest first. */
+  private readonly sent: Array<{ version: number; folder: string }> = [];
+  private readonly targets: Target[] = [];
+
+  constructor(
+    /** model_update_dir, absolute: the servers read the folders at the paths the trainer writes. */
+    readonly dir: string,
+    private readonly pools: readonly InferenceServers[],
+    /** actor_infer.model_args.dtype. */
+    private readonly dtype: string,
+  ) {
+    const seen = new Set<string>();
+    for (const pool of pools) {
+      pool.urls.forEach((url, server) => {
+        if (seen.has(url)) return;
+        seen.add(url);
+        this.targets.push({ pool, server });
+      });
+    }
+  }
+
+  /** The version the servers were last given, or null before the first. */
+  get version(): number | null {
+    return this.sent.at(-1)?.version ?? null;
+  }
+
+  /** Makes every server hold `version`, the weights of `model` (actor_infer's, holding that version). */
+  async bring(version: number, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
+    for (const pool of this.pools) pool.weightVersion = null;
+    if (version !== this.version) {
+      const folder = weightsFolder(this.dir, version);
+      await saveModel(folder, model, tokenizer, this.dtype);
+      this.sent.push({ version, folder });
+      await Promise.all(this.targets.map((t) => this.load(t, folder, version)));
+      for (const path of stale(
+        this.dir,
+        this.sent.slice(-KEPT).map((s) => s.folder),
+      ))
+        rmSync(path, { recursive: true, force: true });
+    } else {
+      const folder = this.sent.at(-1)!.folder;
+      await Promise.all(
+        this.targets.map(async (t) => {
+          if ((await t.pool.heldVersion(t.server)) !== String(version)) await this.load(t, folder, version);
+        }),
+      );
+    }
+    for (const pool of this.pools) pool.weightVersion = String(version);
+  }
+
+  /** One server loads `folder` as `version` and says it holds it. */
+  private async load(target: Target, folder: string, version: number): Promise<void> {
+    const { pool, server } = target;
+    await pool.updateWeights(server, folder, String(version));
+    const held = await pool.heldVersion(server);
+    if (held !== String(version)) {
+      throw new InferenceError(`${pool.urls[server]}: loaded the weights of version ${version} (${folder}) but says it holds version ${held}`);
+    }
+  }
+}
