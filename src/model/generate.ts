@@ -13,6 +13,7 @@ import { tf } from '../engine/tf';
 import type { Rng } from '../engine/rng';
 import { AgenticError } from '../errors';
 import type { LayerKV, Qwen2Model } from './qwen2';
+import { decodeOnHost, hostDecoder } from './host_decode';
 import { SequenceCache, type CacheShape } from './sequence_cache';
 import { sampleToken, temperatureAfter, type SamplingParams } from './sampling';
 
@@ -165,15 +166,12 @@ export class DecodeBatch {
     const rows = this.rows;
     const ids = Int32Array.from(rows, (row) => row.pending);
     const positions = Int32Array.from(rows, (row) => row.cache.length);
-    const hidden = await this.model.decode(
+    const values = await decodeLogits(
+      this.model,
       ids,
       positions,
       rows.map((row) => row.cache),
     );
-    const logits = lastLogits(this.model, hidden);
-    hidden.dispose();
-    const values = (await logits.data()) as Float32Array;
-    logits.dispose();
     this.rows = [];
     return this.sampleAll(rows, values);
   }
@@ -261,6 +259,20 @@ export class DecodeBatch {
     if (row.tokens.length >= r.maxNewTokens) return 'length';
     if (row.cache.length + 1 >= this.maxLength) return 'context';
     return null;
+  }
+}
+
+/** A decode step's logits [rows, vocab]: on the host with a row-stable BLAS (./host_decode.ts), else through tfjs. */
+async function decodeLogits(model: Qwen2Model, ids: Int32Array, positions: Int32Array, caches: readonly SequenceCache[]): Promise<Float32Array> {
+  const blas = hostDecoder();
+  if (blas) return decodeOnHost(blas, model, ids, positions, caches);
+  const hidden = await model.decode(ids, positions, caches);
+  const logits = lastLogits(model, hidden);
+  hidden.dispose();
+  try {
+    return (await logits.data()) as Float32Array;
+  } finally {
+    logits.dispose();
   }
 }
 

@@ -27,7 +27,8 @@ export interface LayerKV {
   v: tf.Tensor4D;
 }
 
-interface Block {
+/** One block's weights; linear weights input-major, [in, out]. */
+export interface Block {
   inputNorm: tf.Variable;
   q: tf.Variable;
   k: tf.Variable;
@@ -511,8 +512,8 @@ interface RopeTables {
   rotation: tf.Tensor2D;
 }
 
-/** Tables for rows of [batch * length * heads, head_dim] (rotate-half layout, as Qwen2). */
-function ropeTables(positions: Int32Array, c: ModelConfig): RopeTables {
+/** cos and sin of each position's rotary angles, [positions, head_dim] (rotate-half layout, as Qwen2). */
+export function rotaryAngles(positions: Int32Array, c: ModelConfig): { cos: Float32Array; sin: Float32Array } {
   const dim = c.head_dim;
   const half = dim / 2;
   const inverseFrequencies = Float64Array.from({ length: half }, (_, i) => 1 / Math.pow(c.rope_theta, (2 * i) / dim));
@@ -527,6 +528,15 @@ function ropeTables(positions: Int32Array, c: ModelConfig): RopeTables {
       sin[r * dim + i] = sin[r * dim + half + i] = Math.sin(angle);
     }
   }
+  return { cos, sin };
+}
+
+/** Tables for rows of [batch * length * heads, head_dim] (rotate-half layout, as Qwen2). */
+function ropeTables(positions: Int32Array, c: ModelConfig): RopeTables {
+  const dim = c.head_dim;
+  const half = dim / 2;
+  const rows = positions.length;
+  const { cos, sin } = rotaryAngles(positions, c);
   const tile = (table: Float32Array, heads: number) => {
     const tiled = new Float32Array(rows * heads * dim);
     for (let r = 0; r < rows; r++) for (let h = 0; h < heads; h++) tiled.set(table.subarray(r * dim, (r + 1) * dim), (r * heads + h) * dim);

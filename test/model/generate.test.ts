@@ -33,6 +33,9 @@ function onEngine(engine: (typeof ENGINES)[number]) {
     before = blasInUse();
     useBlas(engine.blas);
     model = Qwen2Model.random(tinyConfig(), { seed: 21 });
+    // random biases and norm weights (a fresh model has 0 and 1), so every path's use of them shows
+    const perturbed = model.blocks.flatMap((b) => [b.inputNorm, b.postNorm, ...(b.bias ? [b.bias.q, b.bias.k, b.bias.v] : [])]);
+    perturbed.forEach((w, i) => tf.tidy(() => w.assign(w.add(tf.randomNormal(w.shape, 0, 0.3, 'float32', i)))));
   });
   afterAll(() => {
     model.dispose();

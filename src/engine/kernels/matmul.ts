@@ -81,6 +81,17 @@ export const ROW_TILE = 16;
 /** Whether the BLAS in use passed the tile probe (null: not probed yet). */
 let tiledRowsStable: boolean | null = null;
 
+/**
+ * The BLAS in use when it gives a row the same bits at any place of a ROW_TILE-row product
+ * (tilesAreRowStable, probed once), else null: who may compute generation's products on the host
+ * in calls of exactly ROW_TILE rows.
+ */
+export function rowStableBlas(): Blas | null {
+  if (!blas) return null;
+  tiledRowsStable ??= tilesAreRowStable(blas);
+  return tiledRowsStable ? blas : null;
+}
+
 /** How the product `p` being computed now is done: by BLAS (whole, or in calls of `tile` rows), or by XNNPACK (null). */
 function blasForNow(p: Plan, transposeA: boolean): { library: Blas; tile: number | null } | null {
   if (!blas) return null;
@@ -91,8 +102,7 @@ function blasForNow(p: Plan, transposeA: boolean): { library: Blas; tile: number
   const rows = sharedRows(p, transposeA);
   if (rows === null) return null;
   if (perSequence > 1) return rows % perSequence === 0 ? { library: blas, tile: perSequence } : null;
-  tiledRowsStable ??= tilesAreRowStable(blas);
-  return tiledRowsStable ? { library: blas, tile: ROW_TILE } : null;
+  return rowStableBlas() ? { library: blas, tile: ROW_TILE } : null;
 }
 
 /**
