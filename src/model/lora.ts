@@ -223,10 +223,15 @@ export function isAdapterFolder(folder: string): boolean {
   return existsSync(join(folder, ADAPTER_CONFIG_FILE));
 }
 
-/** A PEFT adapter folder read back: its spec, the base it names, and its tensors per layer and projection ([in, r] and [r, out]). */
+/** The base model an adapter folder names (base_model_name_or_path), or null. */
+export function adapterBase(folder: string): string | null {
+  const base = readJsonObject(join(folder, ADAPTER_CONFIG_FILE)).base_model_name_or_path;
+  return typeof base === 'string' && base.length > 0 ? base : null;
+}
+
+/** A PEFT adapter folder read back: its spec and its tensors per layer and projection ([in, r] and [r, out]). */
 export interface AdapterFolder {
   spec: LoraSpec;
-  base: string | null;
   tensors: Array<Partial<Record<Projection, { a: HostTensor; b: HostTensor }>>>;
 }
 
@@ -290,7 +295,7 @@ export function readAdapterFolder(folder: string, layers: number, shapes: Projec
   const unexpected = [...tensors.keys()].find((name) => !expected.has(name));
   if (unexpected !== undefined)
     throw new ModelError(`${displayPath(file)}: unexpected tensor '${unexpected}' (not an adapter of this config's target_modules)`);
-  return { spec, base: typeof json.base_model_name_or_path === 'string' ? json.base_model_name_or_path : null, tensors: perLayer };
+  return { spec, tensors: perLayer };
 }
 
 /** A [rows, cols] host matrix as [cols, rows]. */

@@ -21,7 +21,7 @@ import { llama3Rope, type ModelConfig } from './config';
 import { AgenticError } from '../errors';
 import { FAMILIES } from './families';
 import { expectedWeightShapes, type ModelHead } from './hf_folder';
-import { adapterVariables, copyAdapters, loraDelta, loraScale, type LayerAdapters, type LoraSpec, type Projection } from './lora';
+import { adapterVariables, copyAdapters, loraDelta, loraScale, type Adapter, type LayerAdapters, type LoraSpec, type Projection } from './lora';
 import { recomputed } from './recompute';
 import type { HostTensor } from './safetensors';
 import { attendCached } from './cached_attention';
@@ -343,6 +343,26 @@ export class Qwen2Model {
   }
 
   /**
+   * Folds the adapters into the weights (W + (alpha / r) A B) and drops them: the model computes
+   * the same function as plain weights, every one of them `trainable` or frozen.
+   */
+  foldAdapters(trainable: boolean): void {
+    if (!this.lora) return;
+    const scale = loraScale(this.lora);
+    for (const block of this.blocks) {
+      for (const [p, adapter] of Object.entries(block.adapters) as Array<[Projection, Adapter]>) {
+        tf.tidy(() => block[p].assign(block[p].add(tf.matMul(adapter.a, adapter.b).mul(scale))));
+      }
+      const dropped = adapterVariables([block.adapters]);
+      block.adapters = {};
+      if (this.owned) this.owned = this.owned.filter((v) => !dropped.includes(v));
+      tf.dispose(dropped);
+    }
+    this.lora = null;
+    for (const v of this.variables) v.trainable = trainable;
+  }
+
+  /**
    * The same base weights without the adapters, sharing this model's variables (no copy): the
    * reference of a LoRA run is its frozen base. Disposing the view frees nothing.
    */
@@ -364,6 +384,11 @@ export class Qwen2Model {
     );
     view.lora = this.lora;
     return view;
+  }
+
+  /** Whether the two hold the same base weights (a LoRA view of the other, or the other itself). */
+  sharesBaseWith(other: Qwen2Model): boolean {
+    return this.embed === other.embed;
   }
 
   private parts(): Parts {

@@ -75,7 +75,7 @@ export class WeightSync {
     for (const pool of this.pools) pool.weightVersion = null;
     if (version !== this.version) {
       const folder = weightsFolder(this.dir, version);
-      await saveModel(folder, model, tokenizer, this.dtype);
+      await saveModel(folder, model, tokenizer, { dtype: this.dtype });
       this.sent.push({ version, folder });
       await Promise.all(this.targets.map((t) => this.load(t, folder, version)));
       for (const path of stale(
