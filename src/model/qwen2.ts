@@ -375,14 +375,17 @@ export class Qwen2Model {
    * LoRA run holds its own adapters over the shared base. Disposing it frees only its adapters.
    */
   withAdapterCopies(): Qwen2Model {
-    const copies = copyAdapters(this.adapters);
-    const view = new Qwen2Model(
-      this.config,
-      this.head,
-      { ...this.parts(), blocks: this.blocks.map((b, i) => ({ ...b, adapters: copies[i]! })) },
-      adapterVariables(copies),
-    );
-    view.lora = this.lora;
+    return this.withAdapters(this.lora!, copyAdapters(this.adapters));
+  }
+
+  /**
+   * The same base weights with `adapters` (an adapter an inference server loaded, say). The view
+   * owns the adapters: disposing it frees them, not the base.
+   */
+  withAdapters(spec: LoraSpec, adapters: LayerAdapters[]): Qwen2Model {
+    const blocks = this.blocks.map((b, i) => ({ ...b, adapters: adapters[i]! }));
+    const view = new Qwen2Model(this.config, this.head, { ...this.parts(), blocks }, adapterVariables(adapters));
+    view.lora = spec;
     return view;
   }
 
