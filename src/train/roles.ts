@@ -95,7 +95,7 @@ export async function loadPolicy(config: AgenticConfig, trainable: boolean): Pro
       model.adapters.some((layer, i) => Object.keys(layer).join() !== chosen[i]!.join())
     ) {
       throw new ConfigError(
-        `actor_train.model_args: the loaded adapter (r ${model.lora.rank}, alpha ${model.lora.alpha}) is not the one lora_target, lora_rank and lora_alpha describe (r ${spec.rank}, alpha ${spec.alpha})`,
+        `actor_train.model_args: the loaded adapter (r ${model.lora.rank}, alpha ${model.lora.alpha} on ${describeAdapters(model)}) is not the one lora_target, lora_rank and lora_alpha describe (r ${spec.rank}, alpha ${spec.alpha} on ${args.lora_target})`,
       );
     }
   } catch (error) {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { openCheckpoint } from '../../src/checkpoint/load';
 import { ConfigError } from '../../src/errors';
 import { tf } from '../../src/engine/tf';
-import { loadModel } from '../../src/model/load';
+import { loadModel, saveModel } from '../../src/model/load';
+import { adaptedProjections, newAdapters, parseTarget } from '../../src/model/lora';
 import type { Qwen2Model } from '../../src/model/qwen2';
 import { readSafetensors } from '../../src/model/safetensors';
 import { readMetricsJsonl } from '../../src/tracking/jsonl';
@@ -143,6 +144,39 @@ describe('a resumed LoRA run ends where the uninterrupted one does', () => {
       expect(tf.memory().numTensors).toBe(before);
     });
   }
+});
+
+describe('a policy that starts from an adapter (adapter_name_or_path, or pretrain naming an adapter folder)', () => {
+  test('trains on the adapter with LoRA keys that describe it, folds it into the weights without, and refuses other keys', async () => {
+    const base = await loadModel(pretrain, { seed: 0, trainable: false });
+    const spec = { rank: 4, alpha: 8, targets: parseTarget('q_proj,v_proj,down_proj') };
+    const adapters = newAdapters(spec, adaptedProjections(spec, 2), base.model, 1);
+    for (const layer of adapters) for (const a of Object.values(layer)) a.b.assign(tf.randomNormal(a.b.shape, 0, 0.1, 'float32', 2));
+    const adapted = base.model.withAdapters(spec, adapters);
+    const folder = join(scratch(), 'adapter');
+    await saveModel(folder, adapted, base.tokenizer, { base: pretrain });
+    const ids = [7, 8, 9, 10, 11];
+    const expected = await logits(adapted, ids);
+
+    const trained = await configOf(vowelsYaml(pretrain), host, [...LORA, `actor_train.model_args.adapter_name_or_path=${folder}`]);
+    const roles = await buildRoles(trained, roleNeeds(trained));
+    expect(await valuesOf(roles.actor.trainedVariables)).toEqual(await valuesOf(adapted.trainedVariables));
+    expect(roles.sources.actor_train).toContain(`with the LoRA adapter ${folder}`);
+    roles.dispose();
+
+    // pretrain naming the adapter folder brings the base it names; without LoRA keys it is folded in
+    const folded = await buildRoles(await configOf(vowelsYaml(folder), host), { reference: false, critic: false });
+    expect(folded.actor.lora).toBeNull();
+    (await logits(folded.actor, ids)).forEach((v, i) => expect(Math.abs(v - expected[i]!)).toBeLessThan(1e-5));
+    folded.dispose();
+
+    const other = await configOf(vowelsYaml(folder), host, ['actor_train.model_args.lora_target=all-linear', 'actor_train.model_args.lora_rank=4']);
+    await expect(buildRoles(other, roleNeeds(other))).rejects.toThrow(
+      'actor_train.model_args: the loaded adapter (r 4, alpha 8 on q_proj, v_proj, down_proj (2 layers)) is not the one lora_target, lora_rank and lora_alpha describe (r 4, alpha 8 on all-linear)',
+    );
+    adapted.dispose();
+    base.model.dispose();
+  });
 });
 
 describe('LoRA settings', () => {
