@@ -93,6 +93,7 @@ for (let epoch = 0; epoch < Number(epochs); epoch++) {
       learningRate: 1e-3,
       maxGradNorm: 1,
       shuffleSeed: [0, 'diagnose_frozen_lake', epoch],
+      recompute: false,
     },
   );
   console.log(`${ids.length} rows, epoch ${epoch + 1}/${epochs}: loss ${metrics['sft/loss']!.toFixed(4)}`);

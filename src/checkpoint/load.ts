@@ -9,7 +9,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AgenticConfig } from '../config/schema';
 import { CheckpointError, ConfigError, firstLine } from '../errors';
+import { tf } from '../engine/tf';
 import { loadHfFolder } from '../model/hf_folder';
+import { ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, adaptersFrom, adapterVariables, readAdapterFolder } from '../model/lora';
 import type { AdamW } from '../model/optim';
 import { Qwen2Model } from '../model/qwen2';
 import { readSafetensors, type Weights } from '../model/safetensors';
@@ -55,7 +57,12 @@ export function openCheckpoint(path: string): Checkpoint {
   const state = parsed.data;
   if (state.global_step !== manifest.step)
     throw new CheckpointError(`${displayPath(folder)}: ${TRAINER_STATE_FILE} is at step ${state.global_step}, the manifest at ${manifest.step}`);
-  const roleFiles = ['actor', ...state.roles].flatMap((role) => [`${role}/config.json`, `${role}/model.safetensors`]);
+  // a model folder, or a LoRA run's adapter folder
+  const roleFiles = ['actor', ...state.roles].flatMap((role) =>
+    `${role}/${ADAPTER_CONFIG_FILE}` in manifest.files
+      ? [`${role}/${ADAPTER_CONFIG_FILE}`, `${role}/${ADAPTER_WEIGHTS_FILE}`]
+      : [`${role}/config.json`, `${role}/model.safetensors`],
+  );
   const inFlightFiles = state.in_flight ? [state.in_flight.file] : [];
   for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...roleFiles, ...inFlightFiles]) {
     if (!(file in manifest.files)) throw new CheckpointError(`${displayPath(folder)}: ${file} is not in the manifest`);
@@ -107,7 +114,9 @@ export function resumedRolesConfig(config: AgenticConfig, checkpoint: Checkpoint
       `adv_estimator: ${config.adv_estimator} needs a critic, and ${shown} has none (its run did not train one); resume with the run's adv_estimator`,
     );
   }
-  if (needs.reference && !saved.has('reference')) {
+  const lora = existsSync(join(checkpoint.path, 'actor', ADAPTER_CONFIG_FILE));
+  // a LoRA run's reference is its base, which the actor's adapter folder names
+  if (needs.reference && !saved.has('reference') && !lora) {
     throw new ConfigError(
       `use_kl_loss/add_token_level_kl: this config needs a reference model, and ${shown} has none (its run used no KL term); resume without one`,
     );
@@ -117,10 +126,12 @@ export function resumedRolesConfig(config: AgenticConfig, checkpoint: Checkpoint
     ...config[key],
     model_args: { ...config[key].model_args, model_name_or_path: path },
   });
+  const actorTrain = withModel('actor_train', from('actor'));
   return {
     ...config,
     pretrain: from('actor'),
-    actor_train: withModel('actor_train', from('actor')),
+    // the adapter the run started from is in the checkpoint's actor/ now, trained on
+    actor_train: { ...actorTrain, model_args: { ...actorTrain.model_args, adapter_name_or_path: null } },
     actor_infer: withModel('actor_infer', null),
     reference: withModel('reference', saved.has('reference') ? from('reference') : null),
     critic: withModel('critic', saved.has('critic') ? from('critic') : null),
@@ -142,6 +153,15 @@ function restoreMoments(optimizer: AdamW, moments: Weights, role: 'actor_train' 
 }
 
 function assignWeights(target: Qwen2Model, folder: string): void {
+  if (target.lora) {
+    const adapters = adaptersFrom(readAdapterFolder(folder, target.config.num_hidden_layers, target));
+    const source = adapterVariables(adapters);
+    const into = target.trainedVariables;
+    if (source.length !== into.length) throw new CheckpointError(`${displayPath(folder)}: ${source.length} adapter tensors, the model has ${into.length}`);
+    tf.tidy(() => source.forEach((v, i) => into[i]!.assign(v)));
+    tf.dispose(source);
+    return;
+  }
   const { weights, config } = loadHfFolder(folder);
   const source = Qwen2Model.fromWeights(config, weights, { trainable: false, source: folder });
   try {

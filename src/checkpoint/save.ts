@@ -1,10 +1,12 @@
 /**
  * Writing checkpoint-N: the state after N steps, enough to continue the run exactly.
  *
- *   actor/                 the policy, a Hugging Face folder (config.json, model.safetensors, tokenizer)
+ *   actor/                 the policy, a Hugging Face folder (config.json, model.safetensors, tokenizer);
+ *                          with LoRA, PEFT's adapter folder naming the base (adapter_config.json,
+ *                          adapter_model.safetensors): the base itself is read again from there
  *   critic/                the value model, same format (gae)
- *   reference/             the frozen reference (when a KL term uses one)
- *   actor_infer/           the lagging rollout copy (model_update_frequency > 1)
+ *   reference/             the frozen reference (when a KL term uses one and it is not LoRA's base)
+ *   actor_infer/           the lagging rollout copy (model_update_frequency > 1; with LoRA its adapters)
  *   optimizer.safetensors  AdamW's moments of actor_train and critic
  *   trainer_state.json     step, KL coefficient, episode counters, optimizer steps, LR schedules
  *   in_flight_rollouts.json  asynchronous runs: the rollouts played ahead with older weights
@@ -13,7 +15,8 @@
  *   manifest.json          size and sha256 of every file above, written last
  *
  * Weights are saved as float32 whatever model_args.dtype says, because a resumed run must start
- * from the very numbers the interrupted one had. The folder is written under a hidden temporary
+ * from the very numbers the interrupted one had. A LoRA run's base is not copied into each
+ * checkpoint: it is the run's `pretrain` (a folder, a hub id, or a preset rebuilt from the seed). The folder is written under a hidden temporary
  * name, flushed, sealed with the manifest and renamed into place: a crash at any instant leaves the
  * old checkpoints and at most a hidden temporary folder, never a partial checkpoint-N.
  */
@@ -72,13 +75,14 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
     const models: Array<[SavedRole, Qwen2Model | null]> = [
       ['actor', roles.actor],
       ['critic', roles.critic],
-      ['reference', roles.reference],
+      // a LoRA run's reference is actor_train's own base, which the actor's adapter folder names
+      ['reference', roles.reference?.sharesBaseWith(roles.actor) ? null : roles.reference],
       ['actor_infer', roles.infer === roles.actor ? null : roles.infer],
     ];
     const saved: SavedRole[] = [];
     for (const [role, model] of models) {
       if (!model) continue;
-      await saveModel(join(folder, role), model, roles.tokenizer, 'fp32');
+      await saveModel(join(folder, role), model, roles.tokenizer, { dtype: 'fp32', base: roles.base });
       saved.push(role);
     }
     const moments: Weights = new Map();

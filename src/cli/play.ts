@@ -135,9 +135,9 @@ async function loadPlayer(config: AgenticConfig, wantModel: boolean, servers: In
   }
   if (!wantModel) return { model: null, servers: null, tokenizer: await loadTokenizer(reference), source: '' };
   const { describeBackend, startBackend } = await import('../engine/backend');
-  const { runBackend } = await import('../config/validate');
+  const { policyAdapter, runBackend } = await import('../config/validate');
   const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas });
-  const loaded = await loadModel(reference, { seed: config.seed, trainable: false });
+  const loaded = await loadModel(reference, { seed: config.seed, trainable: false, adapter: policyAdapter(config) });
   log.info(`model: ${loaded.source} on ${describeBackend(started)}`);
   return { model: loaded.model, servers: null, tokenizer: loaded.tokenizer, source: loaded.source };
 }

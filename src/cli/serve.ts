@@ -70,7 +70,7 @@ export default command(
       }
       const maxRunning = intFlag('max-running', args['max-running'], config.max_running_requests, 1);
 
-      const { runBackend } = await import('../config/validate');
+      const { policyAdapter, runBackend } = await import('../config/validate');
       const { describeBackend, startBackend } = await import('../engine/backend');
       const { DEFAULT_PRESET, loadModel, presetOf } = await import('../model/load');
       const { PRESET_PREFIX } = await import('../model/presets');
@@ -80,7 +80,7 @@ export default command(
 
       const backend = describeBackend(await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas }));
       const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
-      const { model, tokenizer, source } = await loadModel(reference, { seed: config.seed, trainable: false });
+      const { model, tokenizer, source } = await loadModel(reference, { seed: config.seed, trainable: false, adapter: policyAdapter(config) });
       const chat = new ChatFormat(tokenizer);
       const maxContext = Math.min(config.sequence_length, model.config.max_position_embeddings);
       const engine = new ServingEngine(model, chat, {

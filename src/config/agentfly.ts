@@ -58,6 +58,11 @@ const to = (fn: (value: Value, ctx: Context, key: string) => Sets): Fate => ({ f
 const same = (path: string, convert: (value: Value, key: string) => Value = (v) => v): Fate => to((v, _ctx, key) => [[path.split('.'), convert(v, key)]]);
 const joint = (used: (ctx: Context) => boolean = () => true): Fate => ({ fate: 'joint', used });
 const adaptiveKl = joint((ctx) => ctx.given.get('algorithm.kl_ctrl.type') === 'adaptive');
+/** verl's LoRA keys are read when lora_rank turns it on. */
+function loraOn(ctx: Context): boolean {
+  const rank = ctx.given.get('actor_rollout_ref.model.lora_rank');
+  return rank !== undefined && rank !== null && rank !== 0;
+}
 
 function fail(key: string, value: Value, why: string): never {
   throw new ConfigError(`${key}=${shown(value)}: ${why}`);
@@ -236,7 +241,22 @@ const TABLE: Array<[string, Fate]> = [
   ['agent.train_on_last_turn', inert(isFalse, 'every turn is trained; remove train_on_last_turn')],
   // actor_rollout_ref
   ['actor_rollout_ref.model.path', same('pretrain')],
-  ['actor_rollout_ref.model.lora_rank', inert((v) => v === 0 || v === null, 'LoRA adapters are not built yet; remove lora_rank to train every weight')],
+  // verl's LoRA: a rank above 0 turns it on, over target_modules (default all-linear) with lora_alpha (default 16)
+  [
+    'actor_rollout_ref.model.lora_rank',
+    to((v, ctx, key) => {
+      if (v === 0 || v === null) return [];
+      const targets = ctx.given.get('actor_rollout_ref.model.target_modules') ?? 'all-linear';
+      const model = ['actor_train', 'model_args'];
+      return [
+        [[...model, 'lora_rank'], count(v, key)],
+        [[...model, 'lora_target'], Array.isArray(targets) ? targets.map((t) => text(t, 'actor_rollout_ref.model.target_modules')).join(',') : targets],
+        [[...model, 'lora_alpha'], ctx.given.get('actor_rollout_ref.model.lora_alpha') ?? 16],
+      ];
+    }),
+  ],
+  ['actor_rollout_ref.model.lora_alpha', joint(loraOn)],
+  ['actor_rollout_ref.model.target_modules', joint(loraOn)],
   ['actor_rollout_ref.model.*', inert()],
   ['actor_rollout_ref.hybrid_engine', inert()],
   ['actor_rollout_ref.nccl_timeout', inert()],

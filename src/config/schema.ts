@@ -29,8 +29,51 @@ export const TRACKERS = ['console', 'jsonl', 'html', 'tensorboard', 'wandb'] as 
 export const TAG_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 export const ModelArgs = z.strictObject({
-  model_name_or_path: z.string().min(1).nullable().default(null).describe('Model folder or hub id for this role; null takes `pretrain`.'),
-  dtype: z.enum(['fp32', 'bf16', 'fp16']).default('fp32').describe('Precision of saved weights. Computation is float32 on every tfjs backend.'),
+  model_name_or_path: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('Model folder or hub id for this role; null takes `pretrain`. A LoRA adapter folder (PEFT) brings the base it names.'),
+  adapter_name_or_path: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe(
+      "A LoRA adapter folder (PEFT's adapter_config.json and adapter_model.safetensors) put on this role's model: it trains on when actor_train has lora_target, and is folded into the weights otherwise.",
+    ),
+  dtype: z
+    .enum(['fp32', 'bf16', 'fp16'])
+    .default('fp32')
+    .describe('Precision of saved weights. Weights are held and computed in float32 on every tfjs backend (docs/models.md says why).'),
+  disable_gradient_checkpointing: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Roles that train (actor_train, critic): false recomputes each block's activations in the backward pass instead of keeping them (gradient checkpointing: about one block's activations in memory instead of all, for one more forward pass; the same gradients bit for bit); true keeps them. Roles that never compute gradients are unaffected.",
+    ),
+  lora_target: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe(
+      "actor_train: train LoRA adapters on these projections instead of every weight (ROLL's syntax): module names separated by commas (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj), all-linear for all of them, or a regular expression (with *, $, | or ( ) matched against whole module names such as model.layers.0.self_attn.q_proj. The reference is then the frozen base itself. null trains every weight.",
+    ),
+  lora_rank: positiveInt().default(8).describe("LoRA's rank r (ROLL's default 8)."),
+  lora_alpha: z.number().positive().nullable().default(null).describe("LoRA's alpha: the update is scaled by alpha / r. null: 2 x lora_rank, as ROLL."),
+  lora_dropout: z
+    .number()
+    .refine((v) => v === 0, { message: "LoRA dropout is not built; 0 (ROLL's default) trains without it" })
+    .default(0)
+    .describe("Dropout on the adapters' input; only 0 (none) is built."),
+  lora_save_merged: z
+    .boolean()
+    .default(false)
+    .describe(
+      "actor_train with LoRA: besides the adapter (PEFT's folder) in <output_dir>/model, save the final policy with the adapters folded into its weights, as a plain Hugging Face folder in <output_dir>/model_merged.",
+    ),
 });
 
 export const TrainingArgs = z.strictObject({

@@ -11,6 +11,7 @@ import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
 import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
+import { parseTarget } from '../model/lora';
 import { ConfigShape, isHttpProxy, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
@@ -190,9 +191,66 @@ function checkRelations(config: AgenticConfig): void {
   if (ws.rehearsal_coef > 0 && !ws.think && ws.state_questions === 0) {
     throw new ConfigError('warm_start.rehearsal_coef: rehearsal replays the reading (warm_start.think or warm_start.state_questions), and both are off');
   }
+  checkLora(config);
 }
 
 export const ROLES = ['actor_train', 'actor_infer', 'reference', 'critic'] as const;
+
+/** A lora_target as a comparable string: the modules named (all-linear spelled out), or the pattern. */
+function loraTargets(target: string): string {
+  const parsed = parseTarget(target);
+  return Array.isArray(parsed) ? [...parsed].sort().join(',') : (parsed as { pattern: string }).pattern;
+}
+
+/**
+ * ROLL's LoRA keys: LoRA trains actor_train's policy; actor_infer may repeat its settings (ROLL's
+ * configs do, for vLLM), the reference and the critic have none; lora_rank, lora_alpha and
+ * lora_save_merged mean something only with a lora_target.
+ */
+function checkLora(config: AgenticConfig): void {
+  const train = config.actor_train.model_args;
+  for (const role of ROLES) {
+    const args = config[role].model_args;
+    const at = `${role}.model_args`;
+    if (args.lora_save_merged && (role !== 'actor_train' || args.lora_target === null)) {
+      throw new ConfigError(`${at}.lora_save_merged: only a LoRA run (actor_train.model_args.lora_target) has adapters to merge; remove it`);
+    }
+    if (args.lora_target === null) {
+      if (args.lora_rank !== 8 || args.lora_alpha !== null) {
+        throw new ConfigError(
+          `${at}.${args.lora_alpha !== null ? 'lora_alpha' : 'lora_rank'}: LoRA is on only with lora_target; set lora_target (e.g. all-linear) or remove it`,
+        );
+      }
+      continue;
+    }
+    if (role === 'reference' || role === 'critic') {
+      throw new ConfigError(`${at}.lora_target: LoRA trains actor_train's policy only (a LoRA run's reference is its frozen base); remove it`);
+    }
+    if (role === 'actor_infer') {
+      const same =
+        train.lora_target !== null &&
+        loraTargets(args.lora_target) === loraTargets(train.lora_target) &&
+        args.lora_rank === train.lora_rank &&
+        (args.lora_alpha ?? 2 * args.lora_rank) === (train.lora_alpha ?? 2 * train.lora_rank);
+      if (!same) {
+        throw new ConfigError(
+          `${at}.lora_target: actor_infer generates with actor_train's adapters; give it actor_train's lora_target, lora_rank and lora_alpha, or none`,
+        );
+      }
+    }
+  }
+  const inferAdapter = config.actor_infer.model_args.adapter_name_or_path;
+  if (inferAdapter !== null && inferAdapter !== train.adapter_name_or_path) {
+    throw new ConfigError(
+      `actor_infer.model_args.adapter_name_or_path: actor_infer generates with actor_train's weights; leave it null or make it ${train.adapter_name_or_path ?? 'null'}`,
+    );
+  }
+}
+
+/** The LoRA adapter on the policy where nothing trains (eval, play, serve): actor_infer's, else actor_train's. */
+export function policyAdapter(config: AgenticConfig): string | null {
+  return config.actor_infer.model_args.adapter_name_or_path ?? config.actor_train.model_args.adapter_name_or_path;
+}
 
 /**
  * The one backend all roles run on: each role's strategy_args.backend, or the top-level backend

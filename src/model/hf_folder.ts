@@ -1,7 +1,7 @@
 /**
  * Hugging Face model folders: config.json, safetensors weights (single or sharded), tokenizer
  * files and generation_config.json, as transformers saves and loads them. Weights are checked
- * against the Qwen2 architecture's tensor names and shapes for the config.
+ * against the tensor names and shapes of the config's architecture (Qwen2, Qwen3 or Llama).
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { firstLine, ModelError } from '../errors';
 import { writeFileAtomic, writeFolderAtomic } from '../util/atomic';
 import { displayPath } from '../util/paths';
 import { hfConfigJson, modelConfig, type ModelConfig } from './config';
+import { FAMILIES } from './families';
 import { INDEX_FILE, readCheckpoint, saveDtype, SINGLE_FILE, torchDtypeName, writeSafetensors, type SaveDtype, type Weights } from './safetensors';
 import { readJsonObject, Tokenizer, TOKENIZER_CONFIG_FILE, TOKENIZER_FILE } from './tokenizer';
 
@@ -27,16 +28,16 @@ export interface HfModel {
   generationConfig?: GenerationConfig;
 }
 
-/** A policy (Qwen2ForCausalLM) or a critic (Qwen2ForTokenClassification with one label). */
+/** A policy (Qwen2ForCausalLM and the like) or a critic (Qwen2ForTokenClassification and the like, one label). */
 export type ModelHead = 'lm' | 'value';
 
 /** The critic's value head, which a critic started from a policy checkpoint does not have yet. */
 const VALUE_HEAD_TENSORS = ['score.weight', 'score.bias'];
 
 /**
- * The tensors of a Qwen2 model and their shapes, in Hugging Face names. Linear weights are
- * [out_features, in_features]; lm_head is absent when the embedding is tied to it, and a
- * critic has `score` (hidden -> 1) in its place.
+ * The tensors of a model and their shapes, in Hugging Face names. Linear weights are
+ * [out_features, in_features]; Qwen3 adds a [head_dim] norm for q and for k per layer; lm_head is
+ * absent when the embedding is tied to it, and a critic has `score` (hidden -> 1) in its place.
  */
 export function expectedWeightShapes(config: ModelConfig, head: ModelHead = 'lm'): Map<string, number[]> {
   const hidden = config.hidden_size;
@@ -53,6 +54,10 @@ export function expectedWeightShapes(config: ModelConfig, head: ModelHead = 'lm'
     ] as const) {
       shapes.set(`${p}.self_attn.${name}_proj.weight`, [out, hidden]);
       if (config.attention_bias) shapes.set(`${p}.self_attn.${name}_proj.bias`, [out]);
+    }
+    if (FAMILIES[config.model_type].qkNorm) {
+      shapes.set(`${p}.self_attn.q_norm.weight`, [config.head_dim]);
+      shapes.set(`${p}.self_attn.k_norm.weight`, [config.head_dim]);
     }
     shapes.set(`${p}.self_attn.o_proj.weight`, [hidden, queries]);
     shapes.set(`${p}.post_attention_layernorm.weight`, [hidden]);
@@ -97,7 +102,7 @@ export function checkWeights(weights: Weights, config: ModelConfig, file: string
   }
   for (const name of weights.keys()) {
     if (!expected.has(name) && !isIgnorable(name, config, head)) {
-      throw new ModelError(`${file}: unexpected tensor '${name}' (not part of a Qwen2 model with this config)`);
+      throw new ModelError(`${file}: unexpected tensor '${name}' (not part of a ${config.model_type} model with this config)`);
     }
   }
   return checked;

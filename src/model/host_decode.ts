@@ -9,8 +9,8 @@
  *
  * The products run in calls of exactly ROW_TILE rows, the batch padded to a multiple of it, with a
  * BLAS that gives each row the same bits at any place of a tile (rowStableBlas): a sequence's
- * tokens never depend on what shares its batch. On another backend, or without such a BLAS,
- * Qwen2Model.decode's tfjs pass serves.
+ * tokens never depend on what shares its batch. On another backend, without such a BLAS, or for
+ * blocks with Qwen3's q/k norms or LoRA adapters, Qwen2Model.decode's tfjs pass serves.
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { ptr } from 'bun:ffi';
@@ -22,9 +22,14 @@ import { attendCached } from './cached_attention';
 import { type Qwen2Model, rotaryAngles } from './qwen2';
 import type { SequenceCache } from './sequence_cache';
 
-/** The BLAS that decodes on the host, or null where Qwen2Model.decode must (another backend, no row-stable BLAS). */
-export function hostDecoder(): Blas | null {
-  return tf.getBackend() === 'wasm' ? rowStableBlas() : null;
+/**
+ * The BLAS that decodes `model` on the host, or null where Qwen2Model.decode must: another
+ * backend, no row-stable BLAS, or a block this file does not compute (Qwen3's q/k norms, LoRA
+ * adapters: Qwen2Model.decode applies them).
+ */
+export function hostDecoder(model: Qwen2Model): Blas | null {
+  if (tf.getBackend() !== 'wasm' || model.blocks.some((b) => b.qkNorm || Object.keys(b.adapters).length > 0)) return null;
+  return rowStableBlas();
 }
 
 /**

@@ -1,20 +1,28 @@
 /**
- * A decoder-only transformer with the Qwen2 architecture: token embedding, N blocks of
- * (RMSNorm -> grouped-query attention with RoPE -> residual, RMSNorm -> SwiGLU MLP -> residual),
- * a final RMSNorm, and either a language-model head (the policy) or a one-scalar value head
- * (the critic). Read it top to bottom: weights, then the forward pass, then the heads.
+ * A decoder-only transformer of the Qwen2 family: token embedding, N blocks of (RMSNorm ->
+ * grouped-query attention with RoPE -> residual, RMSNorm -> SwiGLU MLP -> residual), a final
+ * RMSNorm, and either a language-model head (the policy) or a one-scalar value head (the critic).
+ * Qwen3 and Llama are the same decoder with small differences (./families.ts): no q/k/v biases,
+ * Qwen3's RMSNorm over each head of q and k, Llama 3's scaled RoPE frequencies. Read it top to
+ * bottom: weights, then the forward pass, then the heads.
  *
  * Layout choice, for speed on tfjs: linear weights are stored input-major ([in, out]) so every
  * projection is a plain 2-D matMul of [rows, in] by [in, out], the one form XNNPACK runs fast.
  * `toWeights`/`fromWeights` translate to and from Hugging Face's tensor names and [out, in]
- * layout, so checkpoints are ordinary Qwen2 folders.
+ * layout, so checkpoints are ordinary Hugging Face folders.
+ *
+ * Memory-saving variants live beside it: LoRA adapters on the projections (./lora.ts), and
+ * recomputing each block's activations in the backward pass (./recompute.ts).
  */
 import { withRowStableMatMuls } from '../engine/kernels/matmul';
 import { tf } from '../engine/tf';
 import { Rng } from '../engine/rng';
-import type { ModelConfig } from './config';
+import { llama3Rope, type ModelConfig } from './config';
 import { AgenticError } from '../errors';
+import { FAMILIES } from './families';
 import { expectedWeightShapes, type ModelHead } from './hf_folder';
+import { adapterVariables, copyAdapters, loraDelta, loraScale, type Adapter, type LayerAdapters, type LoraSpec, type Projection } from './lora';
+import { recomputed } from './recompute';
 import type { HostTensor } from './safetensors';
 import { attendCached } from './cached_attention';
 import type { SequenceCache } from './sequence_cache';
@@ -35,11 +43,15 @@ export interface Block {
   v: tf.Variable;
   /** q, k and v biases (Qwen2 has them; attention_bias false drops them). */
   bias: { q: tf.Variable; k: tf.Variable; v: tf.Variable } | null;
+  /** Qwen3's RMSNorm weights over each head of q and of k ([head dim]); null in the other families. */
+  qkNorm: { q: tf.Variable; k: tf.Variable } | null;
   o: tf.Variable;
   postNorm: tf.Variable;
   gate: tf.Variable;
   up: tf.Variable;
   down: tf.Variable;
+  /** The block's LoRA adapters, by projection (none without LoRA). */
+  adapters: LayerAdapters;
 }
 
 /** Options of one forward pass through the blocks. */
@@ -53,6 +65,19 @@ export interface ForwardOptions {
   keyMask?: Uint8Array;
   /** Keys and values of earlier positions (the KV cache); not consumed. */
   past?: readonly LayerKV[];
+  /**
+   * Gradient checkpointing: keep only each block's input for the backward pass and recompute the
+   * rest there (./recompute.ts). No keys and values are returned (`present` is empty).
+   */
+  recompute?: boolean;
+}
+
+interface Parts {
+  embed: tf.Variable;
+  blocks: Block[];
+  finalNorm: tf.Variable;
+  lmHead: tf.Variable | null;
+  valueHead: { w: tf.Variable; b: tf.Variable } | null;
 }
 
 const LOG_MASKED = -1e9;
@@ -65,34 +90,21 @@ export class Qwen2Model {
   readonly lmHead: tf.Variable | null;
   /** The critic's value head: [hidden, 1] and a bias. */
   readonly valueHead: { w: tf.Variable; b: tf.Variable } | null;
+  /** What the LoRA adapters are (./lora.ts); null without them. */
+  lora: LoraSpec | null = null;
 
   private constructor(
     readonly config: ModelConfig,
     readonly head: ModelHead,
-    weights: Map<string, tf.Tensor>,
-    trainable: boolean,
+    parts: Parts,
+    /** The variables this object frees on dispose: all of them, or a view's own (./lora.ts views share the base). */
+    private owned: tf.Variable[] | null,
   ) {
-    const take = (name: string): tf.Variable => {
-      const tensor = weights.get(name);
-      if (!tensor) throw new AgenticError(`model weights: missing ${name}`);
-      return tf.variable(tensor, trainable, `${name}_${VARIABLE_ID.next++}`);
-    };
-    this.embed = take('embed');
-    this.blocks = Array.from({ length: config.num_hidden_layers }, (_, i) => ({
-      inputNorm: take(`${i}.input_norm`),
-      q: take(`${i}.q`),
-      k: take(`${i}.k`),
-      v: take(`${i}.v`),
-      bias: config.attention_bias ? { q: take(`${i}.q_bias`), k: take(`${i}.k_bias`), v: take(`${i}.v_bias`) } : null,
-      o: take(`${i}.o`),
-      postNorm: take(`${i}.post_norm`),
-      gate: take(`${i}.gate`),
-      up: take(`${i}.up`),
-      down: take(`${i}.down`),
-    }));
-    this.finalNorm = take('final_norm');
-    this.lmHead = head === 'lm' && !config.tie_word_embeddings ? take('lm_head') : null;
-    this.valueHead = head === 'value' ? { w: take('value_w'), b: take('value_b') } : null;
+    this.embed = parts.embed;
+    this.blocks = parts.blocks;
+    this.finalNorm = parts.finalNorm;
+    this.lmHead = parts.lmHead;
+    this.valueHead = parts.valueHead;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -120,6 +132,10 @@ export class Qwen2Model {
         weights.set(`${i}.k_bias`, tf.zeros([kv]));
         weights.set(`${i}.v_bias`, tf.zeros([kv]));
       }
+      if (FAMILIES[config.model_type].qkNorm) {
+        weights.set(`${i}.q_norm`, tf.ones([config.head_dim]));
+        weights.set(`${i}.k_norm`, tf.ones([config.head_dim]));
+      }
       weights.set(`${i}.o`, normal([q, hidden]));
       weights.set(`${i}.post_norm`, tf.ones([hidden]));
       weights.set(`${i}.gate`, normal([hidden, ffn]));
@@ -136,9 +152,9 @@ export class Qwen2Model {
   }
 
   /**
-   * Builds a model from Hugging Face tensors (names and [out, in] layout of Qwen2ForCausalLM,
-   * or Qwen2ForTokenClassification with one label for a critic). A critic made from a policy
-   * checkpoint starts its value head at random (seeded).
+   * Builds a model from Hugging Face tensors (names and [out, in] layout of Qwen2ForCausalLM and
+   * its Qwen3 and Llama siblings, or the ...ForTokenClassification with one label for a critic).
+   * A critic made from a policy checkpoint starts its value head at random (seeded).
    */
   static fromWeights(
     config: ModelConfig,
@@ -172,6 +188,10 @@ export class Qwen2Model {
         weights.set(`${i}.${x}`, linear(`${p}self_attn.${x}_proj.weight`));
         if (config.attention_bias) weights.set(`${i}.${x}_bias`, t(`${p}self_attn.${x}_proj.bias`));
       }
+      if (FAMILIES[config.model_type].qkNorm) {
+        weights.set(`${i}.q_norm`, t(`${p}self_attn.q_norm.weight`));
+        weights.set(`${i}.k_norm`, t(`${p}self_attn.k_norm.weight`));
+      }
       weights.set(`${i}.o`, linear(`${p}self_attn.o_proj.weight`));
       weights.set(`${i}.post_norm`, t(`${p}post_attention_layernorm.weight`));
       weights.set(`${i}.gate`, linear(`${p}mlp.gate_proj.weight`));
@@ -201,13 +221,38 @@ export class Qwen2Model {
 
   private static adopt(config: ModelConfig, head: ModelHead, weights: Map<string, tf.Tensor>, trainable: boolean): Qwen2Model {
     try {
-      return new Qwen2Model(config, head, weights, trainable);
+      const take = (name: string): tf.Variable => {
+        const tensor = weights.get(name);
+        if (!tensor) throw new AgenticError(`model weights: missing ${name}`);
+        return tf.variable(tensor, trainable, `${name}_${VARIABLE_ID.next++}`);
+      };
+      const parts: Parts = {
+        embed: take('embed'),
+        blocks: Array.from({ length: config.num_hidden_layers }, (_, i) => ({
+          inputNorm: take(`${i}.input_norm`),
+          q: take(`${i}.q`),
+          k: take(`${i}.k`),
+          v: take(`${i}.v`),
+          bias: config.attention_bias ? { q: take(`${i}.q_bias`), k: take(`${i}.k_bias`), v: take(`${i}.v_bias`) } : null,
+          qkNorm: FAMILIES[config.model_type].qkNorm ? { q: take(`${i}.q_norm`), k: take(`${i}.k_norm`) } : null,
+          o: take(`${i}.o`),
+          postNorm: take(`${i}.post_norm`),
+          gate: take(`${i}.gate`),
+          up: take(`${i}.up`),
+          down: take(`${i}.down`),
+          adapters: {},
+        })),
+        finalNorm: take('final_norm'),
+        lmHead: head === 'lm' && !config.tie_word_embeddings ? take('lm_head') : null,
+        valueHead: head === 'value' ? { w: take('value_w'), b: take('value_b') } : null,
+      };
+      return new Qwen2Model(config, head, parts, null);
     } finally {
       tf.dispose([...weights.values()]);
     }
   }
 
-  /** The weights in Hugging Face names and layout, read back to the host. */
+  /** The weights in Hugging Face names and layout, read back to the host (the base weights: adapters are ./lora.ts's). */
   async toWeights(): Promise<Map<string, HostTensor>> {
     const out = new Map<string, HostTensor>();
     const put = async (name: string, tensor: tf.Tensor) => {
@@ -224,6 +269,10 @@ export class Qwen2Model {
         await put(`${p}self_attn.${x}_proj.weight`, linear(block[x]));
         if (block.bias) await put(`${p}self_attn.${x}_proj.bias`, copy(block.bias[x]));
       }
+      if (block.qkNorm) {
+        await put(`${p}self_attn.q_norm.weight`, copy(block.qkNorm.q));
+        await put(`${p}self_attn.k_norm.weight`, copy(block.qkNorm.k));
+      }
       await put(`${p}self_attn.o_proj.weight`, linear(block.o));
       await put(`${p}post_attention_layernorm.weight`, copy(block.postNorm));
       await put(`${p}mlp.gate_proj.weight`, linear(block.gate));
@@ -239,16 +288,115 @@ export class Qwen2Model {
     return out;
   }
 
-  /** Every variable, in a fixed order (the optimizer's and the checkpoint's order). */
+  /** Every variable, in a fixed order: the base weights, then the adapters (./lora.ts). */
   get variables(): tf.Variable[] {
     const list: tf.Variable[] = [this.embed];
     for (const b of this.blocks) {
-      list.push(b.inputNorm, b.q, b.k, b.v, ...(b.bias ? [b.bias.q, b.bias.k, b.bias.v] : []), b.o, b.postNorm, b.gate, b.up, b.down);
+      list.push(b.inputNorm, b.q, b.k, b.v, ...(b.bias ? [b.bias.q, b.bias.k, b.bias.v] : []));
+      if (b.qkNorm) list.push(b.qkNorm.q, b.qkNorm.k);
+      list.push(b.o, b.postNorm, b.gate, b.up, b.down);
     }
     list.push(this.finalNorm);
     if (this.lmHead) list.push(this.lmHead);
     if (this.valueHead) list.push(this.valueHead.w, this.valueHead.b);
-    return list;
+    return [...list, ...adapterVariables(this.adapters)];
+  }
+
+  /**
+   * The variables training changes, in a fixed order (the optimizer's and the checkpoint's): the
+   * adapters when the model has LoRA, else every variable.
+   */
+  get trainedVariables(): tf.Variable[] {
+    return this.lora ? adapterVariables(this.adapters) : this.variables;
+  }
+
+  /** The adapters of each block ({} per block without LoRA). */
+  get adapters(): LayerAdapters[] {
+    return this.blocks.map((b) => b.adapters);
+  }
+
+  /** The [in, out] of each projection (the shapes of ./lora.ts's adapters). */
+  shapeOf(p: Projection): [number, number] {
+    const { hidden, q, kv, ffn } = sizes(this.config);
+    const shapes: Record<Projection, [number, number]> = {
+      q: [hidden, q],
+      k: [hidden, kv],
+      v: [hidden, kv],
+      o: [q, hidden],
+      gate: [hidden, ffn],
+      up: [hidden, ffn],
+      down: [ffn, hidden],
+    };
+    return shapes[p];
+  }
+
+  /**
+   * Gives each block its adapters (LoRA, ./lora.ts) and freezes every other weight: from here on
+   * only the adapters train. The model owns them from now on.
+   */
+  addAdapters(spec: LoraSpec, adapters: LayerAdapters[]): void {
+    if (this.lora) throw new AgenticError('this model already has LoRA adapters');
+    if (adapters.length !== this.blocks.length) throw new AgenticError(`LoRA: ${adapters.length} layers of adapters for ${this.blocks.length} blocks`);
+    for (const v of this.variables) v.trainable = false;
+    this.blocks.forEach((block, i) => (block.adapters = adapters[i]!));
+    this.lora = spec;
+    if (this.owned) this.owned.push(...adapterVariables(adapters));
+  }
+
+  /**
+   * Folds the adapters into the weights (W + (alpha / r) A B) and drops them: the model computes
+   * the same function as plain weights, every one of them `trainable` or frozen.
+   */
+  foldAdapters(trainable: boolean): void {
+    if (!this.lora) return;
+    const scale = loraScale(this.lora);
+    for (const block of this.blocks) {
+      for (const [p, adapter] of Object.entries(block.adapters) as Array<[Projection, Adapter]>) {
+        tf.tidy(() => block[p].assign(block[p].add(tf.matMul(adapter.a, adapter.b).mul(scale))));
+      }
+      const dropped = adapterVariables([block.adapters]);
+      block.adapters = {};
+      if (this.owned) this.owned = this.owned.filter((v) => !dropped.includes(v));
+      tf.dispose(dropped);
+    }
+    this.lora = null;
+    for (const v of this.variables) v.trainable = trainable;
+  }
+
+  /**
+   * The same base weights without the adapters, sharing this model's variables (no copy): the
+   * reference of a LoRA run is its frozen base. Disposing the view frees nothing.
+   */
+  withoutAdapters(): Qwen2Model {
+    return new Qwen2Model(this.config, this.head, { ...this.parts(), blocks: this.blocks.map((b) => ({ ...b, adapters: {} })) }, []);
+  }
+
+  /**
+   * The same base weights with copies of the adapters (not trainable): a lagging actor_infer of a
+   * LoRA run holds its own adapters over the shared base. Disposing it frees only its adapters.
+   */
+  withAdapterCopies(): Qwen2Model {
+    return this.withAdapters(this.lora!, copyAdapters(this.adapters));
+  }
+
+  /**
+   * The same base weights with `adapters` (an adapter an inference server loaded, say). The view
+   * owns the adapters: disposing it frees them, not the base.
+   */
+  withAdapters(spec: LoraSpec, adapters: LayerAdapters[]): Qwen2Model {
+    const blocks = this.blocks.map((b, i) => ({ ...b, adapters: adapters[i]! }));
+    const view = new Qwen2Model(this.config, this.head, { ...this.parts(), blocks }, adapterVariables(adapters));
+    view.lora = spec;
+    return view;
+  }
+
+  /** Whether the two hold the same base weights (a LoRA view of the other, or the other itself). */
+  sharesBaseWith(other: Qwen2Model): boolean {
+    return this.embed === other.embed;
+  }
+
+  private parts(): Parts {
+    return { embed: this.embed, blocks: this.blocks, finalNorm: this.finalNorm, lmHead: this.lmHead, valueHead: this.valueHead };
   }
 
   get numParameters(): number {
@@ -256,7 +404,7 @@ export class Qwen2Model {
   }
 
   dispose(): void {
-    tf.dispose(this.variables);
+    tf.dispose(this.owned ?? this.variables);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -269,6 +417,7 @@ export class Qwen2Model {
   forward(ids: tf.Tensor2D, options: ForwardOptions = {}): { hidden: tf.Tensor3D; present: LayerKV[] } {
     const [batch, length] = ids.shape;
     const pastLength = options.past?.[0]?.k.shape[2] ?? 0;
+    if (options.recompute && options.past) throw new AgenticError('forward: recompute is for training passes, which have no KV cache');
     const positions = options.positions ?? defaultPositions(batch, length, pastLength);
     const result = tf.tidy(() => {
       const tables = ropeTables(positions, this.config);
@@ -276,6 +425,10 @@ export class Qwen2Model {
       let x = tf.gather(this.embed, ids) as tf.Tensor3D;
       const present: LayerKV[] = [];
       for (const [i, block] of this.blocks.entries()) {
+        if (options.recompute) {
+          x = this.recomputedBlock(block, x, tables, mask);
+          continue;
+        }
         const { output, kv } = this.block(block, x, tables, mask, options.past?.[i]);
         x = output;
         present.push(kv);
@@ -286,6 +439,26 @@ export class Qwen2Model {
     const flat = result.present as tf.Tensor4D[];
     const present = Array.from({ length: flat.length / 2 }, (_, i) => ({ k: flat[2 * i]!, v: flat[2 * i + 1]! }));
     return { hidden: result.hidden as tf.Tensor3D, present };
+  }
+
+  /**
+   * One block whose activations are recomputed in the backward pass (./recompute.ts): the RoPE
+   * tables and the mask go with the block's input, since the forward pass frees them before the
+   * backward pass runs; the gradients go to the variables the block trains.
+   */
+  private recomputedBlock(block: Block, x: tf.Tensor3D, rope: RopeTables, mask: tf.Tensor): tf.Tensor3D {
+    const trained = new Set(this.trainedVariables);
+    const weights = [block.inputNorm, block.q, block.k, block.v, ...(block.bias ? [block.bias.q, block.bias.k, block.bias.v] : [])];
+    if (block.qkNorm) weights.push(block.qkNorm.q, block.qkNorm.k);
+    weights.push(block.o, block.postNorm, block.gate, block.up, block.down, ...adapterVariables([block.adapters]));
+    const run = (input: tf.Tensor, [cosQ, sinQ, cosK, sinK, rotation, m]: tf.Tensor[]) =>
+      this.block(block, input as tf.Tensor3D, { cosQ, sinQ, cosK, sinK, rotation } as RopeTables, m!, undefined).output;
+    return recomputed(
+      run,
+      x,
+      weights.filter((w) => trained.has(w)),
+      [rope.cosQ, rope.sinQ, rope.cosK, rope.sinK, rope.rotation, mask],
+    ) as tf.Tensor3D;
   }
 
   /**
@@ -346,12 +519,30 @@ export class Qwen2Model {
     const c = this.config;
     const [batch, length, hidden] = x.shape;
     const h = rmsNorm(x, block.inputNorm, c.rms_norm_eps).reshape([batch * length, hidden]);
-    const project = (w: tf.Variable, b: tf.Variable | undefined) => (b ? tf.matMul(h, w).add(b) : tf.matMul(h, w));
+    // Qwen3 normalises each head of q and k (rows of head_dim) before rotating it
+    const headNorm = (t: tf.Tensor, weight: tf.Variable | undefined) => (weight ? rmsNorm(t.reshape([-1, c.head_dim]), weight, c.rms_norm_eps) : t);
     return {
-      q: applyRope(project(block.q, block.bias?.q), rope.cosQ, rope.sinQ, rope.rotation, [batch, length, c.num_attention_heads, c.head_dim]),
-      k: applyRope(project(block.k, block.bias?.k), rope.cosK, rope.sinK, rope.rotation, [batch, length, c.num_key_value_heads, c.head_dim]),
-      v: project(block.v, block.bias?.v).reshape([batch, length, c.num_key_value_heads, c.head_dim]) as tf.Tensor4D,
+      q: applyRope(headNorm(this.linear(block, 'q', h, block.bias?.q), block.qkNorm?.q), rope.cosQ, rope.sinQ, rope.rotation, [
+        batch,
+        length,
+        c.num_attention_heads,
+        c.head_dim,
+      ]),
+      k: applyRope(headNorm(this.linear(block, 'k', h, block.bias?.k), block.qkNorm?.k), rope.cosK, rope.sinK, rope.rotation, [
+        batch,
+        length,
+        c.num_key_value_heads,
+        c.head_dim,
+      ]),
+      v: this.linear(block, 'v', h, block.bias?.v).reshape([batch, length, c.num_key_value_heads, c.head_dim]) as tf.Tensor4D,
     };
+  }
+
+  /** x W (+ bias) for one of the block's projections, plus its LoRA update when it has an adapter (./lora.ts). */
+  private linear(block: Block, projection: Projection, x: tf.Tensor, bias?: tf.Variable): tf.Tensor {
+    const y = bias ? tf.matMul(x as tf.Tensor2D, block[projection]).add(bias) : tf.matMul(x as tf.Tensor2D, block[projection]);
+    const adapter = block.adapters[projection];
+    return adapter ? y.add(loraDelta(x, adapter, loraScale(this.lora!))) : y;
   }
 
   /**
@@ -393,9 +584,10 @@ export class Qwen2Model {
   /** The block's output from its input x and the mixed values [batch * length, heads * head dim]: the residuals and the SwiGLU MLP. */
   private blockOutput(block: Block, x: tf.Tensor3D, attended: tf.Tensor): tf.Tensor3D {
     const [batch, length, hidden] = x.shape;
-    const afterAttention = x.add(tf.matMul(attended, block.o).reshape([batch, length, hidden]));
+    const afterAttention = x.add(this.linear(block, 'o', attended).reshape([batch, length, hidden]));
     const h = rmsNorm(afterAttention, block.postNorm, this.config.rms_norm_eps).reshape([batch * length, hidden]);
-    const mlp = tf.matMul(tf.mul(silu(tf.matMul(h, block.gate)), tf.matMul(h, block.up)), block.down).reshape([batch, length, hidden]);
+    const gated = tf.mul(silu(this.linear(block, 'gate', h)), this.linear(block, 'up', h));
+    const mlp = this.linear(block, 'down', gated).reshape([batch, length, hidden]);
     return afterAttention.add(mlp) as tf.Tensor3D;
   }
 
@@ -420,10 +612,12 @@ export class Qwen2Model {
     if (typeof temperature !== 'number' && temperature.length !== batch * length) {
       throw new AgenticError(`tokenStats: ${temperature.length} temperatures for ${batch}x${length} positions`);
     }
+    const embedding = this.outputEmbedding();
     const stats = tf.tidy(() =>
-      chunkedTokenStats(hidden.reshape([batch * length, size]) as tf.Tensor2D, this.outputEmbedding(), targets, {
+      chunkedTokenStats(hidden.reshape([batch * length, size]) as tf.Tensor2D, embedding, targets, {
         temperature,
         chunkRows: options.chunkRows ?? defaultChunkRows(this.config.vocab_size),
+        embeddingGradient: (embedding as tf.Variable).trainable,
       }),
     );
     return tf.tidy(() => {
@@ -512,11 +706,31 @@ interface RopeTables {
   rotation: tf.Tensor2D;
 }
 
+/**
+ * RoPE's inverse frequencies theta^(-2i/d), i < d/2; with Llama 3's scaling (transformers'
+ * `_compute_llama3_parameters`), rotations slower than the original context are divided by
+ * `factor`, those faster than it / high_freq_factor are kept, and the ones between blend the two.
+ */
+function ropeFrequencies(c: ModelConfig): Float64Array {
+  const dim = c.head_dim;
+  const plain = Float64Array.from({ length: dim / 2 }, (_, i) => 1 / Math.pow(c.rope_theta, (2 * i) / dim));
+  const scaling = llama3Rope(c);
+  if (!scaling) return plain;
+  const { factor, low_freq_factor: low, high_freq_factor: high, original_max_position_embeddings: context } = scaling;
+  return plain.map((frequency) => {
+    const wavelength = (2 * Math.PI) / frequency;
+    if (wavelength < context / high) return frequency;
+    if (wavelength > context / low) return frequency / factor;
+    const smooth = (context / wavelength - low) / (high - low);
+    return ((1 - smooth) * frequency) / factor + smooth * frequency;
+  });
+}
+
 /** cos and sin of each position's rotary angles, [positions, head_dim] (rotate-half layout, as Qwen2). */
 export function rotaryAngles(positions: Int32Array, c: ModelConfig): { cos: Float32Array; sin: Float32Array } {
   const dim = c.head_dim;
   const half = dim / 2;
-  const inverseFrequencies = Float64Array.from({ length: half }, (_, i) => 1 / Math.pow(c.rope_theta, (2 * i) / dim));
+  const inverseFrequencies = ropeFrequencies(c);
   const rows = positions.length;
   const cos = new Float32Array(rows * dim);
   const sin = new Float32Array(rows * dim);
@@ -692,7 +906,7 @@ function chunkedTokenStats(
   hidden: tf.Tensor2D,
   embedding: tf.Tensor2D,
   targets: Int32Array,
-  options: { temperature: number | Float32Array; chunkRows: number },
+  options: { temperature: number | Float32Array; chunkRows: number; embeddingGradient: boolean },
 ): tf.Tensor2D {
   const rows = hidden.shape[0];
   const vocab = embedding.shape[0];
@@ -720,9 +934,11 @@ function chunkedTokenStats(
     return { logp, p, entropy, oneHot, targetLogp, scale };
   };
 
-  const op = tf.customGrad((h, e, save) => {
-    const [hh, ee] = [h as tf.Tensor2D, e as tf.Tensor2D];
-    (save as tf.GradSaveFunc)([hh, ee]);
+  // A frozen embedding (LoRA) is no input of the op: its [vocab, hidden] gradient is never computed.
+  const op = tf.customGrad((...args: unknown[]) => {
+    const save = args.pop() as tf.GradSaveFunc;
+    const [hh, ee] = [args[0] as tf.Tensor2D, (options.embeddingGradient ? args[1] : embedding) as tf.Tensor2D];
+    save(options.embeddingGradient ? [hh, ee] : [hh]);
     const value = tf.tidy(() =>
       tf.concat(
         chunks.map(([start, end]) => {
@@ -733,9 +949,9 @@ function chunkedTokenStats(
       ),
     );
     const gradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [hs, es] = saved as [tf.Tensor2D, tf.Tensor2D];
+      const [hs, es] = [saved[0] as tf.Tensor2D, (saved[1] ?? embedding) as tf.Tensor2D];
       const dh: tf.Tensor[] = [];
-      let de = tf.zerosLike(es) as tf.Tensor;
+      let de = options.embeddingGradient ? (tf.zerosLike(es) as tf.Tensor) : null;
       for (const [start, end] of chunks) {
         const [dhChunk, deChunk] = tf.tidy(() => {
           const { logp, p, entropy, oneHot, scale } = chunkForward(hs, es, start, end);
@@ -748,18 +964,20 @@ function chunkedTokenStats(
             .sub(p.mul(logp.add(entropy.expandDims(1))).mul(gEntropy))
             .mul(scale);
           const hChunk = hs.slice([start, 0], [end - start, -1]);
-          return [tf.matMul(dz, es), tf.matMul(dz, hChunk, true, false)];
+          return de ? [tf.matMul(dz, es), tf.matMul(dz, hChunk, true, false)] : [tf.matMul(dz, es)];
         });
-        dh.push(dhChunk);
-        const next = de.add(deChunk);
-        tf.dispose([de, deChunk]);
-        de = next;
+        dh.push(dhChunk!);
+        if (de) {
+          const next = de.add(deChunk!);
+          tf.dispose([de, deChunk!]);
+          de = next;
+        }
       }
       const dhAll = tf.concat(dh, 0);
       tf.dispose(dh);
-      return [dhAll, de];
+      return de ? [dhAll, de] : [dhAll];
     };
     return { value, gradFunc };
   });
-  return op(hidden, embedding) as tf.Tensor2D;
+  return (options.embeddingGradient ? op(hidden, embedding) : op(hidden)) as tf.Tensor2D;
 }

@@ -3,7 +3,7 @@
  * play val_batch_size episodes with the val env manager, and summarise them per tag.
  */
 import { isHttpProxy, type AgenticConfig } from '../config/schema';
-import { runBackend } from '../config/validate';
+import { policyAdapter, runBackend } from '../config/validate';
 import { describeBackend, startBackend } from '../engine/backend';
 import { loadModel, loadTokenizer } from '../model/load';
 import type { Qwen2Model } from '../model/qwen2';
@@ -54,7 +54,7 @@ export async function evaluate(
   } else {
     const started = await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas });
     backend = describeBackend(started);
-    const loaded = await loadModel(reference, { seed: config.seed, trainable: false });
+    const loaded = await loadModel(reference, { seed: config.seed, trainable: false, adapter: policyAdapter(config) });
     ({ model, tokenizer, source } = loaded);
     info(`policy: ${source} on ${backend}`);
   }

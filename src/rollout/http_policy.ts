@@ -44,13 +44,14 @@ export interface ServerTurn {
   seed: number;
 }
 
-/** The body of SGLang's POST /generate for one turn. */
-export function generateRequest(turn: ServerTurn, sampling: ServerSampling, rid: string): Record<string, unknown> {
+/** The body of SGLang's POST /generate for one turn; `adapter` names the LoRA adapter to generate with (its `lora_path`). */
+export function generateRequest(turn: ServerTurn, sampling: ServerSampling, rid: string, adapter: string | null = null): Record<string, unknown> {
   return {
     input_ids: [...turn.promptIds],
     sampling_params: { ...sampling, max_new_tokens: turn.maxNewTokens, sampling_seed: turn.seed },
     return_logprob: true,
     rid,
+    ...(adapter === null ? {} : { lora_path: adapter }),
   };
 }
 
@@ -224,7 +225,7 @@ export class HttpPolicy implements Policy {
   private async ask(server: number, turn: ServerTurn, rid: string, signal: AbortSignal): Promise<ServerReply> {
     const { servers, options } = this;
     const sglang = servers.type === 'sglang';
-    const body = sglang ? generateRequest(turn, options.sampling, rid) : completionsRequest(turn, options.sampling, servers.modelOf(server));
+    const body = sglang ? generateRequest(turn, options.sampling, rid, servers.adapter) : completionsRequest(turn, options.sampling, servers.modelOf(server));
     const answer = await servers.call(server, sglang ? '/generate' : '/v1/completions', body, signal);
     servers.answered();
     const parse = sglang ? parseGenerate : parseCompletions;

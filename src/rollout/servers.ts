@@ -3,8 +3,9 @@
  * client sees them: one request with a time limit, which server answers which environment, the
  * clock that stops a run when none answers, the start-up check that every server tokenizes as this
  * process does, and the weight calls of training. The endpoints and fields are SGLang's
- * (/generate, /update_weights_from_disk, /get_weight_version, /abort_request, /get_model_info,
- * /tokenize), which `agentic serve` speaks too; docs/inference.md says what each server offers.
+ * (/generate, /update_weights_from_disk, /load_lora_adapter, /get_weight_version, /abort_request,
+ * /get_model_info, /tokenize) and vLLM's (/v1/completions, /v1/load_lora_adapter), which
+ * `agentic serve` speaks too; docs/inference.md says what each server offers.
  *
  * Failures come in two kinds. A request that got no usable answer from a server that may come
  * back (no connection, over timeout_s, a 5xx, an overloaded 503) is retryable; one the server
@@ -127,9 +128,15 @@ export class InferenceServers {
   readonly router: SessionRouter;
   /**
    * The weight version every server should hold while a rollout runs (the trainer's weight sync
-   * sets it); a reply that reports another one is refused. null where nobody sends weights (eval, play).
+   * sets it); a reply that reports another one is refused. null where nobody sends weights (eval,
+   * play), and in LoRA runs, whose adapters are versioned by their names.
    */
   weightVersion: string | null = null;
+  /**
+   * The LoRA adapter every request names while a rollout runs (a LoRA run's weight sync sets it):
+   * /generate's `lora_path` (SGLang), completions' `model` (vLLM). null: the served model itself.
+   */
+  adapter: string | null = null;
   /** openai: each server's model name, from /v1/models (its `model` field must name it). */
   private readonly models: Array<string | null>;
   private connected = false;
@@ -152,8 +159,9 @@ export class InferenceServers {
     return this.config.timeout_s * 1000;
   }
 
-  /** The model name an openai request names on `server`. */
+  /** The model name an openai request names on `server`: the adapter, when one is set, as vLLM names adapters. */
   modelOf(server: number): string {
+    if (this.adapter !== null) return this.adapter;
     const model = this.models[server];
     if (model === null || model === undefined) throw new Error(`${this.urls[server]}: a request before connect()`);
     return model;
@@ -166,9 +174,17 @@ export class InferenceServers {
 
   /**
    * One exchange with `server`: a POST of `body` (a GET without one). Resolves with the parsed JSON
-   * of a 2xx answer; rejects with a CallFailure, or with the abort itself when `signal` aborted.
+   * of a 2xx answer (or its text, for `answer: 'text'`: vLLM's adapter endpoints answer in words);
+   * rejects with a CallFailure, or with the abort itself when `signal` aborted.
    */
-  async call(server: number, path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.timeoutMs): Promise<unknown> {
+  async call(
+    server: number,
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+    timeoutMs = this.timeoutMs,
+    answer: 'json' | 'text' = 'json',
+  ): Promise<unknown> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const url = this.urls[server] + path;
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -201,6 +217,7 @@ export class InferenceServers {
         retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
       });
     }
+    if (answer === 'text') return text;
     try {
       return JSON.parse(text);
     } catch {
@@ -233,12 +250,12 @@ export class InferenceServers {
    * run cannot do without (start-up, weights), which wait for a restarting server up to
    * unavailable_timeout_s. A refusal (4xx) or nonsense rejects at once.
    */
-  async persist(server: number, path: string, body?: unknown): Promise<unknown> {
+  async persist(server: number, path: string, body?: unknown, answer: 'json' | 'text' = 'json'): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const answer = await this.call(server, path, body);
+        const reply = await this.call(server, path, body, undefined, this.timeoutMs, answer);
         this.answered();
-        return answer;
+        return reply;
       } catch (error) {
         if (!(error instanceof CallFailure)) throw error;
         if (!error.retryable) {
@@ -325,12 +342,12 @@ export class InferenceServers {
     return first.id;
   }
 
-  /** Has `server` load the Hugging Face folder `modelPath` as `version`; a refusal is an InferenceError. */
-  async updateWeights(server: number, modelPath: string, version: string): Promise<void> {
+  /** Has `server` load the Hugging Face folder `modelPath` (as `version`, when given); a refusal is an InferenceError. */
+  async updateWeights(server: number, modelPath: string, version: string | null): Promise<void> {
     const url = this.urls[server]!;
     let answer: unknown;
     try {
-      answer = await this.persist(server, '/update_weights_from_disk', { model_path: modelPath, weight_version: version });
+      answer = await this.persist(server, '/update_weights_from_disk', { model_path: modelPath, ...(version === null ? {} : { weight_version: version }) });
     } catch (error) {
       if (error instanceof CallFailure) throw new InferenceError(`${url}: cannot load new weights: ${error.message}`);
       throw error;
@@ -338,6 +355,34 @@ export class InferenceServers {
     if (!isRecord(answer) || answer.success !== true) {
       const message = isRecord(answer) && typeof answer.message === 'string' ? firstLine(answer.message) : 'no success in its answer';
       throw new InferenceError(`${url}: did not load the weights in ${modelPath}: ${message}`);
+    }
+  }
+
+  /**
+   * Has `server` load the LoRA adapter folder `path` as `name` (SGLang's /load_lora_adapter, vLLM's
+   * /v1/load_lora_adapter), or forget `name` when `path` is null (their unload endpoints); a
+   * refusal is an InferenceError.
+   */
+  async adapterCall(server: number, name: string, path: string | null): Promise<void> {
+    const url = this.urls[server]!;
+    const verb = path === null ? 'unload' : 'load';
+    const endpoint = `${this.type === 'openai' ? '/v1' : ''}/${verb}_lora_adapter`;
+    let answer: unknown;
+    try {
+      answer = await this.persist(
+        server,
+        endpoint,
+        { lora_name: name, ...(path === null ? {} : { lora_path: path }) },
+        this.type === 'openai' ? 'text' : 'json',
+      );
+    } catch (error) {
+      if (error instanceof CallFailure) throw new InferenceError(`${url}: cannot ${verb} the LoRA adapter ${name}: ${error.message}`);
+      throw error;
+    }
+    // SGLang answers {success, error_message}; vLLM's 200 is its success
+    if (this.type === 'sglang' && (!isRecord(answer) || answer.success !== true)) {
+      const message = isRecord(answer) && typeof answer.error_message === 'string' ? firstLine(answer.error_message) : 'no success in its answer';
+      throw new InferenceError(`${url}: did not ${verb} the LoRA adapter ${name}: ${message}`);
     }
   }
 

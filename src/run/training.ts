@@ -246,7 +246,11 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     if (tensorboard?.skippedNonFinite)
       options.warn(`tensorboard: ${tensorboard.skippedNonFinite} NaN or infinite metric values were left out${jsonl ? ' (metrics.jsonl has them)' : ''}`);
     const modelDir = resolve(join(c.output_dir, 'model'));
-    await saveModel(modelDir, trainer.roles.actor, trainer.roles.tokenizer, c.actor_train.model_args.dtype);
+    const { actor, tokenizer, base } = trainer.roles;
+    await saveModel(modelDir, actor, tokenizer, { dtype: c.actor_train.model_args.dtype, base });
+    if (actor.lora && c.actor_train.model_args.lora_save_merged) {
+      await saveModel(resolve(join(c.output_dir, 'model_merged')), actor, tokenizer, { dtype: c.actor_train.model_args.dtype, merged: true });
+    }
     return {
       ...summary,
       modelDir,

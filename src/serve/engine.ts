@@ -17,6 +17,11 @@
  * Pausing is SGLang's default ("abort"): every request in flight ends with finish_reason abort
  * and what it has so far, and new ones wait in the queue until continue_generation.
  *
+ * LoRA adapters (load_lora_adapter): each is a view of the served model with its own adapters over
+ * the shared weights (no copy of them), generating its requests in a batch of its own; admission
+ * counts the rows of all batches together. Unloading refuses new requests naming the adapter, lets
+ * the ones it has finish, then frees it. A weight update replaces the shared base under all of them.
+ *
  * Sampling. Each request samples from its own Rng: seeded by sampling_seed when given (the same
  * seed, ids and weights give the same tokens in any batch), else by the server's seed and a
  * counter. Temperature 0 is greedy.
@@ -28,6 +33,7 @@ import { firstLine, ModelError, oneLine } from '../errors';
 import { type TokenizerFingerprint, tokenizerFingerprint } from '../model/fingerprint';
 import type { GenerationResult } from '../model/generate';
 import { loadHfFolder } from '../model/hf_folder';
+import { adaptersFrom, readAdapterFolder } from '../model/lora';
 import { Qwen2Model } from '../model/qwen2';
 import type { SamplingParams } from '../model/sampling';
 import type { ChatFormat } from '../rollout/chat';
@@ -89,8 +95,19 @@ export interface EngineStats {
   served: number;
   generatedTokens: number;
   weightUpdates: number;
+  /** The LoRA adapters loaded, by name. */
+  adapters: string[];
   /** tfjs tensors alive: flat while the server serves (the KV cache of a running batch aside). */
   tensors: number;
+}
+
+/** A LoRA adapter the server loaded: the served model with its adapters, and the batch of its requests. */
+interface LoadedAdapter {
+  folder: string;
+  model: Qwen2Model;
+  scheduler: GenerationScheduler;
+  /** Being unloaded: new requests naming it are refused. */
+  closing: boolean;
 }
 
 interface Job {
@@ -145,6 +162,9 @@ export class ServingEngine {
   private weightUpdates = 0;
   /** The served tokenizer's sha256s, once (a large tokenizer.json takes a while to hash). */
   private readonly fingerprint: TokenizerFingerprint;
+  private readonly adapters = new Map<string, LoadedAdapter>();
+  /** Resolved each time a request leaves the books (an unload waits for its adapter's to). */
+  private leaving: Array<() => void> = [];
 
   constructor(
     private readonly model: Qwen2Model,
@@ -193,8 +213,44 @@ export class ServingEngine {
       served: this.served,
       generatedTokens: this.generatedTokens,
       weightUpdates: this.weightUpdates,
+      adapters: [...this.adapters.keys()],
       tensors: tf.memory().numTensors,
     };
+  }
+
+  /** The LoRA adapters that take requests, name to folder (unloading ones aside). */
+  get loadedAdapters(): Map<string, string> {
+    return new Map([...this.adapters].filter(([, a]) => !a.closing).map(([name, a]) => [name, a.folder]));
+  }
+
+  /**
+   * Loads a PEFT adapter folder as `name` (SGLang's /load_lora_adapter): its adapters over the
+   * served weights. A name in use, or a folder that is not an adapter of the served model, is a
+   * RequestError naming the field.
+   */
+  loadAdapter(name: string, folder: string): void {
+    if (this.draining) throw new RequestError(503, 'the server is shutting down');
+    if (this.adapters.has(name)) throw new RequestError(400, `lora_name: an adapter named '${name}' is loaded already; unload it first`, 'lora_name');
+    let model: Qwen2Model;
+    try {
+      const read = readAdapterFolder(folder, this.model.config.num_hidden_layers, this.model);
+      model = this.model.withAdapters(read.spec, adaptersFrom(read));
+    } catch (error) {
+      throw new RequestError(400, `lora_path: ${oneLine(firstLine(error))}`, 'lora_path');
+    }
+    this.adapters.set(name, { folder, model, scheduler: this.newScheduler(model), closing: false });
+  }
+
+  /** Unloads adapter `name`: new requests naming it are refused, its running and queued ones finish first. */
+  async unloadAdapter(name: string): Promise<void> {
+    const adapter = this.adapters.get(name);
+    if (!adapter || adapter.closing) throw new RequestError(400, `lora_name: no adapter named '${name}' is loaded`, 'lora_name');
+    adapter.closing = true;
+    const uses = () => [...this.waiting, ...this.admitted.values()].some((job) => job.spec.adapter === name);
+    while (uses()) await new Promise<void>((resolve) => this.leaving.push(resolve));
+    this.adapters.delete(name);
+    await adapter.scheduler.close();
+    adapter.model.dispose();
   }
 
   /**
@@ -204,6 +260,9 @@ export class ServingEngine {
    */
   async generate(spec: BoundedSpec, signal?: AbortSignal): Promise<Completion> {
     if (this.draining) throw new RequestError(503, 'the server is shutting down');
+    if (spec.adapter !== null && !this.loadedAdapters.has(spec.adapter)) {
+      throw new RequestError(400, `${spec.adapterField}: no LoRA adapter named '${spec.adapter}' is loaded`, spec.adapterField);
+    }
     const rid = spec.rid ?? randomUUID().replaceAll('-', '');
     if (this.byRid.has(rid)) throw new RequestError(400, `rid '${rid}' is already in flight`, 'rid');
     if (!this.canAdmit() && this.waiting.length >= this.options.maxQueue) {
@@ -272,12 +331,13 @@ export class ServingEngine {
     await this.updates;
     if (this.waiting.length > 0 || this.admitted.size > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     await this.scheduler.close();
+    for (const adapter of this.adapters.values()) await adapter.scheduler.close();
   }
 
   // -------------------------------------------------------------------------------------------
 
-  private newScheduler(): GenerationScheduler {
-    return new GenerationScheduler(this.model, {
+  private newScheduler(model = this.model): GenerationScheduler {
+    return new GenerationScheduler(model, {
       maxRunning: this.options.maxRunning,
       maxLength: this.options.maxContext,
       decode: (ids) => this.chat.responseText(ids),
@@ -297,7 +357,7 @@ export class ServingEngine {
     const { spec } = job;
     this.admitted.set(job.id, job);
     job.weightVersion = this.weightVersion;
-    const scheduler = this.scheduler;
+    const scheduler = this.schedulerOf(job);
     scheduler
       .generate({
         id: job.id,
@@ -312,7 +372,9 @@ export class ServingEngine {
         (result) => this.finish(job, result),
         (error) => {
           // the model failed under the whole batch: its requests answer 500, the next ones get a fresh batch
-          if (this.scheduler === scheduler) this.scheduler = this.newScheduler();
+          const adapter = job.spec.adapter === null ? null : this.adapters.get(job.spec.adapter)!;
+          if (adapter && adapter.scheduler === scheduler) adapter.scheduler = this.newScheduler(adapter.model);
+          else if (!adapter && this.scheduler === scheduler) this.scheduler = this.newScheduler();
           this.settled(job);
           job.reject(new Error(`generation failed: ${oneLine(firstLine(error))}`));
         },
@@ -329,8 +391,13 @@ export class ServingEngine {
       this.waiting.splice(at, 1);
       this.finish(job, { id: job.id, tokens: [], logProbs: [], finishReason: 'left' });
     } else if (this.admitted.has(job.id)) {
-      this.scheduler.cancel(job.id);
+      this.schedulerOf(job).cancel(job.id);
     }
+  }
+
+  /** The batch a request runs in: its adapter's, or the served model's. */
+  private schedulerOf(job: Job): GenerationScheduler {
+    return job.spec.adapter === null ? this.scheduler : this.adapters.get(job.spec.adapter)!.scheduler;
   }
 
   private finish(job: Job, result: GenerationResult): void {
@@ -347,6 +414,7 @@ export class ServingEngine {
     if (this.admitted.size === 0) for (const wake of this.emptied.splice(0)) wake();
     this.admit();
     if (this.admitted.size === 0 && this.waiting.length === 0) for (const wake of this.idle.splice(0)) wake();
+    for (const wake of this.leaving.splice(0)) wake();
   }
 
   private batchEmpty(): Promise<void> {

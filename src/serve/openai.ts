@@ -38,12 +38,16 @@ export function refusePromptForm(body: unknown): void {
   }
 }
 
-/** A `model` other than the served one is 404, as in vLLM. */
-export function checkModel(given: string | null | undefined, served: string): void {
-  if (given != null && given !== served) throw new RequestError(404, `model '${given}' is not served here; this server serves '${served}'`, 'model');
+/** A `model` other than the served one or a loaded LoRA adapter (vLLM names adapters so) is 404, as in vLLM. */
+export function checkModel(given: string | null | undefined, served: string, adapters: readonly string[]): void {
+  if (given != null && given !== served && !adapters.includes(given)) {
+    const also = adapters.length > 0 ? ` and the LoRA adapters ${adapters.join(', ')}` : '';
+    throw new RequestError(404, `model '${given}' is not served here; this server serves '${served}'${also}`, 'model');
+  }
 }
 
-export function completionsSpec(body: CompletionsBody): GenerationSpec {
+/** `adapters`: the loaded LoRA adapters, one of which `model` may name. */
+export function completionsSpec(body: CompletionsBody, adapters: readonly string[]): GenerationSpec {
   return {
     rid: null,
     promptIds: body.prompt,
@@ -55,7 +59,8 @@ export function completionsSpec(body: CompletionsBody): GenerationSpec {
     seed: body.seed ?? null,
     stopTokenIds: body.stop_token_ids ?? [],
     stopStrings: body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop,
-    fields: { prompt: 'prompt', maxNewTokens: 'max_tokens', stopTokenIds: 'stop_token_ids' },
+    adapter: body.model != null && adapters.includes(body.model) ? body.model : null,
+    fields: { prompt: 'prompt', maxNewTokens: 'max_tokens', stopTokenIds: 'stop_token_ids', adapter: 'model' },
   };
 }
 
@@ -97,6 +102,13 @@ export function completionsResponse(completion: Completion, body: CompletionsBod
   };
 }
 
-export function modelsResponse(model: string, created: number, maxContext: number) {
-  return { object: 'list', data: [{ id: model, object: 'model', created, owned_by: 'agentic', max_model_len: maxContext }] };
+/** The served model, then each loaded LoRA adapter as vLLM lists them (its folder as `root`, the model as `parent`). */
+export function modelsResponse(model: string, created: number, maxContext: number, adapters: ReadonlyMap<string, string> = new Map()) {
+  return {
+    object: 'list',
+    data: [
+      { id: model, object: 'model', created, owned_by: 'agentic', max_model_len: maxContext },
+      ...[...adapters].map(([id, root]) => ({ id, object: 'model', created, owned_by: 'agentic', root, parent: model, max_model_len: maxContext })),
+    ],
+  };
 }

@@ -92,6 +92,8 @@ export interface FieldNames {
   prompt: string;
   maxNewTokens: string;
   stopTokenIds: string;
+  /** Where the request names its LoRA adapter: SGLang's lora_path, OpenAI's model. */
+  adapter: string;
 }
 
 /** One generation request as a protocol gives it, before the model's checks. */
@@ -110,12 +112,16 @@ export interface GenerationSpec {
   seed: number | null;
   stopTokenIds: number[];
   stopStrings: string[];
+  /** The loaded LoRA adapter to generate with (/load_lora_adapter); null: the served model itself. */
+  adapter: string | null;
   fields: FieldNames;
 }
 
 /** A spec the served model can run: every id in its vocabulary, prompt and budget within its context. */
 export interface BoundedSpec extends Omit<GenerationSpec, 'maxNewTokens' | 'defaultMaxNewTokens' | 'fields'> {
   maxNewTokens: number;
+  /** The body field that named the adapter, for the error when it is not loaded. */
+  adapterField: string;
 }
 
 export interface ModelLimits {
@@ -154,5 +160,5 @@ export function boundSpec(spec: GenerationSpec, limits: ModelLimits): BoundedSpe
       fields.maxNewTokens,
     );
   }
-  return { ...rest, maxNewTokens: maxNewTokens ?? Math.min(defaultMaxNewTokens, room) };
+  return { ...rest, maxNewTokens: maxNewTokens ?? Math.min(defaultMaxNewTokens, room), adapterField: fields.adapter };
 }

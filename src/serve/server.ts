@@ -17,10 +17,13 @@ import {
   GenerateBody,
   generateResponse,
   generateSpec,
+  LoadLoraBody,
+  loraResponse,
   modelInfoResponse,
   PauseBody,
   refuseBatch,
   TokenizeBody,
+  UnloadLoraBody,
   UpdateWeightsBody,
 } from './sglang';
 
@@ -62,6 +65,7 @@ function serverInfoResponse(stats: EngineStats) {
     served: stats.served,
     generated_tokens: stats.generatedTokens,
     weight_updates: stats.weightUpdates,
+    lora_adapters: stats.adapters,
     tensors: stats.tensors,
   };
 }
@@ -79,8 +83,12 @@ export class InferenceServer {
     this.routes = {
       '/generate': { POST: (r) => this.generate(r) },
       '/v1/completions': { POST: (r) => this.completions(r) },
-      '/v1/models': { GET: () => json(modelsResponse(this.options.servedModel, this.created, this.engine.limits.maxContext)) },
+      '/v1/models': { GET: () => json(modelsResponse(this.options.servedModel, this.created, this.engine.limits.maxContext, this.engine.loadedAdapters)) },
       '/update_weights_from_disk': { POST: (r) => this.updateWeights(r) },
+      '/load_lora_adapter': { POST: (r) => this.sglangAdapter(r, 'load') },
+      '/unload_lora_adapter': { POST: (r) => this.sglangAdapter(r, 'unload') },
+      '/v1/load_lora_adapter': { POST: (r) => this.vllmAdapter(r, 'load') },
+      '/v1/unload_lora_adapter': { POST: (r) => this.vllmAdapter(r, 'unload') },
       '/get_weight_version': { GET: () => json({ weight_version: this.engine.version }) },
       '/pause_generation': {
         POST: async (r) => {
@@ -154,8 +162,9 @@ export class InferenceServer {
 
   private async completions(request: Request): Promise<Response> {
     const body = parseBody(CompletionsBody, await request.text(), { before: refusePromptForm });
-    checkModel(body.model, this.options.servedModel);
-    const spec = boundSpec(completionsSpec(body), this.engine.limits);
+    const adapters = [...this.engine.loadedAdapters.keys()];
+    checkModel(body.model, this.options.servedModel, adapters);
+    const spec = boundSpec(completionsSpec(body, adapters), this.engine.limits);
     const completion = await this.engine.generate(spec, request.signal);
     return json(completionsResponse(completion, body, this.options.servedModel, this.created, this.engine.chat.responsePiece));
   }
@@ -166,6 +175,36 @@ export class InferenceServer {
     this.options.log(result.message);
     // as SGLang: a failed update answers 400 with success false
     return json(result, result.success ? 200 : 400);
+  }
+
+  /** The adapter's name and folder, loaded or unloaded; a refusal is a RequestError. */
+  private async adapterChange(request: Request, change: 'load' | 'unload'): Promise<string> {
+    if (change === 'load') {
+      const body = parseBody(LoadLoraBody, await request.text());
+      this.engine.loadAdapter(body.lora_name, resolve(body.lora_path));
+      this.options.log(`loaded the LoRA adapter ${body.lora_name} from ${body.lora_path}`);
+      return body.lora_name;
+    }
+    const body = parseBody(UnloadLoraBody, await request.text());
+    await this.engine.unloadAdapter(body.lora_name);
+    return body.lora_name;
+  }
+
+  /** SGLang's answer: {success, error_message, loaded_adapters}, 400 with success false on a refusal. */
+  private async sglangAdapter(request: Request, change: 'load' | 'unload'): Promise<Response> {
+    try {
+      await this.adapterChange(request, change);
+      return json(loraResponse(null, this.engine.loadedAdapters));
+    } catch (error) {
+      if (!(error instanceof RequestError) || error.status !== 400) throw error;
+      return json(loraResponse(error.message, this.engine.loadedAdapters), 400);
+    }
+  }
+
+  /** vLLM's answer: a sentence of text on success; a refusal is the usual JSON error. */
+  private async vllmAdapter(request: Request, change: 'load' | 'unload'): Promise<Response> {
+    const name = await this.adapterChange(request, change);
+    return new Response(`Success: LoRA adapter '${name}' ${change === 'load' ? 'added' : 'removed'} successfully.`);
   }
 
   private async tokenize(request: Request): Promise<Response> {

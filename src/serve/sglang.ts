@@ -25,6 +25,8 @@ export const GenerateBody = z.strictObject({
     .default({ temperature: 1, top_p: 1, top_k: -1, stop_token_ids: [] }),
   return_logprob: z.boolean().default(false),
   rid: z.string().min(1).optional(),
+  /** The name of a loaded LoRA adapter (SGLang's field name); null or absent: the served model. */
+  lora_path: z.string().min(1).nullish(),
 });
 export type GenerateBody = z.output<typeof GenerateBody>;
 
@@ -32,12 +34,13 @@ export const GENERATE_HINTS: Record<string, string> = {
   text: 'this server takes token ids: input_ids',
 };
 
-/** A list of lists is SGLang's batch form; one request here is one sequence. */
+/** A list of lists is SGLang's batch form (with a list of lora_paths); one request here is one sequence. */
 export function refuseBatch(body: unknown): void {
-  const ids = (body as { input_ids?: unknown } | null)?.input_ids;
+  const { input_ids: ids, lora_path: adapter } = (body ?? {}) as { input_ids?: unknown; lora_path?: unknown };
   if (Array.isArray(ids) && Array.isArray(ids[0])) {
     throw new RequestError(400, 'input_ids: one sequence of ids per request; send a batch as concurrent requests', 'input_ids');
   }
+  if (Array.isArray(adapter)) throw new RequestError(400, 'lora_path: one adapter name per request (the batch form is not served)', 'lora_path');
 }
 
 export function generateSpec(body: GenerateBody): GenerationSpec {
@@ -53,7 +56,8 @@ export function generateSpec(body: GenerateBody): GenerationSpec {
     seed: p.sampling_seed ?? null,
     stopTokenIds: p.stop_token_ids,
     stopStrings: p.stop === undefined ? [] : typeof p.stop === 'string' ? [p.stop] : p.stop,
-    fields: { prompt: 'input_ids', maxNewTokens: 'sampling_params.max_new_tokens', stopTokenIds: 'sampling_params.stop_token_ids' },
+    adapter: body.lora_path ?? null,
+    fields: { prompt: 'input_ids', maxNewTokens: 'sampling_params.max_new_tokens', stopTokenIds: 'sampling_params.stop_token_ids', adapter: 'lora_path' },
   };
 }
 
@@ -78,6 +82,15 @@ export const UpdateWeightsBody = z.strictObject({
 });
 
 export const AbortBody = z.strictObject({ rid: z.string().min(1) });
+
+/** SGLang's /load_lora_adapter (vLLM's /v1/load_lora_adapter takes the same two fields). */
+export const LoadLoraBody = z.strictObject({ lora_name: z.string().min(1), lora_path: z.string().min(1) });
+export const UnloadLoraBody = z.strictObject({ lora_name: z.string().min(1) });
+
+/** SGLang's answer to the adapter endpoints: success, the error, and every adapter loaded (name to folder). */
+export function loraResponse(error: string | null, loaded: ReadonlyMap<string, string>) {
+  return { success: error === null, error_message: error ?? '', loaded_adapters: Object.fromEntries(loaded) };
+}
 
 /** SGLang's pause modes; only its default, abort, is served. */
 export const PauseBody = z.strictObject({ mode: z.literal('abort').optional() });

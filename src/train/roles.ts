@@ -1,11 +1,14 @@
 /**
  * The four roles of a run and the models behind them:
  *
- *   actor_train  the policy being trained (AdamW over all its weights)
+ *   actor_train  the policy being trained (AdamW over all its weights, or over its LoRA adapters
+ *                alone when `lora_target` is set)
  *   actor_infer  the policy that generates rollouts; it receives actor_train's weights every
  *                `actor_infer.model_update_frequency` steps. With a frequency of 1 it would hold
  *                the same weights at every rollout, so it shares actor_train's memory instead.
- *   reference    a frozen copy of the starting policy, built only when a KL term uses it
+ *                With LoRA a lagging actor_infer shares the frozen base and holds its own adapters.
+ *   reference    a frozen copy of the starting policy, built only when a KL term uses it; with
+ *                LoRA, the frozen base itself (actor_train without its adapters: no second copy)
  *   critic       a value model (value head on the same backbone), built only for gae
  *
  * Each loads `<role>.model_args.model_name_or_path`, else `pretrain`.
@@ -14,7 +17,8 @@ import { needsOf } from '../algo/estimators';
 import type { AgenticConfig } from '../config/schema';
 import { ConfigError, ModelError } from '../errors';
 import { tf } from '../engine/tf';
-import { loadModel } from '../model/load';
+import { loadModel, type LoadedModel } from '../model/load';
+import { adaptedProjections, newAdapters, parseTarget, type LoraSpec } from '../model/lora';
 import { AdamW } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
@@ -35,6 +39,8 @@ export interface Roles {
   criticOptimizer: AdamW | null;
   /** What each built role loaded, for the log. */
   sources: Record<string, string>;
+  /** actor_train's base model as its saved adapters name it (base_model_name_or_path). */
+  base: string;
   dispose(): void;
 }
 
@@ -49,9 +55,54 @@ export function roleNeeds(config: AgenticConfig): RoleNeeds {
 const modelOf = (config: AgenticConfig, role: 'actor_train' | 'actor_infer' | 'reference' | 'critic') =>
   config[role].model_args.model_name_or_path ?? config.pretrain;
 
+/** The optimizer of a role that trains: moments for the weights it trains only (its adapters, with LoRA). */
 function adamW(config: AgenticConfig, role: 'actor_train' | 'critic', model: Qwen2Model): AdamW {
   const args = config[role].training_args;
-  return new AdamW(model.variables, { beta1: args.adam_beta1, beta2: args.adam_beta2, epsilon: args.adam_epsilon, weightDecay: args.weight_decay });
+  return new AdamW(model.trainedVariables, { beta1: args.adam_beta1, beta2: args.adam_beta2, epsilon: args.adam_epsilon, weightDecay: args.weight_decay });
+}
+
+/** actor_train's LoRA settings (ROLL's keys), or null when every weight trains. */
+export function loraSpecOf(config: AgenticConfig): LoraSpec | null {
+  const args = config.actor_train.model_args;
+  if (args.lora_target === null) return null;
+  return { rank: args.lora_rank, alpha: args.lora_alpha ?? 2 * args.lora_rank, targets: parseTarget(args.lora_target) };
+}
+
+/**
+ * actor_train's policy as the config describes it: `model_args.model_name_or_path`, else
+ * `pretrain` (an adapter folder brings its base), with `adapter_name_or_path` on top; with
+ * lora_target, the adapters that train: the ones loaded (which must be what the keys describe) or
+ * new ones (seeded; B at zero, so the policy starts as its base).
+ */
+export async function loadPolicy(config: AgenticConfig, trainable: boolean): Promise<LoadedModel> {
+  const spec = loraSpecOf(config);
+  const args = config.actor_train.model_args;
+  const loaded = await loadModel(modelOf(config, 'actor_train'), {
+    seed: config.seed,
+    trainable,
+    adapter: args.adapter_name_or_path,
+    keepAdapters: spec !== null,
+  });
+  const { model } = loaded;
+  if (!spec) return loaded;
+  try {
+    const chosen = adaptedProjections(spec, model.config.num_hidden_layers);
+    if (!model.lora) {
+      model.addAdapters(spec, newAdapters(spec, chosen, model, config.seed));
+    } else if (
+      model.lora.rank !== spec.rank ||
+      model.lora.alpha !== spec.alpha ||
+      model.adapters.some((layer, i) => Object.keys(layer).join() !== chosen[i]!.join())
+    ) {
+      throw new ConfigError(
+        `actor_train.model_args: the loaded adapter (r ${model.lora.rank}, alpha ${model.lora.alpha} on ${describeAdapters(model)}) is not the one lora_target, lora_rank and lora_alpha describe (r ${spec.rank}, alpha ${spec.alpha} on ${args.lora_target})`,
+      );
+    }
+  } catch (error) {
+    model.dispose();
+    throw error;
+  }
+  return loaded;
 }
 
 function sameShape(actor: Qwen2Model, other: Qwen2Model, role: string, source: string): void {
@@ -74,22 +125,32 @@ export async function buildRoles(config: AgenticConfig, needs: RoleNeeds): Promi
   }
   const built: Qwen2Model[] = [];
   try {
-    const actorLoaded = await loadModel(actorRef, { seed: config.seed, trainable: true });
+    const actorLoaded = await loadPolicy(config, true);
     built.push(actorLoaded.model);
     const actor = actorLoaded.model;
     const sources: Record<string, string> = { actor_train: actorLoaded.source };
+    if (actor.lora) sources.actor_train += `; LoRA r ${actor.lora.rank}, alpha ${actor.lora.alpha} on ${describeAdapters(actor)}`;
     let infer = actor;
     if (config.actor_infer.model_update_frequency > 1) {
-      infer = (await loadModel(actorRef, { seed: config.seed, trainable: false })).model;
+      infer = actor.lora ? actor.withAdapterCopies() : (await loadModel(actorRef, { seed: config.seed, trainable: false })).model;
       built.push(infer);
       copyWeights(actor, infer);
-      sources.actor_infer = `a copy of actor_train, refreshed every ${config.actor_infer.model_update_frequency} steps`;
+      sources.actor_infer = `a copy of actor_train${actor.lora ? "'s adapters over its base" : ''}, refreshed every ${config.actor_infer.model_update_frequency} steps`;
     } else {
       sources.actor_infer = "actor_train's weights (model_update_frequency 1: shared)";
     }
     let reference: Qwen2Model | null = null;
-    if (needs.reference) {
-      const loaded = await loadModel(modelOf(config, 'reference'), { seed: config.seed, trainable: false });
+    const referenceArgs = config.reference.model_args;
+    if (needs.reference && actor.lora && referenceArgs.model_name_or_path === null && referenceArgs.adapter_name_or_path === null) {
+      reference = actor.withoutAdapters();
+      built.push(reference);
+      sources.reference = "actor_train's frozen base (LoRA: the policy without its adapters)";
+    } else if (needs.reference) {
+      const loaded = await loadModel(modelOf(config, 'reference'), {
+        seed: config.seed,
+        trainable: false,
+        adapter: config.reference.model_args.adapter_name_or_path,
+      });
       built.push(loaded.model);
       sameShape(actor, loaded.model, 'reference', loaded.source);
       reference = loaded.model;
@@ -97,7 +158,12 @@ export async function buildRoles(config: AgenticConfig, needs: RoleNeeds): Promi
     }
     let critic: Qwen2Model | null = null;
     if (needs.critic) {
-      const loaded = await loadModel(modelOf(config, 'critic'), { seed: config.seed, head: 'value', trainable: true });
+      const loaded = await loadModel(modelOf(config, 'critic'), {
+        seed: config.seed,
+        head: 'value',
+        trainable: true,
+        adapter: config.critic.model_args.adapter_name_or_path,
+      });
       built.push(loaded.model);
       sameShape(actor, loaded.model, 'critic', loaded.source);
       critic = loaded.model;
@@ -114,6 +180,7 @@ export async function buildRoles(config: AgenticConfig, needs: RoleNeeds): Promi
       critic,
       criticOptimizer,
       sources,
+      base: actorLoaded.base,
       dispose() {
         actorOptimizer.dispose();
         criticOptimizer?.dispose();
@@ -126,10 +193,20 @@ export async function buildRoles(config: AgenticConfig, needs: RoleNeeds): Promi
   }
 }
 
-/** actor_infer's model update: every weight of `from` assigned to `to` (same architecture). */
+/** Which projections have adapters, for the log: "q_proj, v_proj (24 layers)". */
+function describeAdapters(model: Qwen2Model): string {
+  const names = [...new Set(model.adapters.flatMap((layer) => Object.keys(layer)))].map((p) => `${p}_proj`);
+  const layers = model.adapters.filter((layer) => Object.keys(layer).length > 0).length;
+  return `${names.join(', ')} (${layers} layers)`;
+}
+
+/**
+ * actor_infer's model update: every weight training changes in `from` assigned to `to` (same
+ * architecture): all of them, or the adapters alone when a LoRA actor_infer shares the base.
+ */
 export function copyWeights(from: Qwen2Model, to: Qwen2Model): void {
-  const source = from.variables;
-  const target = to.variables;
+  const source = from.trainedVariables;
+  const target = to.trainedVariables;
   if (source.length !== target.length) throw new Error(`weight sync: ${source.length} variables vs ${target.length}`);
   tf.tidy(() => source.forEach((variable, i) => target[i]!.assign(variable)));
 }

@@ -43,9 +43,13 @@ async function scoreRows(
   return out;
 }
 
-/** The last layer's hidden states of a full forward pass; the key-value cache it also builds is dropped. */
-export function hiddenStates(model: Qwen2Model, inputs: tf.Tensor2D): tf.Tensor3D {
-  const { hidden, present } = model.forward(inputs);
+/**
+ * The last layer's hidden states of a full forward pass; the key-value cache it also builds is
+ * dropped. With `recompute` (a training pass) each block's activations are recomputed in the
+ * backward pass instead of kept.
+ */
+export function hiddenStates(model: Qwen2Model, inputs: tf.Tensor2D, recompute = false): tf.Tensor3D {
+  const { hidden, present } = model.forward(inputs, { recompute });
   tf.dispose(present.flatMap((kv) => [kv.k, kv.v]));
   return hidden;
 }

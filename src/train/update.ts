@@ -43,6 +43,8 @@ export interface UpdateSchedule {
   maxGradNorm: number | null;
   /** Seeds the shuffles of this step's mini-batches. */
   shuffleSeed: readonly [number, ...Array<number | string>];
+  /** Gradient checkpointing: recompute each block's activations in the backward pass (model_args.disable_gradient_checkpointing false). */
+  recompute: boolean;
   /** Test seam: makes an optimizer step's loss NaN (the n-th of this update, 0-based). */
   poison?: (optimizerStep: number) => boolean;
 }
@@ -82,7 +84,14 @@ function normsOf(indices: readonly number[], masks: readonly Uint8Array[], sched
   return { tokens, sequences, sumNormScale: schedule.sequenceLength * schedule.gradientAccumulationSteps };
 }
 
-type MicroLoss = (batch: MicroBatch, inputs: tf.Tensor2D, targets: Int32Array, norms: LossNorms) => { loss: tf.Scalar; stats: tf.Tensor1D };
+/** One micro-batch's loss; `hidden` runs the model's forward pass (recomputing blocks when the schedule says so). */
+type MicroLoss = (
+  batch: MicroBatch,
+  inputs: tf.Tensor2D,
+  targets: Int32Array,
+  norms: LossNorms,
+  hidden: (model: Qwen2Model, inputs: tf.Tensor2D) => tf.Tensor3D,
+) => { loss: tf.Scalar; stats: tf.Tensor1D };
 
 /**
  * The shared loop: epochs, shuffled mini-batches, micro-batches, the NaN guard, clipping and the
@@ -117,10 +126,10 @@ async function runUpdate(
         const { inputs, targets } = shiftedIds(batch, rows.ids);
         let stats: tf.Tensor1D | null = null;
         const { loss, gradients } = lossAndGradients(() => {
-          const out = microLoss(batch, inputs, targets, norms);
+          const out = microLoss(batch, inputs, targets, norms, (m, ids) => hiddenStates(m, ids, schedule.recompute));
           stats = tf.keep(out.stats);
           return poisoned ? (tf.mul(out.loss, Number.NaN) as tf.Scalar) : out.loss;
-        }, model.variables);
+        }, model.trainedVariables);
         accumulator.add(gradients);
         disposeGradients(gradients);
         const value = (await loss.data())[0]!;
@@ -165,13 +174,13 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Act
   let tokens = 0;
   const parts = { pg: 0, kl: 0, entropy: 0 };
   let partsCount = 0;
-  const microLoss: MicroLoss = (batch, inputs, targets, norms) => {
+  const microLoss: MicroLoss = (batch, inputs, targets, norms, hiddenOf) => {
     const mask = shiftedValues(batch, rows.masks);
     const old = shiftedValues(batch, rows.oldLogProbs);
     const advantages = shiftedValues(batch, rows.advantages);
     const ref = o.klLoss && rows.refLogProbs ? shiftedValues(batch, rows.refLogProbs) : null;
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
-    const hidden = scoredHidden(batch, hiddenStates(model, inputs));
+    const hidden = scoredHidden(batch, hiddenOf(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, rows.temperature) });
     const weights = rows.isWeights ? shiftedValues(batch, rows.isWeights) : null;
     const scores = variant.scores
@@ -242,9 +251,9 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Act
 export async function updateSupervised(model: Qwen2Model, optimizer: AdamW, rows: TokenRows, schedule: UpdateSchedule): Promise<UpdateResult> {
   let nll = 0;
   let tokens = 0;
-  const microLoss: MicroLoss = (batch, inputs, targets, norms) => {
+  const microLoss: MicroLoss = (batch, inputs, targets, norms, hiddenOf) => {
     const mask = shiftedValues(batch, rows.masks);
-    const hidden = scoredHidden(batch, hiddenStates(model, inputs));
+    const hidden = scoredHidden(batch, hiddenOf(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: 1 });
     entropy.dispose();
     const summed = tf.neg(tf.sum(tf.mul(logProbs, mask))) as tf.Scalar;
@@ -281,12 +290,12 @@ export async function updateCritic(
   const oldValues = rows.values;
   const sums = new Float64Array(2);
   let tokens = 0;
-  const microLoss: MicroLoss = (batch, inputs, _targets, norms) => {
+  const microLoss: MicroLoss = (batch, inputs, _targets, norms, hiddenOf) => {
     const mask = shiftedValues(batch, rows.masks);
     const old = shiftedValues(batch, oldValues);
     const returns = shiftedValues(batch, rows.returns);
     tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
-    const hidden = scoredHidden(batch, hiddenStates(critic, inputs));
+    const hidden = scoredHidden(batch, hiddenOf(critic, inputs));
     return valueLoss(critic.values(hidden), old, returns, mask, o.valueClip, o.aggMode, norms);
   };
   const run = await runUpdate(critic, optimizer, rows, schedule, microLoss, (stats) => {

@@ -395,6 +395,7 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: 
         learningRate: ws.learning_rate,
         maxGradNorm: config.max_grad_norm,
         shuffleSeed: [config.seed, 'warm_start', epoch],
+        recompute: !config.actor_train.model_args.disable_gradient_checkpointing,
       });
       losses.push(result.metrics['sft/loss']!);
       hooks.info(

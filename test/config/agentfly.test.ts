@@ -217,6 +217,21 @@ describe('AgentFly command lines through agentic config', () => {
     expect((frozen as Error).message).toMatch(/custom_envs\.\w+ is a frozen_lake env, not an AgentFly agent/);
   });
 
+  test("verl's LoRA keys: a rank above 0 turns LoRA on, over target_modules (all-linear) with lora_alpha (16)", async () => {
+    const on = (await load([...MATH, 'actor_rollout_ref.model.lora_rank=32'])).config.actor_train.model_args;
+    expect(on).toMatchObject({ lora_rank: 32, lora_target: 'all-linear', lora_alpha: 16 });
+    const given = (
+      await load([
+        ...MATH,
+        'actor_rollout_ref.model.lora_rank=8',
+        'actor_rollout_ref.model.lora_alpha=32',
+        'actor_rollout_ref.model.target_modules=[q_proj,v_proj]',
+      ])
+    ).config.actor_train.model_args;
+    expect(given).toMatchObject({ lora_rank: 8, lora_target: 'q_proj,v_proj', lora_alpha: 32 });
+    expect((await load([...MATH, 'actor_rollout_ref.model.lora_rank=0'])).config.actor_train.model_args.lora_target).toBeNull();
+  });
+
   test('AgentFly keys are told apart from ours; critic is shared', () => {
     expect(isAgentFlyPath(['critic', 'optim', 'lr'])).toBe(true);
     expect(isAgentFlyPath(['critic', 'training_args', 'learning_rate'])).toBe(false);

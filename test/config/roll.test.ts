@@ -26,6 +26,7 @@ const PASSING = [
   'agentic_val_sokoban_dynamic_batching',
   'agentic_val_sokoban_native',
   'agentic_val_sokoban_sandbox',
+  'agentic_val_sokoban_lora',
   'agent_val_frozen_lake-pg_var',
 ];
 
@@ -98,7 +99,6 @@ describe('ROLL example configs through agentic config', () => {
       expect((error as Error).message).toMatch(message);
       expect((error as Error).message).not.toContain('\n');
     };
-    await fails('agentic_val_sokoban_lora', [], 'actor_train.model_args.lora_target: LoRA adapters are not built yet');
     await fails(
       'agent_val_frozen_lake-pg_var',
       ['actor_train.pg_variant=reinforce'],
@@ -117,6 +117,16 @@ describe('ROLL example configs through agentic config', () => {
     await fails('agent_val_frozen_lake', ['+actor_train.model_args.dtyp=bf16'], 'actor_train.model_args.dtyp: unknown key (did you mean dtype?)');
   });
 
+  test("the LoRA example reads as it is; actor_infer may repeat actor_train's adapters spelled out, as ROLL's does", async () => {
+    const { config } = await load('agentic_val_sokoban_lora', [
+      "actor_infer.model_args.lora_target='q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj'",
+      'actor_infer.model_args.lora_rank=8',
+      'actor_infer.model_args.lora_alpha=8',
+    ]);
+    expect(config.actor_train.model_args).toMatchObject({ lora_target: 'all-linear', lora_rank: 8, lora_alpha: 8, disable_gradient_checkpointing: false });
+    expect(config.actor_infer.model_args).toMatchObject({ lora_rank: 8, disable_gradient_checkpointing: true });
+  });
+
   test("pg_variant and topr's weights are actor_train's; other roles' are inert", async () => {
     const { config, inert } = await load('agent_val_frozen_lake-pg_var', ['+actor_infer.pg_variant=topr', '+reference.topr_positive_weight=3']);
     expect(config.actor_train).toMatchObject({ pg_variant: 'topr', topr_positive_weight: 1, topr_negative_weight: 1 });
@@ -128,7 +138,7 @@ describe('ROLL example configs through agentic config', () => {
     const roll = applyRollKeys({ custom_env: { A: 1 }, sed: 1, my_var: 2, hydra: {} }, new Set(['custom_env']));
     expect(roll.tree).toEqual({ sed: 1 });
     expect(roll.unusedHelpers).toEqual(['my_var']);
-    expect(() => applyRollKeys({ actor_train: { model_args: { lora_rank: 8 } } }, new Set())).toThrow(ConfigError);
+    expect(() => applyRollKeys({ train_infer_correction: { filters: [] } }, new Set())).toThrow(ConfigError);
   });
 });
 
@@ -146,8 +156,9 @@ describe('ROLL example configs train 2 steps with only pretrain overridden', () 
     }, 300_000);
   }
 
-  // the rest of the examples: traj and step FrozenLake, gigpo, async, Sokoban, dynamic batching, the sandbox env, rollout-only
+  // the rest of the examples: traj and step FrozenLake, gigpo, async, Sokoban, dynamic batching, the sandbox env, rollout-only, LoRA
   for (const name of [
+    'agentic_val_sokoban_lora',
     'agent_val_frozen_lake',
     'agent_val_frozen_lake_gigpo',
     'agent_val_frozen_lake_async',

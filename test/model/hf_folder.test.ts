@@ -145,7 +145,7 @@ describe('validation errors name the file and the tensor or key', () => {
     const path = join(dir, 'config.json');
     const json = JSON.parse(readFileSync(path, 'utf8'));
     writeFileSync(path, JSON.stringify({ ...json, rope_parameters: { rope_type: 'default', rope_theta: 10000 }, rope_scaling: { type: 'linear', factor: 2 } }));
-    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${path}: rope_scaling: rope type 'linear' is not supported (only the default RoPE is)`);
+    expect(await errorOf(() => loadHfFolder(dir))).toBe(`${path}: rope_scaling: rope type 'linear' is not supported (the default RoPE and llama3 are)`);
   });
 
   test('missing tensor, wrong shape, unexpected tensor', async () => {
@@ -170,7 +170,7 @@ describe('validation errors name the file and the tensor or key', () => {
     weights.set('model.layers.0.self_attn.q_norm.weight', { shape: [4], data: new Float32Array(4) });
     writeSafetensors(file, weights);
     expect(await errorOf(() => loadHfFolder(dir))).toBe(
-      `${file}: unexpected tensor 'model.layers.0.self_attn.q_norm.weight' (not part of a Qwen2 model with this config)`,
+      `${file}: unexpected tensor 'model.layers.0.self_attn.q_norm.weight' (not part of a qwen2 model with this config)`,
     );
 
     weights.delete('model.layers.0.self_attn.q_norm.weight');

@@ -26,6 +26,8 @@ const spec = (promptIds: number[]): BoundedSpec => ({
   seed: null,
   stopTokenIds: [],
   stopStrings: [],
+  adapter: null,
+  adapterField: 'lora_path',
 });
 
 const options = { maxRunning: 8, maxQueue: 8, maxContext: 64, weightVersion: '0', seed: 1, modelPath: 'test', tokenizerPath: 'test' };

@@ -7,7 +7,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBackend } from '../../src/engine/backend';
 import { Rng } from '../../src/engine/rng';
+import { tf } from '../../src/engine/tf';
 import { loadModel, saveModel } from '../../src/model/load';
+import { adaptedProjections, newAdapters, parseTarget } from '../../src/model/lora';
 import type { Qwen2Model } from '../../src/model/qwen2';
 import { GREEDY, type SamplingParams } from '../../src/model/sampling';
 import { ChatFormat } from '../../src/rollout/chat';
@@ -319,6 +321,91 @@ describe('agentic serve: bad requests get a 4xx JSON error naming the field, and
     const info = await call(url, '/get_model_info');
     expect(info.body).toMatchObject({ is_generation: true, max_context_length: CONTEXT, vocab_size: 1024, tokenizer_path: 'built-in tokenizer' });
     expect(info.body.tokenizer_sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe("agentic serve: LoRA adapters (SGLang's and vLLM's endpoints)", () => {
+  test('a loaded adapter generates as the in-process policy with it; requests without it get the served model', async () => {
+    const spec = { rank: 4, alpha: 8, targets: parseTarget('all-linear') };
+    const adapters = newAdapters(spec, adaptedProjections(spec, served.model.config.num_hidden_layers), served.model, 3);
+    for (const layer of adapters) for (const a of Object.values(layer)) a.b.assign(tf.randomNormal(a.b.shape, 0, 0.05, 'float32', 9));
+    const adapted = served.model.withAdapters(spec, adapters);
+    const folder = join(folders, 'adapter');
+    await saveModel(folder, adapted, served.tokenizer, { base: 'agentic:nano' });
+    const loaded = await call(url, '/load_lora_adapter', { lora_name: 'policy-1', lora_path: folder });
+    expect(loaded.status).toBe(200);
+    expect(loaded.body).toEqual({ success: true, error_message: '', loaded_adapters: { 'policy-1': folder } });
+    const [withAdapter, plain] = [await inProcess(adapted, [prompts[3]!], 10), await inProcess(served.model, [prompts[3]!], 10)];
+    const viaGenerate = await generate(url, prompts[3]!, { max_new_tokens: 10, temperature: 0 }, { lora_path: 'policy-1' });
+    expectSame(
+      viaGenerate.body.output_ids,
+      viaGenerate.body.meta_info.output_token_logprobs.map((x: number[]) => x[0]),
+      withAdapter[0]!,
+    );
+    const viaCompletions = await call(url, '/v1/completions', {
+      model: 'policy-1',
+      prompt: prompts[3]!,
+      max_tokens: 10,
+      temperature: 0,
+      logprobs: 0,
+      return_token_ids: true,
+    });
+    expectSame(viaCompletions.body.choices[0].token_ids, viaCompletions.body.choices[0].logprobs.token_logprobs, withAdapter[0]!);
+    const base = await generate(url, prompts[3]!, { max_new_tokens: 10, temperature: 0 });
+    expectSame(
+      base.body.output_ids,
+      base.body.meta_info.output_token_logprobs.map((x: number[]) => x[0]),
+      plain[0]!,
+    );
+    expect(withAdapter[0]!.logProbs).not.toEqual(plain[0]!.logProbs);
+    expect((await call(url, '/v1/models')).body.data.map((m: { id: string; parent?: string }) => [m.id, m.parent ?? null])).toEqual([
+      ['agentic:nano', null],
+      ['policy-1', 'agentic:nano'],
+    ]);
+    adapted.dispose();
+
+    // refusals: a name in use, a folder that is no adapter, an adapter not loaded
+    const again = await call(url, '/load_lora_adapter', { lora_name: 'policy-1', lora_path: folder });
+    expect([again.status, again.body.success, again.body.error_message]).toEqual([
+      400,
+      false,
+      "lora_name: an adapter named 'policy-1' is loaded already; unload it first",
+    ]);
+    const notAdapter = await call(url, '/load_lora_adapter', { lora_name: 'x', lora_path: OTHER });
+    expect(notAdapter.body.error_message).toMatch(/^lora_path: .*no adapter_config.json \(not a PEFT adapter folder\)$/);
+    const unknown = await generate(url, prompts[3]!, { max_new_tokens: 2 }, { lora_path: 'policy-9' });
+    expect([unknown.status, unknown.body.error]).toEqual([400, { message: "lora_path: no LoRA adapter named 'policy-9' is loaded", field: 'lora_path' }]);
+    expect((await call(url, '/v1/completions', { model: 'policy-9', prompt: [1, 2] })).status).toBe(404);
+
+    // unloading (SGLang's), then vLLM's endpoints, which answer in words
+    const unloaded = await call(url, '/unload_lora_adapter', { lora_name: 'policy-1' });
+    expect(unloaded.body).toEqual({ success: true, error_message: '', loaded_adapters: {} });
+    expect((await generate(url, prompts[3]!, { max_new_tokens: 2 }, { lora_path: 'policy-1' })).status).toBe(400);
+    const vllm = await fetch(`${url}/v1/load_lora_adapter`, { method: 'POST', body: JSON.stringify({ lora_name: 'v', lora_path: folder }) });
+    expect([vllm.status, await vllm.text()]).toEqual([200, "Success: LoRA adapter 'v' added successfully."]);
+    const gone = await fetch(`${url}/v1/unload_lora_adapter`, { method: 'POST', body: JSON.stringify({ lora_name: 'v' }) });
+    expect(await gone.text()).toBe("Success: LoRA adapter 'v' removed successfully.");
+  });
+
+  test("loading and unloading leaves the tensor count where it was; an unload waits for the adapter's requests", async () => {
+    const spec = { rank: 2, alpha: 4, targets: parseTarget('q_proj,v_proj') };
+    const adapted = served.model.withAdapters(spec, newAdapters(spec, adaptedProjections(spec, 4), served.model, 4));
+    const folder = join(folders, 'adapter-2');
+    await saveModel(folder, adapted, served.tokenizer, { base: 'agentic:nano' });
+    adapted.dispose();
+    await waitForInfo(url, (info) => info.running === 0 && info.queued === 0);
+    const start = (await call(url, '/get_server_info')).body;
+    for (let round = 0; round < 5; round++) {
+      expect((await call(url, '/load_lora_adapter', { lora_name: 'a', lora_path: folder })).body.success).toBe(true);
+      const running = generate(url, LONG, { max_new_tokens: 40, temperature: 0 }, { lora_path: 'a' });
+      await waitForInfo(url, (info) => info.running === 1);
+      const unload = await call(url, '/unload_lora_adapter', { lora_name: 'a' });
+      expect(unload.body.success).toBe(true);
+      expect((await running).body.meta_info.completion_tokens).toBe(40);
+    }
+    const end = await waitForInfo(url, (info) => info.running === 0 && info.queued === 0);
+    expect(end.lora_adapters).toEqual([]);
+    expect(end.tensors).toBe(start.tensors);
   });
 });
 

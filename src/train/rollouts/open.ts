@@ -34,7 +34,11 @@ async function serverSync(config: AgenticConfig, roles: Roles, train: EnvManager
   if (val?.servers && (!train.servers || where(val.servers) !== where(train.servers))) {
     roles.sources.validation = `${where(val.servers)}${train.servers ? '' : `, ${loading}`}`;
   }
-  return new WeightSync(dir, pools, config.actor_infer.model_args.dtype);
+  if (roles.infer.lora) {
+    const endpoints = [...new Set(pools.map((p) => (p.type === 'sglang' ? '/load_lora_adapter' : '/v1/load_lora_adapter')))].join(', ');
+    roles.sources['weight sync'] = `LoRA: the base once (SGLang's servers), then each version's adapter alone (${endpoints})`;
+  }
+  return new WeightSync(dir, pools, config.actor_infer.model_args.dtype, roles.base);
 }
 
 export async function openRollouts(config: AgenticConfig, host: PluginHost, roles: Roles, chat: ChatFormat): Promise<RolloutSource> {

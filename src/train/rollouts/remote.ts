@@ -104,7 +104,8 @@ export class RolloutWorker {
   async pushWeights(version: number, model: Qwen2Model): Promise<void> {
     // copies: a backend may hand out its own storage, which a transfer would take from it; read
     // asynchronously, as webgpu under Bun has no synchronous read
-    const weights = await Promise.all(model.variables.map(async (v) => ((await v.data()) as Float32Array).slice()));
+    // the weights training changes: all of them, or a LoRA run's adapters (the worker holds the base)
+    const weights = await Promise.all(model.trainedVariables.map(async (v) => ((await v.data()) as Float32Array).slice()));
     this.queuedVersion = version;
     // weights the worker cannot take leave it unusable: every later request hears why
     this.request(

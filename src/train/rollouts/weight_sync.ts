@@ -10,17 +10,25 @@
  * (/get_weight_version). On the other steps every server is asked again, and one that lost them
  * (a restart) loads the folder again. The folders of the last two versions stay, in case a server
  * is still reading the older one; the others are deleted.
+ *
+ * A LoRA run sends its adapters instead (PEFT's folder, a few megabytes where the model has
+ * gigabytes): version V is the adapter named weights-V, loaded by SGLang's /load_lora_adapter or
+ * vLLM's /v1/load_lora_adapter, and every request names it (/generate's lora_path, completions'
+ * model). The adapters apply to the servers' own weights, so an SGLang server (agentic serve
+ * included) first gets the run's base once, by /update_weights_from_disk; a vLLM server must have
+ * been started on it. Adapters older than the last two are unloaded. A server that lost an adapter
+ * (a restart) answers its requests with an error: they fail as infer_failure.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { InferenceError } from '../../errors';
 import { saveModel } from '../../model/load';
 import type { Qwen2Model } from '../../model/qwen2';
 import type { Tokenizer } from '../../model/tokenizer';
 import type { InferenceServers } from '../../rollout/servers';
 
-/** weights-N, and what a writer killed mid-write leaves (temporarySibling's hidden names). */
-const WEIGHTS_NAME = /^(weights-(\d+)|\.weights-\d+\.tmp-.*)$/;
+/** weights-N, base, and what a writer killed mid-write leaves (temporarySibling's hidden names). */
+const WEIGHTS_NAME = /^(weights-(\d+)|base|\.(weights-\d+|base)\.tmp-.*)$/;
 /** Folders kept: the servers' version and the one before. */
 const KEPT = 2;
 
@@ -47,6 +55,8 @@ export class WeightSync {
   /** The folders this run wrote, oldest first. */
   private readonly sent: Array<{ version: number; folder: string }> = [];
   private readonly targets: Target[] = [];
+  /** LoRA: the base folder the SGLang servers loaded, once. */
+  private base: string | null = null;
 
   constructor(
     /** model_update_dir, absolute: the servers read the folders at the paths the trainer writes. */
@@ -54,6 +64,8 @@ export class WeightSync {
     private readonly pools: readonly InferenceServers[],
     /** actor_infer.model_args.dtype. */
     private readonly dtype: string,
+    /** The base model a LoRA run's adapter folders name (Roles.base). */
+    private readonly baseName: string,
   ) {
     const seen = new Set<string>();
     for (const pool of pools) {
@@ -72,10 +84,11 @@ export class WeightSync {
 
   /** Makes every server hold `version`, the weights of `model` (actor_infer's, holding that version). */
   async bring(version: number, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
+    if (model.lora) return this.bringAdapter(version, model, tokenizer);
     for (const pool of this.pools) pool.weightVersion = null;
     if (version !== this.version) {
       const folder = weightsFolder(this.dir, version);
-      await saveModel(folder, model, tokenizer, this.dtype);
+      await saveModel(folder, model, tokenizer, { dtype: this.dtype });
       this.sent.push({ version, folder });
       await Promise.all(this.targets.map((t) => this.load(t, folder, version)));
       for (const path of stale(
@@ -92,6 +105,29 @@ export class WeightSync {
       );
     }
     for (const pool of this.pools) pool.weightVersion = String(version);
+  }
+
+  /** LoRA: every server holds the adapter of `version` (and the SGLang ones the base), and requests name it. */
+  private async bringAdapter(version: number, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
+    if (this.base === null) {
+      this.base = join(this.dir, 'base');
+      await saveModel(this.base, model.withoutAdapters(), tokenizer, { dtype: this.dtype });
+      await Promise.all(this.targets.filter((t) => t.pool.type === 'sglang').map((t) => t.pool.updateWeights(t.server, this.base!, null)));
+    }
+    if (version !== this.version) {
+      const folder = weightsFolder(this.dir, version);
+      await saveModel(folder, model, tokenizer, { dtype: this.dtype, base: this.baseName });
+      this.sent.push({ version, folder });
+      await Promise.all(this.targets.map((t) => t.pool.adapterCall(t.server, basename(folder), folder)));
+      const dropped = this.sent.at(-KEPT - 1);
+      if (dropped) await Promise.all(this.targets.map((t) => t.pool.adapterCall(t.server, basename(dropped.folder), null)));
+      const kept = [this.base, ...this.sent.slice(-KEPT).map((s) => s.folder)];
+      for (const path of stale(this.dir, kept)) rmSync(path, { recursive: true, force: true });
+    }
+    for (const pool of this.pools) {
+      pool.weightVersion = null;
+      pool.adapter = basename(weightsFolder(this.dir, version));
+    }
   }
 
   /** One server loads `folder` as `version` and says it holds it. */

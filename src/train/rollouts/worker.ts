@@ -12,7 +12,7 @@ import { loadModel } from '../../model/load';
 import type { Qwen2Model } from '../../model/qwen2';
 import { PluginHost } from '../../plugins/host';
 import { checkPythonSandbox } from '../../config/sandbox_check';
-import { roleNeeds } from '../roles';
+import { loadPolicy, roleNeeds } from '../roles';
 import { fromRollout } from '../batch';
 import { referenceLogProbs } from '../stages/score';
 import { ChatFormat } from '../../rollout/chat';
@@ -45,10 +45,14 @@ async function init(config: AgenticConfig, cwd: string, threads: number): Promis
   await host.loadAll(config.plugins);
   // this thread's own runPython mode; the trainer's thread has checked and warned already
   await checkPythonSandbox(config, host);
-  const { model, tokenizer } = await loadModel(config.pretrain, { seed: config.seed, trainable: false });
-  const reference = roleNeeds(config).reference
-    ? (await loadModel(config.reference.model_args.model_name_or_path ?? config.pretrain, { seed: config.seed, trainable: false })).model
-    : null;
+  // actor_train's policy, adapters and all (its weights arrive before the first rollout)
+  const { model, tokenizer } = await loadPolicy(config, false);
+  const referenceRef = config.reference.model_args.model_name_or_path;
+  const reference = !roleNeeds(config).reference
+    ? null
+    : model.lora && referenceRef === null
+      ? model.withoutAdapters()
+      : (await loadModel(referenceRef ?? config.pretrain, { seed: config.seed, trainable: false })).model;
   const train = await EnvManager.build('train', config, host);
   const val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
   return { config, model, reference, chat: new ChatFormat(tokenizer), train, val, version: -1 };
@@ -67,7 +71,7 @@ async function handle(request: WorkerRequest): Promise<{ value: unknown; transfe
       return { value: null };
     case 'weights': {
       if (!state) throw new Error('weights before init');
-      const variables = state.model.variables;
+      const variables = state.model.trainedVariables;
       if (request.weights.length !== variables.length) throw new Error(`weight update: ${request.weights.length} arrays for ${variables.length} variables`);
       variables.forEach((variable, i) => {
         const data = request.weights[i]!;

@@ -83,6 +83,7 @@ function schedule(ctx: StepContext, role: Role): UpdateSchedule {
     learningRate: learningRate(ctx, role),
     maxGradNorm: args.max_grad_norm ?? c.max_grad_norm,
     shuffleSeed: [c.seed, 'shuffle', role, step],
+    recompute: !c[role].model_args.disable_gradient_checkpointing,
     poison: poison ? (update) => poison(step, role === 'critic' ? 'critic' : 'actor', update) : undefined,
   };
 }
@@ -101,6 +102,7 @@ async function rehearse(ctx: StepContext, learningRate: number) {
     learningRate,
     maxGradNorm: args.max_grad_norm ?? c.max_grad_norm,
     shuffleSeed: [c.seed, 'rehearsal', step],
+    recompute: !c.actor_train.model_args.disable_gradient_checkpointing,
   });
   return {
     ...result,

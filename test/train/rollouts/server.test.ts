@@ -139,6 +139,56 @@ describe('training on agentic serve', () => {
     }
   });
 
+  test('a LoRA run sends the base once and then its adapters alone; both APIs generate with them; the gap ~0', async () => {
+    const out = scratch();
+    const info: string[] = [];
+    const { config, host } = await vowels([
+      `output_dir=${out}`,
+      'track_with=[jsonl]',
+      'max_steps=3',
+      'save_steps=3',
+      'eval_steps=2',
+      "actor_train.model_args.lora_target='q_proj,v_proj'",
+      'actor_train.model_args.lora_rank=4',
+      ...proxy('train', 'sglang', server.url),
+      ...proxy('val', 'openai', server.url),
+    ]);
+    await runTraining({ config, files: ['test'], overrides: [] }, host, { info: (line) => info.push(line), warn: () => {} });
+    expect(info).toContain(
+      "weight sync: LoRA: the base once (SGLang's servers), then each version's adapter alone (/load_lora_adapter, /v1/load_lora_adapter)",
+    );
+    const logged = readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'));
+    for (const step of logged.slice(0, 3)) {
+      expect(step.metrics['actor/train_infer_logprob_gap']).toBeLessThan(1e-4);
+      expect(step.metrics['env/Vowels/infer_failure']).toBe(0);
+    }
+    expect(logged.filter((r) => 'val/env/Vowels/infer_failure' in r.metrics).map((r) => r.metrics['val/env/Vowels/infer_failure'])).toEqual([0, 0, 0]);
+    // the adapters of the last two versions stay loaded, older ones were unloaded; the folders follow
+    expect((await call(server.url, '/get_server_info')).body.lora_adapters).toEqual(['weights-2', 'weights-3']);
+    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['base', 'weights-2', 'weights-3']);
+    expect(readdirSync(join(out, 'weights', 'weights-3')).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    // the server's weights-3 is the final checkpoint's policy
+    const { model, tokenizer } = await loadModel(join(out, 'checkpoints', 'checkpoint-3', 'actor'), { seed: 0, trainable: false });
+    const chat = new ChatFormat(tokenizer);
+    const policy = new ModelPolicy(model, chat, { sampling: GREEDY, stopStrings: null, maxRunning: 4, maxLength: 512 });
+    try {
+      const prompt = chat.firstTurn('You write.', 'round 1: write something');
+      const reply = await call(server.url, '/generate', {
+        input_ids: prompt,
+        sampling_params: { max_new_tokens: 12, temperature: 0, stop_token_ids: chat.stopTokenIds },
+        return_logprob: true,
+        lora_path: 'weights-3',
+      });
+      const here = await policy.respond({ id: 'p', promptIds: prompt, maxNewTokens: 12, rng: Rng.fromSeed(1), env: null as never, session: 'p' });
+      if (here.failure) throw new Error(here.failure.reason);
+      expect(reply.body.output_ids).toEqual(here.tokens);
+      (reply.body.meta_info.output_token_logprobs as number[][]).forEach(([lp], t) => expect(Math.abs(lp! - here.logProbs[t]!)).toBeLessThan(1e-4));
+    } finally {
+      await policy.close();
+      model.dispose();
+    }
+  });
+
   test("a server that fails to generate for a step: that step's episodes end as infer_failure, counted, and the run goes on", async () => {
     let failing = false;
     // in front of agentic serve: every call goes through, but /generate answers 500 while `failing`

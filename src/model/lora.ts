@@ -1,0 +1,314 @@
+/**
+ * LoRA (Hu et al. 2021) in PEFT's layout: a projection y = x W gains a low-rank update,
+ *
+ *   y = x W + (alpha / r) (x A) B          A: [in, r], B: [r, out]
+ *
+ * with W frozen and only A and B trained. A starts uniform in ±1/sqrt(in) (PEFT's
+ * kaiming_uniform(a=sqrt(5))) and B at zero, so a new adapter leaves the model as it was.
+ *
+ * Which projections: ROLL's `lora_target`, a comma-separated list of module names (q_proj, k_proj,
+ * v_proj, o_proj, gate_proj, up_proj, down_proj), `all-linear` for all of them (every linear layer
+ * but the output head, as PEFT and ROLL read it), or a regular expression (one with `*`, `$`, `|`
+ * or `(`, as ROLL tells them apart) matched against the whole module name
+ * (`model.layers.3.self_attn.q_proj`), as PEFT matches it.
+ *
+ * On disk an adapter is PEFT's folder: adapter_config.json and adapter_model.safetensors with
+ * tensors `base_model.model.model.layers.<i>.<module>.lora_A.weight` ([r, in]) and `lora_B.weight`
+ * ([out, r]), which PeftModel.from_pretrained, vLLM and SGLang load.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { tf } from '../engine/tf';
+import { Rng } from '../engine/rng';
+import { ModelError } from '../errors';
+import { writeFileAtomic, writeFolderAtomic } from '../util/atomic';
+import { displayPath } from '../util/paths';
+import { readSafetensors, saveDtype, writeSafetensors, type HostTensor, type Weights } from './safetensors';
+import { readJsonObject } from './tokenizer';
+
+export const PROJECTIONS = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] as const;
+export type Projection = (typeof PROJECTIONS)[number];
+
+/** Each projection's module path inside a decoder layer, as transformers names it. */
+export const MODULE_PATHS: Record<Projection, string> = {
+  q: 'self_attn.q_proj',
+  k: 'self_attn.k_proj',
+  v: 'self_attn.v_proj',
+  o: 'self_attn.o_proj',
+  gate: 'mlp.gate_proj',
+  up: 'mlp.up_proj',
+  down: 'mlp.down_proj',
+};
+
+const moduleName = (p: Projection) => MODULE_PATHS[p].split('.')[1]!;
+
+export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
+
+/** What the adapters of a model are: their rank, their alpha, and which projections of which layers have one. */
+export interface LoraSpec {
+  rank: number;
+  alpha: number;
+  /** Module names, or a regular expression matched against whole module paths (see the header). */
+  targets: readonly string[] | { pattern: string };
+}
+
+/** One projection's adapter, input-major like the model's weights. */
+export interface Adapter {
+  a: tf.Variable;
+  b: tf.Variable;
+}
+
+export type LayerAdapters = Partial<Record<Projection, Adapter>>;
+
+/** ROLL's reading of lora_target: a regular expression when it has one of these characters, else a list. */
+export function parseTarget(target: string): LoraSpec['targets'] {
+  if (/[*$|(]/.test(target)) return { pattern: target };
+  const names = target
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n.length > 0);
+  if (names.includes('all-linear')) return [...new Set([...names.filter((n) => n !== 'all-linear'), ...PROJECTIONS.map(moduleName)])];
+  return names;
+}
+
+const isPattern = (targets: LoraSpec['targets']): targets is { pattern: string } => !Array.isArray(targets);
+
+/** Whether layer `layer`'s projection `p` gets an adapter. */
+function targeted(targets: LoraSpec['targets'], layer: number, p: Projection): boolean {
+  if (isPattern(targets)) return new RegExp(`^(?:${targets.pattern})$`).test(`model.layers.${layer}.${MODULE_PATHS[p]}`);
+  return (targets as readonly string[]).includes(moduleName(p));
+}
+
+/**
+ * Which projections of each of `layers` layers the spec adapts. A module name that is no
+ * projection, or a pattern that matches none, is a ModelError naming it.
+ */
+export function adaptedProjections(spec: LoraSpec, layers: number): Projection[][] {
+  if (isPattern(spec.targets)) {
+    try {
+      new RegExp(spec.targets.pattern);
+    } catch {
+      throw new ModelError(`lora_target: '${spec.targets.pattern}' is not a regular expression`);
+    }
+  } else {
+    const known = PROJECTIONS.map(moduleName);
+    const unknown = (spec.targets as readonly string[]).find((n) => !known.includes(n));
+    if (unknown !== undefined) throw new ModelError(`lora_target: '${unknown}' is no linear layer of this model (${known.join(', ')}, or all-linear)`);
+  }
+  const chosen = Array.from({ length: layers }, (_, layer) => PROJECTIONS.filter((p) => targeted(spec.targets, layer, p)));
+  if (chosen.every((ps) => ps.length === 0)) throw new ModelError(`lora_target: '${describeTargets(spec.targets)}' matches no linear layer of this model`);
+  return chosen;
+}
+
+function describeTargets(targets: LoraSpec['targets']): string {
+  return isPattern(targets) ? targets.pattern : targets.join(',');
+}
+
+/** (alpha / r): how much of B A is added. */
+export function loraScale(spec: LoraSpec): number {
+  return spec.alpha / spec.rank;
+}
+
+/** x A B scaled: the update a projection's adapter adds to x W. */
+export function loraDelta(x: tf.Tensor, adapter: Adapter, scale: number): tf.Tensor {
+  return tf.matMul(tf.matMul(x as tf.Tensor2D, adapter.a), adapter.b).mul(scale);
+}
+
+/** The [in, out] of each projection, for a model of these sizes. */
+export interface ProjectionShapes {
+  shapeOf(p: Projection): [number, number];
+}
+
+/** New adapters, seeded: A uniform in ±1/sqrt(in), B zero (the model's output is unchanged). */
+export function newAdapters(spec: LoraSpec, chosen: Projection[][], shapes: ProjectionShapes, seed: number): LayerAdapters[] {
+  return chosen.map((projections, layer) => {
+    const adapters: LayerAdapters = {};
+    for (const p of projections) {
+      const [inputs, outputs] = shapes.shapeOf(p);
+      const rng = Rng.fromSeed(seed, 'lora-init', layer, p);
+      const bound = 1 / Math.sqrt(inputs);
+      const a = Float32Array.from({ length: inputs * spec.rank }, () => (2 * rng.float() - 1) * bound);
+      adapters[p] = { a: owned(tf.tensor2d(a, [inputs, spec.rank])), b: owned(tf.zeros([spec.rank, outputs])) };
+    }
+    return adapters;
+  });
+}
+
+/** A trainable variable holding `tensor`, which it disposes (tf.variable keeps its initial tensor otherwise). */
+function owned(tensor: tf.Tensor): tf.Variable {
+  const variable = tf.variable(tensor, true, `lora_${LORA_ID.next++}`);
+  tensor.dispose();
+  return variable;
+}
+
+const LORA_ID = { next: 0 };
+
+/** Copies of `adapters` (not trainable): a lagging actor_infer's own adapters over the shared base. */
+export function copyAdapters(adapters: readonly LayerAdapters[]): LayerAdapters[] {
+  return adapters.map((layer) =>
+    Object.fromEntries(
+      Object.entries(layer).map(([p, { a, b }]) => [
+        p,
+        { a: tf.variable(a, false, `lora_${LORA_ID.next++}`), b: tf.variable(b, false, `lora_${LORA_ID.next++}`) },
+      ]),
+    ),
+  );
+}
+
+/** Every adapter variable, layer by layer in PROJECTIONS order, A before B. */
+export function adapterVariables(adapters: readonly LayerAdapters[]): tf.Variable[] {
+  return adapters.flatMap((layer) => PROJECTIONS.flatMap((p) => (layer[p] ? [layer[p].a, layer[p].b] : [])));
+}
+
+// ---------------------------------------------------------------------------------------------
+// PEFT's folder
+
+const peftName = (layer: number, p: Projection, matrix: 'A' | 'B') => `base_model.model.model.layers.${layer}.${MODULE_PATHS[p]}.lora_${matrix}.weight`;
+
+/** The adapters as PEFT's tensors ([r, in] and [out, r]), read back to the host. */
+export async function peftWeights(adapters: readonly LayerAdapters[]): Promise<Weights> {
+  const out: Weights = new Map();
+  for (const [layer, projections] of adapters.entries()) {
+    for (const p of PROJECTIONS) {
+      const adapter = projections[p];
+      if (!adapter) continue;
+      for (const [matrix, variable] of [
+        ['A', adapter.a],
+        ['B', adapter.b],
+      ] as const) {
+        const transposed = tf.tidy(() => variable.transpose());
+        out.set(peftName(layer, p, matrix), { shape: transposed.shape.slice(), data: (await transposed.data()) as Float32Array });
+        transposed.dispose();
+      }
+    }
+  }
+  return out;
+}
+
+/** adapter_config.json as PEFT writes it for a causal LM (the fields its LoraConfig reads; the rest take PEFT's defaults). */
+export function peftConfigJson(spec: LoraSpec, base: string | null): Record<string, unknown> {
+  return {
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    base_model_name_or_path: base,
+    r: spec.rank,
+    lora_alpha: spec.alpha,
+    lora_dropout: 0,
+    target_modules: isPattern(spec.targets) ? spec.targets.pattern : [...spec.targets].sort(),
+    bias: 'none',
+    fan_in_fan_out: false,
+    use_rslora: false,
+    use_dora: false,
+    modules_to_save: null,
+    layers_to_transform: null,
+    init_lora_weights: true,
+    inference_mode: true,
+  };
+}
+
+/** Writes a PEFT adapter folder (atomically: written beside `folder`, then renamed into place). */
+export async function saveAdapterFolder(
+  folder: string,
+  options: { spec: LoraSpec; adapters: readonly LayerAdapters[]; base: string | null; dtype?: string },
+): Promise<void> {
+  const weights = await peftWeights(options.adapters);
+  await writeFolderAtomic(folder, (tmp) => {
+    writeFileAtomic(join(tmp, ADAPTER_CONFIG_FILE), `${JSON.stringify(peftConfigJson(options.spec, options.base), null, 2)}\n`);
+    writeSafetensors(join(tmp, ADAPTER_WEIGHTS_FILE), weights, { dtype: saveDtype(options.dtype ?? 'F32') });
+  });
+}
+
+export function isAdapterFolder(folder: string): boolean {
+  return existsSync(join(folder, ADAPTER_CONFIG_FILE));
+}
+
+/** The base model an adapter folder names (base_model_name_or_path), or null. */
+export function adapterBase(folder: string): string | null {
+  const base = readJsonObject(join(folder, ADAPTER_CONFIG_FILE)).base_model_name_or_path;
+  return typeof base === 'string' && base.length > 0 ? base : null;
+}
+
+/** A PEFT adapter folder read back: its spec and its tensors per layer and projection ([in, r] and [r, out]). */
+export interface AdapterFolder {
+  spec: LoraSpec;
+  tensors: Array<Partial<Record<Projection, { a: HostTensor; b: HostTensor }>>>;
+}
+
+/**
+ * Reads a PEFT LoRA folder for a model of `layers` layers whose projections have `shapes`. What this
+ * engine cannot apply (another PEFT method, DoRA, rsLoRA, biases, per-module ranks, modules to save,
+ * a tensor of another name or shape) is a ModelError naming the folder and the field.
+ */
+export function readAdapterFolder(folder: string, layers: number, shapes: ProjectionShapes): AdapterFolder {
+  const shown = displayPath(folder);
+  const configPath = join(folder, ADAPTER_CONFIG_FILE);
+  if (!existsSync(configPath)) throw new ModelError(`${shown}: no ${ADAPTER_CONFIG_FILE} (not a PEFT adapter folder)`);
+  const json = readJsonObject(configPath);
+  const refuse = (field: string, why: string): never => {
+    throw new ModelError(`${displayPath(configPath)}: ${field}: ${why}`);
+  };
+  if (json.peft_type !== 'LORA') refuse('peft_type', `'${String(json.peft_type)}' is not LORA`);
+  for (const flag of ['use_dora', 'use_rslora', 'fan_in_fan_out'] as const) if (json[flag] === true) refuse(flag, 'not supported');
+  if (json.bias !== undefined && json.bias !== 'none') refuse('bias', `'${String(json.bias)}' is not supported (none is)`);
+  for (const key of ['rank_pattern', 'alpha_pattern'] as const) {
+    if (json[key] && Object.keys(json[key] as object).length > 0) refuse(key, 'per-module ranks and alphas are not supported');
+  }
+  if (Array.isArray(json.modules_to_save) && json.modules_to_save.length > 0)
+    refuse('modules_to_save', 'fully trained modules besides the adapters are not supported');
+  if (json.layers_to_transform !== undefined && json.layers_to_transform !== null) refuse('layers_to_transform', 'not supported');
+  const rank = json.r;
+  const alpha = json.lora_alpha;
+  if (typeof rank !== 'number' || !Number.isInteger(rank) || rank < 1) refuse('r', 'must be a positive integer');
+  if (typeof alpha !== 'number' || alpha <= 0) refuse('lora_alpha', 'must be a positive number');
+  const targetsJson = json.target_modules;
+  const targets: LoraSpec['targets'] =
+    typeof targetsJson === 'string'
+      ? { pattern: targetsJson }
+      : Array.isArray(targetsJson) && targetsJson.every((t) => typeof t === 'string')
+        ? (targetsJson as string[])
+        : refuse('target_modules', 'must be a list of module names or a regular expression');
+  const spec: LoraSpec = { rank: rank as number, alpha: alpha as number, targets };
+  const chosen = adaptedProjections(spec, layers);
+  const file = join(folder, ADAPTER_WEIGHTS_FILE);
+  if (!existsSync(file)) throw new ModelError(`${shown}: no ${ADAPTER_WEIGHTS_FILE}`);
+  const { tensors } = readSafetensors(file);
+  const expected = new Set<string>();
+  const perLayer = chosen.map((projections, layer) => {
+    const out: Partial<Record<Projection, { a: HostTensor; b: HostTensor }>> = {};
+    for (const p of projections) {
+      const [inputs, outputs] = shapes.shapeOf(p);
+      const take = (matrix: 'A' | 'B', shape: number[]): HostTensor => {
+        const name = peftName(layer, p, matrix);
+        expected.add(name);
+        const tensor = tensors.get(name);
+        if (!tensor) throw new ModelError(`${displayPath(file)}: tensor '${name}' is missing`);
+        if (tensor.shape.join(',') !== shape.join(',')) {
+          throw new ModelError(`${displayPath(file)}: tensor '${name}' has shape [${tensor.shape.join(', ')}], expected [${shape.join(', ')}]`);
+        }
+        return tensor;
+      };
+      out[p] = { a: transposed(take('A', [spec.rank, inputs])), b: transposed(take('B', [outputs, spec.rank])) };
+    }
+    return out;
+  });
+  const unexpected = [...tensors.keys()].find((name) => !expected.has(name));
+  if (unexpected !== undefined)
+    throw new ModelError(`${displayPath(file)}: unexpected tensor '${unexpected}' (not an adapter of this config's target_modules)`);
+  return { spec, tensors: perLayer };
+}
+
+/** A [rows, cols] host matrix as [cols, rows]. */
+function transposed(t: HostTensor): HostTensor {
+  const [rows, cols] = t.shape as [number, number];
+  const data = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) data[c * rows + r] = t.data[r * cols + c]!;
+  return { shape: [cols, rows], data };
+}
+
+/** Trainable variables holding an adapter folder's tensors. */
+export function adaptersFrom(folder: AdapterFolder): LayerAdapters[] {
+  return folder.tensors.map((layer) =>
+    Object.fromEntries(Object.entries(layer).map(([p, { a, b }]) => [p, { a: owned(tf.tensor(a.data, a.shape)), b: owned(tf.tensor(b.data, b.shape)) }])),
+  );
+}
