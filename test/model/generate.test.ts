@@ -5,6 +5,7 @@ import { blasInUse, useBlas } from '../../src/engine/kernels/matmul';
 import { Rng } from '../../src/engine/rng';
 import { tf } from '../../src/engine/tf';
 import { DecodeBatch, generate, prefillChunks, type GenerationRequest } from '../../src/model/generate';
+import { type LoraSpec, newAdapters, parseTarget } from '../../src/model/lora';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { beginsContent, GREEDY, sampleToken, temperatureAfter, type SamplingParams } from '../../src/model/sampling';
 import { ANSWER_OPENING } from '../../src/plugins/answer';
@@ -50,6 +51,20 @@ const prompt = (seed: number, length: number) => {
 
 function request(id: number, promptIds: number[], extra: Partial<GenerationRequest> = {}): GenerationRequest {
   return { id, promptIds, sampling: GREEDY, maxNewTokens: 6, rng: Rng.fromSeed(id, 'sample'), ...extra };
+}
+
+/** `base` with LoRA adapters on q, v and down, their B non-zero so they change the outputs. */
+function withLora(base: Qwen2Model): Qwen2Model {
+  const spec: LoraSpec = { rank: 2, alpha: 4, targets: parseTarget('q_proj,v_proj,down_proj') };
+  const adapters = newAdapters(
+    spec,
+    [...Array(base.config.num_hidden_layers)].map(() => ['q', 'v', 'down']),
+    base,
+    5,
+  );
+  base.addAdapters(spec, adapters);
+  for (const layer of adapters) for (const a of Object.values(layer)) a.b.assign(tf.randomNormal(a.b.shape, 0, 0.3, 'float32', 7));
+  return base;
 }
 
 /** Log-softmax rows of the full forward pass over `ids` (one sequence, no cache). */
@@ -199,6 +214,32 @@ for (const engine of ENGINES)
       const [byContext] = await generate(model, [request(1, prompt(1, 5), { maxNewTokens: 50 })], { maxLength: 9 });
       expect(byContext!.finishReason).toBe('context');
       expect(5 + byContext!.tokens.length).toBe(9);
+    });
+
+    test('Qwen3, Llama 3 (scaled RoPE) and LoRA adapters generate what their full forward passes give', async () => {
+      const qwen2 = model;
+      const llama3Rope = { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 16 };
+      const variants = [
+        Qwen2Model.random(tinyConfig({ model_type: 'qwen3' }), { seed: 4 }),
+        Qwen2Model.random(tinyConfig({ model_type: 'llama', rope_scaling: llama3Rope }), { seed: 5 }),
+        withLora(Qwen2Model.random(tinyConfig(), { seed: 6 })),
+      ];
+      try {
+        for (const variant of variants) {
+          model = variant;
+          const before = tf.memory().numTensors;
+          const prompts = [prompt(11, 4), prompt(12, 9)];
+          const results = await generate(
+            model,
+            prompts.map((p, i) => request(i, p)),
+          );
+          expect(tf.memory().numTensors).toBe(before);
+          for (const [i, r] of results.entries()) await expectMatchesFullForward(prompts[i]!, r.tokens, r.logProbs);
+        }
+      } finally {
+        model = qwen2;
+        for (const variant of variants) variant.dispose();
+      }
     });
 
     test('bad requests fail in one line', async () => {
