@@ -141,6 +141,11 @@ export class Trainer {
     return { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, ...(await this.rollouts.state()) };
   }
 
+  /** A checkpoint of loopState() is on disk (the rollout source may now let go of what it counted). */
+  checkpointed(): Promise<void> {
+    return this.rollouts.checkpointed();
+  }
+
   /** Continues from a saved state: the next step is `state.step`. */
   restoreLoopState(state: LoopState): void {
     const c = this.config;

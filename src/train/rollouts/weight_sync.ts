@@ -21,11 +21,21 @@ import type { InferenceServers } from '../../rollout/servers';
 
 /** weights-N, and what a writer killed mid-write leaves (temporarySibling's hidden names). */
 const WEIGHTS_NAME = /^(weights-(\d+)|\.weights-\d+\.tmp-.*)$/;
-/** Folders kept: the servers' version and the one before. */
+/** Folders kept by default: the servers' version and the one before. */
 const KEPT = 2;
 
 export function weightsFolder(dir: string, version: number): string {
   return join(dir, `weights-${version}`);
+}
+
+/** The versions of the weights folders under `dir`, newest first. */
+export function weightVersions(dir: string): number[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((name) => WEIGHTS_NAME.exec(name)?.[2])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
 }
 
 /** The weights folders under `dir` other than `keep` (and abandoned temporaries): what pruning deletes. */
@@ -54,6 +64,8 @@ export class WeightSync {
     private readonly pools: readonly InferenceServers[],
     /** actor_infer.model_args.dtype. */
     private readonly dtype: string,
+    /** How many of the newest folders stay: distributed workers may still load older ones. */
+    private readonly kept = KEPT,
   ) {
     const seen = new Set<string>();
     for (const pool of pools) {
@@ -80,7 +92,7 @@ export class WeightSync {
       await Promise.all(this.targets.map((t) => this.load(t, folder, version)));
       for (const path of stale(
         this.dir,
-        this.sent.slice(-KEPT).map((s) => s.folder),
+        this.sent.slice(-this.kept).map((s) => s.folder),
       ))
         rmSync(path, { recursive: true, force: true });
     } else {
