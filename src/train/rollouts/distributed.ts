@@ -464,7 +464,7 @@ export function distributedSource(config: AgenticConfig): string {
     proxy === 'random'
       ? "each environment's random action"
       : proxy === 'policy'
-        ? `each with its own copy of actor_infer, loading ${config.model_update_dir}/weights-N`
+        ? `a copy of actor_infer each, loading ${config.model_update_dir}/weights-N`
         : `the ${proxy} servers of their config`;
   const ahead = config.async_generation_ratio > 0 ? `, ${config.async_generation_ratio} step(s) ahead of actor_train` : '';
   return `agentic worker processes through Redis ${shownUrl(c.redis_url!)} (BullMQ queues ${queueName(config, 'train')}, ${queueName(config, 'val')}), playing with ${policy}${ahead}; old log-probs recomputed by actor_train`;

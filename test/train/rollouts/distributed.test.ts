@@ -127,10 +127,11 @@ describe('distributed rollouts through Redis and BullMQ', () => {
     const { batch } = await rollout;
     player.count(0, true);
     const ledger = player.ledgerEntries();
-    expect(ledger.map((e) => e.worker)).toEqual(['other', 'other']);
+    // the stuck worker's job went to the other worker; once awake, the stuck one may take the next
     const replayed = ledger.filter((e) => e.attempts_started > 1);
     expect(replayed).toHaveLength(1);
-    expect(replayed[0]!.stalled_counter).toBe(1);
+    expect(replayed[0]).toMatchObject({ worker: 'other', stalled_counter: 1 });
+    expect(new Set(ledger.map((e) => e.id)).size).toBe(2);
     expect(batch.episodes).toHaveLength(2);
     // the stuck worker wakes, finishes its episode and is refused by BullMQ
     for (let i = 0; i < 200 && !stuck.stderr.includes('late result was refused'); i++) await sleep(25);
