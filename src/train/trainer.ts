@@ -5,7 +5,8 @@
  *   1-3. next batch     the rollout source (./rollouts/source.ts) does the model update (actor_infer
  *                       takes actor_train's weights every model_update_frequency steps), the
  *                       validation every eval_steps steps, and the rollout of rollout_batch_size
- *                       trajectories; in this thread, or played ahead by a worker thread
+ *                       trajectories; in this thread, played ahead by a worker thread, or by
+ *                       `agentic worker` processes through Redis
  *   4-6. score          the reference's log-probs, actor_train's old log-probs, the critic's values
  *   7-8. credit         response rewards, token rewards and the KL penalty, advantages
  *   9-10. learn         the critic's update, then the actor's, then the reading's rehearsal

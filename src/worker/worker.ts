@@ -30,6 +30,11 @@ import { type GroupJobData, type GroupJobResult, queueName, rolloutFingerprint, 
 import { checkRedis, RedisClock, redisConnection, shownUrl } from '../train/rollouts/redis';
 import { LocalWeights, SharedPolicy, type WorkerPolicy } from './policies';
 
+/** How long a worker that must stop at once waits for BullMQ to close. */
+const CLOSE_WAIT_MS = 2_000;
+
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
 export interface WorkerOptions {
   /** BullMQ's worker name, recorded on every job it plays; default `<hostname>-<pid>`. */
   name?: string;
@@ -185,8 +190,10 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
   } catch (caught) {
     error = caught;
   }
-  // stopping: finish the jobs in hand, unless Redis is gone or the jobs are not ours to play
-  await Promise.allSettled(workers.map((w) => w.close(error !== null)));
+  // stopping: finish the jobs in hand, unless Redis is gone or the jobs are not ours to play; a
+  // close that would talk to a Redis that is gone is not waited for
+  const closing = Promise.allSettled(workers.map((w) => w.close(error !== null)));
+  await (error === null ? closing : Promise.race([closing, pause(CLOSE_WAIT_MS)]));
   clock.stop();
   await Promise.allSettled([...new Set(policies.values())].map((p) => p.close()));
   await pool.close();

@@ -1,6 +1,8 @@
 /**
  * Asynchronous training's schedule (async_generation_ratio = k >= 1): the rollout worker plays
- * the batches of the next k steps while this thread trains on the current one.
+ * the batches of the next k steps while this thread trains on the current one. Distributed runs
+ * (./distributed.ts) follow the same schedule with k >= 0, their player being `agentic worker`
+ * processes instead of the worker thread.
  *
  * Policy versions count training steps: version v is actor_train's weights after v steps. actor_infer
  * receives them every model_update_frequency (f) steps, as in synchronous training. The batch of

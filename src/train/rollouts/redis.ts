@@ -49,6 +49,9 @@ export function redisConnection(url: string, clock: RedisClock, options: RedisOp
   return client;
 }
 
+/** A connection that is trying to reach Redis: not yet connected (lazily), nor closed on purpose. */
+const down = (client: IORedis) => client.status !== 'ready' && client.status !== 'wait' && client.status !== 'end';
+
 /** Whether Redis has answered lately: `lost` rejects once no connection has been ready for `timeoutS`. */
 export class RedisClock {
   private failingSince: number | null = null;
@@ -71,9 +74,9 @@ export class RedisClock {
     this.timer.unref();
   }
 
-  /** No connection has been failing lately. */
+  /** Every connection is up now. */
   get healthy(): boolean {
-    return this.failingSince === null;
+    return !this.clients.some(down);
   }
 
   watch(client: IORedis): void {
@@ -85,8 +88,7 @@ export class RedisClock {
 
   /** Starts the clock when a connection is not ready, stops it when all are, and rejects `lost` once it has run out. */
   private check(): void {
-    const down = this.clients.some((c) => c.status !== 'ready' && c.status !== 'wait' && c.status !== 'end');
-    if (!down) {
+    if (this.healthy) {
       this.failingSince = null;
       return;
     }
