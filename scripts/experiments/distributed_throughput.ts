@@ -63,7 +63,10 @@ const rows: string[] = [];
 try {
   for (const env of which === 'both' ? Object.keys(ENVS) : [which]) {
     {
-      writeFileSync(join(dir, 'exp.yaml'), `pretrain: agentic:nano\neval_steps: 0\nsequence_length: 1024\n${ENVS[env]}\ntrain_env_manager: {num_env_groups: ${EPISODES}, group_size: 1, tags: [E], llm_proxy: {proxy_type: random}}\nrollout_batch_size: ${EPISODES}\n`);
+      writeFileSync(
+        join(dir, 'exp.yaml'),
+        `pretrain: agentic:nano\neval_steps: 0\nsequence_length: 1024\n${ENVS[env]}\ntrain_env_manager: {num_env_groups: ${EPISODES}, group_size: 1, tags: [E], llm_proxy: {proxy_type: random}}\nrollout_batch_size: ${EPISODES}\n`,
+      );
       const host = new PluginHost(dir);
       const { config } = await loadConfig({ configFile: join(dir, 'exp.yaml'), overrides: [] }, host);
       const manager = await EnvManager.build('train', config, host);

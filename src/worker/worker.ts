@@ -135,9 +135,10 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
   const play = async (mode: RolloutMode, job: Job<GroupJobData, GroupJobResult>): Promise<GroupJobResult> => {
     const { group, version, fingerprint } = job.data;
     if (fingerprint !== rolloutFingerprint(config, mode)) {
-      const line = `distributed: job ${job.id} comes from a trainer whose rollout settings (seed, sequence_length, ${mode === 'train' ? 'train' : 'val'}_env_manager, custom_envs) differ from this worker's config; start the worker with the trainer's config`;
-      fatal(new ConfigError(line));
-      throw new UnrecoverableError(line);
+      // BullMQ fails the job for good; the 'failed' handler then stops this worker
+      throw new UnrecoverableError(
+        `distributed: job ${job.id} comes from a trainer whose rollout settings (seed, sequence_length, ${mode}_env_manager, custom_envs) differ from this worker's config; start the worker with the trainer's config`,
+      );
     }
     const started = performance.now();
     const custom = config.custom_envs[group.tag]!;
@@ -172,7 +173,8 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
     });
     worker.on('completed', () => completed++);
     worker.on('failed', (job, error) => {
-      if (job && !(error instanceof UnrecoverableError)) options.warn(`job ${job.id} failed: ${firstLine(error)}`);
+      if (error instanceof UnrecoverableError) fatal(new ConfigError(error.message));
+      else if (job) options.warn(`job ${job.id} failed: ${firstLine(error)}`);
     });
     worker.on('error', (error) => {
       // BullMQ refuses a result whose lock lapsed: another worker has the job (or has played it)

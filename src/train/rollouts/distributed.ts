@@ -60,6 +60,9 @@ export interface LedgerEntry {
 /** How often every job waited on is looked at, whatever the events say. */
 const SWEEP_MS = 1_000;
 
+/** How long closing waits for BullMQ when Redis is not answering. */
+const CLOSE_WAIT_MS = 2_000;
+
 interface Waiting {
   id: string;
   data: GroupJobData;
@@ -233,7 +236,9 @@ export class DistributedPlayer implements RolloutPlayer {
     for (const w of this.waiting.values()) w.reject(new AgenticError('distributed rollouts were closed'));
     this.waiting.clear();
     this.nudge();
-    await Promise.allSettled([...Object.values(this.queues).map((q) => q.close()), ...this.events.map((e) => e.close())]);
+    const closing = Promise.allSettled([...Object.values(this.queues).map((q) => q.close()), ...this.events.map((e) => e.close())]);
+    // closing talks to Redis: with Redis gone it is not waited for
+    await (this.clock.healthy ? closing : Promise.race([closing, pause(CLOSE_WAIT_MS)]));
     this.clock.stop();
   }
 

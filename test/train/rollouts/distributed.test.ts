@@ -59,8 +59,8 @@ function played(e: Episode): Omit<Episode, 'seconds'> {
   return rest;
 }
 
-function worker(name: string, dir: string, env: Record<string, string> = {}): WorkerProcess {
-  const w = WorkerProcess.start(name, ['-c', 'exp.yaml'], { cwd: dir, env });
+function worker(name: string, dir: string, env: Record<string, string> = {}, overrides: string[] = []): WorkerProcess {
+  const w = WorkerProcess.start(name, ['-c', 'exp.yaml', ...overrides], { cwd: dir, env });
   started.push({ stop: () => (w.kill(9), w.done) });
   return w;
 }
@@ -84,13 +84,18 @@ describe('distributed rollouts through Redis and BullMQ', () => {
     await Promise.all(workers.map((w) => w.ready()));
     const player = await openPlayer(config, host);
     const rollout = player.rollout(64, 0);
-    // w1 holds jobs: its locks lapse, and w2 and w3 play them again from their seeds
-    let held = 0;
-    for (let i = 0; i < 200 && held === 0; i++) {
-      await sleep(25);
-      held = Number(redis.cli('eval', "return #redis.call('lrange', KEYS[1], 0, -1)", '1', 'bull:test-train:active').trim());
+    // once w1 holds jobs it is killed: their locks lapse, and w2 and w3 play them again from their seeds
+    const heldByW1 = () =>
+      redis
+        .cli('lrange', 'bull:test-train:active', '0', '-1')
+        .split('\n')
+        .filter((id) => id && redis.cli('hget', `bull:test-train:${id}`, 'pb').trim() === 'w1');
+    let held: string[] = [];
+    for (let i = 0; i < 400 && held.length === 0; i++) {
+      await sleep(10);
+      held = heldByW1();
     }
-    expect(held).toBeGreaterThan(0);
+    expect(held.length).toBeGreaterThan(0);
     workers[0]!.kill(9);
     const { batch, version } = await rollout;
     player.count(0, true);
@@ -101,6 +106,8 @@ describe('distributed rollouts through Redis and BullMQ', () => {
     expect(new Set(ledger.map((e) => e.id)).size).toBe(32);
     const replayed = ledger.filter((e) => e.attempts_started > 1);
     expect(replayed.length).toBeGreaterThan(0);
+    // each job w1 held was played again, unless w1 returned it in the moment before the kill
+    for (const id of held) expect(ledger.find((e) => e.id === id)).toSatisfy((e) => e!.attempts_started > 1 || e!.worker === 'w1');
     for (const entry of replayed) {
       expect(entry.stalled_counter).toBeGreaterThan(0);
       expect(entry.worker).not.toBe('w1');
@@ -136,6 +143,32 @@ describe('distributed rollouts through Redis and BullMQ', () => {
     // the stuck worker wakes, finishes its episode and is refused by BullMQ
     for (let i = 0; i < 200 && !stuck.stderr.includes('late result was refused'); i++) await sleep(25);
     expect(stuck.stderr).toContain('late result was refused');
+  }, 60_000);
+
+  test('a worker started with another config refuses the job and stops with one line; the trainer stops with the reason', async () => {
+    const redis = await RedisServer.start();
+    started.push(redis);
+    const { dir, config, host } = await setUp(yaml({ groups: 2, size: 1, latencyMs: 0, perWorker: 1, redis: redis.url }));
+    const other = worker('other', dir, {}, ['seed=7']);
+    await other.ready();
+    const player = await openPlayer(config, host);
+    await expect(player.rollout(2, 0)).rejects.toThrow(
+      /^distributed: job test\.s0\.train\.W\.g\d\.e0 failed \(1 attempt\(s\), last on other\): distributed: job .* differ from this worker's config/,
+    );
+    expect(await other.done).toBe(2);
+    expect(lines(other.stderr).filter((l) => l.startsWith('error'))).toEqual([expect.stringMatching(/^error: distributed: job .* rollout settings .* differ/)]);
+  }, 60_000);
+
+  test('Redis lost mid-run: the trainer waits through distributed.redis_timeout_s, then stops with one line', async () => {
+    const redis = await RedisServer.start();
+    started.push(redis);
+    const { config, host } = await setUp(yaml({ groups: 2, size: 1, latencyMs: 0, perWorker: 1, redis: redis.url }));
+    const player = await openPlayer({ ...config, distributed: { ...config.distributed, redis_timeout_s: 1 } }, host);
+    const rollout = player.rollout(2, 0);
+    await redis.kill();
+    await expect(rollout).rejects.toThrow(
+      /^distributed: Redis at redis:\/\/127\.0\.0\.1:\d+ has not answered for 1\.\d s \(distributed\.redis_timeout_s 1\); last: .*ECONNREFUSED/,
+    );
   }, 60_000);
 
   test('Redis unreachable at start: one line, exit 2, from the worker and the trainer', async () => {
