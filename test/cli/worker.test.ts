@@ -3,7 +3,7 @@
  * real redis-server: the trainer killed between ingesting a step and its checkpoint, Redis killed
  * and restarted mid-run, and a worker that lags behind the weights.
  */
-import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
@@ -101,6 +101,8 @@ beforeAll(async () => {
   reference = comparable(join(dir, 'output/a/logs/metrics.jsonl'));
   for (const s of started.splice(0).reverse()) await s.stop();
 }, 120_000);
+
+afterAll(() => redis.stop());
 
 describe('agentic train with agentic worker processes', () => {
   test('the uninterrupted run: every job of every step ingested once, none left in Redis', () => {
