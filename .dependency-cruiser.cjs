@@ -9,7 +9,7 @@ const LAYERS = [
   ['config', ['config']],
   ['rollout', ['rollout']],
   ['loop', ['train']],
-  ['run', ['tracking', 'render', 'checkpoint', 'bench', 'play', 'run', 'serve', 'cli']],
+  ['run', ['tracking', 'render', 'checkpoint', 'bench', 'play', 'run', 'serve', 'worker', 'cli']],
 ];
 const FOLDERS = LAYERS.flatMap(([, folders]) => folders);
 const escape = (name) => name.replace(/\./g, '\\.');

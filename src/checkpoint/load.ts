@@ -22,6 +22,7 @@ import type { StepReport } from '../train/types';
 import { displayPath } from '../util/paths';
 import { listCheckpoints } from './folders';
 import { readInFlight } from './in_flight';
+import { readLedger } from './ledger';
 import { MANIFEST_FILE, verifyCheckpoint } from './manifest';
 import { CONFIG_FILE, HISTORY_FILE, momentName, OPTIMIZER_FILE } from './save';
 import { loopStateOf, TRAINER_STATE_FILE, TrainerStateFile, type SavedRole } from './state';
@@ -64,7 +65,8 @@ export function openCheckpoint(path: string): Checkpoint {
       : [`${role}/config.json`, `${role}/model.safetensors`],
   );
   const inFlightFiles = state.in_flight ? [state.in_flight.file] : [];
-  for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...roleFiles, ...inFlightFiles]) {
+  const ledgerFiles = state.ledger ? [state.ledger.file] : [];
+  for (const file of [CONFIG_FILE, HISTORY_FILE, OPTIMIZER_FILE, ...roleFiles, ...inFlightFiles, ...ledgerFiles]) {
     if (!(file in manifest.files)) throw new CheckpointError(`${displayPath(folder)}: ${file} is not in the manifest`);
   }
   return { path: folder, step: state.global_step, state };
@@ -185,7 +187,8 @@ export function restoreTrainer(trainer: Trainer, checkpoint: Checkpoint): void {
   if (roles.criticOptimizer && state.optimizers.critic) restoreMoments(roles.criticOptimizer, tensors, 'critic', state.optimizers.critic, file);
   if (roles.infer !== roles.actor && state.roles.includes('actor_infer')) assignWeights(roles.infer, join(checkpoint.path, 'actor_infer'));
   const inFlight = state.in_flight ? readInFlight(join(checkpoint.path, state.in_flight.file)) : null;
-  trainer.restoreLoopState({ ...loopStateOf(state), inFlight });
+  const ledger = state.ledger ? readLedger(join(checkpoint.path, state.ledger.file)) : null;
+  trainer.restoreLoopState({ ...loopStateOf(state), inFlight, ledger });
 }
 
 /** The reports a checkpoint's run had logged. */

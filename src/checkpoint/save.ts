@@ -10,6 +10,7 @@
  *   optimizer.safetensors  AdamW's moments of actor_train and critic
  *   trainer_state.json     step, KL coefficient, episode counters, optimizer steps, LR schedules
  *   in_flight_rollouts.json  asynchronous runs: the rollouts played ahead with older weights
+ *   distributed_ledger.json  distributed runs: the jobs whose rows this checkpoint counts
  *   metrics.jsonl          every logged report so far
  *   config.yaml            the run's resolved config
  *   manifest.json          size and sha256 of every file above, written last
@@ -34,6 +35,7 @@ import type { StepReport } from '../train/types';
 import { writeFolderAtomic } from '../util/atomic';
 import { checkpointPath, listCheckpoints, removeCheckpoint } from './folders';
 import { IN_FLIGHT_FILE, inFlightJson } from './in_flight';
+import { LEDGER_FILE, ledgerJson } from './ledger';
 import { flush, seal } from './manifest';
 import { scheduleOf, TRAINER_STATE_FILE, type SavedRole, type TrainerStateFile } from './state';
 
@@ -102,8 +104,10 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
       roles: saved,
       resumed_from: contents.resumedFrom,
       ...(loop.inFlight ? { in_flight: { file: IN_FLIGHT_FILE, batches: loop.inFlight.batches.length } } : {}),
+      ...(loop.ledger ? { ledger: { file: LEDGER_FILE, jobs: loop.ledger.length } } : {}),
     };
     if (loop.inFlight) writeFileSync(join(folder, IN_FLIGHT_FILE), inFlightJson(loop.inFlight));
+    if (loop.ledger) writeFileSync(join(folder, LEDGER_FILE), ledgerJson(loop.ledger));
     writeFileSync(join(folder, TRAINER_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
     writeFileSync(join(folder, HISTORY_FILE), contents.history.map(jsonlLine).join(''));
     // where this run came from is history; the config describes the run itself

@@ -47,6 +47,8 @@ export const TrainerStateFile = z.strictObject({
   resumed_from: z.string().nullable(),
   /** Asynchronous runs: the file of rollouts played ahead, and how many batches it holds. */
   in_flight: z.strictObject({ file: z.literal('in_flight_rollouts.json'), batches: z.int().min(0) }).optional(),
+  /** Distributed runs: the file of the job ledger, and how many jobs it counts. */
+  ledger: z.strictObject({ file: z.literal('distributed_ledger.json'), jobs: z.int().min(0) }).optional(),
 });
 
 export type TrainerStateFile = z.output<typeof TrainerStateFile>;

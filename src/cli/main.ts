@@ -22,6 +22,7 @@ import resumeCommand from './resume';
 import serveCommand from './serve';
 import sftCommand from './sft';
 import trainCommand from './train';
+import workerCommand from './worker';
 
 const COMMANDS: Record<string, Command> = {
   train: trainCommand as Command,
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
   render: renderCommand as Command,
   play: playCommand as Command,
   serve: serveCommand as Command,
+  worker: workerCommand as Command,
   resume: resumeCommand as Command,
   config: configCommand as Command,
   plugins: pluginsCommand as Command,

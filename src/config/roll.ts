@@ -62,7 +62,6 @@ const RULES: Array<[string, Fate]> = [
     { fate: 'inert', when: (v) => v === 1, otherwise: "one response per prompt here; set the env manager's group_size for several samples of one seed" },
   ],
   ['GEN.num_beams', { fate: 'inert', when: (v) => v === 1, otherwise: 'beam search is not built; generation samples (num_beams: 1)' }],
-  ['MANAGER.max_env_num_per_worker', { fate: 'inert' }],
   ['MANAGER.format_penalty', { fate: 'inert' }],
   ['custom_envs.*.use_thread_lock', { fate: 'inert' }],
   ['custom_envs.*.max_env_step_concurrent', { fate: 'inert' }],

@@ -213,6 +213,11 @@ export const EnvManager = z.strictObject({
   num_groups_partition: z.array(positiveInt()).nullable().default(null).describe('Groups per tag, in the order of tags; null splits num_env_groups equally.'),
   generating_args: GeneratingArgs.nullable().default(null).describe("Sampling settings for these rollouts; null takes actor_infer's."),
   llm_proxy: LlmProxy.prefault({}).describe('Who answers the environments: the policy model in this process, random actions, or inference servers.'),
+  max_env_num_per_worker: positiveInt()
+    .default(16)
+    .describe(
+      "Distributed rollouts (distributed.redis_url): environments one `agentic worker` plays at once for this manager (ROLL's key). A job is one group's episode (group_size environments), so a worker takes max(1, floor(max_env_num_per_worker / group_size)) jobs at once (BullMQ's worker concurrency).",
+    ),
 });
 
 export const CustomEnv = z.strictObject({
@@ -344,6 +349,58 @@ export const WarmStart = z.strictObject({
 });
 
 const Tracker = z.enum(TRACKERS);
+
+export const Distributed = z.strictObject({
+  redis_url: z
+    .string()
+    .regex(/^rediss?:\/\//, 'expected redis://HOST:PORT (or rediss:// for TLS), optionally with /DB')
+    .nullable()
+    .default(null)
+    .describe(
+      'Distributed rollouts (docs/distributed.md): the Redis that carries them as BullMQ jobs, e.g. redis://10.0.0.5:6379. The trainer enqueues every group episode of the train and val rollouts as a job and `agentic worker` processes, on any machines, play them. null plays the rollouts in this process (or its worker thread).',
+    ),
+  queue: z
+    .string()
+    .min(1)
+    .regex(/^[^:]+$/, "no ':' (BullMQ's key separator)")
+    .default('${exp_name}')
+    .describe('Name of the BullMQ queues of this run (<queue>-train and <queue>-val): the trainer and its workers must name the same, other runs another.'),
+  lock_duration_s: z
+    .number()
+    .positive()
+    .default(30)
+    .describe(
+      "BullMQ's lockDuration: a worker holds a job's lock this long and renews it every half of it; a job whose lock lapses (its worker died or its event loop stopped) is stalled and played again by another worker.",
+    ),
+  stalled_interval_s: z
+    .number()
+    .positive()
+    .default(30)
+    .describe("BullMQ's stalledInterval: how often workers look for stalled jobs and move them back to the queue."),
+  max_stalled_count: nonNegativeInt()
+    .default(3)
+    .describe("BullMQ's maxStalledCount: a job that stalls more often than this fails, and the run stops with one line naming it."),
+  attempts: positiveInt()
+    .default(3)
+    .describe(
+      "BullMQ's attempts: a job whose worker throws (weights it cannot load, servers it cannot reach) is tried this many times in all, after a doubling backoff.",
+    ),
+  backoff_s: z.number().positive().default(1).describe("BullMQ's exponential backoff: the wait before the first retry of a failed job, in seconds."),
+  weights_timeout_s: z
+    .number()
+    .min(0)
+    .default(60)
+    .describe(
+      'A worker whose policy is a local copy of the actor (proxy_type policy) waits this long for the weights a job asks for (model_update_dir/weights-N, written by the trainer) to appear before playing with the newest it has; the trainer drops rows staler than async_generation_ratio allows.',
+    ),
+  redis_timeout_s: z
+    .number()
+    .positive()
+    .default(60)
+    .describe(
+      'When Redis has not answered for this long in the middle of a run, the trainer or worker stops with one line; until then its client reconnects and retries.',
+    ),
+});
 
 export const ConfigShape = z.strictObject({
   exp_name: z
@@ -570,12 +627,15 @@ export const ConfigShape = z.strictObject({
     .prefault({})
     .describe("Tracker settings. Other trackers' keys (wandb's project, api_key, ...) are read and named at start-up as having no effect (docs/roll.md)."),
 
+  distributed: Distributed.prefault({}).describe('Rollouts played by `agentic worker` processes through Redis and BullMQ (docs/distributed.md).'),
+
   vars: z.record(z.string(), z.unknown()).default({}).describe('Free-form values for ${vars....} interpolation; agentic itself never reads them.'),
 });
 
 export type AgenticConfig = z.output<typeof ConfigShape>;
 export type EnvManagerConfig = z.output<typeof EnvManager>;
 export type CustomEnvConfig = z.output<typeof CustomEnv>;
+export type DistributedConfig = z.output<typeof Distributed>;
 export type GeneratingConfig = z.output<typeof GeneratingArgs>;
 
 /** Every key with its default, interpolations unresolved: the lowest config layer. */

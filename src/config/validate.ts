@@ -175,17 +175,23 @@ function checkRelations(config: AgenticConfig): void {
         `async_generation_ratio: ${config.async_generation_ratio} plays ahead in a worker thread with its own model, but train_env_manager.llm_proxy.proxy_type ${proxy} generates on inference servers, which do not play ahead here; set async_generation_ratio=0`,
       );
     }
-    if (proxy !== 'policy') {
+    // distributed workers play ahead with policies and engines of their own; the rest is of the worker thread
+    if (config.distributed.redis_url === null && proxy !== 'policy') {
       throw new ConfigError(
         `async_generation_ratio: ${config.async_generation_ratio} runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is ${config.train_env_manager.llm_proxy.proxy_type}; set it to policy or the ratio to 0`,
       );
     }
     const backend = config.actor_infer.strategy_args.backend ?? config.backend;
-    if (backend !== 'wasm' && backend !== 'cpu') {
+    if (config.distributed.redis_url === null && backend !== 'wasm' && backend !== 'cpu') {
       throw new ConfigError(
         `async_generation_ratio: the rollout worker runs the wasm or cpu backend, not ${backend}; set async_generation_ratio=0 for ${backend}`,
       );
     }
+  }
+  if (config.distributed.redis_url !== null && needsOf(config.adv_estimator).greedyBaseline) {
+    throw new ConfigError(
+      `distributed.redis_url: adv_estimator ${config.adv_estimator} needs a greedy rollout of every group, which workers do not play; choose another estimator or play in this process (distributed.redis_url=null)`,
+    );
   }
   const ws = config.warm_start;
   if (ws.rehearsal_coef > 0 && !ws.think && ws.state_questions === 0) {

@@ -26,10 +26,10 @@ import type { SamplingParams } from '../model/sampling';
 import { ANSWER_OPENING } from '../plugins/answer';
 import { GuardedEnv } from '../plugins/guarded_env';
 import type { PluginHost } from '../plugins/host';
-import type { EpisodeDraw } from '../plugins/types';
+import type { EnvContext, EnvPlugin, EpisodeDraw } from '../plugins/types';
 import type { ChatFormat } from './chat';
-import { playEpisode, type EpisodeTask } from './episode';
-import { rolloutMetrics } from './metrics';
+import { playEpisode, type EpisodeLimits, type EpisodeTask } from './episode';
+import { rolloutMetrics, type RolloutTiming } from './metrics';
 import { HttpPolicy, serverSampling } from './http_policy';
 import { ModelPolicy, RandomPolicy, type Policy } from './policy';
 import { InferenceServers } from './servers';
@@ -107,6 +107,59 @@ export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen
   });
 }
 
+/** Environment `envId` of `tag`, guarded, its time limits the episode's budget (its instance is made at its first reset). */
+export function guardedEnv(plugin: EnvPlugin, custom: CustomEnvConfig, context: EnvContext, tag: string, envId: number): GuardedEnv {
+  const budgetMs = custom.episode_timeout_s * 1000;
+  return new GuardedEnv(plugin, custom.env_config, context, { label: `env ${tag}#${envId}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
+}
+
+/** One group's episode of a batch: every env of the group plays it from the same seed. */
+export interface GroupEpisode {
+  /** Its rank in the batch. */
+  order: number;
+  mode: RolloutMode;
+  tag: string;
+  groupId: number;
+  episodeId: number;
+  seed: number;
+  draw: EpisodeDraw;
+  /** The group's envs, one trajectory each. */
+  envIds: number[];
+}
+
+/** The task of one env of a group episode. */
+export function memberTask(group: GroupEpisode, envId: number): EpisodeTask {
+  const { mode, tag, groupId, episodeId, seed, draw } = group;
+  return { mode, tag, envId, groupId, episodeId, seed, draw };
+}
+
+/** The token and length limits of `mode`'s episodes. */
+export function episodeLimits(config: AgenticConfig, mode: RolloutMode): EpisodeLimits {
+  const gen = generatingArgs(config, mode);
+  return { maxNewTokens: gen.max_new_tokens, sequenceLength: config.sequence_length, runSeed: config.seed };
+}
+
+/** An episode and the rank of its group episode in the batch. */
+export interface PlayedEpisode {
+  order: number;
+  episode: Episode;
+}
+
+/**
+ * The batch of played episodes: in the batch's order (group episodes by rank, envs by id), each
+ * episode's rows with the policy version `versionOf` says played it.
+ */
+export function rolloutBatch(mode: RolloutMode, played: PlayedEpisode[], versionOf: (episode: Episode) => number, timing: RolloutTiming): RolloutBatch {
+  played.sort((a, b) => a.order - b.order || a.episode.envId - b.episode.envId);
+  const episodes = played.map((p) => p.episode);
+  return {
+    mode,
+    episodes,
+    samples: episodes.flatMap((e) => episodeSamples(e, versionOf(e))),
+    metrics: rolloutMetrics(mode, episodes, timing),
+  };
+}
+
 export class EnvManager {
   /** The next episode id of each group. */
   private nextEpisode: number[];
@@ -134,12 +187,10 @@ export class EnvManager {
     for (const [i, tag] of manager.tags.entries()) {
       const custom = config.custom_envs[tag]!;
       const plugin = await host.resolveEnv(custom.env_type);
-      const budgetMs = custom.episode_timeout_s * 1000;
       for (let g = 0; g < partition[i]!; g++, groupId++) {
         for (let member = 0; member < manager.group_size; member++) {
           const envId = groupId * manager.group_size + member;
-          const env = new GuardedEnv(plugin, custom.env_config, context, { label: `env ${tag}#${envId}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
-          slots.push({ envId, groupId, tag, custom, env });
+          slots.push({ envId, groupId, tag, custom, env: guardedEnv(plugin, custom, context, tag, envId) });
         }
       }
     }
@@ -181,56 +232,59 @@ export class EnvManager {
   }
 
   /**
-   * Plays `batchSize` trajectories (whole groups) with `policy`, all environments at once;
-   * `policyVersion` is recorded on every sample.
+   * The group episodes of the next batch of `batchSize` trajectories (whole groups), in the order
+   * the batch ranks them, advancing the episode counters (validation starts again from 0).
    */
-  async collect(batchSize: number, policy: Policy, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
+  plan(batchSize: number): GroupEpisode[] {
     const groupSize = this.groupSize;
     if (batchSize % groupSize !== 0) throw new AgenticError(`a batch of ${batchSize} trajectories is not whole groups of ${groupSize}`);
     if (this.mode === 'val') this.nextEpisode.fill(0);
     const groups = batchSize / groupSize;
     const drawn = new Map(this.drawsByTag);
     const groupTags = this.groupTags;
-    // episodes of each group, in the order they are played; `order` ranks them for the batch
-    const plan: Array<Array<{ episodeId: number; order: number; draw: EpisodeDraw }>> = Array.from({ length: this.groupCount }, () => []);
+    const planned: GroupEpisode[] = [];
     for (let order = 0; order < groups; order++) {
       const group = order % this.groupCount;
       const tag = groupTags[group]!;
       const draw = drawn.get(tag) ?? 0;
       drawn.set(tag, draw + 1);
-      plan[group]!.push({ episodeId: this.nextEpisode[group]!++, order, draw: this.drawOf(tag, draw) });
+      const episodeId = this.nextEpisode[group]!++;
+      planned.push({
+        order,
+        mode: this.mode,
+        tag,
+        groupId: group,
+        episodeId,
+        seed: hashSeed(this.config.seed, this.mode, tag, group, episodeId),
+        draw: this.drawOf(tag, draw),
+        envIds: this.slots.filter((s) => s.groupId === group).map((s) => s.envId),
+      });
     }
-    const gen = generatingArgs(this.config, this.mode);
-    const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: this.config.sequence_length, runSeed: this.config.seed };
+    return planned;
+  }
+
+  /**
+   * Plays `batchSize` trajectories (whole groups) with `policy`, all environments at once;
+   * `policyVersion` is recorded on every sample.
+   */
+  async collect(batchSize: number, policy: Policy, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
+    // episodes of each group, in the order they are played
+    const plan: GroupEpisode[][] = Array.from({ length: this.groupCount }, () => []);
+    for (const group of this.plan(batchSize)) plan[group.groupId]!.push(group);
+    const limits = episodeLimits(this.config, this.mode);
     const before = policy.stats();
     const started = performance.now();
-    const played: Array<{ order: number; envId: number; episode: Episode }> = [];
+    const played: PlayedEpisode[] = [];
     await Promise.all(
       this.slots.map(async (slot) => {
-        for (const { episodeId, order, draw } of plan[slot.groupId]!) {
-          const task: EpisodeTask = {
-            mode: this.mode,
-            tag: slot.tag,
-            envId: slot.envId,
-            groupId: slot.groupId,
-            episodeId,
-            seed: hashSeed(this.config.seed, this.mode, slot.tag, slot.groupId, episodeId),
-            draw,
-          };
-          played.push({ order, envId: slot.envId, episode: await playEpisode(slot.env, slot.custom, task, limits, policy, chat) });
+        for (const group of plan[slot.groupId]!) {
+          played.push({ order: group.order, episode: await playEpisode(slot.env, slot.custom, memberTask(group, slot.envId), limits, policy, chat) });
         }
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    played.sort((a, b) => a.order - b.order || a.envId - b.envId);
-    const episodes = played.map((p) => p.episode);
     const after = policy.stats();
-    return {
-      mode: this.mode,
-      episodes,
-      samples: episodes.flatMap((e) => episodeSamples(e, policyVersion)),
-      metrics: rolloutMetrics(this.mode, episodes, { seconds, generatedTokens: after.generatedTokens - before.generatedTokens }),
-    };
+    return rolloutBatch(this.mode, played, () => policyVersion, { seconds, generatedTokens: after.generatedTokens - before.generatedTokens });
   }
 
   /**
@@ -263,8 +317,7 @@ export class EnvManager {
   async baselineScores(episodes: readonly Episode[], policy: Policy, chat: ChatFormat): Promise<Map<string, number>> {
     const wanted = new Map<string, { groupId: number; episodeId: number; draw: EpisodeDraw | undefined }>();
     for (const e of episodes) wanted.set(e.trajGroupId, { groupId: e.groupId, episodeId: e.episodeId, draw: e.draw });
-    const gen = generatingArgs(this.config, this.mode);
-    const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: this.config.sequence_length, runSeed: this.config.seed };
+    const limits = episodeLimits(this.config, this.mode);
     const scores = new Map<string, number>();
     await Promise.all(
       [...wanted].map(async ([trajGroupId, { groupId, episodeId, draw }]) => {

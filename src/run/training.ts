@@ -67,12 +67,12 @@ async function checkAvailable(loaded: LoadedConfig, options: RunOptions): Promis
   if (c.track_with.includes('wandb')) await refuseWandb(resolve(c.logging_dir), options.env, options.wandbProbe);
 }
 
-/** The run writes weights for inference servers: a manager it plays asks them. */
+/** The run writes weights for inference servers (a manager it plays asks them), or for distributed workers with a local copy of the actor. */
 function sendsWeights(c: AgenticConfig): boolean {
-  return (
-    isHttpProxy(c.train_env_manager.llm_proxy.proxy_type) ||
-    (c.eval_steps > 0 && c.val_env_manager.tags.length > 0 && isHttpProxy(c.val_env_manager.llm_proxy.proxy_type))
-  );
+  const validates = c.eval_steps > 0 && c.val_env_manager.tags.length > 0;
+  const sent = (type: AgenticConfig['train_env_manager']['llm_proxy']['proxy_type']) =>
+    isHttpProxy(type) || (c.distributed.redis_url !== null && type === 'policy');
+  return sent(c.train_env_manager.llm_proxy.proxy_type) || (validates && sent(c.val_env_manager.llm_proxy.proxy_type));
 }
 
 /** Validation episodes replayed into captioned GIFs; a replay that fails costs its picture, with one warning a run. */
@@ -215,6 +215,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
       history.push(report);
       if (!checkpointDue(report.step + 1, c)) return;
       const path = await saveCheckpoint(checkpointRoot, { trainer, config: loaded.config, history, resumedFrom: resumed?.path ?? null });
+      await trainer.checkpointed();
       pruneCheckpoints(checkpointRoot, c.checkpoint_config.max_ckpt_to_keep);
       await options.onCheckpoint?.(path);
     },

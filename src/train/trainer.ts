@@ -5,7 +5,8 @@
  *   1-3. next batch     the rollout source (./rollouts/source.ts) does the model update (actor_infer
  *                       takes actor_train's weights every model_update_frequency steps), the
  *                       validation every eval_steps steps, and the rollout of rollout_batch_size
- *                       trajectories; in this thread, or played ahead by a worker thread
+ *                       trajectories; in this thread, played ahead by a worker thread, or by
+ *                       `agentic worker` processes through Redis
  *   4-6. score          the reference's log-probs, actor_train's old log-probs, the critic's values
  *   7-8. credit         response rewards, token rewards and the KL penalty, advantages
  *   9-10. learn         the critic's update, then the actor's, then the reading's rehearsal
@@ -139,6 +140,11 @@ export class Trainer {
   /** What a checkpoint saves besides weights and moments (waits for the rollouts it must carry). */
   async loopState(): Promise<LoopState> {
     return { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, ...(await this.rollouts.state()) };
+  }
+
+  /** A checkpoint of loopState() is on disk (the rollout source may now let go of what it counted). */
+  checkpointed(): Promise<void> {
+    return this.rollouts.checkpointed();
   }
 
   /** Continues from a saved state: the next step is `state.step`. */

@@ -5,6 +5,7 @@
  */
 import type { Episode } from '../rollout/types';
 import type { InFlight } from './rollouts/async';
+import type { LedgerEntry } from './rollouts/distributed';
 
 export interface StepReport {
   /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
@@ -25,4 +26,6 @@ export interface LoopState {
   trainEpisodes: number[];
   /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */
   inFlight?: InFlight | null;
+  /** Distributed runs: the jobs whose rows the checkpoint counts. */
+  ledger?: LedgerEntry[] | null;
 }

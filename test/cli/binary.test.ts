@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseYaml } from '../../src/config/yaml';
 import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
 import { call, startServe } from '../serve/helpers';
+import { RedisServer, WorkerProcess } from '../train/rollouts/distributed_helpers';
 
 let bin = '';
 let home = '';
@@ -105,6 +106,34 @@ describe('the compiled binary in an empty folder', () => {
     const steps = lines(readFileSync(join(dir, 'output', 'agentic', 'logs', 'metrics.jsonl'), 'utf8')).map((line) => JSON.parse(line));
     expect(steps.slice(0, 2).map((r) => r.metrics['async/staleness_max'])).toEqual([0, 1]);
   }, 60_000);
+
+  test('distributed rollouts: agentic worker from the binary plays the jobs of a run with its own copy of the actor, a user plugin loaded by path', async () => {
+    const redis = await RedisServer.start();
+    const dir = scratch({ 'dice.ts': PLUGIN });
+    writeFiles(dir, {
+      'exp.yaml':
+        'pretrain: agentic:nano\nwarm_start: {enabled: false}\nmax_steps: 2\nsave_steps: 0\ntrack_with: [jsonl]\n' +
+        'custom_envs:\n  D: {env_type: ./dice.ts}\ntrain_env_manager: {num_env_groups: 2, group_size: 2, tags: [D]}\nval_env_manager: {num_env_groups: 2, group_size: 1, tags: [D]}\nrollout_batch_size: 4\nval_batch_size: 2\n' +
+        `distributed: {redis_url: '${redis.url}'}\n`,
+    });
+    const worker = WorkerProcess.start('bin', ['-c', 'exp.yaml'], { cwd: dir, bin, env: { PATH: '/usr/bin:/bin', HOME: home } });
+    try {
+      await worker.ready();
+      const { code, stderr } = await run(['train', '-c', 'exp.yaml'], dir);
+      expect(code).toBe(0);
+      expect(stderr).toContain('actor_infer: agentic worker processes through Redis');
+      const steps = lines(readFileSync(join(dir, 'output', 'agentic', 'logs', 'metrics.jsonl'), 'utf8')).map((line) => JSON.parse(line));
+      expect(steps.slice(0, 2).map((r) => [r.metrics['distributed/workers_seen'], r.metrics['distributed/worker/bin/episodes']])).toEqual([
+        [1, 4],
+        [1, 4],
+      ]);
+    } finally {
+      worker.kill('SIGTERM');
+      expect(await worker.done).toBe(0);
+      await redis.stop();
+    }
+    expect(worker.stderr).toContain('worker bin stopped; 8 job(s) played');
+  }, 90_000);
 
   test('a broken plugin is one line naming the file', async () => {
     const dir = scratch({ 'bad.ts': 'export default 42;' });

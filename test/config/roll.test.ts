@@ -64,13 +64,14 @@ describe('ROLL example configs through agentic config', () => {
         'actor_train.strategy_args.strategy_name=megatron_train',
         'actor_train.device_mapping',
         'reward_pretrain',
-        'train_env_manager.max_env_num_per_worker=4',
         'custom_envs.FrozenLake.use_thread_lock=true',
         'actor_infer.generating_args.num_return_sequences=1',
       ]),
     );
     expect(unusedHelpers).toEqual(['all_response_pattern', 'single_prompt_agent_system_template', 'single_prompt_agent_template']);
     expect('max_actions_per_traj' in config).toBe(false);
+    // read, not inert: distributed workers play this many environments at once
+    expect([config.train_env_manager.max_env_num_per_worker, config.val_env_manager.max_env_num_per_worker]).toEqual([4, 8]);
   });
 
   test('step envs, explicit normalisation statistics, agent-native templates, a null render folder', async () => {

@@ -1,6 +1,8 @@
 /**
  * Asynchronous training's schedule (async_generation_ratio = k >= 1): the rollout worker plays
- * the batches of the next k steps while this thread trains on the current one.
+ * the batches of the next k steps while this thread trains on the current one. Distributed runs
+ * (./distributed.ts) follow the same schedule with k >= 0, their player being `agentic worker`
+ * processes instead of the worker thread.
  *
  * Policy versions count training steps: version v is actor_train's weights after v steps. actor_infer
  * receives them every model_update_frequency (f) steps, as in synchronous training. The batch of
@@ -27,7 +29,7 @@ import type { EnvManager } from '../../rollout/env_manager';
 import type { RolloutBatch } from '../../rollout/types';
 import { copyWeights, type Roles } from '../roles';
 import type { StepLog } from '../step_log';
-import type { RemoteRollout, RolloutWorker } from './remote';
+import type { RemoteRollout } from './remote';
 import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from './source';
 
 /** The version that plays the batch of `step` (header). */
@@ -70,6 +72,24 @@ export function keepFresh(inFlight: InFlight, bound: number): { kept: StepRollou
   return { kept, dropped, counters };
 }
 
+/**
+ * Who plays the batches: a worker thread (./remote.ts), or `agentic worker` processes through
+ * Redis (./distributed.ts). Each serves what it is asked with the weights pushed before the ask.
+ */
+export interface RolloutPlayer {
+  /** The version of the weights pushed last; -1 before the first. */
+  readonly version: number;
+  /** Sends `model`'s weights as policy `version`: read before this returns, so the caller may train on. */
+  pushWeights(version: number, model: Qwen2Model): Promise<void>;
+  /** The training batch of `step`: `batchSize` trajectories with the weights pushed before it. */
+  rollout(batchSize: number, step: number): Promise<RemoteRollout>;
+  /** The validation of `step` with the weights pushed before it. */
+  validate(step: number): Promise<RolloutBatch>;
+  /** Sets the train manager's episode counters (a resumed run). */
+  restoreCounters(counters: readonly number[]): Promise<void>;
+  close(): Promise<void>;
+}
+
 interface Requested {
   step: number;
   version: number;
@@ -82,8 +102,8 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-/** The rollout source of asynchronous training (./source.ts): a worker thread plays ahead. */
-export class AsyncRollouts implements RolloutSource {
+/** The rollout source of asynchronous training (./source.ts): a worker thread (or distributed workers) plays ahead. */
+export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements RolloutSource {
   readonly sampledElsewhere = true;
   private requested: Requested[] = [];
   private readonly validations = new Map<number, Promise<RolloutBatch>>();
@@ -98,7 +118,7 @@ export class AsyncRollouts implements RolloutSource {
   /** `train`: this thread's train env manager, which keeps the episode counters. */
   constructor(
     private readonly config: AgenticConfig,
-    readonly worker: RolloutWorker,
+    readonly worker: P,
     private readonly roles: Roles,
     private readonly train: EnvManager,
   ) {}
@@ -169,6 +189,8 @@ export class AsyncRollouts implements RolloutSource {
     this.carried = state.inFlight ?? null;
   }
 
+  async checkpointed(): Promise<void> {}
+
   /** The batch of `step`, waiting for the worker if it is not ready. */
   private async take(step: number): Promise<{ rollout: RemoteRollout; dropped: number }> {
     const next = this.requested.shift();
@@ -219,7 +241,7 @@ export class AsyncRollouts implements RolloutSource {
   private requestValidation(step: number): void {
     const c = this.config;
     const due = step === c.max_steps || (c.eval_steps > 0 && step % c.eval_steps === 0);
-    if (due && c.eval_steps > 0 && c.val_env_manager.tags.length > 0) this.validations.set(step, quiet(this.worker.validate()));
+    if (due && c.eval_steps > 0 && c.val_env_manager.tags.length > 0) this.validations.set(step, quiet(this.worker.validate(step)));
   }
 
   private requestDue(): void {
@@ -227,7 +249,7 @@ export class AsyncRollouts implements RolloutSource {
     const f = c.actor_infer.model_update_frequency;
     const held = this.worker.version;
     while (this.nextStep < c.max_steps && playingVersion(this.nextStep, this.ratio, f) <= held) {
-      this.requested.push({ step: this.nextStep, version: held, result: quiet(this.worker.rollout(c.rollout_batch_size)) });
+      this.requested.push({ step: this.nextStep, version: held, result: quiet(this.worker.rollout(c.rollout_batch_size, this.nextStep)) });
       this.nextStep++;
     }
   }

@@ -84,6 +84,8 @@ export class LocalRollouts implements RolloutSource {
     this.train.restoreEpisodeCounters(state.trainEpisodes);
   }
 
+  async checkpointed(): Promise<void> {}
+
   async close(): Promise<void> {
     await this.train.close();
     await this.val?.close();

@@ -1,13 +1,18 @@
-/** Opens the run's rollout source (./source.ts): in this thread (with or without inference servers), or a worker playing ahead. */
+/**
+ * Opens the run's rollout source (./source.ts): in this thread (with or without inference servers),
+ * a worker thread playing ahead, or `agentic worker` processes through Redis.
+ */
 import { resolve } from 'node:path';
 import type { AgenticConfig } from '../../config/schema';
 import type { InferenceServers } from '../../rollout/servers';
 import { displayPath } from '../../util/paths';
 import type { PluginHost } from '../../plugins/host';
 import type { ChatFormat } from '../../rollout/chat';
-import { EnvManager } from '../../rollout/env_manager';
+import { EnvManager, managerOf } from '../../rollout/env_manager';
 import type { Roles } from '../roles';
 import { AsyncRollouts } from './async';
+import { DistributedPlayer, DistributedRollouts, distributedSource } from './distributed';
+import { checkRedis } from './redis';
 import { LocalRollouts } from './local';
 import { WeightSync } from './weight_sync';
 import { RolloutWorker } from './remote';
@@ -41,13 +46,35 @@ async function serverSync(config: AgenticConfig, roles: Roles, train: EnvManager
   return new WeightSync(dir, pools, config.actor_infer.model_args.dtype, roles.base);
 }
 
+/**
+ * Where a distributed run's weights go: to the inference servers (as in this thread), or as folders
+ * for workers with their own copy of the actor, which may still read the versions of every step
+ * played ahead; random policies need none.
+ */
+async function distributedSync(config: AgenticConfig, roles: Roles, train: EnvManager, val: EnvManager | null): Promise<WeightSync | null> {
+  const servers = await serverSync(config, roles, train, val);
+  if (servers) return servers;
+  const playsModel = [train, val].some((m) => m !== null && managerOf(config, m.mode).llm_proxy.proxy_type === 'policy');
+  return playsModel
+    ? new WeightSync(resolve(config.model_update_dir), [], config.actor_infer.model_args.dtype, roles.base, config.async_generation_ratio + 2)
+    : null;
+}
+
 export async function openRollouts(config: AgenticConfig, host: PluginHost, roles: Roles, chat: ChatFormat): Promise<RolloutSource> {
   let train: EnvManager | null = null;
   let val: EnvManager | null = null;
   let worker: RolloutWorker | null = null;
   try {
-    // this thread keeps a train manager in both cases: asynchronous runs keep its episode counters
+    // this thread keeps a train manager in every case: asynchronous runs keep its episode counters
     train = await EnvManager.build('train', config, host);
+    if (config.distributed.redis_url !== null) {
+      await checkRedis(config.distributed.redis_url);
+      val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
+      const sync = await distributedSync(config, roles, train, val);
+      roles.sources.actor_infer = distributedSource(config);
+      const player = DistributedPlayer.open(config, train, val, sync, roles.tokenizer);
+      return new DistributedRollouts(config, player, roles, train);
+    }
     if (config.async_generation_ratio > 0) {
       worker = await RolloutWorker.start(config, { cwd: host.cwd, threads: 1 });
       const ahead = `${config.async_generation_ratio} step${config.async_generation_ratio > 1 ? 's' : ''}`;

@@ -14,6 +14,7 @@ import type { AgenticConfig } from '../../config/schema';
 import { AgenticError } from '../../errors';
 import type { Qwen2Model } from '../../model/qwen2';
 import type { RolloutBatch } from '../../rollout/types';
+import type { RolloutPlayer } from './async';
 
 /** A training rollout as the worker returns it. */
 export interface RemoteRollout {
@@ -54,7 +55,7 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-export class RolloutWorker {
+export class RolloutWorker implements RolloutPlayer {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private failure: Error | null = null;

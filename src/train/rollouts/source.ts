@@ -7,6 +7,8 @@
  *                                the responses from actor_infer's model here, or from inference
  *                                servers that load its weights (./weight_sync.ts)
  *   AsyncRollouts  (./async.ts)  a worker thread plays async_generation_ratio steps ahead
+ *   DistributedRollouts (./distributed.ts)  `agentic worker` processes play BullMQ jobs through
+ *                                Redis, on the asynchronous schedule (async_generation_ratio >= 0)
  *
  * A source owns the episode counters of the train env manager and what is in flight, which is
  * what a checkpoint needs of it to continue a run exactly.
@@ -14,6 +16,7 @@
 import type { RolloutBatch } from '../../rollout/types';
 import type { StepLog } from '../step_log';
 import type { InFlight } from './async';
+import type { LedgerEntry } from './distributed';
 
 export interface PlayedStep {
   batch: RolloutBatch;
@@ -28,6 +31,8 @@ export interface SourceState {
   /** The next episode id of each training group. */
   trainEpisodes: number[];
   inFlight?: InFlight | null;
+  /** Distributed runs: the jobs whose rows the checkpoint counts, each ingested once. */
+  ledger?: LedgerEntry[] | null;
 }
 
 export interface RolloutSource {
@@ -48,6 +53,8 @@ export interface RolloutSource {
   /** Waits for what a checkpoint must carry. */
   state(): Promise<SourceState>;
   restore(state: SourceState): void;
+  /** A checkpoint holding state() is on disk: what only it needed may go (distributed runs delete the jobs it counts). */
+  checkpointed(): Promise<void>;
   close(): Promise<void>;
 }
 

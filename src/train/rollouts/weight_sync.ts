@@ -29,11 +29,21 @@ import type { InferenceServers } from '../../rollout/servers';
 
 /** weights-N, base, and what a writer killed mid-write leaves (temporarySibling's hidden names). */
 const WEIGHTS_NAME = /^(weights-(\d+)|base|\.(weights-\d+|base)\.tmp-.*)$/;
-/** Folders kept: the servers' version and the one before. */
+/** Folders kept by default: the servers' version and the one before. */
 const KEPT = 2;
 
 export function weightsFolder(dir: string, version: number): string {
   return join(dir, `weights-${version}`);
+}
+
+/** The versions of the weights folders under `dir`, newest first. */
+export function weightVersions(dir: string): number[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((name) => WEIGHTS_NAME.exec(name)?.[2])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
 }
 
 /** The weights folders under `dir` other than `keep` (and abandoned temporaries): what pruning deletes. */
@@ -66,6 +76,8 @@ export class WeightSync {
     private readonly dtype: string,
     /** The base model a LoRA run's adapter folders name (Roles.base). */
     private readonly baseName: string,
+    /** How many of the newest folders stay: distributed workers may still load older ones. */
+    private readonly kept = KEPT,
   ) {
     const seen = new Set<string>();
     for (const pool of pools) {
@@ -93,7 +105,7 @@ export class WeightSync {
       await Promise.all(this.targets.map((t) => this.load(t, folder, version)));
       for (const path of stale(
         this.dir,
-        this.sent.slice(-KEPT).map((s) => s.folder),
+        this.sent.slice(-this.kept).map((s) => s.folder),
       ))
         rmSync(path, { recursive: true, force: true });
     } else {
@@ -119,9 +131,9 @@ export class WeightSync {
       await saveModel(folder, model, tokenizer, { dtype: this.dtype, base: this.baseName });
       this.sent.push({ version, folder });
       await Promise.all(this.targets.map((t) => t.pool.adapterCall(t.server, basename(folder), folder)));
-      const dropped = this.sent.at(-KEPT - 1);
+      const dropped = this.sent.at(-this.kept - 1);
       if (dropped) await Promise.all(this.targets.map((t) => t.pool.adapterCall(t.server, basename(dropped.folder), null)));
-      const kept = [this.base, ...this.sent.slice(-KEPT).map((s) => s.folder)];
+      const kept = [this.base, ...this.sent.slice(-this.kept).map((s) => s.folder)];
       for (const path of stale(this.dir, kept)) rmSync(path, { recursive: true, force: true });
     }
     for (const pool of this.pools) {

@@ -1,0 +1,46 @@
+/**
+ * distributed_ledger.json: the BullMQ jobs whose rows a distributed run's checkpoint counts
+ * (src/train/rollouts/distributed.ts), one entry per job id: the steps trained and the batches the
+ * checkpoint carries. A resumed run never ingests them again, and deletes any still in Redis.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { CheckpointError, firstLine } from '../errors';
+import type { LedgerEntry } from '../train/rollouts/distributed';
+import { displayPath } from '../util/paths';
+
+export const LEDGER_FILE = 'distributed_ledger.json';
+
+const Entry = z.strictObject({
+  id: z.string().min(1),
+  step: z.int().min(0),
+  worker: z.string(),
+  version: z.int().min(0),
+  attempts_started: z.int().min(0),
+  attempts_made: z.int().min(0),
+  stalled_counter: z.int().min(0),
+  trained: z.boolean(),
+});
+
+const LedgerFile = z.strictObject({ jobs: z.array(Entry) });
+
+export function ledgerJson(entries: readonly LedgerEntry[]): string {
+  return `${JSON.stringify({ jobs: entries }, null, 1)}\n`;
+}
+
+export function readLedger(path: string): LedgerEntry[] {
+  let parsed: z.output<typeof LedgerFile>;
+  try {
+    parsed = LedgerFile.parse(JSON.parse(readFileSync(path, 'utf8')));
+  } catch (error) {
+    throw new CheckpointError(
+      `${displayPath(path)}: ${error instanceof z.ZodError ? `${error.issues[0]!.path.join('.')}: ${error.issues[0]!.message}` : firstLine(error)}`,
+    );
+  }
+  const seen = new Set<string>();
+  for (const { id } of parsed.jobs) {
+    if (seen.has(id)) throw new CheckpointError(`${displayPath(path)}: job ${id} is counted twice`);
+    seen.add(id);
+  }
+  return parsed.jobs;
+}

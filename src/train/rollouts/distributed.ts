@@ -1,0 +1,476 @@
+/**
+ * Distributed rollouts (distributed.redis_url; docs/distributed.md), the trainer's side: every
+ * group episode of a rollout is a BullMQ job (./jobs.ts) that `agentic worker` processes play,
+ * and the trainer owns what is trained on.
+ *
+ * The schedule is the asynchronous one (./async.ts) with k = async_generation_ratio, 0 included:
+ * after the weights of version v are out (written to model_update_dir for workers with a local
+ * copy of the actor, or loaded by the inference servers), the steps that version plays are
+ * enqueued, each job carrying v. So which weights a job asks for is fixed by the config, as in an
+ * asynchronous run; a worker that plays with other weights (it could not load them in time)
+ * returns its version, and rows more than k + f - 1 versions older than the step that trains on
+ * them are dropped, counted and played again under the same job id.
+ *
+ * Exactly once, by job id. BullMQ gives a job to one worker at a time under a lock: a worker that
+ * dies or whose event loop stops loses the lock, the job stalls and another worker plays it from
+ * the same seed; the late result of the first is refused by BullMQ (its lock is gone). The trainer
+ * reads each job's result once, and its ledger records every job whose rows a checkpoint counts:
+ * the steps trained, and the batches a checkpoint carries. Ledger ids are never ingested again.
+ * Jobs are deleted from Redis only after the checkpoint that counts them is on disk, so a trainer
+ * killed between ingesting a step and its checkpoint finds that step's results again on resume.
+ *
+ * Jobs are followed by polling their state (QueueEvents only wakes the poll early): state in Redis
+ * survives a restart where events may not, and a job that a restart lost is enqueued again.
+ */
+import { type Job, Queue, QueueEvents } from 'bullmq';
+import type IORedis from 'ioredis';
+import type { AgenticConfig } from '../../config/schema';
+import { AgenticError, firstLine } from '../../errors';
+import type { Qwen2Model } from '../../model/qwen2';
+import type { Tokenizer } from '../../model/tokenizer';
+import { type EnvManager, type GroupEpisode, type PlayedEpisode, rolloutBatch } from '../../rollout/env_manager';
+import { episodeSamples } from '../../rollout/samples';
+import type { Episode, RolloutBatch, RolloutMode } from '../../rollout/types';
+import type { Roles } from '../roles';
+import type { StepLog } from '../step_log';
+import { AsyncRollouts, type RolloutPlayer, stalenessBound } from './async';
+import { type GroupJobData, type GroupJobResult, jobId, queueName, rolloutFingerprint } from './jobs';
+import { RedisClock, redisConnection, shownUrl } from './redis';
+import type { RemoteRollout } from './remote';
+import type { PlayedStep, RolloutSource, SourceState } from './source';
+import type { WeightSync } from './weight_sync';
+
+/** One job of the ledger: a result that a checkpoint counts. */
+export interface LedgerEntry {
+  id: string;
+  step: number;
+  /** The worker whose result was taken. */
+  worker: string;
+  version: number;
+  /** BullMQ's attemptsStarted: above 1 when the job was played again (a worker died or stalled, or threw). */
+  attempts_started: number;
+  /** BullMQ's attemptsMade: the attempts that finished, the one that returned included (above 1: it failed before). */
+  attempts_made: number;
+  /** BullMQ's stalledCounter: how often its lock lapsed and the job went back to the queue. */
+  stalled_counter: number;
+  /** False while the rows are only carried by a checkpoint (played ahead, not yet trained on). */
+  trained: boolean;
+}
+
+/** How often every job waited on is looked at, whatever the events say. */
+const SWEEP_MS = 1_000;
+
+/** How long closing waits for BullMQ when Redis is not answering. */
+const CLOSE_WAIT_MS = 2_000;
+
+interface Waiting {
+  id: string;
+  data: GroupJobData;
+  /** In the queue as far as this side knows; false until added (and again after a stale result). */
+  added: boolean;
+  resolve: (accepted: Accepted) => void;
+  reject: (error: Error) => void;
+}
+
+interface Accepted {
+  result: GroupJobResult;
+  entry: LedgerEntry;
+}
+
+/** The rows of a result, as the trainer would build them. */
+function rowsOf(result: GroupJobResult): number {
+  return result.episodes.reduce((n, e) => n + episodeSamples(e).length, 0);
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Plays batches through the queues, for AsyncRollouts' schedule (./async.ts): the weights go out,
+ * the steps they play become jobs, and each batch resolves once every one of its jobs is in.
+ */
+export class DistributedPlayer implements RolloutPlayer {
+  private readonly queues: Record<RolloutMode, Queue>;
+  private readonly events: QueueEvents[];
+  private readonly waiting = new Map<string, Waiting>();
+  private readonly fingerprints: Record<RolloutMode, string>;
+  private readonly ledger = new Map<string, LedgerEntry>();
+  /** Results of train steps taken from the queue and not yet counted by the ledger. */
+  private readonly received = new Map<number, LedgerEntry[]>();
+  /** Ledger ids still to delete from Redis, after the next checkpoint. */
+  private doomed: string[] = [];
+  /** Rows dropped as stale while a step's jobs were waited on, by step. */
+  private readonly dropped = new Map<number, number>();
+  /** Jobs enqueued again because Redis had lost them, since the last report. */
+  private readded = 0;
+  private queuedVersion = -1;
+  private loop: Promise<void> | null = null;
+  private readonly soon = new Set<string>();
+  private nudge: () => void = () => {};
+  private closed = false;
+
+  private constructor(
+    private readonly config: AgenticConfig,
+    connections: IORedis[],
+    private readonly clock: RedisClock,
+    private readonly train: EnvManager,
+    private readonly val: EnvManager | null,
+    private readonly sync: WeightSync | null,
+    private readonly tokenizer: Tokenizer,
+  ) {
+    const [queueConnection, ...eventConnections] = connections;
+    this.queues = {
+      train: new Queue(queueName(config, 'train'), { connection: queueConnection! }),
+      val: new Queue(queueName(config, 'val'), { connection: queueConnection! }),
+    };
+    this.events = (['train', 'val'] as const).map((mode, i) => {
+      // each listens with a blocking read, so each has a connection of its own
+      const events = new QueueEvents(queueName(config, mode), { connection: eventConnections[i]! });
+      events.on('completed', ({ jobId }: { jobId: string }) => this.wake(jobId));
+      events.on('failed', ({ jobId }: { jobId: string }) => this.wake(jobId));
+      events.on('error', () => {});
+      return events;
+    });
+    // a Redis that went away is the clock's to judge; BullMQ's own reports would only repeat it
+    for (const queue of Object.values(this.queues)) queue.on('error', () => {});
+    this.fingerprints = { train: rolloutFingerprint(config, 'train'), val: rolloutFingerprint(config, 'val') };
+  }
+
+  /** Connects to distributed.redis_url (checked already) with the run's planners and weight sync. */
+  static open(config: AgenticConfig, train: EnvManager, val: EnvManager | null, sync: WeightSync | null, tokenizer: Tokenizer): DistributedPlayer {
+    const url = config.distributed.redis_url!;
+    const clock = new RedisClock(url, config.distributed.redis_timeout_s);
+    const connections = [redisConnection(url, clock), redisConnection(url, clock), redisConnection(url, clock)];
+    return new DistributedPlayer(config, connections, clock, train, val, sync, tokenizer);
+  }
+
+  get version(): number {
+    return this.queuedVersion;
+  }
+
+  private get bound(): number {
+    return stalenessBound(this.config.async_generation_ratio, this.config.actor_infer.model_update_frequency);
+  }
+
+  /**
+   * Before the first step: a run from step 0 empties its queues of whatever an earlier run of the
+   * same name left; a resumed run deletes the jobs its checkpoint counts that are still there.
+   */
+  async prepare(from: number): Promise<void> {
+    if (from === 0 && this.ledger.size === 0) {
+      await this.redis(Promise.all(Object.values(this.queues).map((q) => q.obliterate({ force: true }))));
+      return;
+    }
+    const present = await this.redis(this.queues.train.getJobs(['completed']));
+    this.doomed = present.map((job) => job.id).filter((id): id is string => id !== undefined && this.ledger.has(id));
+    await this.removeCounted();
+  }
+
+  async pushWeights(version: number, model: Qwen2Model): Promise<void> {
+    if (this.sync) await this.redis(this.sync.bring(version, model, this.tokenizer));
+    this.queuedVersion = version;
+  }
+
+  async restoreCounters(counters: readonly number[]): Promise<void> {
+    this.train.restoreEpisodeCounters(counters);
+  }
+
+  /** The batch of `step`: its group episodes as jobs, the rows of the version each was played with. */
+  async rollout(batchSize: number, step: number): Promise<RemoteRollout> {
+    const groups = this.train.plan(batchSize);
+    const countersAfter = [...this.train.episodeCounters];
+    const started = performance.now();
+    const accepted = await Promise.all(groups.map((group) => this.play(step, group)));
+    const seconds = (performance.now() - started) / 1000;
+    const batch = this.batchOf('train', groups, accepted, seconds);
+    Object.assign(batch.metrics, await this.metrics(step, accepted, seconds));
+    this.received.set(
+      step,
+      accepted.map((a) => a.entry),
+    );
+    const version = Math.min(...accepted.map((a) => a.result.version));
+    return { version, batch, countersAfter, baselines: null, refLogProbs: null };
+  }
+
+  /** The validation of `step`; its jobs are deleted once read, as no checkpoint holds validations. */
+  async validate(step: number): Promise<RolloutBatch> {
+    if (!this.val) throw new AgenticError('distributed: a validation asked of a run without val_env_manager tags or eval_steps');
+    const groups = this.val.plan(this.config.val_batch_size);
+    const started = performance.now();
+    const accepted = await Promise.all(groups.map((group) => this.play(step, group)));
+    const batch = this.batchOf('val', groups, accepted, (performance.now() - started) / 1000);
+    await this.redis(Promise.all(accepted.map((a) => this.queues.val.remove(a.entry.id))));
+    return batch;
+  }
+
+  /** The ledger counts the rows of `step`: trained (or, `trained` false, carried by a checkpoint). */
+  count(step: number, trained: boolean): void {
+    for (const entry of this.received.get(step) ?? []) {
+      this.ledger.set(entry.id, { ...entry, trained });
+      this.doomed.push(entry.id);
+    }
+    this.received.delete(step);
+    if (!trained) return;
+    // batches a checkpoint carried are trained on after the resume
+    for (const entry of this.ledger.values()) if (entry.step === step) entry.trained = true;
+  }
+
+  ledgerEntries(): LedgerEntry[] {
+    return [...this.ledger.values()].map((e) => ({ ...e }));
+  }
+
+  restoreLedger(entries: readonly LedgerEntry[]): void {
+    this.ledger.clear();
+    for (const entry of entries) this.ledger.set(entry.id, { ...entry });
+  }
+
+  /** Deletes from Redis the jobs the ledger counted since the last call: a checkpoint holding them is on disk. */
+  async removeCounted(): Promise<void> {
+    const ids = this.doomed;
+    this.doomed = [];
+    await this.redis(Promise.all(ids.map((id) => this.queues.train.remove(id))));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of this.waiting.values()) w.reject(new AgenticError('distributed rollouts were closed'));
+    this.waiting.clear();
+    this.nudge();
+    const closing = Promise.allSettled([...Object.values(this.queues).map((q) => q.close()), ...this.events.map((e) => e.close())]);
+    // closing talks to Redis: with Redis gone it is not waited for
+    await (this.clock.healthy ? closing : Promise.race([closing, pause(CLOSE_WAIT_MS)]));
+    this.clock.stop();
+  }
+
+  /** A Redis call that gives up, with the clock's one line, once Redis has been gone too long. */
+  private redis<T>(call: Promise<T>): Promise<T> {
+    return Promise.race([call, this.clock.lost]);
+  }
+
+  /** One group episode of `step`, played by whichever worker takes its job. */
+  private play(step: number, group: GroupEpisode): Promise<Accepted> {
+    const id = jobId(this.config, step, group);
+    if (this.ledger.get(id)?.trained) throw new AgenticError(`distributed: job ${id} is in the ledger already; its rows were trained on`);
+    const data: GroupJobData = { step, version: this.queuedVersion, fingerprint: this.fingerprints[group.mode], group };
+    return new Promise<Accepted>((resolve, reject) => {
+      this.waiting.set(id, { id, data, added: false, resolve, reject });
+      this.wake(id);
+    });
+  }
+
+  /** The rows of a batch's accepted jobs, in the batch's order, each with its version. */
+  private batchOf(mode: RolloutMode, groups: readonly GroupEpisode[], accepted: readonly Accepted[], seconds: number): RolloutBatch {
+    const versions = new Map<Episode, number>();
+    const played: PlayedEpisode[] = accepted.flatMap(({ result }, i) =>
+      result.episodes.map((episode) => {
+        versions.set(episode, result.version);
+        return { order: groups[i]!.order, episode };
+      }),
+    );
+    const generatedTokens = played.reduce((n, p) => n + p.episode.responseTokens, 0);
+    return rolloutBatch(mode, played, (e) => versions.get(e)!, { seconds, generatedTokens });
+  }
+
+  /** What the queues and workers did for a train batch. */
+  private async metrics(step: number, accepted: readonly Accepted[], seconds: number): Promise<Record<string, number>> {
+    const queue = this.queues.train;
+    const [counts, workers] = await this.redis(Promise.all([queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'), queue.getWorkersCount()]));
+    const entries = accepted.map((a) => a.entry);
+    const metrics: Record<string, number> = {
+      'distributed/workers': workers,
+      'distributed/queue_waiting': (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0),
+      'distributed/queue_active': counts.active ?? 0,
+      'distributed/replayed_jobs': entries.filter((e) => e.attempts_started > 1).length,
+      'distributed/stalled_jobs': entries.filter((e) => e.stalled_counter > 0).length,
+      'distributed/retried_jobs': entries.filter((e) => e.attempts_made > 1).length,
+      'distributed/dropped_stale_samples': this.dropped.get(step) ?? 0,
+      'distributed/readded_jobs': this.readded,
+    };
+    this.dropped.delete(step);
+    this.readded = 0;
+    const episodes = new Map<string, number>();
+    for (const { result } of accepted) episodes.set(result.worker, (episodes.get(result.worker) ?? 0) + result.episodes.length);
+    metrics['distributed/workers_seen'] = episodes.size;
+    for (const [worker, n] of [...episodes].sort(([a], [b]) => a.localeCompare(b))) {
+      metrics[`distributed/worker/${worker}/episodes`] = n;
+      metrics[`distributed/worker/${worker}/episodes_per_second`] = seconds > 0 ? n / seconds : 0;
+    }
+    return metrics;
+  }
+
+  /** Looks at job `id` soon, and keeps the loop running while anything is waited on. */
+  private wake(id: string): void {
+    if (this.closed) return;
+    this.soon.add(id);
+    this.nudge();
+    this.loop ??= this.follow().finally(() => {
+      this.loop = null;
+      if (this.waiting.size > 0) this.wake('');
+    });
+  }
+
+  /**
+   * Follows the jobs waited on until none is left: new ones are added in one call, the ones an
+   * event named are looked at at once, all of them every SWEEP_MS. A Redis error is retried on the
+   * next round; once the clock says Redis is gone, every batch waiting fails with its line.
+   */
+  private async follow(): Promise<void> {
+    let swept = 0;
+    while (this.waiting.size > 0 && !this.closed) {
+      const woken = new Promise<void>((resolve) => {
+        this.nudge = resolve;
+      });
+      try {
+        await this.redis(this.addNew());
+        const all = performance.now() - swept >= SWEEP_MS;
+        if (all) swept = performance.now();
+        const ids = all ? [...this.waiting.keys()] : [...this.soon].filter((id) => this.waiting.has(id));
+        this.soon.clear();
+        await this.redis(Promise.all(ids.map((id) => this.inspect(this.waiting.get(id)!))));
+      } catch (error) {
+        if (error instanceof AgenticError) {
+          for (const w of this.waiting.values()) w.reject(error);
+          this.waiting.clear();
+          return;
+        }
+        // a command that failed while Redis was away: the next round asks again
+      }
+      if (this.soon.size === 0) await Promise.race([woken, pause(SWEEP_MS)]);
+    }
+  }
+
+  private async addNew(): Promise<void> {
+    const fresh = [...this.waiting.values()].filter((w) => !w.added);
+    for (const mode of ['train', 'val'] as const) {
+      const jobs = fresh.filter((w) => w.data.group.mode === mode);
+      if (jobs.length === 0) continue;
+      const { attempts, backoff_s } = this.config.distributed;
+      await this.queues[mode].addBulk(
+        jobs.map((w) => ({ name: mode, data: w.data, opts: { jobId: w.id, attempts, backoff: { type: 'exponential', delay: backoff_s * 1000 } } })),
+      );
+      for (const w of jobs) {
+        w.added = true;
+        this.soon.add(w.id);
+      }
+    }
+  }
+
+  /** Takes a finished job's result, or says why it cannot be taken. */
+  private async inspect(w: Waiting): Promise<void> {
+    if (!w.added || !this.waiting.has(w.id)) return;
+    const mode = w.data.group.mode;
+    const job: Job<GroupJobData, GroupJobResult> | undefined = await this.queues[mode].getJob(w.id);
+    if (!job) {
+      // Redis lost it (a restart before its append-only file had it): the same job again
+      w.added = false;
+      this.readded++;
+      return;
+    }
+    if (job.data.fingerprint !== w.data.fingerprint || job.data.version !== w.data.version) {
+      // left by another history of this queue (a run resumed from an earlier checkpoint, with other weights)
+      if (!(await job.isActive())) {
+        await job.remove();
+        w.added = false;
+      }
+      return;
+    }
+    if (!job.finishedOn) return;
+    const state = await job.getState();
+    if (state === 'failed') {
+      const where = job.processedBy ? `, last on ${job.processedBy}` : '';
+      w.reject(new AgenticError(`distributed: job ${w.id} failed (${job.attemptsMade} attempt(s)${where}): ${firstLine(job.failedReason)}`));
+      this.waiting.delete(w.id);
+      return;
+    }
+    if (state !== 'completed') return;
+    const result = job.returnvalue;
+    if (mode === 'train' && w.data.step - result.version > this.bound) {
+      // played with weights too old for the step: counted, never trained on, and played again
+      this.dropped.set(w.data.step, (this.dropped.get(w.data.step) ?? 0) + rowsOf(result));
+      await job.remove();
+      w.added = false;
+      return;
+    }
+    this.waiting.delete(w.id);
+    w.resolve({
+      result,
+      entry: {
+        id: w.id,
+        step: w.data.step,
+        worker: result.worker,
+        version: result.version,
+        attempts_started: job.attemptsStarted,
+        attempts_made: job.attemptsMade,
+        stalled_counter: job.stalledCounter,
+        trained: false,
+      },
+    });
+  }
+}
+
+/** The rollout source of distributed runs (./source.ts): AsyncRollouts' schedule over a DistributedPlayer, with its ledger. */
+export class DistributedRollouts implements RolloutSource {
+  readonly sampledElsewhere = true;
+  private readonly inner: AsyncRollouts<DistributedPlayer>;
+
+  constructor(
+    config: AgenticConfig,
+    private readonly player: DistributedPlayer,
+    roles: Roles,
+    train: EnvManager,
+  ) {
+    this.inner = new AsyncRollouts(config, player, roles, train);
+  }
+
+  async begin(from: number): Promise<void> {
+    await this.player.prepare(from);
+    await this.inner.begin(from);
+  }
+
+  async next(step: number, log: StepLog): Promise<PlayedStep> {
+    const played = await this.inner.next(step, log);
+    this.player.count(step, true);
+    return played;
+  }
+
+  afterUpdate(step: number, log: StepLog): Promise<void> {
+    return this.inner.afterUpdate(step, log);
+  }
+
+  finalValidation(step: number): Promise<RolloutBatch> | null {
+    return this.inner.finalValidation(step);
+  }
+
+  async state(): Promise<SourceState> {
+    const state = await this.inner.state();
+    for (const batch of state.inFlight?.batches ?? []) this.player.count(batch.step, false);
+    return { ...state, ledger: this.player.ledgerEntries() };
+  }
+
+  restore(state: SourceState): void {
+    this.inner.restore(state);
+    this.player.restoreLedger(state.ledger ?? []);
+  }
+
+  checkpointed(): Promise<void> {
+    return this.player.removeCounted();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** The start line of a distributed run's actor_infer. */
+export function distributedSource(config: AgenticConfig): string {
+  const c = config.distributed;
+  const proxy = config.train_env_manager.llm_proxy.proxy_type;
+  const policy =
+    proxy === 'random'
+      ? "each environment's random action"
+      : proxy === 'policy'
+        ? `a copy of actor_infer each, loading ${config.model_update_dir}/weights-N`
+        : `the ${proxy} servers of their config`;
+  const ahead = config.async_generation_ratio > 0 ? `, ${config.async_generation_ratio} step(s) ahead of actor_train` : '';
+  return `agentic worker processes through Redis ${shownUrl(c.redis_url!)} (BullMQ queues ${queueName(config, 'train')}, ${queueName(config, 'val')}), playing with ${policy}${ahead}; old log-probs recomputed by actor_train`;
+}

@@ -1,0 +1,204 @@
+/**
+ * `agentic worker`'s engine: takes BullMQ jobs of distributed rollouts (src/train/rollouts/jobs.ts)
+ * from the run's queues, plays each group episode with the config's environments and policy
+ * (./policies.ts), and returns the episodes as the job's result.
+ *
+ * BullMQ does the rest: a job is this worker's while it holds the job's lock, renewed every half
+ * lockDuration; if this process dies or its event loop stalls past the lock, another worker's
+ * stalled check puts the job back and someone plays it again from the same seed, and this worker's
+ * late result is refused (its lock is gone). Each manager's queue gets a BullMQ Worker whose
+ * concurrency is its max_env_num_per_worker over its group size.
+ *
+ * The worker stops on SIGTERM once its jobs in hand are done; with one line when Redis has been
+ * gone for distributed.redis_timeout_s, or when a job comes from a trainer whose rollout settings
+ * differ from this config (it would play other episodes than the trainer asked for).
+ */
+import { hostname } from 'node:os';
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { isHttpProxy, type AgenticConfig } from '../config/schema';
+import { runBackend } from '../config/validate';
+import { startBackend } from '../engine/backend';
+import { AgenticError, ConfigError, firstLine } from '../errors';
+import { loadTokenizer } from '../model/load';
+import type { PluginHost } from '../plugins/host';
+import { ChatFormat } from '../rollout/chat';
+import { EnvManager, episodeLimits, guardedEnv, makePolicy, managerOf, memberTask, proxyServers } from '../rollout/env_manager';
+import { playEpisode } from '../rollout/episode';
+import type { GuardedEnv } from '../plugins/guarded_env';
+import type { RolloutMode } from '../rollout/types';
+import { type GroupJobData, type GroupJobResult, queueName, rolloutFingerprint, workerConcurrency } from '../train/rollouts/jobs';
+import { checkRedis, RedisClock, redisConnection, shownUrl } from '../train/rollouts/redis';
+import { LocalWeights, SharedPolicy, type WorkerPolicy } from './policies';
+
+/** How long a worker that must stop at once waits for BullMQ to close. */
+const CLOSE_WAIT_MS = 2_000;
+
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export interface WorkerOptions {
+  /** BullMQ's worker name, recorded on every job it plays; default `<hostname>-<pid>`. */
+  name?: string;
+  info: (line: string) => void;
+  warn: (line: string) => void;
+  /** Resolves when the worker should finish its jobs in hand and stop (SIGTERM). */
+  stop: Promise<void>;
+}
+
+export interface WorkerSummary {
+  name: string;
+  /** Jobs whose results Redis took. */
+  completed: number;
+}
+
+/** Spare environments by env id: concurrent jobs of one group each get their own instances. */
+class EnvPool {
+  private readonly free = new Map<number, GuardedEnv[]>();
+  private readonly made: GuardedEnv[] = [];
+
+  constructor(
+    private readonly config: AgenticConfig,
+    private readonly host: PluginHost,
+  ) {}
+
+  async take(tag: string, envId: number): Promise<GuardedEnv> {
+    const spare = this.free.get(envId)?.pop();
+    if (spare) return spare;
+    const custom = this.config.custom_envs[tag]!;
+    const env = guardedEnv(await this.host.resolveEnv(custom.env_type), custom, this.host.envContext(), tag, envId);
+    this.made.push(env);
+    return env;
+  }
+
+  give(envId: number, env: GuardedEnv): void {
+    const list = this.free.get(envId) ?? [];
+    list.push(env);
+    this.free.set(envId, list);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.made.map((env) => env.close()));
+  }
+}
+
+/** The modes whose jobs this config plays: train, and val where the run validates. */
+function modesOf(config: AgenticConfig): RolloutMode[] {
+  return config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? ['train', 'val'] : ['train'];
+}
+
+/** The policy of each mode's jobs; a local copy of the actor is one model both share. */
+async function workerPolicies(config: AgenticConfig, chat: ChatFormat, modes: readonly RolloutMode[], info: (line: string) => void) {
+  const policies = new Map<RolloutMode, WorkerPolicy>();
+  const described: string[] = [];
+  let local: LocalWeights | null = null;
+  for (const mode of modes) {
+    const proxy = managerOf(config, mode).llm_proxy.proxy_type;
+    if (proxy === 'policy') {
+      if (!local) await startBackend(runBackend(config), { blas: config.blas });
+      local ??= new LocalWeights(config, chat, info);
+      policies.set(mode, local);
+      described.push(`${mode}: actor_infer's weights from ${config.model_update_dir}`);
+    } else if (isHttpProxy(proxy)) {
+      const servers = proxyServers(config, mode)!;
+      await servers.connect(chat.tokenizer);
+      policies.set(mode, new SharedPolicy(makePolicy(config, mode, null, chat, { servers }), servers));
+      described.push(`${mode}: ${proxy} servers ${servers.urls.join(', ')}`);
+    } else {
+      policies.set(mode, new SharedPolicy(makePolicy(config, mode, null, chat), null));
+      described.push(`${mode}: random actions`);
+    }
+  }
+  return { policies, described: described.join('; ') };
+}
+
+/** Plays jobs until `options.stop` resolves, or until Redis is lost or a job cannot be played here. */
+export async function runWorker(config: AgenticConfig, host: PluginHost, options: WorkerOptions): Promise<WorkerSummary> {
+  const url = config.distributed.redis_url;
+  if (url === null)
+    throw new ConfigError('distributed.redis_url: agentic worker takes its jobs from a Redis; give its URL (distributed.redis_url=redis://HOST:6379)');
+  await checkRedis(url);
+  const name = options.name ?? `${hostname()}-${process.pid}`;
+  const modes = modesOf(config);
+  const chat = new ChatFormat(await loadTokenizer(config.pretrain));
+  // the managers check the tags and load the env plugins before any job is taken
+  for (const mode of modes) await (await EnvManager.build(mode, config, host)).close();
+  const { policies, described } = await workerPolicies(config, chat, modes, options.info);
+  const pool = new EnvPool(config, host);
+  const clock = new RedisClock(url, config.distributed.redis_timeout_s);
+  let fatal: (error: Error) => void = () => {};
+  const failed = new Promise<never>((_resolve, reject) => {
+    fatal = reject;
+  });
+  failed.catch(() => {});
+  clock.lost.catch((error: Error) => fatal(error));
+  let completed = 0;
+
+  const play = async (mode: RolloutMode, job: Job<GroupJobData, GroupJobResult>): Promise<GroupJobResult> => {
+    const { group, version, fingerprint } = job.data;
+    if (fingerprint !== rolloutFingerprint(config, mode)) {
+      // BullMQ fails the job for good; the 'failed' handler then stops this worker
+      throw new UnrecoverableError(
+        `distributed: job ${job.id} comes from a trainer whose rollout settings (seed, sequence_length, ${mode}_env_manager, custom_envs) differ from this worker's config; start the worker with the trainer's config`,
+      );
+    }
+    const started = performance.now();
+    const custom = config.custom_envs[group.tag]!;
+    const limits = episodeLimits(config, mode);
+    const lease = await policies.get(mode)!.acquire(mode, version);
+    try {
+      const episodes = await Promise.all(
+        group.envIds.map(async (envId) => {
+          const env = await pool.take(group.tag, envId);
+          try {
+            return await playEpisode(env, custom, memberTask(group, envId), limits, lease.policy, chat);
+          } finally {
+            pool.give(envId, env);
+          }
+        }),
+      );
+      return { episodes, version: lease.version, worker: name, seconds: (performance.now() - started) / 1000 };
+    } finally {
+      lease.release();
+    }
+  };
+
+  const d = config.distributed;
+  const workers = modes.map((mode) => {
+    const worker = new Worker<GroupJobData, GroupJobResult>(queueName(config, mode), (job) => play(mode, job), {
+      connection: redisConnection(url, clock),
+      name,
+      concurrency: workerConcurrency(config, mode),
+      lockDuration: d.lock_duration_s * 1000,
+      stalledInterval: d.stalled_interval_s * 1000,
+      maxStalledCount: d.max_stalled_count,
+    });
+    worker.on('completed', () => completed++);
+    worker.on('failed', (job, error) => {
+      if (error instanceof UnrecoverableError) fatal(new ConfigError(error.message));
+      else if (job) options.warn(`job ${job.id} failed: ${firstLine(error)}`);
+    });
+    worker.on('error', (error) => {
+      // BullMQ refuses a result whose lock lapsed: another worker has the job (or has played it)
+      if (/missing lock/i.test(error.message)) options.info(`a late result was refused: ${firstLine(error)} (its lock lapsed; the job went back to the queue)`);
+      else if (clock.healthy) options.warn(`BullMQ: ${firstLine(error)}`);
+    });
+    return worker;
+  });
+  const queues = modes.map((mode) => `${queueName(config, mode)} (${workerConcurrency(config, mode)} at once)`).join(', ');
+  options.info(`worker ${name}: jobs of ${queues} from ${shownUrl(url)}; ${described}`);
+
+  let error: unknown = null;
+  try {
+    await Promise.race([options.stop, failed]);
+  } catch (caught) {
+    error = caught;
+  }
+  // stopping: finish the jobs in hand, unless Redis is gone or the jobs are not ours to play; a
+  // close that would talk to a Redis that is gone is not waited for
+  const closing = Promise.allSettled(workers.map((w) => w.close(error !== null)));
+  await (error === null ? closing : Promise.race([closing, pause(CLOSE_WAIT_MS)]));
+  clock.stop();
+  await Promise.allSettled([...new Set(policies.values())].map((p) => p.close()));
+  await pool.close();
+  if (error) throw error instanceof AgenticError ? error : new AgenticError(firstLine(error));
+  return { name, completed };
+}

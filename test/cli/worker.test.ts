@@ -1,0 +1,186 @@
+/**
+ * `agentic train` with distributed rollouts and `agentic worker`, all as child processes against a
+ * real redis-server: the trainer killed between ingesting a step and its checkpoint, Redis killed
+ * and restarted mid-run, and a worker that lags behind the weights.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Subprocess } from 'bun';
+import { agentic, MAIN, scratch } from '../helpers';
+import { RedisServer, WAITS_PLUGIN, WorkerProcess } from '../train/rollouts/distributed_helpers';
+
+const started: Array<{ stop(): unknown }> = [];
+afterEach(async () => {
+  for (const s of started.splice(0).reverse()) await s.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Metrics that do not measure time or say which worker played what. */
+function comparable(file: string): Array<{ step: number; metrics: Record<string, number> }> {
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .map(({ step, metrics }) => ({
+      step,
+      metrics: Object.fromEntries(
+        Object.entries(metrics as Record<string, number>).filter(([k]) => !/^time\/|tokens_per_second|^system\/tps|^distributed\//.test(k)),
+      ),
+    }));
+}
+
+interface Ledger {
+  jobs: Array<{ id: string; step: number; version: number; worker: string; attempts_started: number }>;
+}
+
+function ledgerOf(dir: string, exp: string, step: number): Ledger {
+  return JSON.parse(readFileSync(join(dir, 'output', exp, 'checkpoints', `checkpoint-${step}`, 'distributed_ledger.json'), 'utf8'));
+}
+
+const YAML = (redis: string, latencyMs: number) => `
+pretrain: agentic:nano
+warm_start: {enabled: false}
+plugins: [${WAITS_PLUGIN}]
+max_steps: 4
+save_steps: 2
+eval_steps: 2
+track_with: [jsonl]
+sequence_length: 256
+custom_envs:
+  W: {env_type: waits, max_steps: 3, max_tokens_per_step: 8, env_config: {turns: 3, latency_ms: ${latencyMs}}}
+train_env_manager: {num_env_groups: 3, group_size: 2, tags: [W], llm_proxy: {proxy_type: random}, max_env_num_per_worker: 2}
+val_env_manager: {num_env_groups: 2, group_size: 1, tags: [W], llm_proxy: {proxy_type: random}}
+rollout_batch_size: 6
+val_batch_size: 2
+actor_train: {training_args: {per_device_train_batch_size: 6}}
+distributed: {redis_url: '${redis}', lock_duration_s: 1, stalled_interval_s: 0.5}
+`;
+
+let redis: RedisServer;
+let dir: string;
+let reference: ReturnType<typeof comparable>;
+
+function workers(exp: string, names: string[], extra: string[] = []): WorkerProcess[] {
+  return names.map((name) => {
+    const w = WorkerProcess.start(name, ['-c', 'exp.yaml', `exp_name=${exp}`, ...extra], { cwd: dir });
+    started.push({ stop: () => (w.kill(9), w.done) });
+    return w;
+  });
+}
+
+function trainer(args: string[]): Subprocess {
+  const child = Bun.spawn([process.execPath, MAIN, 'train', '-c', 'exp.yaml', ...args], {
+    cwd: dir,
+    stdout: 'ignore',
+    stderr: 'pipe',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  started.push({ stop: () => (child.kill(9), child.exited) });
+  return child;
+}
+
+/** Waits until the run's metrics.jsonl holds the report of `step`. */
+async function reported(exp: string, step: number): Promise<void> {
+  const file = join(dir, 'output', exp, 'logs', 'metrics.jsonl');
+  for (let i = 0; i < 1200; i++) {
+    if (existsSync(file) && readFileSync(file, 'utf8').includes(`"step":${step},`)) return;
+    await sleep(25);
+  }
+  throw new Error(`no report of step ${step} in ${file}`);
+}
+
+beforeAll(async () => {
+  redis = await RedisServer.start();
+  dir = scratch({ 'exp.yaml': YAML(redis.url, 30) });
+  const ws = workers('a', ['a1', 'a2']);
+  await Promise.all(ws.map((w) => w.ready()));
+  const run = await agentic(['train', '-c', 'exp.yaml', 'exp_name=a'], { cwd: dir });
+  if (run.code !== 0) throw new Error(run.stderr);
+  reference = comparable(join(dir, 'output/a/logs/metrics.jsonl'));
+  for (const s of started.splice(0).reverse()) await s.stop();
+}, 120_000);
+
+afterAll(() => redis.stop());
+
+describe('agentic train with agentic worker processes', () => {
+  test('the uninterrupted run: every job of every step ingested once, none left in Redis', () => {
+    const jobs = ledgerOf(dir, 'a', 4).jobs;
+    expect(jobs.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(12);
+    expect(jobs.every((j) => j.version === j.step)).toBe(true);
+    expect(redis.cli('zcard', 'bull:a-train:completed').trim()).toBe('0');
+    expect(reference.map((r) => r.step)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  test('the trainer killed between ingesting a step and its checkpoint, then resumed: the same ledger, no duplicate, the same run', async () => {
+    const ws = workers('b', ['b1', 'b2']);
+    await Promise.all(ws.map((w) => w.ready()));
+    const first = trainer(['exp_name=b']);
+    // step 2 is ingested and trained; its checkpoint comes after step 3
+    await reported('b', 2);
+    first.kill(9);
+    await first.exited;
+    expect(existsSync(join(dir, 'output/b/checkpoints/checkpoint-4'))).toBe(false);
+    const before = ledgerOf(dir, 'b', 2).jobs;
+    const resumed = await agentic(['train', '-c', 'exp.yaml', 'exp_name=b', 'resume_from_checkpoint=auto'], { cwd: dir });
+    expect(resumed.code).toBe(0);
+    const after = ledgerOf(dir, 'b', 4).jobs;
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
+    expect(new Set(after.map((j) => j.id)).size).toBe(12);
+    expect(comparable(join(dir, 'output/b/logs/metrics.jsonl'))).toEqual(reference);
+    expect(redis.cli('zcard', 'bull:b-train:completed').trim()).toBe('0');
+  }, 120_000);
+
+  test('Redis killed and restarted mid-run: nothing lost, nothing trained twice, the same run', async () => {
+    const ws = workers('c', ['c1', 'c2']);
+    await Promise.all(ws.map((w) => w.ready()));
+    const run = trainer(['exp_name=c']);
+    await reported('c', 1);
+    await redis.kill();
+    await sleep(1000);
+    await redis.restart();
+    expect(await run.exited).toBe(0);
+    const jobs = ledgerOf(dir, 'c', 4).jobs;
+    expect(jobs.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(12);
+    expect(comparable(join(dir, 'output/c/logs/metrics.jsonl'))).toEqual(reference);
+  }, 120_000);
+
+  test('a worker that lags behind the weights: its rows past the staleness bound are dropped, counted and played again', async () => {
+    const overrides = [
+      'exp_name=d',
+      'async_generation_ratio=1',
+      'max_steps=6',
+      'save_steps=0',
+      'eval_steps=0',
+      'train_env_manager.llm_proxy.proxy_type=policy',
+      'custom_envs.W.env_config.latency_ms=100',
+    ];
+    const [normal] = workers('d', ['normal'], overrides.slice(1));
+    await normal!.ready();
+    const run = trainer(overrides);
+    // the lagging worker reads its weights from a folder that holds only version 0
+    const weights = join(dir, 'output/d/weights/weights-0');
+    for (let i = 0; i < 1200 && !existsSync(weights); i++) await sleep(25);
+    const lagDir = join(dir, 'lagging');
+    cpSync(weights, join(lagDir, 'weights-0'), { recursive: true });
+    const [lagging] = workers('d', ['lagging'], [...overrides.slice(1), `model_update_dir=${lagDir}`, 'distributed.weights_timeout_s=0']);
+    await lagging!.ready();
+    expect(await run.exited).toBe(0);
+    const reports = comparable(join(dir, 'output/d/logs/metrics.jsonl'));
+    const metrics = readFileSync(join(dir, 'output/d/logs/metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).metrics as Record<string, number>);
+    expect(reports).toHaveLength(6);
+    expect(Math.max(...metrics.map((m) => m['async/staleness_max']!))).toBeLessThanOrEqual(1);
+    expect(metrics.reduce((n, m) => n + m['distributed/dropped_stale_samples']!, 0)).toBeGreaterThan(0);
+    const jobs = ledgerOf(dir, 'd', 6).jobs;
+    expect(new Set(jobs.map((j) => j.id)).size).toBe(jobs.length);
+    expect(jobs.every((j) => j.step - j.version <= 1)).toBe(true);
+    expect(lagging!.stderr).toContain('did not appear within 0 s; playing with version 0');
+  }, 180_000);
+});

@@ -1,0 +1,115 @@
+/**
+ * The services of the distributed-rollout tests, real and started by the tests: a `redis-server`
+ * on a free loopback port with its append-only file in a scratch folder, and `agentic worker`
+ * child processes. Each test stops what it started.
+ */
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Subprocess } from 'bun';
+import { MAIN, ROOT, scratch } from '../../helpers';
+
+export const WAITS_PLUGIN = join(ROOT, 'test/fixtures/plugins/waits.ts');
+
+/** A port nobody listens on now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class RedisServer {
+  private process: Subprocess | null = null;
+  readonly dir = scratch();
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<RedisServer> {
+    const redis = new RedisServer(await freePort());
+    await redis.restart();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts it (again, on the same port and files), and waits until it answers. */
+  async restart(): Promise<void> {
+    this.process = Bun.spawn(['redis-server', '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', this.dir], {
+      stdout: 'ignore',
+      stderr: 'ignore',
+    });
+    for (let i = 0; i < 100; i++) {
+      const ping = Bun.spawnSync(['redis-cli', '-p', String(this.port), 'ping']);
+      if (ping.stdout.toString().trim() === 'PONG') return;
+      await sleep(50);
+    }
+    throw new Error(`redis-server on port ${this.port} did not start`);
+  }
+
+  /** SIGKILL: no shutdown save, only what the append-only file already had. */
+  async kill(): Promise<void> {
+    this.process?.kill(9);
+    await this.process?.exited;
+    this.process = null;
+  }
+
+  async stop(): Promise<void> {
+    this.process?.kill();
+    await this.process?.exited;
+    this.process = null;
+  }
+
+  /** A redis-cli command's output. */
+  cli(...args: string[]): string {
+    return Bun.spawnSync(['redis-cli', '-p', String(this.port), ...args]).stdout.toString();
+  }
+}
+
+/** An `agentic worker` child process (from source, or the binary at `bin`), its output collected. */
+export class WorkerProcess {
+  private stderrText = '';
+  readonly done: Promise<number>;
+
+  private constructor(
+    readonly name: string,
+    private readonly child: Subprocess<'ignore', 'pipe', 'pipe'>,
+  ) {
+    const drain = async () => {
+      const reader = child.stderr.getReader();
+      const decoder = new TextDecoder();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        this.stderrText += decoder.decode(value);
+      }
+    };
+    this.done = Promise.all([drain(), new Response(child.stdout).text()]).then(() => child.exited);
+  }
+
+  static start(name: string, args: string[], options: { cwd: string; env?: Record<string, string>; bin?: string }): WorkerProcess {
+    const command = options.bin ? [options.bin] : [process.execPath, MAIN];
+    const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
+    delete env.AGENTIC_DEBUG;
+    const child = Bun.spawn([...command, 'worker', ...args, '--name', name], { cwd: options.cwd, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    return new WorkerProcess(name, child);
+  }
+
+  get stderr(): string {
+    return this.stderrText;
+  }
+
+  /** Waits until the worker says it is taking jobs. */
+  async ready(): Promise<void> {
+    for (let i = 0; i < 600 && !this.stderrText.includes(`worker ${this.name}: jobs of`); i++) await sleep(50);
+    if (!this.stderrText.includes(`worker ${this.name}: jobs of`)) throw new Error(`worker ${this.name} did not start: ${this.stderrText}`);
+  }
+
+  kill(signal: number | NodeJS.Signals = 'SIGTERM'): void {
+    this.child.kill(signal);
+  }
+}
