@@ -27,28 +27,31 @@ export function attendCached(q: Float32Array, caches: readonly SequenceCache[], 
     const groups = heads / kvHeads;
     const positions = cache.length + 1;
     if (scratch.length < groups * positions) scratch = new Float32Array(Math.max(groups * positions, 2 * scratch.length));
+    const group: Group = { q, keys: cache.keys[layer]!, values: cache.values[layer]!, out, at: 0, query: 0, groups, positions, headDim };
     for (let h = 0; h < kvHeads; h++) {
-      const query = (row * heads + h * groups) * headDim;
-      const at = cache.offset(h, 0);
-      if (blas) attendBlas(blas, q, cache.keys[layer]!, cache.values[layer]!, at, query, out, groups, positions, headDim);
-      else attendLoops(q, cache.keys[layer]!, cache.values[layer]!, at, query, out, groups, positions, headDim);
+      group.query = (row * heads + h * groups) * headDim;
+      group.at = cache.offset(h, 0);
+      if (blas) attendBlas(blas, group);
+      else attendLoops(group);
     }
   });
   return out;
 }
 
-function attendBlas(
-  blas: Blas,
-  q: Float32Array,
-  keys: Float32Array,
-  values: Float32Array,
-  at: number,
-  query: number,
-  out: Float32Array,
-  groups: number,
-  positions: number,
-  headDim: number,
-): void {
+/** One kv head of one sequence: its group of query heads from `query` in q/out, its positions from `at` in keys/values. */
+interface Group {
+  q: Float32Array;
+  keys: Float32Array;
+  values: Float32Array;
+  out: Float32Array;
+  at: number;
+  query: number;
+  groups: number;
+  positions: number;
+  headDim: number;
+}
+
+function attendBlas(blas: Blas, { q, keys, values, out, at, query, groups, positions, headDim }: Group): void {
   const scores = ptr(scratch);
   blas.sgemm(false, true, groups, positions, headDim, ptr(q) + 4 * query, ptr(keys) + 4 * at, scores);
   for (let g = 0; g < groups; g++) softmaxInPlace(scratch, g * positions, positions, 1 / Math.sqrt(headDim));
@@ -56,17 +59,7 @@ function attendBlas(
 }
 
 /** The same products as loops, summed in double precision and rounded once to float32. */
-function attendLoops(
-  q: Float32Array,
-  keys: Float32Array,
-  values: Float32Array,
-  at: number,
-  query: number,
-  out: Float32Array,
-  groups: number,
-  positions: number,
-  headDim: number,
-): void {
+function attendLoops({ q, keys, values, out, at, query, groups, positions, headDim }: Group): void {
   for (let g = 0; g < groups; g++) {
     const qAt = query + g * headDim;
     const scores = g * positions;

@@ -53,7 +53,10 @@ export function decodeOnHost(blas: Blas, model: Qwen2Model, ids: Int32Array, pos
   const heap = (backend.wasm as unknown as { HEAPU8: Uint8Array }).HEAPU8;
   const heapFloats = new Float32Array(heap.buffer, heap.byteOffset, heap.byteLength >> 2);
   const address = (w: tf.Tensor) => ptr(heap) + wasmOffset(backend, w);
-  const values = (w: tf.Tensor) => heapFloats.subarray(wasmOffset(backend, w) >> 2, (wasmOffset(backend, w) >> 2) + w.size);
+  const values = (w: tf.Tensor) => {
+    const from = wasmOffset(backend, w) >> 2;
+    return heapFloats.subarray(from, from + w.size);
+  };
   /** out[padded, n] = a[padded, k] w (w [k, n], or [n, k] stored transposed), ROW_TILE rows a call. */
   const product = (a: Float32Array, w: tf.Tensor, n: number, k: number, out: Float32Array, transposed = false) => {
     const [aAt, wAt, outAt] = [ptr(a), address(w), ptr(out)];
