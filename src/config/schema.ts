@@ -49,9 +49,9 @@ export const ModelArgs = z.strictObject({
     .describe('Precision of saved weights. Weights are held and computed in float32 on every tfjs backend (docs/models.md says why).'),
   disable_gradient_checkpointing: z
     .boolean()
-    .default(false)
+    .default(true)
     .describe(
-      "Roles that train (actor_train, critic): false recomputes each block's activations in the backward pass instead of keeping them (gradient checkpointing: about one block's activations in memory instead of all, for one more forward pass; the same gradients bit for bit); true keeps them. Roles that never compute gradients are unaffected.",
+      "Roles that train (actor_train, critic): false recomputes each block's activations in the backward pass instead of keeping them (gradient checkpointing: about one block's activations in memory instead of all, for one more forward pass; the same gradients bit for bit); true keeps them. The default keeps them, unlike ROLL's (false): the built-in presets fit in memory either way, and recomputing makes their steps about a quarter slower. Roles that never compute gradients are unaffected.",
     ),
   lora_target: z
     .string()

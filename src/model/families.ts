@@ -18,7 +18,7 @@ export const FAMILIES = {
 } as const;
 
 export type ModelType = keyof typeof FAMILIES;
-export type Family = (typeof FAMILIES)[ModelType];
+
 export const MODEL_TYPES = Object.keys(FAMILIES) as ModelType[];
 
 /**

@@ -26,7 +26,7 @@ import { displayPath } from '../util/paths';
 import { readSafetensors, saveDtype, writeSafetensors, type HostTensor, type Weights } from './safetensors';
 import { readJsonObject } from './tokenizer';
 
-export const PROJECTIONS = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] as const;
+const PROJECTIONS = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] as const;
 export type Projection = (typeof PROJECTIONS)[number];
 
 /** Each projection's module path inside a decoder layer, as transformers names it. */
@@ -167,7 +167,7 @@ export function adapterVariables(adapters: readonly LayerAdapters[]): tf.Variabl
 const peftName = (layer: number, p: Projection, matrix: 'A' | 'B') => `base_model.model.model.layers.${layer}.${MODULE_PATHS[p]}.lora_${matrix}.weight`;
 
 /** The adapters as PEFT's tensors ([r, in] and [out, r]), read back to the host. */
-export async function peftWeights(adapters: readonly LayerAdapters[]): Promise<Weights> {
+async function peftWeights(adapters: readonly LayerAdapters[]): Promise<Weights> {
   const out: Weights = new Map();
   for (const [layer, projections] of adapters.entries()) {
     for (const p of PROJECTIONS) {
@@ -187,7 +187,7 @@ export async function peftWeights(adapters: readonly LayerAdapters[]): Promise<W
 }
 
 /** adapter_config.json as PEFT writes it for a causal LM (the fields its LoraConfig reads; the rest take PEFT's defaults). */
-export function peftConfigJson(spec: LoraSpec, base: string | null): Record<string, unknown> {
+function peftConfigJson(spec: LoraSpec, base: string | null): Record<string, unknown> {
   return {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',

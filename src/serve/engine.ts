@@ -124,6 +124,7 @@ interface Job {
 
 /** The config keys the forward pass depends on: a new folder must agree on every one. */
 const FORWARD_KEYS = [
+  'model_type',
   'vocab_size',
   'hidden_size',
   'intermediate_size',

@@ -62,7 +62,7 @@ function adamW(config: AgenticConfig, role: 'actor_train' | 'critic', model: Qwe
 }
 
 /** actor_train's LoRA settings (ROLL's keys), or null when every weight trains. */
-export function loraSpecOf(config: AgenticConfig): LoraSpec | null {
+function loraSpecOf(config: AgenticConfig): LoraSpec | null {
   const args = config.actor_train.model_args;
   if (args.lora_target === null) return null;
   return { rank: args.lora_rank, alpha: args.lora_alpha ?? 2 * args.lora_rank, targets: parseTarget(args.lora_target) };

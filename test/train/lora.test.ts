@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { openCheckpoint } from '../../src/checkpoint/load';
 import { ConfigError } from '../../src/errors';
 import { tf } from '../../src/engine/tf';
@@ -13,6 +13,7 @@ import { loadModel, saveModel } from '../../src/model/load';
 import { adaptedProjections, newAdapters, parseTarget } from '../../src/model/lora';
 import type { Qwen2Model } from '../../src/model/qwen2';
 import { readSafetensors } from '../../src/model/safetensors';
+import { PluginHost } from '../../src/plugins/host';
 import { readMetricsJsonl } from '../../src/tracking/jsonl';
 import { buildRoles, roleNeeds } from '../../src/train/roles';
 import { scratch } from '../helpers';
@@ -85,6 +86,24 @@ describe('a LoRA run', () => {
     expect(Array.from(await logits(base.model, ids))).not.toEqual(Array.from(withAdapters));
     for (const m of [trained, base, folded, merged]) m.model.dispose();
     expect(tf.memory().numTensors).toBe(before);
+  });
+
+  test('plays ahead in a worker that holds the base and receives the adapters alone', async () => {
+    // the worker loads the env from its plugin file (it does not share this thread's registry)
+    const plugin = `plugins=[${resolve(import.meta.dir, '../fixtures/plugins/vowels.ts')}]`;
+    const run = await runIn(scratch(), new PluginHost(), pretrain, [
+      ...LORA,
+      plugin,
+      'async_generation_ratio=1',
+      'max_steps=3',
+      'use_kl_loss=true',
+      'kl_loss_coef=0.1',
+    ]);
+    expect(run.result.steps).toBe(3);
+    const steps = readMetricsJsonl(join(run.out, 'logs', 'metrics.jsonl'));
+    // step s trains on a batch of version s - 1: the adapters after s - 1 steps, sent to the worker
+    expect(steps.map((r) => r.metrics['async/policy_version'])).toEqual([0, 0, 1]);
+    expect(steps.every((r) => Number.isFinite(r.metrics['actor/train_infer_logprob_gap']) && r.metrics['actor/train_infer_logprob_gap']! < 1)).toBe(true);
   });
 
   test('keeps optimizer moments for the adapters only; its reference is the base, with no copy of it', async () => {
