@@ -156,12 +156,16 @@ function restoreMoments(optimizer: AdamW, moments: Weights, role: 'actor_train' 
 
 function assignWeights(target: Qwen2Model, folder: string): void {
   if (target.lora) {
-    const adapters = adaptersFrom(readAdapterFolder(folder, target.config.num_hidden_layers, target));
-    const source = adapterVariables(adapters);
+    const read = readAdapterFolder(folder, target.config.num_hidden_layers, target);
+    const modules = Object.values(read.modules).map((t) => tf.tensor(t.data, t.shape));
+    const source = [...modules, ...adapterVariables(adaptersFrom(read))];
     const into = target.trainedVariables;
-    if (source.length !== into.length) throw new CheckpointError(`${displayPath(folder)}: ${source.length} adapter tensors, the model has ${into.length}`);
-    tf.tidy(() => source.forEach((v, i) => into[i]!.assign(v)));
-    tf.dispose(source);
+    try {
+      if (source.length !== into.length) throw new CheckpointError(`${displayPath(folder)}: ${source.length} adapter tensors, the model has ${into.length}`);
+      tf.tidy(() => source.forEach((v, i) => into[i]!.assign(v)));
+    } finally {
+      tf.dispose(source);
+    }
     return;
   }
   const { weights, config } = loadHfFolder(folder);

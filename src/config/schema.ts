@@ -68,6 +68,13 @@ export const ModelArgs = z.strictObject({
     .refine((v) => v === 0, { message: "LoRA dropout is not built; 0 (ROLL's default) trains without it" })
     .default(0)
     .describe("Dropout on the adapters' input; only 0 (none) is built."),
+  additional_target: z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+    .nullable()
+    .default(null)
+    .describe(
+      "actor_train with LoRA: modules trained whole beside the adapters (ROLL's and LLaMA-Factory's key, PEFT's modules_to_save), separated by commas: embed_tokens, lm_head. With tied embeddings they are one matrix, trained once. The base keeps its own copy for the reference; the adapter folder carries them (PEFT loads it; vLLM and SGLang do not, so the weight sync sends them merged weights instead).",
+    ),
   lora_save_merged: z
     .boolean()
     .default(false)

@@ -11,7 +11,7 @@ import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
 import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
-import { parseTarget } from '../model/lora';
+import { parseAdditionalTarget, parseTarget } from '../model/lora';
 import { ConfigShape, isHttpProxy, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
@@ -208,10 +208,15 @@ function loraTargets(target: string): string {
   return Array.isArray(parsed) ? [...parsed].sort().join(',') : (parsed as { pattern: string }).pattern;
 }
 
+/** An additional_target as a comparable string. */
+function savedModules(target: string | readonly string[] | null): string {
+  return target === null ? '' : parseAdditionalTarget(target).join(',');
+}
+
 /**
  * ROLL's LoRA keys: LoRA trains actor_train's policy; actor_infer may repeat its settings (ROLL's
- * configs do, for vLLM), the reference and the critic have none; lora_rank, lora_alpha and
- * lora_save_merged mean something only with a lora_target.
+ * configs do, for vLLM), the reference and the critic have none; lora_rank, lora_alpha,
+ * additional_target and lora_save_merged mean something only with a lora_target.
  */
 function checkLora(config: AgenticConfig): void {
   const train = config.actor_train.model_args;
@@ -220,6 +225,18 @@ function checkLora(config: AgenticConfig): void {
     const at = `${role}.model_args`;
     if (args.lora_save_merged && (role !== 'actor_train' || args.lora_target === null)) {
       throw new ConfigError(`${at}.lora_save_merged: only a LoRA run (actor_train.model_args.lora_target) has adapters to merge; remove it`);
+    }
+    if (args.additional_target !== null) {
+      try {
+        parseAdditionalTarget(args.additional_target);
+      } catch (error) {
+        throw new ConfigError(`${at}.additional_target: ${(error as Error).message}`);
+      }
+      if (args.lora_target === null) {
+        throw new ConfigError(
+          `${at}.additional_target: names modules trained whole beside LoRA adapters; set lora_target, or remove it (without LoRA every weight trains)`,
+        );
+      }
     }
     if (args.lora_target === null) {
       if (args.lora_rank !== 8 || args.lora_alpha !== null) {
@@ -242,6 +259,9 @@ function checkLora(config: AgenticConfig): void {
         throw new ConfigError(
           `${at}.lora_target: actor_infer generates with actor_train's adapters; give it actor_train's lora_target, lora_rank and lora_alpha, or none`,
         );
+      }
+      if (args.additional_target !== null && savedModules(args.additional_target) !== savedModules(train.additional_target)) {
+        throw new ConfigError(`${at}.additional_target: actor_infer generates with actor_train's adapters; give it actor_train's additional_target, or none`);
       }
     }
   }

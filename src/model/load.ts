@@ -94,7 +94,7 @@ export async function loadModel(pretrain: string | null, options: LoadModelOptio
   const folder = resolve(options.cwd ?? process.cwd(), options.adapter);
   const { model } = loaded;
   const adapter = readAdapterFolder(folder, model.config.num_hidden_layers, model);
-  model.addAdapters(adapter.spec, adaptersFrom(adapter));
+  model.addAdapters(adapter.spec, adaptersFrom(adapter), adapter.modules);
   if (!options.keepAdapters) model.foldAdapters(options.trainable ?? true);
   return { ...loaded, source: `${loaded.source} with the LoRA adapter ${displayPath(folder)}` };
 }
@@ -134,7 +134,14 @@ export async function saveModel(
   const dtype = options.dtype ?? 'fp32';
   if (model.lora && !options.merged) {
     if (options.base === undefined) throw new ModelError(`${displayPath(folder)}: saving LoRA adapters needs the name of their base model`);
-    await saveAdapterFolder(folder, { spec: model.lora, adapters: model.adapters, base: options.base, dtype });
+    await saveAdapterFolder(folder, {
+      spec: model.lora,
+      adapters: model.adapters,
+      modules: model.savedModules(),
+      tied: model.config.tie_word_embeddings,
+      base: options.base,
+      dtype,
+    });
     return;
   }
   const weights = await model.toWeights();

@@ -12,9 +12,15 @@
  * or `(`, as ROLL tells them apart) matched against the whole module name
  * (`model.layers.3.self_attn.q_proj`), as PEFT matches it.
  *
+ * Besides the adapters, whole modules may train (ROLL's `additional_target`, PEFT's
+ * `modules_to_save`): the token embedding and the output head. With tied embeddings they are one
+ * matrix, trained once (PEFT's `ensure_weight_tying`). The base keeps its own frozen copy of them.
+ *
  * On disk an adapter is PEFT's folder: adapter_config.json and adapter_model.safetensors with
  * tensors `base_model.model.model.layers.<i>.<module>.lora_A.weight` ([r, in]) and `lora_B.weight`
- * ([out, r]), which PeftModel.from_pretrained, vLLM and SGLang load.
+ * ([out, r]), which PeftModel.from_pretrained, vLLM and SGLang load; the whole modules are
+ * `base_model.model.model.embed_tokens.weight` and `base_model.model.lm_head.weight` ([vocab,
+ * hidden]), which PEFT loads and vLLM and SGLang refuse.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,13 +51,22 @@ const moduleName = (p: Projection) => MODULE_PATHS[p].split('.')[1]!;
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
 
+/** The modules a LoRA run may train whole beside its adapters (PEFT's modules_to_save). */
+export const SAVED_MODULES = ['embed_tokens', 'lm_head'] as const;
+export type SavedModule = (typeof SAVED_MODULES)[number];
+
 /** What the adapters of a model are: their rank, their alpha, and which projections of which layers have one. */
 export interface LoraSpec {
   rank: number;
   alpha: number;
   /** Module names, or a regular expression matched against whole module paths (see the header). */
   targets: readonly string[] | { pattern: string };
+  /** Modules trained whole beside the adapters (ROLL's additional_target); none when absent. */
+  modulesToSave?: readonly SavedModule[];
 }
+
+/** The values of a model's whole-trained modules, [vocab, hidden] each. */
+export type SavedModuleValues = Partial<Record<SavedModule, HostTensor>>;
 
 /** One projection's adapter, input-major like the model's weights. */
 export interface Adapter {
@@ -70,6 +85,34 @@ export function parseTarget(target: string): LoraSpec['targets'] {
     .filter((n) => n.length > 0);
   if (names.includes('all-linear')) return [...new Set([...names.filter((n) => n !== 'all-linear'), ...PROJECTIONS.map(moduleName)])];
   return names;
+}
+
+/**
+ * ROLL's additional_target (comma-separated, as LLaMA-Factory reads it) as the modules it trains
+ * whole. A module path's last name counts (`model.embed_tokens`, as PEFT writes it); anything but
+ * the embedding and the head is an AgenticError naming it.
+ */
+export function parseAdditionalTarget(value: string | readonly string[]): SavedModule[] {
+  const names = (typeof value === 'string' ? value.split(',') : value).map((n) => n.trim()).filter((n) => n.length > 0);
+  const modules = new Set<SavedModule>();
+  for (const name of names) {
+    const last = name.split('.').at(-1)!;
+    if (!(SAVED_MODULES as readonly string[]).includes(last)) {
+      throw new ModelError(`'${name}' cannot be trained whole beside the adapters: ${SAVED_MODULES.join(' and ')} can`);
+    }
+    modules.add(last as SavedModule);
+  }
+  return SAVED_MODULES.filter((m) => modules.has(m));
+}
+
+/**
+ * The whole-trained modules as a model holds them: with tied embeddings the head is the embedding,
+ * so either name means that one matrix and it is called embed_tokens.
+ */
+export function canonicalModules(modules: readonly SavedModule[] | undefined, tied: boolean): SavedModule[] {
+  const wanted = modules ?? [];
+  if (tied) return wanted.length > 0 ? ['embed_tokens'] : [];
+  return SAVED_MODULES.filter((m) => wanted.includes(m));
 }
 
 const isPattern = (targets: LoraSpec['targets']): targets is { pattern: string } => !Array.isArray(targets);
@@ -115,9 +158,10 @@ export function loraDelta(x: tf.Tensor, adapter: Adapter, scale: number): tf.Ten
   return tf.matMul(tf.matMul(x as tf.Tensor2D, adapter.a), adapter.b).mul(scale);
 }
 
-/** The [in, out] of each projection, for a model of these sizes. */
+/** The [in, out] of each projection, and the sizes of the embedding, for a model of these sizes. */
 export interface ProjectionShapes {
   shapeOf(p: Projection): [number, number];
+  readonly config: { vocab_size: number; hidden_size: number; tie_word_embeddings: boolean };
 }
 
 /** New adapters, seeded: A uniform in ±1/sqrt(in), B zero (the model's output is unchanged). */
@@ -166,9 +210,23 @@ export function adapterVariables(adapters: readonly LayerAdapters[]): tf.Variabl
 
 const peftName = (layer: number, p: Projection, matrix: 'A' | 'B') => `base_model.model.model.layers.${layer}.${MODULE_PATHS[p]}.lora_${matrix}.weight`;
 
-/** The adapters as PEFT's tensors ([r, in] and [out, r]), read back to the host. */
-async function peftWeights(adapters: readonly LayerAdapters[]): Promise<Weights> {
+/** Where PEFT saves a whole-trained module. */
+const MODULE_TENSORS: Record<SavedModule, string> = {
+  embed_tokens: 'base_model.model.model.embed_tokens.weight',
+  lm_head: 'base_model.model.lm_head.weight',
+};
+
+/**
+ * The adapters as PEFT's tensors ([r, in] and [out, r]), and the whole-trained modules, read back
+ * to the host. A tied embedding is written under both names, as PEFT's ensure_weight_tying does.
+ */
+async function peftWeights(adapters: readonly LayerAdapters[], modules: Partial<Record<SavedModule, tf.Tensor>>, tied: boolean): Promise<Weights> {
   const out: Weights = new Map();
+  for (const [name, tensor] of Object.entries(modules) as Array<[SavedModule, tf.Tensor]>) {
+    const value = { shape: tensor.shape.slice(), data: ((await tensor.data()) as Float32Array).slice() };
+    out.set(MODULE_TENSORS[name], value);
+    if (tied) out.set(MODULE_TENSORS.lm_head, value);
+  }
   for (const [layer, projections] of adapters.entries()) {
     for (const p of PROJECTIONS) {
       const adapter = projections[p];
@@ -187,7 +245,8 @@ async function peftWeights(adapters: readonly LayerAdapters[]): Promise<Weights>
 }
 
 /** adapter_config.json as PEFT writes it for a causal LM (the fields its LoraConfig reads; the rest take PEFT's defaults). */
-function peftConfigJson(spec: LoraSpec, base: string | null): Record<string, unknown> {
+function peftConfigJson(spec: LoraSpec, base: string | null, tied: boolean): Record<string, unknown> {
+  const modules = spec.modulesToSave ?? [];
   return {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',
@@ -200,7 +259,9 @@ function peftConfigJson(spec: LoraSpec, base: string | null): Record<string, unk
     fan_in_fan_out: false,
     use_rslora: false,
     use_dora: false,
-    modules_to_save: null,
+    modules_to_save: modules.length > 0 ? [...modules] : null,
+    // the head and the embedding stay one matrix, in PEFT as here
+    ensure_weight_tying: tied && modules.length > 0,
     layers_to_transform: null,
     init_lora_weights: true,
     inference_mode: true,
@@ -210,11 +271,19 @@ function peftConfigJson(spec: LoraSpec, base: string | null): Record<string, unk
 /** Writes a PEFT adapter folder (atomically: written beside `folder`, then renamed into place). */
 export async function saveAdapterFolder(
   folder: string,
-  options: { spec: LoraSpec; adapters: readonly LayerAdapters[]; base: string | null; dtype?: string },
+  options: {
+    spec: LoraSpec;
+    adapters: readonly LayerAdapters[];
+    /** The whole-trained modules (spec.modulesToSave), [vocab, hidden] each. */
+    modules?: Partial<Record<SavedModule, tf.Tensor>>;
+    tied: boolean;
+    base: string | null;
+    dtype?: string;
+  },
 ): Promise<void> {
-  const weights = await peftWeights(options.adapters);
+  const weights = await peftWeights(options.adapters, options.modules ?? {}, options.tied);
   await writeFolderAtomic(folder, (tmp) => {
-    writeFileAtomic(join(tmp, ADAPTER_CONFIG_FILE), `${JSON.stringify(peftConfigJson(options.spec, options.base), null, 2)}\n`);
+    writeFileAtomic(join(tmp, ADAPTER_CONFIG_FILE), `${JSON.stringify(peftConfigJson(options.spec, options.base, options.tied), null, 2)}\n`);
     writeSafetensors(join(tmp, ADAPTER_WEIGHTS_FILE), weights, { dtype: saveDtype(options.dtype ?? 'F32') });
   });
 }
@@ -229,10 +298,11 @@ export function adapterBase(folder: string): string | null {
   return typeof base === 'string' && base.length > 0 ? base : null;
 }
 
-/** A PEFT adapter folder read back: its spec and its tensors per layer and projection ([in, r] and [r, out]). */
+/** A PEFT adapter folder read back: its spec, its tensors per layer and projection ([in, r] and [r, out]) and its whole-trained modules. */
 export interface AdapterFolder {
   spec: LoraSpec;
   tensors: Array<Partial<Record<Projection, { a: HostTensor; b: HostTensor }>>>;
+  modules: SavedModuleValues;
 }
 
 /**
@@ -254,8 +324,24 @@ export function readAdapterFolder(folder: string, layers: number, shapes: Projec
   for (const key of ['rank_pattern', 'alpha_pattern'] as const) {
     if (json[key] && Object.keys(json[key] as object).length > 0) refuse(key, 'per-module ranks and alphas are not supported');
   }
-  if (Array.isArray(json.modules_to_save) && json.modules_to_save.length > 0)
-    refuse('modules_to_save', 'fully trained modules besides the adapters are not supported');
+  let saved: SavedModule[] = [];
+  if (json.modules_to_save !== undefined && json.modules_to_save !== null) {
+    if (!Array.isArray(json.modules_to_save) || !json.modules_to_save.every((m) => typeof m === 'string'))
+      refuse('modules_to_save', 'must be a list of module names');
+    try {
+      saved = parseAdditionalTarget(json.modules_to_save as string[]);
+    } catch (error) {
+      refuse('modules_to_save', (error as Error).message);
+    }
+  }
+  const tied = shapes.config.tie_word_embeddings;
+  // without it PEFT unties the head from a trained embedding (or the other way), which a tied model cannot hold
+  if (tied && saved.length > 0 && json.ensure_weight_tying !== true) {
+    refuse(
+      'modules_to_save',
+      'on a model with tied embeddings PEFT unties the head from the embedding unless ensure_weight_tying is true; this engine keeps them one matrix',
+    );
+  }
   if (json.layers_to_transform !== undefined && json.layers_to_transform !== null) refuse('layers_to_transform', 'not supported');
   const rank = json.r;
   const alpha = json.lora_alpha;
@@ -268,7 +354,7 @@ export function readAdapterFolder(folder: string, layers: number, shapes: Projec
       : Array.isArray(targetsJson) && targetsJson.every((t) => typeof t === 'string')
         ? (targetsJson as string[])
         : refuse('target_modules', 'must be a list of module names or a regular expression');
-  const spec: LoraSpec = { rank: rank as number, alpha: alpha as number, targets };
+  const spec: LoraSpec = { rank: rank as number, alpha: alpha as number, targets, modulesToSave: canonicalModules(saved, tied) };
   const chosen = adaptedProjections(spec, layers);
   const file = join(folder, ADAPTER_WEIGHTS_FILE);
   if (!existsSync(file)) throw new ModelError(`${shown}: no ${ADAPTER_WEIGHTS_FILE}`);
@@ -292,10 +378,47 @@ export function readAdapterFolder(folder: string, layers: number, shapes: Projec
     }
     return out;
   });
+  const modules = readModules(tensors, spec.modulesToSave!, shapes, displayPath(file));
+  for (const module of spec.modulesToSave!) for (const name of moduleTensorNames(module, tied)) expected.add(name);
   const unexpected = [...tensors.keys()].find((name) => !expected.has(name));
   if (unexpected !== undefined)
-    throw new ModelError(`${displayPath(file)}: unexpected tensor '${unexpected}' (not an adapter of this config's target_modules)`);
-  return { spec, tensors: perLayer };
+    throw new ModelError(`${displayPath(file)}: unexpected tensor '${unexpected}' (not an adapter of this config's target_modules or modules_to_save)`);
+  return { spec, tensors: perLayer, modules };
+}
+
+/**
+ * The whole-trained modules' tensors, [vocab, hidden]. A tied embedding may be saved under either
+ * name or both (PEFT writes both); both must then hold the same values.
+ */
+function readModules(tensors: Weights, modules: readonly SavedModule[], shapes: ProjectionShapes, shown: string): SavedModuleValues {
+  const { vocab_size: vocab, hidden_size: hidden, tie_word_embeddings: tied } = shapes.config;
+  const take = (name: string): HostTensor | undefined => {
+    const tensor = tensors.get(name);
+    if (tensor && tensor.shape.join(',') !== `${vocab},${hidden}`) {
+      throw new ModelError(`${shown}: tensor '${name}' has shape [${tensor.shape.join(', ')}], expected [${vocab}, ${hidden}]`);
+    }
+    return tensor;
+  };
+  const out: SavedModuleValues = {};
+  for (const module of modules) {
+    const names = moduleTensorNames(module, tied);
+    const found = names.map(take).filter((t): t is HostTensor => t !== undefined);
+    if (found.length === 0) throw new ModelError(`${shown}: tensor '${names[0]}' is missing (modules_to_save names ${module})`);
+    if (found.some((t) => !sameValues(t.data, found[0]!.data))) {
+      throw new ModelError(`${shown}: '${MODULE_TENSORS.embed_tokens}' and '${MODULE_TENSORS.lm_head}' differ, but the model ties them`);
+    }
+    out[module] = found[0]!;
+  }
+  return out;
+}
+
+/** The tensor names a whole-trained module may be saved under: a tied embedding is also the head. */
+function moduleTensorNames(module: SavedModule, tied: boolean): string[] {
+  return tied ? Object.values(MODULE_TENSORS) : [MODULE_TENSORS[module]];
+}
+
+function sameValues(a: Float32Array, b: Float32Array): boolean {
+  return a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 }
 
 /** A [rows, cols] host matrix as [cols, rows]. */

@@ -21,7 +21,19 @@ import { llama3Rope, type ModelConfig } from './config';
 import { AgenticError } from '../errors';
 import { FAMILIES } from './families';
 import { expectedWeightShapes, type ModelHead } from './hf_folder';
-import { adapterVariables, copyAdapters, loraDelta, loraScale, type Adapter, type LayerAdapters, type LoraSpec, type Projection } from './lora';
+import {
+  adapterVariables,
+  canonicalModules,
+  copyAdapters,
+  loraDelta,
+  loraScale,
+  type Adapter,
+  type LayerAdapters,
+  type LoraSpec,
+  type Projection,
+  type SavedModule,
+  type SavedModuleValues,
+} from './lora';
 import { recomputed } from './recompute';
 import type { HostTensor } from './safetensors';
 import { attendCached } from './cached_attention';
@@ -92,6 +104,12 @@ export class Qwen2Model {
   readonly valueHead: { w: tf.Variable; b: tf.Variable } | null;
   /** What the LoRA adapters are (./lora.ts); null without them. */
   lora: LoraSpec | null = null;
+  /**
+   * The base's own values of the modules a LoRA run trains whole (spec.modulesToSave): frozen
+   * copies taken when the adapters came, which the base (withoutAdapters) uses. Owned by the
+   * model that trains them; views share them.
+   */
+  private baseModules: { embed?: tf.Variable; lmHead?: tf.Variable } = {};
 
   private constructor(
     readonly config: ModelConfig,
@@ -307,7 +325,14 @@ export class Qwen2Model {
    * adapters when the model has LoRA, else every variable.
    */
   get trainedVariables(): tf.Variable[] {
-    return this.lora ? adapterVariables(this.adapters) : this.variables;
+    return this.lora ? [...Object.values(this.savedModules()), ...adapterVariables(this.adapters)] : this.variables;
+  }
+
+  /** The modules a LoRA run trains whole, by PEFT's name (the embedding before the head). */
+  savedModules(): Partial<Record<SavedModule, tf.Variable>> {
+    const out: Partial<Record<SavedModule, tf.Variable>> = {};
+    for (const module of this.lora?.modulesToSave ?? []) out[module] = module === 'embed_tokens' ? this.embed : this.lmHead!;
+    return out;
   }
 
   /** The adapters of each block ({} per block without LoRA). */
@@ -332,15 +357,24 @@ export class Qwen2Model {
 
   /**
    * Gives each block its adapters (LoRA, ./lora.ts) and freezes every other weight: from here on
-   * only the adapters train. The model owns them from now on.
+   * only the adapters train, and the modules the spec trains whole (their base values kept aside
+   * for withoutAdapters; `modules` loads saved values into them). The model owns them from now on.
    */
-  addAdapters(spec: LoraSpec, adapters: LayerAdapters[]): void {
+  addAdapters(spec: LoraSpec, adapters: LayerAdapters[], modules: SavedModuleValues = {}): void {
     if (this.lora) throw new AgenticError('this model already has LoRA adapters');
     if (adapters.length !== this.blocks.length) throw new AgenticError(`LoRA: ${adapters.length} layers of adapters for ${this.blocks.length} blocks`);
     for (const v of this.variables) v.trainable = false;
     this.blocks.forEach((block, i) => (block.adapters = adapters[i]!));
-    this.lora = spec;
+    this.lora = { ...spec, modulesToSave: canonicalModules(spec.modulesToSave, this.config.tie_word_embeddings) };
     if (this.owned) this.owned.push(...adapterVariables(adapters));
+    for (const [module, variable] of Object.entries(this.savedModules()) as Array<[SavedModule, tf.Variable]>) {
+      const base = tf.variable(variable, false, `${variable.name}_base_${VARIABLE_ID.next++}`);
+      this.baseModules[module === 'embed_tokens' ? 'embed' : 'lmHead'] = base;
+      if (this.owned) this.owned.push(base);
+      const saved = modules[module];
+      if (saved) tf.tidy(() => variable.assign(tf.tensor(saved.data, saved.shape)));
+      variable.trainable = true;
+    }
   }
 
   /**
@@ -360,6 +394,10 @@ export class Qwen2Model {
       tf.dispose(dropped);
     }
     this.lora = null;
+    const bases = Object.values(this.baseModules);
+    if (this.owned) this.owned = this.owned.filter((v) => !bases.includes(v));
+    tf.dispose(bases);
+    this.baseModules = {};
     for (const v of this.variables) v.trainable = trainable;
   }
 
@@ -368,35 +406,55 @@ export class Qwen2Model {
    * reference of a LoRA run is its frozen base. Disposing the view frees nothing.
    */
   withoutAdapters(): Qwen2Model {
-    return new Qwen2Model(this.config, this.head, { ...this.parts(), blocks: this.blocks.map((b) => ({ ...b, adapters: {} })) }, []);
+    return new Qwen2Model(this.config, this.head, { ...this.baseParts(), blocks: this.blocks.map((b) => ({ ...b, adapters: {} })) }, []);
   }
 
   /**
-   * The same base weights with copies of the adapters (not trainable): a lagging actor_infer of a
-   * LoRA run holds its own adapters over the shared base. Disposing it frees only its adapters.
+   * The same base weights with copies of the adapters and of the whole-trained modules (not
+   * trainable): a lagging actor_infer of a LoRA run holds its own over the shared base. Disposing it
+   * frees only those copies.
    */
   withAdapterCopies(): Qwen2Model {
-    return this.withAdapters(this.lora!, copyAdapters(this.adapters));
+    const modules = Object.fromEntries(Object.entries(this.savedModules()).map(([m, v]) => [m, tf.variable(v, false, `${v.name}_copy_${VARIABLE_ID.next++}`)]));
+    return this.withAdapters(this.lora!, copyAdapters(this.adapters), modules);
   }
 
   /**
-   * The same base weights with `adapters` (an adapter an inference server loaded, say). The view
-   * owns the adapters: disposing it frees them, not the base.
+   * The same base weights with `adapters` (an adapter an inference server loaded, say) and, for
+   * the modules the spec trains whole, `modules` (host values, or variables the view takes). The
+   * view owns the adapters and those modules: disposing it frees them, not the base.
    */
-  withAdapters(spec: LoraSpec, adapters: LayerAdapters[]): Qwen2Model {
+  withAdapters(spec: LoraSpec, adapters: LayerAdapters[], modules: SavedModuleValues | Partial<Record<SavedModule, tf.Variable>> = {}): Qwen2Model {
+    const own = canonicalModules(spec.modulesToSave, this.config.tie_word_embeddings).map((module) => {
+      const value = modules[module];
+      if (!value) throw new AgenticError(`LoRA: no values for ${module}, which the adapter trains whole`);
+      return [
+        module,
+        value instanceof tf.Variable ? value : tf.variable(tf.tensor(value.data, value.shape), false, `${module}_${VARIABLE_ID.next++}`),
+      ] as const;
+    });
+    const chosen = Object.fromEntries(own) as Partial<Record<SavedModule, tf.Variable>>;
     const blocks = this.blocks.map((b, i) => ({ ...b, adapters: adapters[i]! }));
-    const view = new Qwen2Model(this.config, this.head, { ...this.parts(), blocks }, adapterVariables(adapters));
-    view.lora = spec;
+    const base = this.baseParts();
+    const parts = { ...base, blocks, embed: chosen.embed_tokens ?? base.embed, lmHead: chosen.lm_head ?? base.lmHead };
+    const view = new Qwen2Model(this.config, this.head, parts, [...adapterVariables(adapters), ...Object.values(chosen)]);
+    view.lora = { ...spec, modulesToSave: own.map(([m]) => m) };
+    view.baseModules = { embed: base.embed, lmHead: base.lmHead ?? undefined };
     return view;
   }
 
   /** Whether the two hold the same base weights (a LoRA view of the other, or the other itself). */
   sharesBaseWith(other: Qwen2Model): boolean {
-    return this.embed === other.embed;
+    return this.finalNorm === other.finalNorm;
   }
 
   private parts(): Parts {
     return { embed: this.embed, blocks: this.blocks, finalNorm: this.finalNorm, lmHead: this.lmHead, valueHead: this.valueHead };
+  }
+
+  /** The parts with the base's own values of the modules a LoRA run trains whole. */
+  private baseParts(): Parts {
+    return { ...this.parts(), embed: this.baseModules.embed ?? this.embed, lmHead: this.baseModules.lmHead ?? this.lmHead };
   }
 
   get numParameters(): number {
@@ -404,7 +462,7 @@ export class Qwen2Model {
   }
 
   dispose(): void {
-    tf.dispose(this.owned ?? this.variables);
+    tf.dispose(this.owned ?? [...this.variables, ...Object.values(this.baseModules)]);
   }
 
   // -------------------------------------------------------------------------------------------

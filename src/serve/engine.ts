@@ -235,7 +235,7 @@ export class ServingEngine {
     let model: Qwen2Model;
     try {
       const read = readAdapterFolder(folder, this.model.config.num_hidden_layers, this.model);
-      model = this.model.withAdapters(read.spec, adaptersFrom(read));
+      model = this.model.withAdapters(read.spec, adaptersFrom(read), read.modules);
     } catch (error) {
       throw new RequestError(400, `lora_path: ${oneLine(firstLine(error))}`, 'lora_path');
     }

@@ -8,7 +8,8 @@
  *                the same weights at every rollout, so it shares actor_train's memory instead.
  *                With LoRA a lagging actor_infer shares the frozen base and holds its own adapters.
  *   reference    a frozen copy of the starting policy, built only when a KL term uses it; with
- *                LoRA, the frozen base itself (actor_train without its adapters: no second copy)
+ *                LoRA, the frozen base itself (actor_train without its adapters: no second copy,
+ *                but for the base's own copy of modules trained whole, additional_target)
  *   critic       a value model (value head on the same backbone), built only for gae
  *
  * Each loads `<role>.model_args.model_name_or_path`, else `pretrain`.
@@ -18,7 +19,7 @@ import type { AgenticConfig } from '../config/schema';
 import { ConfigError, ModelError } from '../errors';
 import { tf } from '../engine/tf';
 import { loadModel, type LoadedModel } from '../model/load';
-import { adaptedProjections, newAdapters, parseTarget, type LoraSpec } from '../model/lora';
+import { adaptedProjections, canonicalModules, newAdapters, parseAdditionalTarget, parseTarget, type LoraSpec } from '../model/lora';
 import { AdamW } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
@@ -65,7 +66,12 @@ function adamW(config: AgenticConfig, role: 'actor_train' | 'critic', model: Qwe
 function loraSpecOf(config: AgenticConfig): LoraSpec | null {
   const args = config.actor_train.model_args;
   if (args.lora_target === null) return null;
-  return { rank: args.lora_rank, alpha: args.lora_alpha ?? 2 * args.lora_rank, targets: parseTarget(args.lora_target) };
+  return {
+    rank: args.lora_rank,
+    alpha: args.lora_alpha ?? 2 * args.lora_rank,
+    targets: parseTarget(args.lora_target),
+    modulesToSave: args.additional_target === null ? [] : parseAdditionalTarget(args.additional_target),
+  };
 }
 
 /**
@@ -92,10 +98,11 @@ export async function loadPolicy(config: AgenticConfig, trainable: boolean): Pro
     } else if (
       model.lora.rank !== spec.rank ||
       model.lora.alpha !== spec.alpha ||
-      model.adapters.some((layer, i) => Object.keys(layer).join() !== chosen[i]!.join())
+      model.adapters.some((layer, i) => Object.keys(layer).join() !== chosen[i]!.join()) ||
+      model.lora.modulesToSave!.join() !== canonicalModules(spec.modulesToSave, model.config.tie_word_embeddings).join()
     ) {
       throw new ConfigError(
-        `actor_train.model_args: the loaded adapter (r ${model.lora.rank}, alpha ${model.lora.alpha} on ${describeAdapters(model)}) is not the one lora_target, lora_rank and lora_alpha describe (r ${spec.rank}, alpha ${spec.alpha} on ${args.lora_target})`,
+        `actor_train.model_args: the loaded adapter (r ${model.lora.rank}, alpha ${model.lora.alpha} on ${describeAdapters(model)}) is not the one lora_target, lora_rank, lora_alpha and additional_target describe (r ${spec.rank}, alpha ${spec.alpha} on ${args.lora_target}${spec.modulesToSave!.length ? `, ${spec.modulesToSave!.join(', ')} whole` : ''})`,
       );
     }
   } catch (error) {
@@ -197,7 +204,8 @@ export async function buildRoles(config: AgenticConfig, needs: RoleNeeds): Promi
 function describeAdapters(model: Qwen2Model): string {
   const names = [...new Set(model.adapters.flatMap((layer) => Object.keys(layer)))].map((p) => `${p}_proj`);
   const layers = model.adapters.filter((layer) => Object.keys(layer).length > 0).length;
-  return `${names.join(', ')} (${layers} layers)`;
+  const whole = model.lora?.modulesToSave ?? [];
+  return `${names.join(', ')} (${layers} layers)${whole.length > 0 ? `; ${whole.join(', ')} trained whole` : ''}`;
 }
 
 /**

@@ -91,12 +91,36 @@ describe('Qwen3 and Llama agree with transformers', () => {
     const { model } = fixtureModel('llama_tiny');
     const folder = join(fixtures, 'llama_tiny_lora');
     const adapter = readAdapterFolder(folder, model.config.num_hidden_layers, model);
-    expect(adapter.spec).toEqual({ rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'] });
+    expect(adapter.spec).toEqual({ rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'], modulesToSave: [] });
     model.addAdapters(adapter.spec, adaptersFrom(adapter));
     const fixture = recorded(folder);
     expect(worstGap(fixture.logits, await logitsOf(model, fixture.ids))).toBeLessThan(1e-4);
     model.dispose();
   });
+
+  // modules_to_save (ROLL's additional_target): a tied embedding trained once, and an untied
+  // embedding and head trained apart; the base without the adapter keeps its own values
+  for (const [base, name, modules] of [
+    ['llama_tiny', 'llama_tiny_lora_embed', ['embed_tokens']],
+    ['qwen3_tiny', 'qwen3_tiny_lora_modules', ['embed_tokens', 'lm_head']],
+  ] as const) {
+    test(`an adapter PEFT saved with modules_to_save gives PEFT's logits (${name}, 1e-4)`, async () => {
+      const { model } = fixtureModel(base);
+      const folder = join(fixtures, name);
+      const adapter = readAdapterFolder(folder, model.config.num_hidden_layers, model);
+      expect(adapter.spec.modulesToSave).toEqual([...modules]);
+      model.addAdapters(adapter.spec, adaptersFrom(adapter), adapter.modules);
+      const fixture = recorded(folder);
+      expect(worstGap(fixture.logits, await logitsOf(model, fixture.ids))).toBeLessThan(1e-4);
+      // without the modules the adapter's logits are missed: the fixture checks them
+      const adaptersAlone = model.withAdapters({ ...adapter.spec, modulesToSave: [] }, adaptersFrom(adapter));
+      expect(worstGap(fixture.logits, await logitsOf(adaptersAlone, fixture.ids))).toBeGreaterThan(1e-2);
+      const plain = model.withoutAdapters();
+      expect(worstGap(recorded(join(fixtures, base)).logits, await logitsOf(plain, fixture.ids))).toBeLessThan(1e-4);
+      adaptersAlone.dispose();
+      model.dispose();
+    });
+  }
 });
 
 describe('which architecture a config.json describes', () => {

@@ -387,6 +387,26 @@ describe("agentic serve: LoRA adapters (SGLang's and vLLM's endpoints)", () => {
     expect(await gone.text()).toBe("Success: LoRA adapter 'v' removed successfully.");
   });
 
+  test('an adapter that trains the embedding whole (modules_to_save) generates as the in-process policy with it', async () => {
+    const spec = { rank: 2, alpha: 4, targets: parseTarget('q_proj,v_proj'), modulesToSave: ['embed_tokens'] as const };
+    const embedding = (await served.model.embed.data()) as Float32Array;
+    const changed = { shape: served.model.embed.shape.slice(), data: embedding.map((v, i) => v + 0.05 * Math.sin(i)) };
+    const adapted = served.model.withAdapters(spec, newAdapters(spec, adaptedProjections(spec, 4), served.model, 5), { embed_tokens: changed });
+    const folder = join(folders, 'adapter-embed');
+    await saveModel(folder, adapted, served.tokenizer, { base: 'agentic:nano' });
+    expect((await call(url, '/load_lora_adapter', { lora_name: 'embed', lora_path: folder })).body.success).toBe(true);
+    const [expected, plain] = [await inProcess(adapted, [prompts[1]!], 10), await inProcess(served.model, [prompts[1]!], 10)];
+    const reply = await generate(url, prompts[1]!, { max_new_tokens: 10, temperature: 0 }, { lora_path: 'embed' });
+    expectSame(
+      reply.body.output_ids,
+      reply.body.meta_info.output_token_logprobs.map((x: number[]) => x[0]),
+      expected[0]!,
+    );
+    expect(expected[0]!.logProbs).not.toEqual(plain[0]!.logProbs);
+    expect((await call(url, '/unload_lora_adapter', { lora_name: 'embed' })).body.success).toBe(true);
+    adapted.dispose();
+  });
+
   test("loading and unloading leaves the tensor count where it was; an unload waits for the adapter's requests", async () => {
     const spec = { rank: 2, alpha: 4, targets: parseTarget('q_proj,v_proj') };
     const adapted = served.model.withAdapters(spec, newAdapters(spec, adaptedProjections(spec, 4), served.model, 4));

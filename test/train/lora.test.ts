@@ -88,23 +88,28 @@ describe('a LoRA run', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
-  test('plays ahead in a worker that holds the base and receives the adapters alone', async () => {
-    // the worker loads the env from its plugin file (it does not share this thread's registry)
-    const plugin = `plugins=[${resolve(import.meta.dir, '../fixtures/plugins/vowels.ts')}]`;
-    const run = await runIn(scratch(), new PluginHost(), pretrain, [
-      ...LORA,
-      plugin,
-      'async_generation_ratio=1',
-      'max_steps=3',
-      'use_kl_loss=true',
-      'kl_loss_coef=0.1',
-    ]);
-    expect(run.result.steps).toBe(3);
-    const steps = readMetricsJsonl(join(run.out, 'logs', 'metrics.jsonl'));
-    // step s trains on a batch of version s - 1: the adapters after s - 1 steps, sent to the worker
-    expect(steps.map((r) => r.metrics['async/policy_version'])).toEqual([0, 0, 1]);
-    expect(steps.every((r) => Number.isFinite(r.metrics['actor/train_infer_logprob_gap']) && r.metrics['actor/train_infer_logprob_gap']! < 1)).toBe(true);
-  });
+  for (const [what, extra] of [
+    ['the adapters alone', []],
+    ['the adapters and the embedding it trains whole', ['actor_train.model_args.additional_target=embed_tokens']],
+  ] as const)
+    test(`plays ahead in a worker that holds the base and receives ${what}`, async () => {
+      // the worker loads the env from its plugin file (it does not share this thread's registry)
+      const plugin = `plugins=[${resolve(import.meta.dir, '../fixtures/plugins/vowels.ts')}]`;
+      const run = await runIn(scratch(), new PluginHost(), pretrain, [
+        ...LORA,
+        ...extra,
+        plugin,
+        'async_generation_ratio=1',
+        'max_steps=3',
+        'use_kl_loss=true',
+        'kl_loss_coef=0.1',
+      ]);
+      expect(run.result.steps).toBe(3);
+      const steps = readMetricsJsonl(join(run.out, 'logs', 'metrics.jsonl'));
+      // step s trains on a batch of version s - 1: the adapters after s - 1 steps, sent to the worker
+      expect(steps.map((r) => r.metrics['async/policy_version'])).toEqual([0, 0, 1]);
+      expect(steps.every((r) => Number.isFinite(r.metrics['actor/train_infer_logprob_gap']) && r.metrics['actor/train_infer_logprob_gap']! < 1)).toBe(true);
+    });
 
   test('keeps optimizer moments for the adapters only; its reference is the base, with no copy of it', async () => {
     const config = await configOf(vowelsYaml(pretrain), host, [...LORA, 'use_kl_loss=true', 'kl_loss_coef=0.1']);
@@ -116,6 +121,40 @@ describe('a LoRA run', () => {
     expect(roles.sources.reference).toContain('frozen base');
     expect(roles.sources.actor_train).toContain('LoRA r 4, alpha 8 on q_proj, v_proj, down_proj (2 layers)');
     roles.dispose();
+  });
+
+  test('with additional_target the embedding trains whole beside the adapters; the reference keeps the base\u2019s; PEFT\u2019s folder carries it', async () => {
+    const before = tf.memory().numTensors;
+    const settings = [...LORA, 'actor_train.model_args.additional_target=embed_tokens', 'use_kl_loss=true', 'kl_loss_coef=0.1'];
+    const config = await configOf(vowelsYaml(pretrain), host, settings);
+    const roles = await buildRoles(config, roleNeeds(config));
+    // the tied embedding first, then the adapters: one more variable for the optimizer
+    expect(roles.actor.trainedVariables[0]).toBe(roles.actor.embed);
+    expect(roles.actorOptimizer.variables).toEqual(roles.actor.trainedVariables);
+    expect(roles.actorOptimizer.variables.length).toBe(1 + 2 * 3 * 2);
+    expect(roles.reference!.embed).not.toBe(roles.actor.embed);
+    expect(roles.reference!.blocks[0]!.q).toBe(roles.actor.blocks[0]!.q);
+    expect(roles.reference!.sharesBaseWith(roles.actor)).toBe(true);
+    expect(roles.sources.actor_train).toContain('q_proj, v_proj, down_proj (2 layers); embed_tokens trained whole');
+    roles.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+
+    const run = await runIn(scratch(), host, pretrain, settings);
+    const model = join(run.out, 'model');
+    const saved = JSON.parse(readFileSync(join(model, 'adapter_config.json'), 'utf8'));
+    expect(saved).toMatchObject({ modules_to_save: ['embed_tokens'], ensure_weight_tying: true });
+    const { tensors } = readSafetensors(join(model, 'adapter_model.safetensors'));
+    const embedding = tensors.get('base_model.model.model.embed_tokens.weight')!;
+    expect(Array.from(tensors.get('base_model.model.lm_head.weight')!.data)).toEqual(Array.from(embedding.data));
+    const base = await loadModel(pretrain, { seed: 0, trainable: false });
+    const baseEmbedding = Array.from((await base.model.embed.data()) as Float32Array);
+    expect(Array.from(embedding.data)).not.toEqual(baseEmbedding);
+    // loaded back: the trained embedding in the policy, the base's in the base
+    const trained = await loadModel(model, { seed: 0, trainable: true, keepAdapters: true });
+    expect(Array.from((await trained.model.embed.data()) as Float32Array)).toEqual(Array.from(embedding.data));
+    expect(Array.from((await trained.model.withoutAdapters().embed.data()) as Float32Array)).toEqual(baseEmbedding);
+    trained.model.dispose();
+    base.model.dispose();
   });
 
   test('a checkpoint holds the adapter folder and the adapters\u2019 moments, not the base or a reference', async () => {
@@ -134,6 +173,11 @@ describe('a resumed LoRA run ends where the uninterrupted one does', () => {
   const cases: Array<[string, string[], 'stopped' | 'copied']> = [
     ['with a KL loss against the base', ['use_kl_loss=true', 'kl_loss_coef=0.1'], 'stopped'],
     ['with a lagging actor_infer, all-linear', ['actor_train.model_args.lora_target=all-linear', 'actor_infer.model_update_frequency=2'], 'copied'],
+    [
+      'training the embedding whole (additional_target), with a KL loss and a lagging actor_infer',
+      ['actor_train.model_args.additional_target=embed_tokens', 'use_kl_loss=true', 'kl_loss_coef=0.1', 'actor_infer.model_update_frequency=2'],
+      'stopped',
+    ],
   ];
   for (const [name, extra, how] of cases) {
     test(name, async () => {
@@ -191,7 +235,7 @@ describe('a policy that starts from an adapter (adapter_name_or_path, or pretrai
 
     const other = await configOf(vowelsYaml(folder), host, ['actor_train.model_args.lora_target=all-linear', 'actor_train.model_args.lora_rank=4']);
     await expect(buildRoles(other, roleNeeds(other))).rejects.toThrow(
-      'actor_train.model_args: the loaded adapter (r 4, alpha 8 on q_proj, v_proj, down_proj (2 layers)) is not the one lora_target, lora_rank and lora_alpha describe (r 4, alpha 8 on all-linear)',
+      'actor_train.model_args: the loaded adapter (r 4, alpha 8 on q_proj, v_proj, down_proj (2 layers)) is not the one lora_target, lora_rank, lora_alpha and additional_target describe (r 4, alpha 8 on all-linear)',
     );
     adapted.dispose();
     base.model.dispose();
@@ -232,6 +276,24 @@ describe('LoRA settings', () => {
     await refused(
       ['actor_train.model_args.lora_save_merged=true'],
       'actor_train.model_args.lora_save_merged: only a LoRA run (actor_train.model_args.lora_target) has adapters to merge; remove it',
+    );
+    await refused(
+      ['actor_train.model_args.additional_target=embed_tokens'],
+      'actor_train.model_args.additional_target: names modules trained whole beside LoRA adapters; set lora_target, or remove it (without LoRA every weight trains)',
+    );
+    await refused(
+      [...LORA, "actor_train.model_args.additional_target='embed_tokens,norm'"],
+      "actor_train.model_args.additional_target: 'norm' cannot be trained whole beside the adapters: embed_tokens and lm_head can",
+    );
+    await refused(
+      [
+        ...LORA,
+        'actor_train.model_args.additional_target=embed_tokens',
+        "actor_infer.model_args.lora_target='q_proj,v_proj,down_proj'",
+        'actor_infer.model_args.lora_rank=4',
+        'actor_infer.model_args.additional_target=lm_head',
+      ],
+      "actor_infer.model_args.additional_target: actor_infer generates with actor_train's adapters; give it actor_train's additional_target, or none",
     );
     await refused(
       [...LORA, 'actor_train.model_args.lora_dropout=0.05'],

@@ -39,7 +39,10 @@ async function serverSync(config: AgenticConfig, roles: Roles, train: EnvManager
   if (val?.servers && (!train.servers || where(val.servers) !== where(train.servers))) {
     roles.sources.validation = `${where(val.servers)}${train.servers ? '' : `, ${loading}`}`;
   }
-  if (roles.infer.lora) {
+  if (roles.infer.lora?.modulesToSave?.length) {
+    const modules = roles.infer.lora.modulesToSave.join(', ');
+    roles.sources['weight sync'] = `LoRA with ${modules} trained whole: each version's weights merged (vLLM and SGLang load no adapter with modules_to_save)`;
+  } else if (roles.infer.lora) {
     const endpoints = [...new Set(pools.map((p) => (p.type === 'sglang' ? '/load_lora_adapter' : '/v1/load_lora_adapter')))].join(', ');
     roles.sources['weight sync'] = `LoRA: the base once (SGLang's servers), then each version's adapter alone (${endpoints})`;
   }

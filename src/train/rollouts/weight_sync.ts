@@ -17,7 +17,9 @@
  * model). The adapters apply to the servers' own weights, so an SGLang server (agentic serve
  * included) first gets the run's base once, by /update_weights_from_disk; a vLLM server must have
  * been started on it. Adapters older than the last two are unloaded. A server that lost an adapter
- * (a restart) answers its requests with an error: they fail as infer_failure.
+ * (a restart) answers its requests with an error: they fail as infer_failure. Adapters that come
+ * with modules trained whole (additional_target) travel as merged weights, the first way: vLLM
+ * and SGLang refuse adapters with modules_to_save.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -96,11 +98,11 @@ export class WeightSync {
 
   /** Makes every server hold `version`, the weights of `model` (actor_infer's, holding that version). */
   async bring(version: number, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
-    if (model.lora) return this.bringAdapter(version, model, tokenizer);
+    if (model.lora && !model.lora.modulesToSave?.length) return this.bringAdapter(version, model, tokenizer);
     for (const pool of this.pools) pool.weightVersion = null;
     if (version !== this.version) {
       const folder = weightsFolder(this.dir, version);
-      await saveModel(folder, model, tokenizer, { dtype: this.dtype });
+      await saveModel(folder, model, tokenizer, { dtype: this.dtype, merged: model.lora !== null });
       this.sent.push({ version, folder });
       await Promise.all(this.targets.map((t) => this.load(t, folder, version)));
       for (const path of stale(

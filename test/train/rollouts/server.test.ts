@@ -189,6 +189,32 @@ describe('training on agentic serve', () => {
     }
   });
 
+  test('a LoRA run that trains the embedding whole sends merged weights instead (vLLM and SGLang load no modules_to_save); the gap ~0', async () => {
+    const out = scratch();
+    const info: string[] = [];
+    const { config, host } = await vowels([
+      `output_dir=${out}`,
+      'track_with=[jsonl]',
+      'max_steps=2',
+      'eval_steps=0',
+      "actor_train.model_args.lora_target='q_proj,v_proj'",
+      'actor_train.model_args.lora_rank=4',
+      'actor_train.model_args.additional_target=embed_tokens',
+      ...proxy('train', 'sglang', server.url),
+    ]);
+    await runTraining({ config, files: ['test'], overrides: [] }, host, { info: (line) => info.push(line), warn: () => {} });
+    expect(info).toContain(
+      "weight sync: LoRA with embed_tokens trained whole: each version's weights merged (vLLM and SGLang load no adapter with modules_to_save)",
+    );
+    for (const step of readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'))) {
+      expect(step.metrics['actor/train_infer_logprob_gap']).toBeLessThan(1e-4);
+      expect(step.metrics['env/Vowels/infer_failure']).toBe(0);
+    }
+    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['weights-0', 'weights-1']);
+    expect(readdirSync(join(out, 'weights', 'weights-1'))).toContain('config.json');
+    expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: '1' });
+  });
+
   test("a server that fails to generate for a step: that step's episodes end as infer_failure, counted, and the run goes on", async () => {
     let failing = false;
     // in front of agentic serve: every call goes through, but /generate answers 500 while `failing`
