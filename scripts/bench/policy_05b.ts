@@ -4,7 +4,7 @@
  * step (forward, backward, AdamW) with full fine-tuning and with LoRA, each with and without
  * gradient checkpointing; generation; and what holding weights in bf16 would cost per use.
  *
- *   bun scripts/bench/policy_05b.ts [--out FILE] [--cases a,b] [--batch 1] [--seq 128] [--steps 2]
+ *   bun scripts/bench/policy_05b.ts [--out FILE] [--cases a,b] [--batch 1] [--seq 128] [--steps 2] [--backend wasm|cpu]
  *
  * Each case runs in a fresh process (so its peak memory is its own) and prints one JSON line;
  * the driver writes them all to FILE (default output/bench/policy_05b.json). Memory: the process's
@@ -208,7 +208,7 @@ async function runCase(name: Case): Promise<Record<string, unknown>> {
   // 1 x 128: kept activations of 2 x 128 fill the 4 GiB wasm heap (the step never ends)
   const batch = Number(flag('batch', '1'));
   const seq = Number(flag('seq', '128'));
-  const engine = describeBackend(await startBackend('wasm'));
+  const engine = describeBackend(await startBackend(flag('backend', 'wasm') as 'wasm' | 'cpu'));
   if (name === 'generate') return { ...(await generateCase(Number(flag('sequences', '8')), 32, Number(flag('new', '32')))), engine };
   if (name === 'bf16') return { ...(await bf16Case()), engine };
   return { ...(await trainCase(name, batch, seq, Number(flag('steps', '2')))), engine };

@@ -1,6 +1,7 @@
 /**
  * A learning run with its target: `bun scripts/experiments/learn.ts <config-name> [overrides...]`
- * (`bun run learn:frozen_lake` trains configs/agentic.yaml; `learn:sokoban` and `learn:sokoban_grpo`
+ * (`bun run learn:frozen_lake` trains configs/agentic.yaml, `learn:frozen_lake_lora` the same with
+ * LoRA adapters and the embedding trained whole (docs/models.md); `learn:sokoban` and `learn:sokoban_grpo`
  * train configs/sokoban_compact.yaml with GiGPO and with GRPO; `learn:calculator` trains
  * configs/calculator.yaml).
  *

@@ -73,7 +73,7 @@ export const ModelArgs = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      "actor_train with LoRA: modules trained whole beside the adapters (ROLL's and LLaMA-Factory's key, PEFT's modules_to_save), separated by commas: embed_tokens, lm_head. With tied embeddings they are one matrix, trained once. The base keeps its own copy for the reference; the adapter folder carries them (PEFT loads it; vLLM and SGLang do not, so the weight sync sends them merged weights instead).",
+      "actor_train with LoRA: modules trained whole beside the adapters (ROLL's and LLaMA-Factory's key, PEFT's modules_to_save), separated by commas: embed_tokens, lm_head. With tied embeddings they are one matrix, trained once. The base keeps its own copy for the reference; the adapter folder carries them (PEFT and agentic serve load it; vLLM refuses it, so the weight sync sends servers merged weights instead).",
     ),
   lora_save_merged: z
     .boolean()

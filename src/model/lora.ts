@@ -20,7 +20,7 @@
  * tensors `base_model.model.model.layers.<i>.<module>.lora_A.weight` ([r, in]) and `lora_B.weight`
  * ([out, r]), which PeftModel.from_pretrained, vLLM and SGLang load; the whole modules are
  * `base_model.model.model.embed_tokens.weight` and `base_model.model.lm_head.weight` ([vocab,
- * hidden]), which PEFT loads and vLLM and SGLang refuse.
+ * hidden]), which PEFT loads and vLLM refuses.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -260,8 +260,8 @@ function peftConfigJson(spec: LoraSpec, base: string | null, tied: boolean): Rec
     use_rslora: false,
     use_dora: false,
     modules_to_save: modules.length > 0 ? [...modules] : null,
-    // the head and the embedding stay one matrix, in PEFT as here
-    ensure_weight_tying: tied && modules.length > 0,
+    // the head and the embedding stay one matrix, in PEFT as here (a newer field of PEFT's: written only when needed)
+    ...(tied && modules.length > 0 ? { ensure_weight_tying: true } : {}),
     layers_to_transform: null,
     init_lora_weights: true,
     inference_mode: true,

@@ -64,12 +64,14 @@ export class AdamW {
     const t = this.stepCount;
     const correction1 = 1 - Math.pow(this.beta1, t);
     const correction2 = 1 - Math.pow(this.beta2, t);
-    tf.tidy(() => {
-      this.variables.forEach((param, i) => {
-        const grad = gradients.get(param);
-        if (!grad) return;
-        const m = this.m[i]!;
-        const v = this.v[i]!;
+    // one variable at a time: its dozen temporaries are freed before the next variable's are made
+    // (over all variables at once they would be a dozen copies of the model)
+    this.variables.forEach((param, i) => {
+      const grad = gradients.get(param);
+      if (!grad) return;
+      const m = this.m[i]!;
+      const v = this.v[i]!;
+      tf.tidy(() => {
         m.assign(m.mul(this.beta1).add(grad.mul(1 - this.beta1)));
         v.assign(v.mul(this.beta2).add(tf.square(grad).mul(1 - this.beta2)));
         const update = m.div(correction1).div(tf.sqrt(v.div(correction2)).add(this.epsilon));

@@ -428,10 +428,11 @@ export class Qwen2Model {
     const own = canonicalModules(spec.modulesToSave, this.config.tie_word_embeddings).map((module) => {
       const value = modules[module];
       if (!value) throw new AgenticError(`LoRA: no values for ${module}, which the adapter trains whole`);
-      return [
-        module,
-        value instanceof tf.Variable ? value : tf.variable(tf.tensor(value.data, value.shape), false, `${module}_${VARIABLE_ID.next++}`),
-      ] as const;
+      if (value instanceof tf.Variable) return [module, value] as const;
+      const tensor = tf.tensor(value.data, value.shape);
+      const variable = tf.variable(tensor, false, `${module}_${VARIABLE_ID.next++}`);
+      tensor.dispose();
+      return [module, variable] as const;
     });
     const chosen = Object.fromEntries(own) as Partial<Record<SavedModule, tf.Variable>>;
     const blocks = this.blocks.map((b, i) => ({ ...b, adapters: adapters[i]! }));

@@ -405,6 +405,11 @@ describe("agentic serve: LoRA adapters (SGLang's and vLLM's endpoints)", () => {
     expect(expected[0]!.logProbs).not.toEqual(plain[0]!.logProbs);
     expect((await call(url, '/unload_lora_adapter', { lora_name: 'embed' })).body.success).toBe(true);
     adapted.dispose();
+    // the served model's copy of the adapter and its embedding are freed with it
+    const idle = await waitForInfo(url, (info) => info.running === 0 && info.queued === 0);
+    expect((await call(url, '/load_lora_adapter', { lora_name: 'embed', lora_path: folder })).body.success).toBe(true);
+    expect((await call(url, '/unload_lora_adapter', { lora_name: 'embed' })).body.success).toBe(true);
+    expect((await waitForInfo(url, (info) => info.running === 0 && info.queued === 0)).tensors).toBe(idle.tensors);
   });
 
   test("loading and unloading leaves the tensor count where it was; an unload waits for the adapter's requests", async () => {

@@ -41,7 +41,8 @@ async function serverSync(config: AgenticConfig, roles: Roles, train: EnvManager
   }
   if (roles.infer.lora?.modulesToSave?.length) {
     const modules = roles.infer.lora.modulesToSave.join(', ');
-    roles.sources['weight sync'] = `LoRA with ${modules} trained whole: each version's weights merged (vLLM and SGLang load no adapter with modules_to_save)`;
+    roles.sources['weight sync'] =
+      `LoRA with ${modules} trained whole: each version's weights merged (vLLM refuses adapters with modules_to_save; SGLang documents no support for them)`;
   } else if (roles.infer.lora) {
     const endpoints = [...new Set(pools.map((p) => (p.type === 'sglang' ? '/load_lora_adapter' : '/v1/load_lora_adapter')))].join(', ');
     roles.sources['weight sync'] = `LoRA: the base once (SGLang's servers), then each version's adapter alone (${endpoints})`;

@@ -19,7 +19,7 @@
  * been started on it. Adapters older than the last two are unloaded. A server that lost an adapter
  * (a restart) answers its requests with an error: they fail as infer_failure. Adapters that come
  * with modules trained whole (additional_target) travel as merged weights, the first way: vLLM
- * and SGLang refuse adapters with modules_to_save.
+ * refuses adapters with modules_to_save, and SGLang documents no support for them.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';

@@ -189,7 +189,7 @@ describe('training on agentic serve', () => {
     }
   });
 
-  test('a LoRA run that trains the embedding whole sends merged weights instead (vLLM and SGLang load no modules_to_save); the gap ~0', async () => {
+  test('a LoRA run that trains the embedding whole sends merged weights instead (vLLM and SGLang: no modules_to_save); the gap ~0', async () => {
     const out = scratch();
     const info: string[] = [];
     const { config, host } = await vowels([
@@ -204,7 +204,7 @@ describe('training on agentic serve', () => {
     ]);
     await runTraining({ config, files: ['test'], overrides: [] }, host, { info: (line) => info.push(line), warn: () => {} });
     expect(info).toContain(
-      "weight sync: LoRA with embed_tokens trained whole: each version's weights merged (vLLM and SGLang load no adapter with modules_to_save)",
+      "weight sync: LoRA with embed_tokens trained whole: each version's weights merged (vLLM refuses adapters with modules_to_save; SGLang documents no support for them)",
     );
     for (const step of readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'))) {
       expect(step.metrics['actor/train_infer_logprob_gap']).toBeLessThan(1e-4);
