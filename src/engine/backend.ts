@@ -17,7 +17,8 @@ import { describeBlas, findBlas } from './blas';
 import { installWasmKernels } from './kernels';
 import { useBlas } from './kernels/matmul';
 import { installMatMulGradient } from './kernels/matmul_grad';
-import { useWasmThreads, wasmSpinPolls, wasmThreadsWanted, type WasmThreadChoice } from './kernels/wasm_threads';
+import { describeSpin, spinChoice } from './kernels/spin_policy';
+import { useWasmThreads, wasmThreadsWanted, type WasmThreadChoice } from './kernels/wasm_threads';
 
 export type { BackendName } from './names';
 
@@ -73,13 +74,16 @@ async function keepingProcessHandlers<T>(start: () => Promise<T>): Promise<T> {
  * (wasmThreadsExactly) leaves the library's thread count, which is per process, to the trainer's
  * start.
  */
-function chooseMatmuls(options: BackendOptions, threads: number): string {
+function chooseMatmuls(options: BackendOptions, threads: number): { description: string; onBlas: boolean } {
   const choice = process.env.AGENTIC_BLAS ?? options.blas ?? 'auto';
   const library = findBlas(choice);
   if (library && !options.wasmThreadsExactly) library.setThreads(threads);
   useBlas(library);
-  if (library) return `${describeBlas(library)} (blas=${choice})`;
-  return choice === 'none' ? 'XNNPACK (blas=none)' : 'XNNPACK (no system BLAS found; apt-get install libopenblas0-pthread for faster ones)';
+  if (library) return { description: `${describeBlas(library)} (blas=${choice})`, onBlas: true };
+  return {
+    description: choice === 'none' ? 'XNNPACK (blas=none)' : 'XNNPACK (no system BLAS found; apt-get install libopenblas0-pthread for faster ones)',
+    onBlas: false,
+  };
 }
 
 /** Makes the named backend available to tf.setBackend; returns what it runs on. */
@@ -95,11 +99,12 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
           'tfjs-backend-wasm-threaded-simd.wasm': wasmThreaded,
         });
         const choice = options.wasmThreadsExactly ?? wasmThreadsWanted(process.env, options.wasmThreads);
-        const spin = wasmSpinPolls();
+        const matmuls = chooseMatmuls(options, choice.threads);
+        const spin = spinChoice(matmuls.onBlas);
         useWasmThreads(choice.threads, wasmThreaded, spin);
         installWasmKernels();
-        wasmMatmuls = chooseMatmuls(options, choice.threads);
-        wasmDetail = choice.threads === 1 ? `1 thread: ${choice.why}` : `${choice.threads} threads: ${choice.why}; idle threads sleep after ${spin} polls`;
+        wasmMatmuls = matmuls.description;
+        wasmDetail = choice.threads === 1 ? `1 thread: ${choice.why}` : `${choice.threads} threads: ${choice.why}; ${describeSpin(spin)}`;
       }
       return wasmDetail;
     case 'cpu':

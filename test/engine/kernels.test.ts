@@ -12,8 +12,9 @@ import { startBackend } from '../../src/engine/backend';
 import { type Blas, findBlas } from '../../src/engine/blas';
 import { blasInUse, useBlas } from '../../src/engine/kernels/matmul';
 import { cgroupCpuQuota, availableCores } from '../../src/engine/cores';
-import { wasmSpinPolls, wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
-import { boundedSpinWasm, WASM_SPIN_POLLS } from '../../src/engine/kernels/wasm_spin';
+import { wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
+import { adjustableSpinWasm, SPIN_BOUND_ADDRESS, spinBoundOf } from '../../src/engine/kernels/wasm_spin';
+import { describeSpin, nextSpin, SPIN_ALONE, SPIN_SHARED, spinChoice } from '../../src/engine/kernels/spin_policy';
 import { ConfigError } from '../../src/errors';
 import { Rng } from '../../src/engine/rng';
 import { readFileSync } from 'node:fs';
@@ -369,25 +370,48 @@ describe('wasm threads', () => {
     }
   });
 
-  test('AGENTIC_WASM_SPIN bounds the polls of a waiting pool thread; a bad value is a one-line config error', () => {
-    expect(wasmSpinPolls({})).toBe(WASM_SPIN_POLLS);
-    expect(wasmSpinPolls({ AGENTIC_WASM_SPIN: '1000000' })).toBe(1_000_000);
-    for (const bad of ['0', 'many', '2.5', '3000000']) expect(() => wasmSpinPolls({ AGENTIC_WASM_SPIN: bad })).toThrow(/^AGENTIC_WASM_SPIN=/);
+  test('the spin bound: adaptive on XNNPACK, short beside BLAS, AGENTIC_WASM_SPIN fixes it; a bad value is a one-line config error', () => {
+    expect(spinChoice(false, {})).toEqual({ kind: 'adaptive', alone: SPIN_ALONE, shared: SPIN_SHARED, thresholdPerS: expect.any(Number) });
+    expect(spinChoice(true, {})).toMatchObject({ kind: 'fixed', polls: SPIN_SHARED });
+    expect(spinChoice(true, { AGENTIC_WASM_SPIN: '1000000' })).toMatchObject({ kind: 'fixed', polls: 1_000_000 });
+    // the pool's loop counts down by 5 to exactly 0: other bounds are rounded, never left to wrap
+    expect(spinChoice(false, { AGENTIC_WASM_SPIN: '1001' })).toMatchObject({ kind: 'fixed', polls: 1000 });
+    expect(spinChoice(false, { AGENTIC_WASM_SPIN: '1' })).toMatchObject({ kind: 'fixed', polls: 5 });
+    for (const n of [1, 4, 999, 1003, 123457]) expect(spinBoundOf(n) % 5).toBe(0);
+    for (const bad of ['0', 'many', '2.5', '-3']) expect(() => spinChoice(false, { AGENTIC_WASM_SPIN: bad })).toThrow(/^AGENTIC_WASM_SPIN=/);
+    expect(describeSpin(spinChoice(false, {}))).toBe(
+      `idle threads spin ${SPIN_ALONE} polls while the cores are ours, ${SPIN_SHARED} when another process wants them`,
+    );
   });
 
-  test("the threaded module's three spin bounds are rewritten, nothing else; another file is refused", () => {
+  test('the adaptive bound drops at the first contended reading and returns after three calm ones', () => {
+    const choice = spinChoice(false, {});
+    if (choice.kind !== 'adaptive') throw new Error('expected the adaptive choice');
+    const busy = choice.thresholdPerS + 1;
+    let calm = 0;
+    const polls = [0, 0, 0, busy, 0, 0, 0].map((rate) => {
+      const next = nextSpin(choice, rate, calm);
+      calm = next.calm;
+      return next.polls;
+    });
+    expect(polls).toEqual([SPIN_SHARED, SPIN_SHARED, SPIN_ALONE, SPIN_SHARED, SPIN_SHARED, SPIN_SHARED, SPIN_ALONE]);
+  });
+
+  test('the threaded module reads its three spin bounds from one shared word, and still validates; another file is refused', () => {
     const file = join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm');
     const stock = new Uint8Array(readFileSync(file));
-    const bounded = boundedSpinWasm(file, 1000);
-    const leb = (at: number) => (bounded[at]! & 0x7f) | ((bounded[at + 1]! & 0x7f) << 7) | ((bounded[at + 2]! & 0x7f) << 14);
-    const changed = [...stock.keys()].filter((i) => stock[i] !== bounded[i]);
-    expect(changed.length).toBeGreaterThan(0);
-    expect(changed.length).toBeLessThanOrEqual(9);
-    // every change sits in an `i32.const` (0x41) whose value is now 1000, in the stock constant's three bytes
-    const constants = [...new Set(changed.map((i) => [i - 1, i - 2, i - 3].find((at) => stock[at] === 0x41 && stock[at + 1] === 0xc0)!))];
-    expect(constants).toHaveLength(3);
-    for (const at of constants) expect(leb(at + 1)).toBe(1000);
-    expect(() => boundedSpinWasm(join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'))).toThrow(
+    const adjustable = adjustableSpinWasm(file);
+    expect(WebAssembly.validate(adjustable)).toBe(true);
+    const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+    // `i32.const 1000000` gone, `i32.const 512; i32.atomic.load` in its place, three times
+    const count = (bytes: Uint8Array, pattern: string) => hex(bytes).split(pattern).length - 1;
+    expect(SPIN_BOUND_ADDRESS).toBe(512);
+    const load = '418004fe100200'; // i32.const 512 (LEB128 80 04); i32.atomic.load align=2 offset=0
+    expect(count(stock, '41c0843d21')).toBe(3);
+    expect(count(adjustable, '41c0843d21')).toBe(0);
+    expect(count(adjustable, `${load}21`)).toBe(3);
+    expect(adjustable.length).toBe(stock.length + 3 * 3);
+    expect(() => adjustableSpinWasm(join(ROOT, 'node_modules/@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'))).toThrow(
       /is not tfjs-backend-wasm 4\.22\.0's threaded module/,
     );
   });
@@ -411,11 +435,12 @@ describe('wasm threads', () => {
       const started = await startBackend('wasm');
       const a = tf.tensor2d(Array.from({ length: 64 * 64 }, (_, i) => (i % 7) - 3), [64, 64]);
       const sum = (await tf.sum(tf.matMul(a, a, false, true)).data())[0];
-      console.log(JSON.stringify({ threads: getThreadsCount(), sum, detail: started.detail }));`;
+      const bound = new Int32Array((tf.backend() as any).wasm.HEAP32.buffer)[${SPIN_BOUND_ADDRESS / 4}];
+      console.log(JSON.stringify({ threads: getThreadsCount(), sum, detail: started.detail, bound }));`;
     const child = Bun.spawn([...prefix, process.execPath, '-e', script], { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'pipe' });
     const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     expect(code).toBe(0);
-    const out = JSON.parse(stdout) as { threads: number; sum: number; detail: string };
+    const out = JSON.parse(stdout) as { threads: number; sum: number; detail: string; bound: number };
     // The sum of all entries of a aT is the sum over columns of (column sum)^2.
     let expected = 0;
     for (let col = 0; col < 64; col++) {
@@ -424,14 +449,21 @@ describe('wasm threads', () => {
       expected += s * s;
     }
     expect(out.sum).toBe(expected);
-    return { threads: out.threads, detail: out.detail, stderr };
+    return { threads: out.threads, detail: out.detail, bound: out.bound, stderr };
   }
 
   test('two threads start under Bun, multiply correctly, and let the process exit', async () => {
     const { threads, detail, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2' });
     expect(stderr).toBe('');
     expect(threads).toBe(2);
-    expect(detail).toBe(`2 threads: AGENTIC_WASM_THREADS=2; idle threads sleep after ${WASM_SPIN_POLLS} polls`);
+    expect(detail).toStartWith('2 threads: AGENTIC_WASM_THREADS=2; idle threads ');
+  });
+
+  test('the pool reads the bound the process sets (AGENTIC_WASM_SPIN, rounded to the loop step of 5)', async () => {
+    const { detail, bound, stderr } = await childRun({ AGENTIC_WASM_THREADS: '2', AGENTIC_WASM_SPIN: '2002', AGENTIC_BLAS: 'none' });
+    expect(stderr).toBe('');
+    expect(bound).toBe(2000);
+    expect(detail).toEndWith('idle threads sleep after 2000 polls (AGENTIC_WASM_SPIN=2002)');
   });
 
   test('by default, one thread per core the affinity mask allows (taskset -c 0: one)', async () => {

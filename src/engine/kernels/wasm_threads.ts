@@ -26,14 +26,12 @@ import { join } from 'node:path';
 import { ConfigError } from '../../errors';
 import { availableCores } from '../cores';
 import { cwrapOf } from './wasm_heap';
-import { boundedSpinWasm, WASM_SPIN_POLLS } from './wasm_spin';
+import { governSpin, type SpinChoice } from './spin_policy';
+import { adjustableSpinWasm, SPIN_BOUND_ADDRESS } from './wasm_spin';
 
 /** tfjs-backend-wasm registers 'wasm' with this priority; ours keeps it. */
 const WASM_PRIORITY = 2;
 const THREADS_ENV = 'AGENTIC_WASM_THREADS';
-const SPIN_ENV = 'AGENTIC_WASM_SPIN';
-/** The largest bound three LEB128 bytes hold (the stock constant's width). */
-const MAX_SPIN_POLLS = 2 ** 21 - 1;
 /** XNNPACK's pool in this build takes at most 8 threads. */
 const MAX_THREADS = 8;
 
@@ -64,20 +62,6 @@ export function wasmThreadsWanted(env: Record<string, string | undefined> = proc
   return { threads: n, why: `${THREADS_ENV}=${n}` };
 }
 
-/**
- * Polls of a waiting pool thread before it sleeps: `AGENTIC_WASM_SPIN` when set (1000000 is
- * XNNPACK's own, fastest alone and a collapse beside another process), else WASM_SPIN_POLLS.
- */
-export function wasmSpinPolls(env: Record<string, string | undefined> = process.env): number {
-  const raw = env[SPIN_ENV];
-  if (raw === undefined || raw.trim() === '') return WASM_SPIN_POLLS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_SPIN_POLLS) {
-    throw new ConfigError(`${SPIN_ENV}=${raw} is not a number of polls: give a whole number from 1 to ${MAX_SPIN_POLLS}`);
-  }
-  return n;
-}
-
 /** Writes `data` to `dir/name` unless an identical file is there; atomic for concurrent starts. */
 function writeOnce(dir: string, name: string, data: string | Uint8Array): string {
   const path = join(dir, name);
@@ -97,9 +81,9 @@ function glueText(): string {
 
 /**
  * The worker script and the glue it evaluates, as real files (Bun's workers take no blob: URLs),
- * and the module with its spin-waits bounded (wasm_spin.ts).
+ * and the module with its spin bound read from memory (wasm_spin.ts).
  */
-function moduleFiles(wasmFile: string, spinPolls: number): { worker: string; glue: string; wasm: string } {
+function moduleFiles(wasmFile: string): { worker: string; glue: string; wasm: string } {
   // The worker's source lives in a template literal whose `\n` escapes became newlines; restore
   // them so its string literals parse (tfjs's browser loader does the same).
   const worker = wasmWorkerContents.replace(/\n/g, '\\n');
@@ -110,7 +94,7 @@ function moduleFiles(wasmFile: string, spinPolls: number): { worker: string; glu
   return {
     worker: writeOnce(dir, 'tfjs-backend-wasm-threaded-simd.worker.js', worker),
     glue: writeOnce(dir, 'tfjs-backend-wasm-threaded-simd.js', glue),
-    wasm: writeOnce(dir, `tfjs-backend-wasm-threaded-simd.spin-${spinPolls}.wasm`, boundedSpinWasm(wasmFile, spinPolls)),
+    wasm: writeOnce(dir, 'tfjs-backend-wasm-threaded-simd.adjustable-spin.wasm', adjustableSpinWasm(wasmFile)),
   };
 }
 
@@ -143,9 +127,20 @@ function threadedFactory(threads: number): Factory {
   return module.exports;
 }
 
+/**
+ * Hands the pool's shared spin bound to its policy (spin_policy.ts). Called before the pool starts:
+ * the word must still be 0, or something else of the module uses it.
+ */
+function governPoolSpin(wasm: WasmModule, spin: SpinChoice): void {
+  const heap = new Int32Array((wasm as unknown as { HEAP32: Int32Array }).HEAP32.buffer);
+  const index = SPIN_BOUND_ADDRESS / 4;
+  if (Atomics.load(heap, index) !== 0) throw new Error(`the wasm module uses the word at ${SPIN_BOUND_ADDRESS} that holds its spin bound`);
+  governSpin(spin, (polls) => Atomics.store(heap, index, polls));
+}
+
 /** Starts the threaded module and builds a BackendWasm on it, as tfjs's own init would. */
-async function startThreaded(wasmFile: string, threads: number, spinPolls: number): Promise<BackendWasm> {
-  const files = moduleFiles(wasmFile, spinPolls);
+async function startThreaded(wasmFile: string, threads: number, spin: SpinChoice): Promise<BackendWasm> {
+  const files = moduleFiles(wasmFile);
   const wasm: WasmModule = await new Promise((resolve, reject) => {
     threadedFactory(threads)({
       locateFile: (path: string) => (path.endsWith('.worker.js') ? files.worker : path.endsWith('.wasm') ? files.wasm : path),
@@ -162,6 +157,7 @@ async function startThreaded(wasmFile: string, threads: number, spinPolls: numbe
     disposeData: cwrap('dispose_data', null, ['number']),
     dispose: cwrap('dispose', null, []),
   } as WasmModule['tfjs'];
+  governPoolSpin(wasm, spin);
   setThreadsCount(threads);
   const backend = new BackendWasm(wasm);
   // The pool's threads wait for work forever; they must not keep the process alive.
@@ -177,7 +173,7 @@ async function startThreaded(wasmFile: string, threads: number, spinPolls: numbe
  * fail (say, no writable temporary folder), a one-line warning says why and the single-threaded
  * backend starts instead.
  */
-export function useWasmThreads(threads: number, wasmFile: string, spinPolls: number): void {
+export function useWasmThreads(threads: number, wasmFile: string, spin: SpinChoice): void {
   // Once started, the backend holds tensors: never swap it out from under them. (The engine's
   // registry, not tf.findBackend: that one starts the stock backend as a side effect.)
   if (threads <= 1 || 'wasm' in tf.engine().registry) return;
@@ -188,7 +184,7 @@ export function useWasmThreads(threads: number, wasmFile: string, spinPolls: num
     'wasm',
     async () => {
       try {
-        return await startThreaded(wasmFile, threads, spinPolls);
+        return await startThreaded(wasmFile, threads, spin);
       } catch (error) {
         process.stderr.write(`warning: the wasm backend runs single-threaded: ${(error as Error).message.split('\n')[0]}\n`);
         return stock.factory();
