@@ -103,7 +103,7 @@ async function runUpdate(
   rows: TokenRows,
   schedule: UpdateSchedule,
   microLoss: MicroLoss,
-  onStats: (stats: Float32Array, loss: number) => void,
+  onStats: (stats: Float32Array, loss: number, weightsChanged: boolean) => void,
 ): Promise<{ gradNorms: number[]; optimizerSteps: number; skipped: number; skippedAtEnd: number; losses: number[] }> {
   const gradNorms: number[] = [];
   const losses: number[] = [];
@@ -134,7 +134,7 @@ async function runUpdate(
         disposeGradients(gradients);
         const value = (await loss.data())[0]!;
         total += value;
-        onStats((await stats!.data()) as Float32Array, value);
+        onStats((await stats!.data()) as Float32Array, value, optimizerSteps > 0);
         tf.dispose([loss, stats!, inputs]);
       }
       const summed = accumulator.take('sum');
@@ -174,6 +174,9 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Act
   let tokens = 0;
   const parts = { pg: 0, kl: 0, entropy: 0 };
   let partsCount = 0;
+  // |log-prob - old log-prob| over the tokens scored before the first optimizer step: with the
+  // sampler's log-probs as the old ones, how far generation's numbers are from training's
+  const gap = { sum: 0, tokens: 0 };
   const microLoss: MicroLoss = (batch, inputs, targets, norms, hiddenOf) => {
     const mask = shiftedValues(batch, rows.masks);
     const old = shiftedValues(batch, rows.oldLogProbs);
@@ -201,10 +204,11 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Act
     const bonus = rows.entropyScope ? entropyLoss(entropy, mask, o.policy.aggMode, norms, scoped(rows.entropyScope)) : ent;
     if (o.entropyCoef > 0) loss = tf.sub(loss, tf.mul(bonus, o.entropyCoef)) as tf.Scalar;
     // the parts, for metrics, travel in the stats vector after the policy statistics
-    const stats = tf.concat([pg.stats, tf.stack([pg.loss, kl ?? tf.scalar(0), ent])]) as tf.Tensor1D;
+    const gapSum = tf.sum(tf.mul(tf.abs(tf.sub(logProbs, old)), mask));
+    const stats = tf.concat([pg.stats, tf.stack([pg.loss, kl ?? tf.scalar(0), ent, gapSum, tf.sum(mask)])]) as tf.Tensor1D;
     return { loss, stats };
   };
-  const onStats = (stats: Float32Array) => {
+  const onStats = (stats: Float32Array, _loss: number, weightsChanged: boolean) => {
     // ratio, approxkl, policykl; ratio max and min; the variant's own; then the loss's parts
     for (let i = 0; i < 3; i++) sums[i]! += stats[i]!;
     ratioMax = Math.max(ratioMax, stats[3]!);
@@ -215,6 +219,9 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Act
     parts.kl += stats[at + 1]!;
     parts.entropy += stats[at + 2]!;
     partsCount++;
+    if (weightsChanged) return;
+    gap.sum += stats[at + 3]!;
+    gap.tokens += stats[at + 4]!;
   };
   const run = await runUpdate(model, optimizer, rows, schedule, microLoss, onStats);
   // micro-batch parts are fractions of their mini-batch's value; per mini-batch they sum to it
@@ -231,6 +238,7 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Act
       'actor/policykl': perToken(2),
       ...Object.fromEntries(variant.stats.map((name, j) => [`actor/${name}`, perToken(3 + j)])),
       ...(variant.scores ? scoreSplit(rows.episodeScores) : {}),
+      'actor/logprob_gap_before_update': gap.tokens ? gap.sum / gap.tokens : 0,
       'actor/ratio_max': partsCount ? ratioMax : 1,
       'actor/ratio_min': partsCount ? ratioMin : 1,
       'actor/grad_norm': average(run.gradNorms),

@@ -44,6 +44,9 @@ export async function learn(batch: TrainBatch, ctx: StepContext): Promise<void> 
       }),
     );
     log.add(result.metrics);
+    // without a recompute the old log-probs are the sampler's: the gap before the first optimizer
+    // step is generation's against training's forward pass, as a recompute would report it
+    if (!batch.recomputedLogProbs) log.add({ 'actor/train_infer_logprob_gap': result.metrics['actor/logprob_gap_before_update']! });
     ctx.noteSkipped('actor', result);
   }
   if (step >= c.critic_warmup && c.warm_start.rehearsal_coef > 0) {
