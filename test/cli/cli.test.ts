@@ -133,7 +133,7 @@ describe('agentic config', () => {
       expect(code).toBe(0);
       expect(stdout).toContain('exp_name: spelled\n');
     }
-  });
+  }, 60_000);
 
   test('a config that uses a plugin by path shows the plugin defaults', async () => {
     const dir = scratch({
