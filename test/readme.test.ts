@@ -40,4 +40,4 @@ test('the config examples run', async () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
   }
-});
+}, 60_000);

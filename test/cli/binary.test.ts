@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseYaml } from '../../src/config/yaml';
 import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
 import { call, startServe } from '../serve/helpers';
+import { IN_CI, missing } from '../system_tools';
 import { RedisServer, WorkerProcess } from '../train/rollouts/distributed_helpers';
 
 let bin = '';
@@ -52,7 +53,7 @@ describe('the compiled binary in an empty folder', () => {
     const { code, stdout } = await run(['doctor']);
     expect(code).toBe(0);
     const row = lines(stdout).find((l) => l.trim().startsWith('matmuls'));
-    if (process.env.CI) expect(row).toMatch(/matmuls +OpenBLAS [\d.]+ \(.+\) \(blas=auto\)$/);
+    if (IN_CI) expect(row).toMatch(/matmuls +OpenBLAS [\d.]+ \(.+\) \(blas=auto\)$/);
     else expect(row).toMatch(/matmuls +(.+\(blas=auto\)|XNNPACK \(no system BLAS found.*)$/);
   }, 60_000);
 
@@ -107,34 +108,6 @@ describe('the compiled binary in an empty folder', () => {
     expect(steps.slice(0, 2).map((r) => r.metrics['async/staleness_max'])).toEqual([0, 1]);
   }, 60_000);
 
-  test('distributed rollouts: agentic worker from the binary plays the jobs of a run with its own copy of the actor, a user plugin loaded by path', async () => {
-    const redis = await RedisServer.start();
-    const dir = scratch({ 'dice.ts': PLUGIN });
-    writeFiles(dir, {
-      'exp.yaml':
-        'pretrain: agentic:nano\nwarm_start: {enabled: false}\nmax_steps: 2\nsave_steps: 0\ntrack_with: [jsonl]\n' +
-        'custom_envs:\n  D: {env_type: ./dice.ts}\ntrain_env_manager: {num_env_groups: 2, group_size: 2, tags: [D]}\nval_env_manager: {num_env_groups: 2, group_size: 1, tags: [D]}\nrollout_batch_size: 4\nval_batch_size: 2\n' +
-        `distributed: {redis_url: '${redis.url}'}\n`,
-    });
-    const worker = WorkerProcess.start('bin', ['-c', 'exp.yaml'], { cwd: dir, bin, env: { PATH: '/usr/bin:/bin', HOME: home } });
-    try {
-      await worker.ready();
-      const { code, stderr } = await run(['train', '-c', 'exp.yaml'], dir);
-      expect(code).toBe(0);
-      expect(stderr).toContain('actor_infer: agentic worker processes through Redis');
-      const steps = lines(readFileSync(join(dir, 'output', 'agentic', 'logs', 'metrics.jsonl'), 'utf8')).map((line) => JSON.parse(line));
-      expect(steps.slice(0, 2).map((r) => [r.metrics['distributed/workers_seen'], r.metrics['distributed/worker/bin/episodes']])).toEqual([
-        [1, 4],
-        [1, 4],
-      ]);
-    } finally {
-      worker.kill('SIGTERM');
-      expect(await worker.done).toBe(0);
-      await redis.stop();
-    }
-    expect(worker.stderr).toContain('worker bin stopped; 8 job(s) played');
-  }, 90_000);
-
   test('a broken plugin is one line naming the file', async () => {
     const dir = scratch({ 'bad.ts': 'export default 42;' });
     const { code, stderr } = await run(['plugins', 'bad.ts'], dir);
@@ -175,7 +148,7 @@ describe('the compiled binary in an empty folder', () => {
     expect(stdout).toMatch(/backend wasm +ok \(matmul checked/);
   });
 
-  test('doctor backend=webgpu: the embedded Dawn library loads and computes (Mesa here)', async () => {
+  test.skipIf(missing('mesa'))('doctor backend=webgpu: the embedded Dawn library loads and computes (Mesa here)', async () => {
     const { code, stdout, stderr } = await run(['doctor', 'backend=webgpu']);
     expect(stderr).toBe('');
     expect(code).toBe(0);
@@ -227,4 +200,34 @@ describe('the compiled binary in an empty folder', () => {
       server.child.kill('SIGKILL');
     }
   });
+});
+
+describe.skipIf(missing('redis'))('the compiled binary with a redis-server', () => {
+  test('distributed rollouts: agentic worker from the binary plays the jobs of a run with its own copy of the actor, a user plugin loaded by path', async () => {
+    const redis = await RedisServer.start();
+    const dir = scratch({ 'dice.ts': PLUGIN });
+    writeFiles(dir, {
+      'exp.yaml':
+        'pretrain: agentic:nano\nwarm_start: {enabled: false}\nmax_steps: 2\nsave_steps: 0\ntrack_with: [jsonl]\n' +
+        'custom_envs:\n  D: {env_type: ./dice.ts}\ntrain_env_manager: {num_env_groups: 2, group_size: 2, tags: [D]}\nval_env_manager: {num_env_groups: 2, group_size: 1, tags: [D]}\nrollout_batch_size: 4\nval_batch_size: 2\n' +
+        `distributed: {redis_url: '${redis.url}'}\n`,
+    });
+    const worker = WorkerProcess.start('bin', ['-c', 'exp.yaml'], { cwd: dir, bin, env: { PATH: '/usr/bin:/bin', HOME: home } });
+    try {
+      await worker.ready();
+      const { code, stderr } = await run(['train', '-c', 'exp.yaml'], dir);
+      expect(code).toBe(0);
+      expect(stderr).toContain('actor_infer: agentic worker processes through Redis');
+      const steps = lines(readFileSync(join(dir, 'output', 'agentic', 'logs', 'metrics.jsonl'), 'utf8')).map((line) => JSON.parse(line));
+      expect(steps.slice(0, 2).map((r) => [r.metrics['distributed/workers_seen'], r.metrics['distributed/worker/bin/episodes']])).toEqual([
+        [1, 4],
+        [1, 4],
+      ]);
+    } finally {
+      worker.kill('SIGTERM');
+      expect(await worker.done).toBe(0);
+      await redis.stop();
+    }
+    expect(worker.stderr).toContain('worker bin stopped; 8 job(s) played');
+  }, 90_000);
 });

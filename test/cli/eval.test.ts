@@ -57,7 +57,7 @@ describe('agentic eval', () => {
     // every turn answered within its 6-token budget
     expect(json.tags.FrozenLake.response_length).toBeGreaterThan(0);
     expect(json.tags.FrozenLake.response_length).toBeLessThanOrEqual(12);
-  });
+  }, 60_000);
 
   test('bad flags are one-line errors', async () => {
     for (const [args, message] of [

@@ -4,18 +4,17 @@
  * Ctrl-C quits with one line and saves nothing; Ctrl-D saves the turns played; a model waits for
  * Enter before each of its turns.
  *
- * Without tmux the tests are skipped with a reason; under CI (CI=1) a missing tmux fails them.
+ * Without tmux the tests are skipped (test/system_tools.ts); under CI a missing tmux fails them.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, scratch } from '../helpers';
+import { missing } from '../system_tools';
 
 setDefaultTimeout(60_000);
 
 const tmux = Bun.which('tmux');
-const inCi = ['1', 'true'].includes((process.env.CI ?? '').toLowerCase());
-if (!tmux && !inCi) console.warn('skipping the tmux play tests: no tmux on PATH (Debian: apt-get install tmux)');
 
 /** Seed 20 of the default FrozenLake, as in play.test.ts: this board, and these moves to the goal. */
 const LAKE_20 = '__PO\n_OO_\n____\n___G';
@@ -61,11 +60,7 @@ afterAll(() => {
   if (tmux) Bun.spawnSync([tmux, '-L', socket, 'kill-server'], { stdout: 'ignore', stderr: 'ignore' });
 });
 
-describe.skipIf(!tmux && !inCi)('agentic play in tmux', () => {
-  test('tmux is installed (CI needs it for these tests)', () => {
-    if (!tmux) throw new Error('tmux is not installed, and CI needs it for this test (Debian: apt-get install tmux)');
-  });
-
+describe.skipIf(missing('tmux'))('agentic play in tmux', () => {
   test('a person plays FrozenLake to the goal, typing one move per turn', async () => {
     const out = join(dir, 'goal.json');
     start('goal', ['FrozenLake', 'seed=20', '--out', out]);

@@ -138,7 +138,7 @@ describe('agentic render', () => {
     expect(nowhere.code).toBe(2);
     expect(lines(nowhere.stderr)).toHaveLength(1);
     expect(nowhere.stderr).toStartWith('error: render_save_dir: cannot write in /proc/nowhere: ');
-  });
+  }, 60_000);
 
   test('--help describes the command, its flags and what it writes', async () => {
     const { code, stdout } = await agentic(['render', '--help']);

@@ -5,6 +5,10 @@ import { checkPythonSandbox, sandboxedPluginsUsed, UNCONFINED_WARNING } from '..
 import { PluginHost } from '../../src/plugins/host';
 import { pythonSandbox, setPythonSandbox } from '../../src/sandbox/python';
 import { agentic, lines, ROOT, scratch } from '../helpers';
+import { missing } from '../system_tools';
+
+const withSandbox = test.skipIf(missing('sandbox'));
+const withPython = test.skipIf(missing('python'));
 
 const load = async (configName: string, overrides: string[] = []) => {
   const host = new PluginHost(ROOT);
@@ -32,7 +36,7 @@ describe('the Python sandbox check at start-up', () => {
     expect(await sandboxedPluginsUsed(lake.config, lake.host)).toEqual([]);
   });
 
-  test('sets this thread’s mode from python_sandbox; with bwrap working it passes silently', async () => {
+  withSandbox('sets this thread’s mode from python_sandbox; with bwrap working it passes silently', async () => {
     const warnings: string[] = [];
     const coding = await load('agentfly_code_grpo');
     await checkPythonSandbox(coding.config, coding.host, { warn: (line) => warnings.push(line) });
@@ -58,7 +62,7 @@ describe('the Python sandbox check at start-up', () => {
     expect(lake.code).toBe(0);
   });
 
-  test('python_sandbox=unconfined: one warning, and the code runs', async () => {
+  withPython('python_sandbox=unconfined: one warning, and the code runs', async () => {
     const out = join(scratch(), 'eval.json');
     const run = await agentic(['eval', '--config-name', 'agentfly_code_grpo', '--out', out, ...SMALL_EVAL, 'python_sandbox=unconfined'], { env: NO_BWRAP });
     console.log(`unconfined: exit ${run.code}: ${lines(run.stderr)[0]}`);
@@ -67,7 +71,7 @@ describe('the Python sandbox check at start-up', () => {
     expect(lines(run.stdout)[1]).toMatch(/^CodingVal +2 /);
   });
 
-  test('agentic doctor reports the sandbox, and fails when the config needs bwrap and it is unusable', async () => {
+  withSandbox('agentic doctor reports the sandbox, and fails when the config needs bwrap and it is unusable', async () => {
     const ok = await agentic(['doctor', '--config-name', 'agentfly_code_grpo']);
     const row = lines(ok.stdout).find((l) => l.startsWith('sandbox '));
     console.log(`doctor: ${row}`);
@@ -80,7 +84,7 @@ describe('the Python sandbox check at start-up', () => {
     expect(failed).toContain('FAILED: AGENTIC_BWRAP=/nonexistent/bwrap: no such file; apt-get install bubblewrap');
   });
 
-  test('runPython itself refuses in one line when bwrap is unusable and nothing opted out', async () => {
+  withPython('runPython itself refuses in one line when bwrap is unusable and nothing opted out', async () => {
     const script = [
       `import { runPython, setPythonSandbox } from ${JSON.stringify(join(ROOT, 'src/sandbox/python.ts'))};`,
       `try { await runPython('print(1)'); } catch (error) { console.log('refused:', error.constructor.name, error.message); }`,

@@ -13,12 +13,12 @@ import { blasInUse, tilesAreRowStable, useBlas, withRowStableMatMuls } from '../
 import { tf } from '../../src/engine/tf';
 import { ConfigError } from '../../src/errors';
 import { agentic, lines, scratch } from '../helpers';
+import { missing } from '../system_tools';
 
 setDefaultTimeout(60_000);
 
 const found = findBlas('auto');
-if (!found && process.env.CI) throw new Error('no system BLAS found (CI installs libopenblas0-pthread)');
-const withBlas = test.skipIf(!found);
+const withBlas = test.skipIf(missing('openblas'));
 
 /** C = op(A) op(B) by a plain sum, row-major; `a` is stored [k, m] when transposed, `b` [n, k]. */
 function naive(a: Float32Array, b: Float32Array, m: number, n: number, k: number, ta: boolean, tb: boolean): Float32Array {

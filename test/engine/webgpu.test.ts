@@ -1,12 +1,14 @@
 /**
  * The webgpu backend, on this CPU-only machine through Dawn's OpenGL ES backend on Mesa's
- * llvmpipe (CI installs Mesa). tfjs keeps one engine per process, so webgpu runs in a child
- * process (webgpu/child.ts) and its results are compared here with the cpu backend's.
+ * llvmpipe (CI installs Mesa; without it the tests are skipped). tfjs keeps one engine per
+ * process, so webgpu runs in a child process (webgpu/child.ts) and its results are compared here
+ * with the cpu backend's.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import * as tf from '@tensorflow/tfjs-core';
 import { join } from 'node:path';
 import { startBackend } from '../../src/engine/backend';
+import { missing } from '../system_tools';
 import { CASES, runCases } from './webgpu/cases';
 
 interface ChildReport {
@@ -18,15 +20,15 @@ interface ChildReport {
 let child: ChildReport;
 let stderr = '';
 
-beforeAll(async () => {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'webgpu/child.ts'), 'opengles'], { stdout: 'pipe', stderr: 'pipe' });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  stderr = err;
-  if (code !== 0) throw new Error(`the webgpu child failed (exit ${code}): ${err.trim()}`);
-  child = JSON.parse(out) as ChildReport;
-}, 60_000);
+describe.skipIf(missing('mesa'))('webgpu on Mesa (OpenGL ES on llvmpipe)', () => {
+  beforeAll(async () => {
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'webgpu/child.ts'), 'opengles'], { stdout: 'pipe', stderr: 'pipe' });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    stderr = err;
+    if (code !== 0) throw new Error(`the webgpu child failed (exit ${code}): ${err.trim()}`);
+    child = JSON.parse(out) as ChildReport;
+  }, 60_000);
 
-describe('webgpu on Mesa (OpenGL ES on llvmpipe)', () => {
   test('starts on the OpenGL ES adapter, passes the matMul self-check, and says nothing on stderr', () => {
     expect(child.started.name).toBe('webgpu');
     expect(child.started.detail).toContain('via OpenGLES');

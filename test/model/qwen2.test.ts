@@ -160,7 +160,7 @@ describe('Qwen2Model', () => {
       tf.dispose([ids, weights, ...Object.values(grads)]);
       model.dispose();
     }
-  });
+  }, 60_000);
 
   test('toWeights -> fromWeights reproduces the logits exactly', async () => {
     for (const tie of [false, true]) {

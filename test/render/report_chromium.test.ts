@@ -5,7 +5,7 @@
  * decodes, a transcript), and decode our GIFs to exactly the pixels we encoded. A screenshot is
  * kept as an artifact and checked to be a PNG of the viewport's size that is not blank.
  *
- * Without Chromium the test is skipped with a reason; under CI (CI=1) a missing Chromium fails it.
+ * Without Chromium the test is skipped (test/system_tools.ts); under CI a missing Chromium fails it.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,14 +25,12 @@ import { encodeGif } from '../../src/render/gif';
 import { replayEpisode } from '../../src/render/replay';
 import { evaluate } from '../../src/rollout/evaluate';
 import { ROOT, scratch } from '../helpers';
+import { missing } from '../system_tools';
 import { findChromium, launchChromium, type Browser } from './chromium';
 
 const chromium = findChromium();
-const inCi = ['1', 'true'].includes((process.env.CI ?? '').toLowerCase());
 const VIEWPORT = { width: 1200, height: 1400 };
 const ARTIFACT = join(tmpdir(), 'agentic-test-artifacts', 'report_chromium.png');
-
-if (!chromium && !inCi) console.warn('skipping the Chromium report test: no chromium on PATH (Debian: apt-get install chromium)');
 
 /** A PNG's size and its pixels as RGBA, decoded just enough to judge a screenshot (8-bit RGB/RGBA, no interlace). */
 function readPng(bytes: Uint8Array): { width: number; height: number; rgba: Uint8Array } {
@@ -150,12 +148,11 @@ afterAll(async () => {
 });
 
 describe('report.html in headless Chromium', () => {
-  test.skipIf(!chromium && !inCi)(
+  test.skipIf(missing('chromium'))(
     'loads with no errors, shows the curves and every episode, decodes our GIFs exactly; screenshot kept',
     async () => {
-      if (!chromium) throw new Error('chromium is not installed, and CI needs it for this test (Debian: apt-get install chromium)');
       const { reportPath, folder, config, host } = await shortRender();
-      browser = await launchChromium(chromium, VIEWPORT);
+      browser = await launchChromium(chromium!, VIEWPORT);
       const { page, problems } = browser;
 
       // first, show that the collector sees a broken page: an exception, a console error, a missing file

@@ -2,13 +2,17 @@ import { describe, expect, test } from 'bun:test';
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { runPython, setPythonSandbox } from '../../src/sandbox/python';
+import { missing } from '../system_tools';
+
+const withSandbox = test.skipIf(missing('sandbox'));
+const withPython = test.skipIf(missing('python'));
 
 const runFolders = () => readdirSync(tmpdir()).filter((name) => name.startsWith('agentic-py-'));
 
 const quick = { timeoutMs: 5000, memoryMb: 256, maxOutputBytes: 4096 };
 
 describe('python sandbox', () => {
-  test('runs code and returns its output, exit status and reason', async () => {
+  withSandbox('runs code and returns its output, exit status and reason', async () => {
     const ok = await runPython('import sys\nprint("hello", 6 * 7)\nprint("note", file=sys.stderr)', quick);
     expect(ok).toMatchObject({ stdout: 'hello 42\n', stderr: 'note\n', exitCode: 0, reason: 'ok', timedOut: false, truncated: false });
     const failed = await runPython('def f():\n    raise ValueError("bad value")\nf()', quick);
@@ -21,7 +25,7 @@ describe('python sandbox', () => {
     expect((await runPython('import sys; sys.exit(3)', quick)).exitCode).toBe(3);
   });
 
-  test('feeds stdin, provides files, runs in /work (also HOME), and removes its folder afterwards', async () => {
+  withSandbox('feeds stdin, provides files, runs in /work (also HOME), and removes its folder afterwards', async () => {
     const before = runFolders();
     const run = await runPython('import os\nprint(input()[::-1])\nprint(open("data/in.txt").read())\nprint(os.getcwd(), os.environ["HOME"])', {
       ...quick,
@@ -32,7 +36,7 @@ describe('python sandbox', () => {
     expect(runFolders().filter((name) => !before.includes(name))).toEqual([]);
   });
 
-  test('a fork bomb is contained', async () => {
+  withSandbox('a fork bomb is contained', async () => {
     const run = await runPython('import os\nwhile True:\n    os.fork()', quick);
     expect(run.reason).toBe('error');
     expect(run.stderr).toContain('creating processes is not allowed');
@@ -40,7 +44,7 @@ describe('python sandbox', () => {
     expect(viaMultiprocessing.stderr).toContain('creating processes is not allowed');
   });
 
-  test('the process count is a kernel limit of each run, also as root (threads count too)', async () => {
+  withSandbox('the process count is a kernel limit of each run, also as root (threads count too)', async () => {
     const code =
       'import threading, time\nthreading.stack_size(65536)\nstarted = 0\ntry:\n    for _ in range(60):\n' +
       '        threading.Thread(target=time.sleep, args=(0.3,)).start()\n        started += 1\nexcept RuntimeError:\n    pass\nprint(started)';
@@ -49,32 +53,32 @@ describe('python sandbox', () => {
     for (const run of runs) expect(Number(run.stdout.trim())).toBeWithin(8, 16);
   });
 
-  test('an infinite loop is stopped at the wall-clock limit', async () => {
+  withSandbox('an infinite loop is stopped at the wall-clock limit', async () => {
     const run = await runPython('while True:\n    pass', { ...quick, timeoutMs: 400 });
     expect(run).toMatchObject({ reason: 'timeout', timedOut: true, exitCode: null });
     expect(run.durationMs).toBeLessThan(3000);
   });
 
-  test('the CPU-time limit ends a busy loop', async () => {
+  withSandbox('the CPU-time limit ends a busy loop', async () => {
     const run = await runPython('while True:\n    pass', { ...quick, cpuSeconds: 1 });
     expect(run.reason).toBe('cpu');
     expect(run.timedOut).toBe(false);
   });
 
-  test('huge output is truncated at the byte limit and the run killed', async () => {
+  withSandbox('huge output is truncated at the byte limit and the run killed', async () => {
     const run = await runPython('while True:\n    print("y" * 1000)', { ...quick, maxOutputBytes: 2000 });
     expect(run).toMatchObject({ reason: 'output', truncated: true });
     expect(Buffer.byteLength(run.stdout)).toBe(2000);
     expect(run.durationMs).toBeLessThan(3000);
   });
 
-  test('a memory hog is stopped at the address-space limit', async () => {
+  withSandbox('a memory hog is stopped at the address-space limit', async () => {
     const run = await runPython('chunks = []\nwhile True:\n    chunks.append(bytearray(10 * 2**20))', { ...quick, memoryMb: 128 });
     expect(run.reason).toBe('memory');
     expect(run.stderr).toContain('MemoryError');
   });
 
-  test('reading or writing outside the working folder is refused', async () => {
+  withSandbox('reading or writing outside the working folder is refused', async () => {
     const read = await runPython('print(open("/etc/passwd").read())', quick);
     expect(read.stdout).toBe('');
     expect(read.stderr).toContain("PermissionError: sandbox: reading '/etc/passwd' is not allowed");
@@ -91,7 +95,7 @@ describe('python sandbox', () => {
     expect(inside.stdout).toBe('kept\n');
   });
 
-  test('network connections are refused', async () => {
+  withSandbox('network connections are refused', async () => {
     // loopback only: no test ever opens a TCP connection to another address
     const run = await runPython('import socket\nsocket.create_connection(("127.0.0.1", 9), timeout=2)\nprint("connected")', quick);
     expect(run.stdout).toBe('');
@@ -99,7 +103,7 @@ describe('python sandbox', () => {
     expect(run.stderr).toContain('network access is not allowed');
   });
 
-  test('runs at the same time: 8 concurrent runs overlap', async () => {
+  withSandbox('runs at the same time: 8 concurrent runs overlap', async () => {
     const runs = await Promise.all(Array.from({ length: 8 }, () => runPython('import time\ntime.sleep(0.4)\nprint("done")', quick)));
     for (const run of runs) expect(run.stdout).toBe('done\n');
     const lastStart = Math.max(...runs.map((r) => r.startedAt));
@@ -107,7 +111,7 @@ describe('python sandbox', () => {
     expect(lastStart).toBeLessThan(firstEnd); // every run was alive at the same moment
   });
 
-  test('an abort signal kills the run', async () => {
+  withSandbox('an abort signal kills the run', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 150);
     const run = await runPython('while True:\n    pass', { ...quick, signal: controller.signal });
@@ -117,7 +121,7 @@ describe('python sandbox', () => {
     expect(already.reason).toBe('aborted');
   });
 
-  test('python_sandbox=unconfined runs without bwrap: the real folder, and the audit hook still answers', async () => {
+  withPython('python_sandbox=unconfined runs without bwrap: the real folder, and the audit hook still answers', async () => {
     setPythonSandbox('unconfined');
     try {
       const run = await runPython('import os\nprint(os.getcwd())\nopen("/etc/passwd").read()', quick);

@@ -3,6 +3,7 @@ import { builtinRows } from '../../../plugins/datasets/_index';
 import codeTests, { extractCode } from '../../../plugins/rewards/code_tests';
 import { Rng } from '../../../src/engine/rng';
 import { scoreSafely } from '../../../src/plugins/score';
+import { missing } from '../../system_tools';
 
 type Scored = { reward: number; passed: number; total: number; all_passed: boolean; timed_out: boolean; crashed: boolean; error?: string };
 const score = async (response: string, tests: unknown) => (await codeTests.score({ response, trajectory: [], row: { tests } })) as Scored;
@@ -16,6 +17,14 @@ describe('code_tests reward', () => {
     expect(extractCode('def f(): pass')).toBe('def f(): pass');
   });
 
+  test('a row without tests scores 0 through scoreSafely, never a crash', async () => {
+    const safe = await scoreSafely(codeTests, { response: ADD, trajectory: [], row: {} });
+    expect(safe.reward).toBe(0);
+    expect(safe.error).toContain("needs 'tests'");
+  });
+});
+
+describe.skipIf(missing('sandbox'))('code_tests reward, running the code in the sandbox', () => {
   test('a test string scores 1 if it all passes, else 0', async () => {
     expect(await score(ADD, 'assert add(1, 2) == 3\nassert add(-1, 1) == 0')).toMatchObject({ reward: 1, all_passed: true });
     const failing = await score(ADD, 'assert add(1, 2) == 3\nassert add(2, 2) == 5');
@@ -43,12 +52,6 @@ describe('code_tests reward', () => {
     const hang = await score('import os\nos._exit(0)', ['assert True']);
     expect(hang).toMatchObject({ reward: 0, crashed: true, timed_out: false });
     expect(hang.error).toStartWith('ok');
-  });
-
-  test('a row without tests scores 0 through scoreSafely, never a crash', async () => {
-    const safe = await scoreSafely(codeTests, { response: ADD, trajectory: [], row: {} });
-    expect(safe.reward).toBe(0);
-    expect(safe.error).toContain("needs 'tests'");
   });
 
   test('shipped coding tasks pass with their reference solutions (a sample; plugins/datasets/_generate/check_coding.ts runs all)', async () => {

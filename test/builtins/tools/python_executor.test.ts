@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import pythonExecutor, { describeRun, MAX_OBSERVATION_CHARS } from '../../../plugins/tools/python_executor';
 import type { PythonRunResult } from '../../../src/plugins/sdk';
+import { missing } from '../../system_tools';
+
+const withSandbox = test.skipIf(missing('sandbox'));
 
 const call = async (code: string, signal = new AbortController().signal) => {
   const output = await pythonExecutor.call({ code }, { signal });
@@ -22,20 +25,20 @@ const run = (partial: Partial<PythonRunResult>): PythonRunResult => ({
 });
 
 describe('python_executor tool', () => {
-  test('shows what the code printed', async () => {
+  withSandbox('shows what the code printed', async () => {
     const output = await call('xs = [3, 1, 2]\nprint(sorted(xs), sum(xs))');
     expect(output.observation).toBe('[1, 2, 3] 6');
     expect(output.info).toMatchObject({ reason: 'ok', exit_code: 0 });
   });
 
-  test('a failure shows the output so far and the traceback', async () => {
+  withSandbox('a failure shows the output so far and the traceback', async () => {
     const output = await call('print("before")\n1 / 0');
     expect(output.observation).toStartWith('before\nTraceback (most recent call last):');
     expect(output.observation).toEndWith('ZeroDivisionError: division by zero');
     expect(output.info).toMatchObject({ reason: 'error', exit_code: 1 });
   });
 
-  test('the sandbox limits apply: no files outside, no network', async () => {
+  withSandbox('the sandbox limits apply: no files outside, no network', async () => {
     expect((await call('open("/etc/passwd").read()')).observation).toContain('is not allowed');
     // loopback only: no test ever opens a TCP connection to another address
     expect((await call('import urllib.request\nurllib.request.urlopen("http://127.0.0.1:9/", timeout=2)')).observation).toContain(
@@ -54,7 +57,7 @@ describe('python_executor tool', () => {
     expect(describeRun(run({ stdout: 'x'.repeat(10_000) })).length).toBeLessThan(MAX_OBSERVATION_CHARS + 40);
   });
 
-  test('the call is cancelled through its signal', async () => {
+  withSandbox('the call is cancelled through its signal', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const output = await call('while True:\n    pass', controller.signal);

@@ -16,6 +16,7 @@ import { EnvManager } from '../../../src/rollout/env_manager';
 import type { Episode } from '../../../src/rollout/types';
 import { DistributedPlayer } from '../../../src/train/rollouts/distributed';
 import { agentic, lines, scratch } from '../../helpers';
+import { missing } from '../../system_tools';
 import { RedisServer, WAITS_PLUGIN, WorkerProcess } from './distributed_helpers';
 
 let model: Qwen2Model;
@@ -75,7 +76,7 @@ async function openPlayer(config: AgenticConfig, host: PluginHost): Promise<Dist
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('distributed rollouts through Redis and BullMQ', () => {
+describe.skipIf(missing('redis'))('distributed rollouts through Redis and BullMQ', () => {
   test('3 workers, 64 episodes, one killed with jobs in hand: every job ingested once, the replayed ones marked, the episodes of an in-process run', async () => {
     const redis = await RedisServer.start();
     started.push(redis);
@@ -167,7 +168,9 @@ describe('distributed rollouts through Redis and BullMQ', () => {
       /^distributed: Redis at redis:\/\/127\.0\.0\.1:\d+ has not answered for 1\.\d s \(distributed\.redis_timeout_s 1\); last: .*ECONNREFUSED/,
     );
   }, 60_000);
+});
 
+describe('distributed rollouts with no Redis to reach', () => {
   test('Redis unreachable at start: one line, exit 2, from the worker and the trainer', async () => {
     const { dir } = await setUp(yaml({ groups: 2, size: 1, latencyMs: 0, perWorker: 1, redis: 'redis://127.0.0.1:1' }));
     for (const command of ['worker', 'train']) {
