@@ -8,7 +8,7 @@
  * the code trains the same weights. With --against, a ref runs beside this checkout in a
  * temporary worktree (./ref_tree.ts), alternating with ours in each round so a busy moment hits
  * both. The peak that MFU is measured against is `agentic bench --quick`'s 1024^3 sgemm on the
- * same path.
+ * same path, measured in each round before its runs; the best of the rounds counts.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
