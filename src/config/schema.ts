@@ -344,7 +344,13 @@ export const WarmStart = z.strictObject({
     ),
   epochs: positiveInt().default(2).describe('Passes over the generated rows.'),
   batch_size: positiveInt().default(64).describe('Rows per optimizer step.'),
-  learning_rate: z.number().positive().default(1e-3).describe('Constant AdamW learning rate of the warm start.'),
+  learning_rate: z.number().positive().default(1e-3).describe('AdamW learning rate of the warm start (its peak, under a decaying lr_scheduler_type).'),
+  lr_scheduler_type: z
+    .enum(['constant', 'linear', 'cosine'])
+    .default('constant')
+    .describe(
+      "The warm start's learning rate by epoch: constant, or decaying from learning_rate towards 0 over the epochs. A decayed base ends where its loss has settled, so the rounding of the matmul path that built it moves it less (docs/learning.md).",
+    ),
   rehearsal_coef: z
     .number()
     .min(0)

@@ -23,7 +23,7 @@ import { hashSeed, Rng } from '../engine/rng';
 import { AgenticError, ConfigError } from '../errors';
 import { loadModel, presetOf, saveModel } from '../model/load';
 import { MODEL_PRESETS } from '../model/presets';
-import { AdamW } from '../model/optim';
+import { AdamW, learningRateAt } from '../model/optim';
 import { GuardedEnv } from '../plugins/guarded_env';
 import type { PluginHost } from '../plugins/host';
 import type { StateQuestion } from '../plugins/types';
@@ -392,7 +392,7 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, hooks: 
         microBatchRows: ws.batch_size,
         gradientAccumulationSteps: 1,
         sequenceLength: config.sequence_length,
-        learningRate: ws.learning_rate,
+        learningRate: learningRateAt(epoch, { type: ws.lr_scheduler_type, peak: ws.learning_rate, totalSteps: ws.epochs }),
         maxGradNorm: config.max_grad_norm,
         shuffleSeed: [config.seed, 'warm_start', epoch],
         recompute: !config.actor_train.model_args.disable_gradient_checkpointing,

@@ -117,6 +117,9 @@ describe('warm start then RL on the bandit', async () => {
     const again = await warmStart(config, host, { info: () => {} });
     expect(again).toEqual({ folder: baseDir, built: false, rows: 0, losses: [] });
     expect(existingBase({ ...config, seed: 4 })).toBeNull();
+    // the learning-rate schedule shapes the base too
+    const decayed = config.warm_start.lr_scheduler_type === 'cosine' ? 'constant' : 'cosine';
+    expect(existingBase({ ...config, warm_start: { ...config.warm_start, lr_scheduler_type: decayed } })).toBeNull();
     // the same settings, but rows other than the base's (an env that changed its notes, say): not the same base
     const recorded = JSON.parse(readFileSync(join(baseDir, FINGERPRINT_FILE), 'utf8'));
     expect(existingBase(config, recorded.data)).toBe(baseDir);
