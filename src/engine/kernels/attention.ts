@@ -10,9 +10,11 @@
  *   S = q k^T scale + mask;  P = softmax(S);  O = P v
  *   dV = P^T dO;  dP = dO v^T;  dS = P (dP - rowsum(dO O)) scale;  dq = dS k;  dk = dS^T q
  *
- * (rowsum(dP P) = rowsum(dO O), since O = P v.) The mask is the model's additive one; a row
- * that sees no key at all gets a softmax over every key, as with the tfjs ops. Every product is
- * one sequence's, so a sequence's result never depends on its batch.
+ * (rowsum(dP P) = rowsum(dO O), since O = P v.) The mask is the model's additive one, causal: a
+ * block of 64 queries multiplies only the keys up to its last query (later ones have probability
+ * exactly 0, as exp(-1e9) is), which skips about 40% of the products at 256 positions; a row that
+ * sees no key at all gets a softmax over every key, as with the tfjs ops, and its block all keys.
+ * Every product is one sequence's, so a sequence's result never depends on its batch.
  */
 import { getKernel, type KernelConfig, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
@@ -66,8 +68,6 @@ function layout(q: TensorInfo, k: TensorInfo) {
     kvRow,
     qAt: (s: number, h: number) => s * length * qRow + h * headDim,
     kvAt: (s: number, h: number) => s * length * kvRow + Math.floor(h / groups) * headDim,
-    /** The first head of its group writes the group's dk and dv; the others add to them. */
-    firstOfGroup: (h: number) => h % groups === 0,
   };
 }
 
@@ -81,6 +81,25 @@ function addresses(backend: BackendWasm) {
 /** The wasm backend's own kernel `name` (XNNPACK's softmax, vectorised elementwise ops) on heap tensors. */
 function stock(name: string, backend: BackendWasm, inputs: Record<string, TensorInfo>, attrs: Record<string, unknown> = {}): TensorInfo {
   return getKernel(name, 'wasm')!.kernelFunc({ inputs, backend, attrs: attrs as never }) as TensorInfo;
+}
+
+/** Queries per block: a block computes with the keys up to its last query only (causality). */
+const QUERY_BLOCK = 64;
+
+/** [first query, queries] of each block of a sequence of `length`. */
+function queryBlocks(length: number): Array<[number, number]> {
+  const blocks: Array<[number, number]> = [];
+  for (let from = 0; from < length; from += QUERY_BLOCK) blocks.push([from, Math.min(QUERY_BLOCK, length - from)]);
+  return blocks;
+}
+
+/**
+ * The keys a block of queries has probabilities for: up to its last query, or all of them when
+ * one of its rows saw no key (a uniform softmax over every key: its last probability is not 0).
+ */
+function keysSeen(p: Float32Array, block: number, from: number, rows: number, length: number): number {
+  for (let t = from; t < from + rows && t < length - 1; t++) if (p[block + t * length + length - 1] !== 0) return length;
+  return from + rows;
 }
 
 const forward: KernelFunc = ({ inputs, backend: b }) => {
@@ -100,7 +119,11 @@ const forward: KernelFunc = ({ inputs, backend: b }) => {
       for (let h = 0; h < heads; h++) {
         const block = (s * heads + h) * T * T;
         masked!.set(m!.subarray(maskAt, maskAt + T * T), block);
-        blas.gemm(false, true, T, T, headDim, scale, at(q, qAt(s, h)), qRow, at(k, kvAt(s, h)), kvRow, 1, at(scores, block), T);
+        // a block of queries scores the keys up to its last one; the later ones keep the mask
+        for (const [from, rows] of queryBlocks(T)) {
+          const [qFrom, keys] = [at(q, qAt(s, h) + from * qRow), from + rows];
+          blas.gemm(false, true, rows, keys, headDim, scale, qFrom, qRow, at(k, kvAt(s, h)), kvRow, 1, at(scores, block + from * T), T);
+        }
       }
     }
     probs = stock('Softmax', backend, { logits: scores }, { dim: 3 });
@@ -109,9 +132,14 @@ const forward: KernelFunc = ({ inputs, backend: b }) => {
   }
   const out = allocate(backend, [batch * T, qRow]);
   const at = addresses(backend);
+  const p = backend.typedArrayFromHeap(probs) as Float32Array;
   for (let s = 0; s < batch; s++) {
     for (let h = 0; h < heads; h++) {
-      blas.gemm(false, false, T, headDim, T, 1, at(probs, (s * heads + h) * T * T), T, at(v, kvAt(s, h)), kvRow, 0, at(out, qAt(s, h)), qRow);
+      const block = (s * heads + h) * T * T;
+      for (const [from, rows] of queryBlocks(T)) {
+        const keys = keysSeen(p, block, from, rows, T);
+        blas.gemm(false, false, rows, headDim, keys, 1, at(probs, block + from * T), T, at(v, kvAt(s, h)), kvRow, 0, at(out, qAt(s, h) + from * qRow), qRow);
+      }
     }
   }
   return [out, probs];
@@ -121,7 +149,7 @@ const backward: KernelFunc = ({ inputs, backend: b }) => {
   const backend = b as BackendWasm;
   const { dy, q, k, v, out, probs } = inputs as Record<'dy' | 'q' | 'k' | 'v' | 'out' | 'probs', TensorInfo>;
   const blas = blasInUse()!;
-  const { batch, length: T, heads, headDim, qRow, kvRow, qAt, kvAt, firstOfGroup } = layout(q, k);
+  const { batch, length: T, heads, headDim, qRow, kvRow, qAt, kvAt } = layout(q, k);
   const scale = 1 / Math.sqrt(headDim);
   // dP - rowsum(dO O): each row starts at minus its sum and gains dO v^T in BLAS (beta 1); then
   // dS / scale is one elementwise product with P
@@ -129,7 +157,7 @@ const backward: KernelFunc = ({ inputs, backend: b }) => {
   let dScores: TensorInfo;
   try {
     const at = addresses(backend);
-    const [d, o, rows] = [backend.typedArrayFromHeap(dy), backend.typedArrayFromHeap(out), backend.typedArrayFromHeap(shifted)] as Float32Array[];
+    const [d, o, rows, p] = [dy, out, shifted, probs].map((t) => backend.typedArrayFromHeap(t)) as Float32Array[];
     for (let s = 0; s < batch; s++) {
       for (let h = 0; h < heads; h++) {
         const block = (s * heads + h) * T * T;
@@ -139,7 +167,10 @@ const backward: KernelFunc = ({ inputs, backend: b }) => {
           for (let i = from; i < from + headDim; i++) dot += d![i]! * o![i]!;
           rows!.fill(-Math.fround(dot), block + t * T, block + (t + 1) * T);
         }
-        blas.gemm(false, true, T, T, headDim, 1, at(dy, qAt(s, h)), qRow, at(v, kvAt(s, h)), kvRow, 1, at(shifted, block), T);
+        for (const [from, n] of queryBlocks(T)) {
+          const keys = keysSeen(p!, block, from, n, T);
+          blas.gemm(false, true, n, keys, headDim, 1, at(dy, qAt(s, h) + from * qRow), qRow, at(v, kvAt(s, h)), kvRow, 1, at(shifted, block + from * T), T);
+        }
       }
     }
     dScores = stock('Multiply', backend, { a: probs, b: shifted });
@@ -151,13 +182,20 @@ const backward: KernelFunc = ({ inputs, backend: b }) => {
   const dv = allocate(backend, v.shape);
   try {
     const at = addresses(backend);
+    const p = backend.typedArrayFromHeap(probs) as Float32Array;
+    // every block of queries (of every head of a group) adds to the keys' and values' gradients
+    backend.typedArrayFromHeap(dk).fill(0);
+    backend.typedArrayFromHeap(dv).fill(0);
     for (let s = 0; s < batch; s++) {
       for (let h = 0; h < heads; h++) {
         const block = (s * heads + h) * T * T;
-        const beta = firstOfGroup(h) ? 0 : 1;
-        blas.gemm(true, false, T, headDim, T, 1, at(probs, block), T, at(dy, qAt(s, h)), qRow, beta, at(dv, kvAt(s, h)), kvRow);
-        blas.gemm(false, false, T, headDim, T, scale, at(dScores, block), T, at(k, kvAt(s, h)), kvRow, 0, at(dq, qAt(s, h)), qRow);
-        blas.gemm(true, false, T, headDim, T, scale, at(dScores, block), T, at(q, qAt(s, h)), qRow, beta, at(dk, kvAt(s, h)), kvRow);
+        for (const [from, n] of queryBlocks(T)) {
+          const keys = keysSeen(p, block, from, n, T);
+          const [rowsAt, qFrom] = [block + from * T, qAt(s, h) + from * qRow];
+          blas.gemm(true, false, keys, headDim, n, 1, at(probs, rowsAt), T, at(dy, qFrom), qRow, 1, at(dv, kvAt(s, h)), kvRow);
+          blas.gemm(false, false, n, headDim, keys, scale, at(dScores, rowsAt), T, at(k, kvAt(s, h)), kvRow, 0, at(dq, qFrom), qRow);
+          blas.gemm(true, false, keys, headDim, n, scale, at(dScores, rowsAt), T, at(q, qFrom), qRow, 1, at(dk, kvAt(s, h)), kvRow);
+        }
       }
     }
   } finally {
