@@ -204,7 +204,25 @@ const backward: KernelFunc = ({ inputs, backend: b }) => {
   return [dq, dk, dv];
 };
 
+/**
+ * `kernel` with the library on one thread: its products are small (a block of queries of one
+ * head, about a million operations), where waking and joining a second thread costs more than
+ * it saves (measured: a layer's forward and backward pass 10-25% faster on 2 busy cores).
+ */
+function oneThread(kernel: KernelFunc): KernelFunc {
+  return (args) => {
+    const blas = blasInUse()!;
+    const threads = blas.threads();
+    blas.setThreads(1);
+    try {
+      return kernel(args);
+    } finally {
+      if (threads !== null) blas.setThreads(threads);
+    }
+  };
+}
+
 export const causalAttentionKernels: KernelConfig[] = [
-  { kernelName: FORWARD, backendName: 'wasm', kernelFunc: forward },
-  { kernelName: BACKWARD, backendName: 'wasm', kernelFunc: backward },
+  { kernelName: FORWARD, backendName: 'wasm', kernelFunc: oneThread(forward) },
+  { kernelName: BACKWARD, backendName: 'wasm', kernelFunc: oneThread(backward) },
 ];
