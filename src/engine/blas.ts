@@ -90,6 +90,25 @@ export interface Blas {
    * byte addresses.
    */
   sgemm(transA: boolean, transB: boolean, m: number, n: number, k: number, a: number, b: number, c: number): void;
+  /**
+   * C = alpha op(A) op(B) + beta C with leading dimensions (row strides, in floats) given: products
+   * of strided views (one head of a [rows, heads, head dim] tensor) and accumulation.
+   */
+  gemm(
+    transA: boolean,
+    transB: boolean,
+    m: number,
+    n: number,
+    k: number,
+    alpha: number,
+    a: number,
+    lda: number,
+    b: number,
+    ldb: number,
+    beta: number,
+    c: number,
+    ldc: number,
+  ): void;
   /** The library's threads (null: it does not say). */
   threads(): number | null;
   setThreads(threads: number): void;
@@ -150,6 +169,8 @@ function load(library: Library, file: string): Blas | null {
         c as Pointer,
         n,
       ),
+    gemm: (transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) =>
+      sgemm(ROW_MAJOR, transA ? TRANS : NO_TRANS, transB ? TRANS : NO_TRANS, m, n, k, alpha, a as Pointer, lda, b as Pointer, ldb, beta, c as Pointer, ldc),
     threads: () => (library.getThreads ? Number(fns[library.getThreads]!()) : null),
     setThreads: (threads) => {
       if (library.setThreads) fns[library.setThreads]!(threads);

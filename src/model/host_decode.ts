@@ -127,7 +127,8 @@ function rotate(x: Float32Array, cos: Float32Array, sin: Float32Array, rows: num
     for (let h = 0; h < heads; h++) {
       const at = (r * heads + h) * headDim;
       for (let i = 0; i < half; i++) {
-        const [first, second] = [x[at + i]!, x[at + half + i]!];
+        const first = x[at + i]!;
+        const second = x[at + half + i]!;
         x[at + i] = Math.fround(first * cos[angles + i]!) + Math.fround(-second * sin[angles + i]!);
         x[at + half + i] = Math.fround(second * cos[angles + half + i]!) + Math.fround(first * sin[angles + half + i]!);
       }

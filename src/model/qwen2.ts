@@ -14,7 +14,9 @@
  * Memory-saving variants live beside it: LoRA adapters on the projections (./lora.ts), and
  * recomputing each block's activations in the backward pass (./recompute.ts).
  */
+import { causalAttention, causalAttentionAvailable } from '../engine/kernels/attention';
 import { withRowStableMatMuls } from '../engine/kernels/matmul';
+import { hostTokenStats } from '../engine/kernels/token_stats';
 import { tf } from '../engine/tf';
 import { Rng } from '../engine/rng';
 import { llama3Rope, type ModelConfig } from './config';
@@ -564,7 +566,9 @@ export class Qwen2Model {
     const toHeads = (t: tf.Tensor) => t.transpose([0, 2, 1, 3]) as tf.Tensor4D;
     const k = past ? (tf.concat([past.k, toHeads(kNew)], 2) as tf.Tensor4D) : toHeads(kNew);
     const v = past ? (tf.concat([past.v, toHeads(vNew)], 2) as tf.Tensor4D) : toHeads(vNew);
-    const attended = this.attention(q, k, v, mask, batch, length);
+    // without a cache and within the limit of whole scores, on the host in two kernels (../engine/kernels/attention.ts)
+    const whole = !past && batch * this.config.num_attention_heads * length * length <= attentionLimits.scores;
+    const attended = whole && causalAttentionAvailable() ? causalAttention(q, kNew, vNew, mask) : this.attention(q, k, v, mask, batch, length);
     return { output: this.blockOutput(block, x, attended), kv: { k, v } };
   }
 
@@ -672,8 +676,9 @@ export class Qwen2Model {
       throw new AgenticError(`tokenStats: ${temperature.length} temperatures for ${batch}x${length} positions`);
     }
     const embedding = this.outputEmbedding();
+    // on the host in two kernels where attention is (../engine/kernels/token_stats.ts)
     const stats = tf.tidy(() =>
-      chunkedTokenStats(hidden.reshape([batch * length, size]) as tf.Tensor2D, embedding, targets, {
+      (causalAttentionAvailable() ? hostTokenStats : chunkedTokenStats)(hidden.reshape([batch * length, size]) as tf.Tensor2D, embedding, targets, {
         temperature,
         chunkRows: options.chunkRows ?? defaultChunkRows(this.config.vocab_size),
         embeddingGradient: (embedding as tf.Variable).trainable,

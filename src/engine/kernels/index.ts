@@ -4,10 +4,12 @@
  */
 import { getKernel, registerKernel, unregisterKernel, type KernelConfig } from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-wasm';
+import { causalAttentionKernels } from './attention';
 import { blockGatherConfig } from './gather';
 import { sharingKernels } from './identity';
 import { fastMatMulKernels } from './matmul';
 import { unsortedSegmentSumConfig } from './segment_sum';
+import { tokenStatsKernels } from './token_stats';
 
 /** The kernels ours replaced (undefined where tfjs had none), while ours are installed. */
 let replaced: Map<string, KernelConfig | undefined> | null = null;
@@ -20,7 +22,7 @@ function register(name: string, config: KernelConfig | undefined): void {
 /** Registers the fast wasm kernels; idempotent. Takes effect from the next kernel call. */
 export function installWasmKernels(): void {
   if (replaced) return;
-  const ours = [...fastMatMulKernels(), ...sharingKernels(), unsortedSegmentSumConfig, blockGatherConfig()];
+  const ours = [...fastMatMulKernels(), ...causalAttentionKernels, ...tokenStatsKernels, ...sharingKernels(), unsortedSegmentSumConfig, blockGatherConfig()];
   replaced = new Map(ours.map((config) => [config.kernelName, getKernel(config.kernelName, 'wasm')]));
   for (const config of ours) register(config.kernelName, config);
 }

@@ -1,0 +1,72 @@
+/**
+ * The host kernels (causal attention and token stats on wasm with a system BLAS,
+ * src/engine/kernels/attention.ts and token_stats.ts) give what tfjs's ops give: log-probs,
+ * entropies and every gradient, over blocks of queries (more than 64 positions), a left-padded
+ * row that sees no key at first, per-token temperatures, chunks of rows, a frozen embedding.
+ */
+import { afterEach, describe, expect, test } from 'bun:test';
+import { startBackend } from '../../src/engine/backend';
+import { hostKernels } from '../../src/engine/kernels/attention';
+import { blasInUse } from '../../src/engine/kernels/matmul';
+import { Rng } from '../../src/engine/rng';
+import { tf } from '../../src/engine/tf';
+import { Qwen2Model } from '../../src/model/qwen2';
+import { tinyConfig } from '../model/tiny';
+
+await startBackend('wasm');
+
+afterEach(() => {
+  hostKernels.enabled = true;
+});
+
+const [B, T] = [3, 150];
+
+describe.skipIf(!blasInUse())('host kernels on wasm with a system BLAS', () => {
+  for (const frozen of [false, true]) {
+    test(`agree with tfjs's ops, gradients included${frozen ? ' (frozen embedding)' : ''}`, () => {
+      const model = Qwen2Model.random(tinyConfig({ max_position_embeddings: 256, tie_word_embeddings: true }), { seed: 5 });
+      if (frozen) model.embed.trainable = false;
+      const rng = Rng.fromSeed(2, 'host-kernels');
+      const ids = tf.tensor2d(
+        Int32Array.from({ length: B * T }, () => rng.int(37)),
+        [B, T],
+        'int32',
+      );
+      const targets = Int32Array.from({ length: B * T }, () => rng.int(37));
+      const temperature = Float32Array.from({ length: B * T }, () => 0.5 + rng.int(100) / 100);
+      // the second row is padded on the left by four positions
+      const keyMask = Uint8Array.from({ length: B * T }, (_, i) => (i >= T && i < T + 4 ? 0 : 1));
+      const run = (host: boolean) => {
+        hostKernels.enabled = host;
+        const trained = model.variables.filter((v) => v.trainable);
+        const { value, grads } = tf.variableGrads(
+          () =>
+            tf.tidy(() => {
+              const { hidden } = model.forward(ids, { keyMask });
+              const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature, chunkRows: 100 });
+              return logProbs
+                .mul(tf.tensor2d(keyMask, [B, T], 'float32'))
+                .sum()
+                .add(entropy.mul(0.3).sum()) as tf.Scalar;
+            }),
+          trained,
+        );
+        const out = { loss: value.dataSync()[0]!, grads: trained.map((v) => grads[v.name]!.dataSync() as Float32Array) };
+        tf.dispose([value, ...Object.values(grads)]);
+        return out;
+      };
+      const before = tf.memory().numTensors;
+      const [ops, host] = [run(false), run(true)];
+      expect(tf.memory().numTensors).toBe(before);
+      expect(Math.abs(host.loss - ops.loss) / Math.abs(ops.loss)).toBeLessThan(1e-5);
+      ops.grads.forEach((g, i) => {
+        const scale = Math.max(1e-6, ...Array.from(g, Math.abs));
+        let worst = 0;
+        g.forEach((x, j) => (worst = Math.max(worst, Math.abs(x - host.grads[i]![j]!) / scale)));
+        expect(worst).toBeLessThan(1e-4);
+      });
+      ids.dispose();
+      model.dispose();
+    });
+  }
+});
