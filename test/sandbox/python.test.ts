@@ -46,8 +46,9 @@ describe('python sandbox', () => {
 
   withSandbox('the process count is a kernel limit of each run, also as root (threads count too)', async () => {
     const code =
-      'import threading, time\nthreading.stack_size(65536)\nstarted = 0\ntry:\n    for _ in range(60):\n' +
-      '        threading.Thread(target=time.sleep, args=(0.3,)).start()\n        started += 1\nexcept RuntimeError:\n    pass\nprint(started)';
+      // the threads wait until every start was tried (a sleep could end first on a busy machine, freeing its slot)
+      'import threading\nthreading.stack_size(65536)\nrelease = threading.Event()\nstarted = 0\ntry:\n    for _ in range(60):\n' +
+      '        threading.Thread(target=release.wait, args=(10,)).start()\n        started += 1\nexcept RuntimeError:\n    pass\nrelease.set()\nprint(started)';
     const runs = await Promise.all([1, 2].map(() => runPython(code, { ...quick, maxProcesses: 16 })));
     // each run has its own count: both start nearly 16, not 16 between them
     for (const run of runs) expect(Number(run.stdout.trim())).toBeWithin(8, 16);
