@@ -6,45 +6,12 @@
 import { startBackend } from '../../src/engine/backend';
 import { hostKernels } from '../../src/engine/kernels/attention';
 import { Rng } from '../../src/engine/rng';
-import { tf } from '../../src/engine/tf';
-import { modelConfig } from '../../src/model/config';
 import { generate } from '../../src/model/generate';
-import { AdamW, disposeGradients, lossAndGradients } from '../../src/model/optim';
-import { Qwen2Model } from '../../src/model/qwen2';
+import { peerModel } from './peer_model';
 
 await startBackend('wasm');
 const rounds = Number(process.argv[2] ?? 5);
-const config = modelConfig({
-  vocab_size: 512,
-  hidden_size: 128,
-  intermediate_size: 384,
-  num_hidden_layers: 4,
-  num_attention_heads: 4,
-  num_key_value_heads: 2,
-  tie_word_embeddings: true,
-  max_position_embeddings: 512,
-});
-const model = Qwen2Model.random(config, { seed: 0 });
-const opt = new AdamW(model.variables);
-const rng = Rng.fromSeed(0);
-const [B, T] = [16, 255];
-const ids = tf.tensor2d(
-  Int32Array.from({ length: B * T }, () => rng.int(512)),
-  [B, T],
-  'int32',
-);
-const targets = Int32Array.from({ length: B * T }, () => rng.int(512));
-
-async function train() {
-  const { loss, gradients } = lossAndGradients(
-    () => tf.tidy(() => model.tokenStats(model.forward(ids).hidden, targets).logProbs.mean().neg() as tf.Scalar),
-    model.variables,
-  );
-  opt.apply(gradients, 1e-4);
-  await loss.data();
-  loss.dispose();
-  disposeGradients(gradients);
-}
+const { model, rng, trainStep: train } = peerModel();
 
 async function gen() {
   await generate(
