@@ -168,8 +168,13 @@ describe('the roles', () => {
     const recomputed = (await train(args)).reports[0]!.metrics;
     const sampled = (await train([...args, 'enable_old_logprobs_recompute=false'])).reports[0]!.metrics;
     expect(sampled['time/step_old_logp']).toBeUndefined();
-    expect(sampled['actor/train_infer_logprob_gap']).toBeUndefined();
     expect(recomputed['time/step_old_logp']).toBeDefined();
+    // the gap is still reported, from the update's forward pass before its first optimizer step;
+    // with a recompute that pass matches the recomputed log-probs exactly
+    expect(sampled['actor/train_infer_logprob_gap']).toBe(sampled['actor/logprob_gap_before_update']!);
+    expect(sampled['actor/train_infer_logprob_gap']!).toBeLessThan(1e-4);
+    expect(Math.abs(sampled['actor/train_infer_logprob_gap']! - recomputed['actor/train_infer_logprob_gap']!)).toBeLessThan(1e-5);
+    expect(recomputed['actor/logprob_gap_before_update']).toBe(0);
     for (const key of ['actor/pg_loss', 'actor/ratio_max', 'actor/ratio_min', 'actor/clipfrac', 'critic/score/mean']) {
       expect(Math.abs(sampled[key]! - recomputed[key]!)).toBeLessThan(1e-3);
     }
