@@ -56,7 +56,9 @@ export interface WarmStartResult {
 export function warmStartFingerprint(config: AgenticConfig): string {
   const manager = config.train_env_manager;
   // rehearsal acts during RL, not on the base
-  const { output_dir: _, enabled: __, rehearsal_coef: ___, rehearsal_episodes: ____, ...settings } = config.warm_start;
+  const { output_dir: _, enabled: __, rehearsal_coef: ___, rehearsal_episodes: ____, lr_scheduler_type: schedule, ...rest } = config.warm_start;
+  // bases built before the schedule was a setting had a constant rate: they stay valid
+  const settings = schedule === 'constant' ? rest : { ...rest, lr_scheduler_type: schedule };
   const relevant = {
     settings,
     pretrain: config.pretrain,
