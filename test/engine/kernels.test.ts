@@ -14,7 +14,7 @@ import { blasInUse, useBlas } from '../../src/engine/kernels/matmul';
 import { cgroupCpuQuota, availableCores } from '../../src/engine/cores';
 import { wasmThreadsWanted } from '../../src/engine/kernels/wasm_threads';
 import { adjustableSpinWasm, SPIN_BOUND_ADDRESS, spinBoundOf } from '../../src/engine/kernels/wasm_spin';
-import { describeSpin, nextSpin, SPIN_ALONE, SPIN_SHARED, spinChoice } from '../../src/engine/kernels/spin_policy';
+import { describeSpin, SPIN_BLAS, SPIN_XNNPACK, spinChoice } from '../../src/engine/kernels/spin_policy';
 import { ConfigError } from '../../src/errors';
 import { Rng } from '../../src/engine/rng';
 import { readFileSync } from 'node:fs';
@@ -365,31 +365,16 @@ describe('wasm threads', () => {
     }
   });
 
-  test('the spin bound: adaptive on XNNPACK, short beside BLAS, AGENTIC_WASM_SPIN fixes it; a bad value is a one-line config error', () => {
-    expect(spinChoice(false, {})).toEqual({ kind: 'adaptive', alone: SPIN_ALONE, shared: SPIN_SHARED, thresholdPerS: expect.any(Number) });
-    expect(spinChoice(true, {})).toMatchObject({ kind: 'fixed', polls: SPIN_SHARED });
-    expect(spinChoice(true, { AGENTIC_WASM_SPIN: '1000000' })).toMatchObject({ kind: 'fixed', polls: 1_000_000 });
+  test('the spin bound by matmul path, AGENTIC_WASM_SPIN over it; a bad value is a one-line config error', () => {
+    expect(spinChoice(false, {})).toMatchObject({ polls: SPIN_XNNPACK });
+    expect(spinChoice(true, {})).toMatchObject({ polls: SPIN_BLAS });
+    expect(spinChoice(true, { AGENTIC_WASM_SPIN: '1000000' })).toMatchObject({ polls: 1_000_000 });
     // the pool's loop counts down by 5 to exactly 0: other bounds are rounded, never left to wrap
-    expect(spinChoice(false, { AGENTIC_WASM_SPIN: '1001' })).toMatchObject({ kind: 'fixed', polls: 1000 });
-    expect(spinChoice(false, { AGENTIC_WASM_SPIN: '1' })).toMatchObject({ kind: 'fixed', polls: 5 });
+    expect(spinChoice(false, { AGENTIC_WASM_SPIN: '1001' })).toMatchObject({ polls: 1000 });
+    expect(spinChoice(false, { AGENTIC_WASM_SPIN: '1' })).toMatchObject({ polls: 5 });
     for (const n of [1, 4, 999, 1003, 123457]) expect(spinBoundOf(n) % 5).toBe(0);
     for (const bad of ['0', 'many', '2.5', '-3']) expect(() => spinChoice(false, { AGENTIC_WASM_SPIN: bad })).toThrow(/^AGENTIC_WASM_SPIN=/);
-    expect(describeSpin(spinChoice(false, {}))).toBe(
-      `idle threads spin ${SPIN_ALONE} polls while the cores are ours, ${SPIN_SHARED} when another process wants them`,
-    );
-  });
-
-  test('the adaptive bound drops at the first contended reading and returns after three calm ones', () => {
-    const choice = spinChoice(false, {});
-    if (choice.kind !== 'adaptive') throw new Error('expected the adaptive choice');
-    const busy = choice.thresholdPerS + 1;
-    let calm = 0;
-    const polls = [0, 0, 0, busy, 0, 0, 0].map((rate) => {
-      const next = nextSpin(choice, rate, calm);
-      calm = next.calm;
-      return next.polls;
-    });
-    expect(polls).toEqual([SPIN_SHARED, SPIN_SHARED, SPIN_ALONE, SPIN_SHARED, SPIN_SHARED, SPIN_SHARED, SPIN_ALONE]);
+    expect(describeSpin(spinChoice(true, {}))).toBe(`idle threads sleep after ${SPIN_BLAS} polls (BLAS's threads need the cores between products)`);
   });
 
   test('the threaded module reads its three spin bounds from one shared word, and still validates; another file is refused', () => {

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../../errors';
 import { availableCores } from '../cores';
 import { cwrapOf } from './wasm_heap';
-import { governSpin, type SpinChoice } from './spin_policy';
+import type { SpinChoice } from './spin_policy';
 import { adjustableSpinWasm, SPIN_BOUND_ADDRESS } from './wasm_spin';
 
 /** tfjs-backend-wasm registers 'wasm' with this priority; ours keeps it. */
@@ -128,14 +128,14 @@ function threadedFactory(threads: number): Factory {
 }
 
 /**
- * Hands the pool's shared spin bound to its policy (spin_policy.ts). Called before the pool starts:
- * the word must still be 0, or something else of the module uses it.
+ * Sets the pool's shared spin bound (spin_policy.ts). Called before the pool starts: the word must
+ * still be 0, or something else of the module uses it.
  */
-function governPoolSpin(wasm: WasmModule, spin: SpinChoice): void {
+function setPoolSpin(wasm: WasmModule, spin: SpinChoice): void {
   const heap = new Int32Array((wasm as unknown as { HEAP32: Int32Array }).HEAP32.buffer);
   const index = SPIN_BOUND_ADDRESS / 4;
   if (Atomics.load(heap, index) !== 0) throw new Error(`the wasm module uses the word at ${SPIN_BOUND_ADDRESS} that holds its spin bound`);
-  governSpin(spin, (polls) => Atomics.store(heap, index, polls));
+  Atomics.store(heap, index, spin.polls);
 }
 
 /** Starts the threaded module and builds a BackendWasm on it, as tfjs's own init would. */
@@ -157,7 +157,7 @@ async function startThreaded(wasmFile: string, threads: number, spin: SpinChoice
     disposeData: cwrap('dispose_data', null, ['number']),
     dispose: cwrap('dispose', null, []),
   } as WasmModule['tfjs'];
-  governPoolSpin(wasm, spin);
+  setPoolSpin(wasm, spin);
   setThreadsCount(threads);
   const backend = new BackendWasm(wasm);
   // The pool's threads wait for work forever; they must not keep the process alive.
