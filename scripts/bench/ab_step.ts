@@ -5,25 +5,15 @@
  */
 import { startBackend } from '../../src/engine/backend';
 import { hostKernels } from '../../src/engine/kernels/attention';
-import { Rng } from '../../src/engine/rng';
 import { generate } from '../../src/model/generate';
 import { peerModel } from './peer_model';
 
 await startBackend('wasm');
 const rounds = Number(process.argv[2] ?? 5);
-const { model, rng, trainStep: train } = peerModel();
+const { model, trainStep: train, generationRequests } = peerModel();
 
 async function gen() {
-  await generate(
-    model,
-    Array.from({ length: 32 }, (_, i) => ({
-      id: i,
-      promptIds: Array.from({ length: 128 }, () => rng.int(512)),
-      sampling: { temperature: 1, topP: 1, topK: 0, doSample: true },
-      maxNewTokens: 64,
-      rng: Rng.fromSeed(i),
-    })),
-  );
+  await generate(model, generationRequests());
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -41,5 +41,14 @@ export function peerModel() {
     loss.dispose();
     disposeGradients(gradients);
   }
-  return { model, rng, trainStep };
+  /** The bench's generation: 32 prompts of 128 random ids, 64 sampled tokens each. */
+  const generationRequests = () =>
+    Array.from({ length: 32 }, (_, i) => ({
+      id: i,
+      promptIds: Array.from({ length: 128 }, () => rng.int(512)),
+      sampling: { temperature: 1, topP: 1, topK: 0, doSample: true },
+      maxNewTokens: 64,
+      rng: Rng.fromSeed(i),
+    }));
+  return { model, trainStep, generationRequests };
 }

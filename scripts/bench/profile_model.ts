@@ -3,14 +3,13 @@
  * backend (default wasm): `bun scripts/bench/profile_model.ts [wasm|cpu]`. Prints the top kernels.
  */
 import { startBackend } from '../../src/engine/backend';
-import { Rng } from '../../src/engine/rng';
 import { tf } from '../../src/engine/tf';
 import { DecodeBatch } from '../../src/model/generate';
 import { peerModel } from './peer_model';
 
 const backend = (process.argv[2] ?? 'wasm') as 'wasm' | 'cpu';
 await startBackend(backend);
-const { model, rng, trainStep: step } = peerModel();
+const { model, trainStep: step, generationRequests } = peerModel();
 
 function report(title: string, kernels: Array<{ name: string; kernelTimeMs: number | { error: string }; inputShapes: number[][] }>, wallMs: number) {
   const byName = new Map<string, { ms: number; n: number }>();
@@ -51,15 +50,7 @@ const info = await tf.profile(step);
 report('train step', info.kernels as never, performance.now() - t0);
 
 const batch = new DecodeBatch(model);
-await batch.join(
-  Array.from({ length: 32 }, (_, i) => ({
-    id: i,
-    promptIds: Array.from({ length: 128 }, () => rng.int(512)),
-    sampling: { temperature: 1, topP: 1, topK: 0, doSample: true },
-    maxNewTokens: 64,
-    rng: Rng.fromSeed(i),
-  })),
-);
+await batch.join(generationRequests());
 for (let i = 0; i < 3; i++) await batch.step();
 t0 = performance.now();
 for (let i = 0; i < 10; i++) await batch.step();

@@ -16,7 +16,7 @@
  */
 import { causalAttention, causalAttentionAvailable } from '../engine/kernels/attention';
 import { withRowStableMatMuls } from '../engine/kernels/matmul';
-import { hostTokenStats } from '../engine/kernels/token_stats';
+import { hostTokenStats, type TokenStatsOptions } from '../engine/kernels/token_stats';
 import { tf } from '../engine/tf';
 import { Rng } from '../engine/rng';
 import { llama3Rope, type ModelConfig } from './config';
@@ -966,12 +966,7 @@ function defaultChunkRows(vocab: number): number {
  * d logp / d z = onehot - p;  d H / d z = -p (log p + H)  (z = logits / temperature). The
  * temperature is one number, or one per row (the temperature each token was sampled at).
  */
-function chunkedTokenStats(
-  hidden: tf.Tensor2D,
-  embedding: tf.Tensor2D,
-  targets: Int32Array,
-  options: { temperature: number | Float32Array; chunkRows: number; embeddingGradient: boolean },
-): tf.Tensor2D {
+function chunkedTokenStats(hidden: tf.Tensor2D, embedding: tf.Tensor2D, targets: Int32Array, options: TokenStatsOptions): tf.Tensor2D {
   const rows = hidden.shape[0];
   const vocab = embedding.shape[0];
   const { temperature } = options;

@@ -24,17 +24,21 @@ import { allocate, freeTemp, wasmOffset } from './wasm_heap';
 const FORWARD = 'AgenticTokenStats';
 const BACKWARD = 'AgenticTokenStatsGrad';
 
+/** How token statistics are taken: the host kernel here and the model's tfjs form share it. */
+export interface TokenStatsOptions {
+  /** One temperature, or the one each row's token was sampled at. */
+  temperature: number | Float32Array;
+  chunkRows: number;
+  /** Whether the embedding gets a gradient (false when it is frozen). */
+  embeddingGradient: boolean;
+}
+
 /**
  * [rows, 2] = (log p(target), entropy) per row of `hidden` [rows, size] against `embedding`
  * [vocab, size], at one temperature or one per row; differentiable in hidden, and in the
  * embedding when `embeddingGradient`. Runs where ./attention.ts's causalAttentionAvailable().
  */
-export function hostTokenStats(
-  hidden: tf.Tensor2D,
-  embedding: tf.Tensor2D,
-  targets: Int32Array,
-  options: { temperature: number | Float32Array; chunkRows: number; embeddingGradient: boolean },
-): tf.Tensor2D {
+export function hostTokenStats(hidden: tf.Tensor2D, embedding: tf.Tensor2D, targets: Int32Array, options: TokenStatsOptions): tf.Tensor2D {
   const rows = hidden.shape[0];
   const { temperature, chunkRows, embeddingGradient } = options;
   const inverse = typeof temperature === 'number' ? new Float32Array(rows).fill(1 / temperature) : temperature.map((t) => 1 / t);
