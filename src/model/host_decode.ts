@@ -16,6 +16,7 @@ import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { ptr } from 'bun:ffi';
 import type { Blas } from '../engine/blas';
 import { ROW_TILE, rowStableBlas } from '../engine/kernels/matmul';
+import { rmsNormRows } from '../engine/kernels/rms_norm';
 import { wasmOffset } from '../engine/kernels/wasm_heap';
 import { tf } from '../engine/tf';
 import { attendCached } from './cached_attention';
@@ -62,7 +63,7 @@ export function decodeOnHost(blas: Blas, model: Qwen2Model, ids: Int32Array, pos
     const [aAt, wAt, outAt] = [ptr(a), address(w), ptr(out)];
     for (let r = 0; r < padded; r += ROW_TILE) blas.sgemm(false, transposed, ROW_TILE, n, k, aAt + 4 * r * k, wAt, outAt + 4 * r * n);
   };
-  const norm = (x: Float32Array, weight: tf.Tensor, out: Float32Array) => rmsNorm(x, values(weight), out, rows, hidden, c.rms_norm_eps);
+  const norm = (x: Float32Array, weight: tf.Tensor, out: Float32Array) => rmsNormRows(x, values(weight), out, rows, hidden, c.rms_norm_eps);
 
   const x = new Float32Array(padded * hidden);
   const embedding = values(model.embed);
@@ -106,17 +107,6 @@ export function decodeOnHost(blas: Blas, model: Qwen2Model, ids: Int32Array, pos
   const logits = new Float32Array(padded * vocab);
   product(h, model.lmHead ?? model.embed, vocab, hidden, logits, true);
   return logits.subarray(0, rows * vocab);
-}
-
-/** out = x / sqrt(mean(x^2) + eps) * weight, per row, rounded to float32 where the tfjs ops round. */
-function rmsNorm(x: Float32Array, weight: Float32Array, out: Float32Array, rows: number, size: number, eps: number): void {
-  for (let r = 0; r < rows; r++) {
-    const at = r * size;
-    let squares = 0;
-    for (let i = 0; i < size; i++) squares += Math.fround(x[at + i]! * x[at + i]!);
-    const scale = Math.fround(1 / Math.sqrt(Math.fround(Math.fround(squares / size) + eps)));
-    for (let i = 0; i < size; i++) out[at + i] = Math.fround(x[at + i]! * scale) * weight[i]!;
-  }
 }
 
 /** Rotate-half rotary embedding in place on rows of [heads, head dim]: x cos + rotate_half(x) sin. */

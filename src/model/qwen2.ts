@@ -16,6 +16,8 @@
  */
 import { causalAttention, causalAttentionAvailable } from '../engine/kernels/attention';
 import { withRowStableMatMuls } from '../engine/kernels/matmul';
+import { hostRmsNorm } from '../engine/kernels/rms_norm';
+import { hostSwiGlu } from '../engine/kernels/swiglu';
 import { hostTokenStats, type TokenStatsOptions } from '../engine/kernels/token_stats';
 import { tf } from '../engine/tf';
 import { Rng } from '../engine/rng';
@@ -649,7 +651,7 @@ export class Qwen2Model {
     const [batch, length, hidden] = x.shape;
     const afterAttention = x.add(this.linear(block, 'o', attended).reshape([batch, length, hidden]));
     const h = rmsNorm(afterAttention, block.postNorm, this.config.rms_norm_eps).reshape([batch * length, hidden]);
-    const gated = tf.mul(silu(this.linear(block, 'gate', h)), this.linear(block, 'up', h));
+    const gated = swiGlu(this.linear(block, 'gate', h), this.linear(block, 'up', h));
     const mlp = this.linear(block, 'down', gated).reshape([batch, length, hidden]);
     return afterAttention.add(mlp) as tf.Tensor3D;
   }
@@ -733,12 +735,15 @@ function sizes(c: ModelConfig): Sizes {
   };
 }
 
+// RMSNorm and the SwiGLU gate run on the host where attention does (../engine/kernels/rms_norm.ts, swiglu.ts)
 function rmsNorm(x: tf.Tensor, weight: tf.Tensor, eps: number): tf.Tensor {
+  if (causalAttentionAvailable()) return hostRmsNorm(x, weight, eps);
   return tf.tidy(() => x.mul(tf.rsqrt(tf.square(x).mean(-1, true).add(eps))).mul(weight));
 }
 
-function silu(x: tf.Tensor): tf.Tensor {
-  return x.mul(tf.sigmoid(x));
+function swiGlu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
+  if (causalAttentionAvailable()) return hostSwiGlu(gate, up);
+  return tf.mul(gate.mul(tf.sigmoid(gate)), up);
 }
 
 function defaultPositions(batch: number, length: number, offset: number): Int32Array {

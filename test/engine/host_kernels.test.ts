@@ -1,8 +1,9 @@
 /**
- * The host kernels (causal attention and token stats on wasm with a system BLAS,
- * src/engine/kernels/attention.ts and token_stats.ts) give what tfjs's ops give: log-probs,
- * entropies and every gradient, over blocks of queries (more than 64 positions), a left-padded
- * row that sees no key at first, per-token temperatures, chunks of rows, a frozen embedding.
+ * The host kernels (causal attention, token stats, RMSNorm and the SwiGLU gate on wasm with a
+ * system BLAS, src/engine/kernels/) give what tfjs's ops give: log-probs, entropies and every
+ * gradient, over blocks of queries (more than 64 positions), a left-padded row that sees no key at
+ * first, per-token temperatures, chunks of rows, a frozen embedding, norms whose weights are not
+ * ones, and Qwen3's q/k head norms.
  */
 import { afterEach, describe, expect, test } from 'bun:test';
 import { startBackend } from '../../src/engine/backend';
@@ -22,10 +23,17 @@ afterEach(() => {
 const [B, T] = [3, 150];
 
 describe.skipIf(!blasInUse())('host kernels on wasm with a system BLAS', () => {
-  for (const frozen of [false, true]) {
-    test(`agree with tfjs's ops, gradients included${frozen ? ' (frozen embedding)' : ''}`, () => {
-      const model = Qwen2Model.random(tinyConfig({ max_position_embeddings: 256, tie_word_embeddings: true }), { seed: 5 });
+  for (const [frozen, modelType] of [
+    [false, 'qwen2'],
+    [true, 'qwen2'],
+    [false, 'qwen3'],
+  ] as const) {
+    test(`agree with tfjs's ops, gradients included (${modelType}${frozen ? ', frozen embedding' : ''})`, () => {
+      const model = Qwen2Model.random(tinyConfig({ max_position_embeddings: 256, tie_word_embeddings: true, model_type: modelType }), { seed: 5 });
       if (frozen) model.embed.trainable = false;
+      const norms = [model.finalNorm, ...model.blocks.flatMap((b) => [b.inputNorm, b.postNorm, ...(b.qkNorm ? [b.qkNorm.q, b.qkNorm.k] : [])])];
+      norms.forEach((w, i) => tf.tidy(() => w.assign(w.add(tf.randomNormal(w.shape, 0, 0.3, 'float32', i)))));
+      if (modelType === 'qwen3') expect(model.blocks[0]!.qkNorm).not.toBeNull();
       const rng = Rng.fromSeed(2, 'host-kernels');
       const ids = tf.tensor2d(
         Int32Array.from({ length: B * T }, () => rng.int(37)),

@@ -8,7 +8,9 @@ import { causalAttentionKernels } from './attention';
 import { blockGatherConfig } from './gather';
 import { sharingKernels } from './identity';
 import { fastMatMulKernels } from './matmul';
+import { rmsNormKernels } from './rms_norm';
 import { unsortedSegmentSumConfig } from './segment_sum';
+import { swiGluKernels } from './swiglu';
 import { tokenStatsKernels } from './token_stats';
 
 /** The kernels ours replaced (undefined where tfjs had none), while ours are installed. */
@@ -22,7 +24,16 @@ function register(name: string, config: KernelConfig | undefined): void {
 /** Registers the fast wasm kernels; idempotent. Takes effect from the next kernel call. */
 export function installWasmKernels(): void {
   if (replaced) return;
-  const ours = [...fastMatMulKernels(), ...causalAttentionKernels, ...tokenStatsKernels, ...sharingKernels(), unsortedSegmentSumConfig, blockGatherConfig()];
+  const ours = [
+    ...fastMatMulKernels(),
+    ...causalAttentionKernels,
+    ...tokenStatsKernels,
+    ...rmsNormKernels,
+    ...swiGluKernels,
+    ...sharingKernels(),
+    unsortedSegmentSumConfig,
+    blockGatherConfig(),
+  ];
   replaced = new Map(ours.map((config) => [config.kernelName, getKernel(config.kernelName, 'wasm')]));
   for (const config of ours) register(config.kernelName, config);
 }
