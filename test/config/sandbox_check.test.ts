@@ -49,7 +49,7 @@ describe('the Python sandbox check at start-up', () => {
     expect(warnings).toEqual([UNCONFINED_WARNING]); // once per process
   });
 
-  test('bwrap unusable: a run whose envs run code stops with one line naming the install command and the opt-out', async () => {
+  withPython('bwrap unusable: a run whose envs run code stops with one line naming the install command and the opt-out', async () => {
     const out = join(scratch(), 'eval.json');
     const refused = await agentic(['eval', '--config-name', 'agentfly_code_grpo', '--out', out, ...SMALL_EVAL], { env: NO_BWRAP });
     console.log(`bwrap missing: exit ${refused.code}: ${refused.stderr.trim()}`);
