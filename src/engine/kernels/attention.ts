@@ -16,12 +16,12 @@
  * sees no key at all gets a softmax over every key, as with the tfjs ops, and its block all keys.
  * Every product is one sequence's, so a sequence's result never depends on its batch.
  */
-import { getKernel, type KernelConfig, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
+import type { KernelConfig, KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { ptr } from 'bun:ffi';
 import { tf } from '../tf';
 import { blasInUse } from './matmul';
-import { allocate, freeTemp, wasmOffset } from './wasm_heap';
+import { allocate, freeTemp, stockKernel, wasmOffset } from './wasm_heap';
 
 const FORWARD = 'AgenticCausalAttention';
 const BACKWARD = 'AgenticCausalAttentionGrad';
@@ -78,11 +78,6 @@ function addresses(backend: BackendWasm) {
   return (t: TensorInfo, floats = 0) => base + wasmOffset(backend, t) + 4 * floats;
 }
 
-/** The wasm backend's own kernel `name` (XNNPACK's softmax, vectorised elementwise ops) on heap tensors. */
-function stock(name: string, backend: BackendWasm, inputs: Record<string, TensorInfo>, attrs: Record<string, unknown> = {}): TensorInfo {
-  return getKernel(name, 'wasm')!.kernelFunc({ inputs, backend, attrs: attrs as never }) as TensorInfo;
-}
-
 /** Queries per block: a block computes with the keys up to its last query only (causality). */
 const QUERY_BLOCK = 64;
 
@@ -126,7 +121,7 @@ const forward: KernelFunc = ({ inputs, backend: b }) => {
         }
       }
     }
-    probs = stock('Softmax', backend, { logits: scores }, { dim: 3 });
+    probs = stockKernel('Softmax', backend, { logits: scores }, { dim: 3 });
   } finally {
     freeTemp(backend, scores);
   }
@@ -173,7 +168,7 @@ const backward: KernelFunc = ({ inputs, backend: b }) => {
         }
       }
     }
-    dScores = stock('Multiply', backend, { a: probs, b: shifted });
+    dScores = stockKernel('Multiply', backend, { a: probs, b: shifted });
   } finally {
     freeTemp(backend, shifted);
   }

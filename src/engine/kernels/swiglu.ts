@@ -7,10 +7,10 @@
  *
  *   out = gate s up;  d up = dy gate s;  d gate = dy up s (1 + gate (1 - s))
  */
-import { getKernel, type KernelConfig, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
+import type { KernelConfig, KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { tf } from '../tf';
-import { allocate, freeTemp } from './wasm_heap';
+import { allocate, freeTemp, stockKernel } from './wasm_heap';
 
 const FORWARD = 'AgenticSwiGlu';
 const BACKWARD = 'AgenticSwiGluGrad';
@@ -30,20 +30,15 @@ export function hostSwiGlu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
   return op(gate, up);
 }
 
-/** The wasm backend's own kernel `name` (vectorised, where a loop here is not) on heap tensors. */
-function stock(name: string, backend: BackendWasm, inputs: Record<string, TensorInfo>): TensorInfo {
-  return getKernel(name, 'wasm')!.kernelFunc({ inputs, backend, attrs: {} }) as TensorInfo;
-}
-
 // the forward pass is the same three kernels as tfjs's ops (a loop here is slower than the
 // backend's vectorised ones); what it saves is the sigmoid, for a backward pass of one loop
 const forward: KernelFunc = ({ inputs, backend: b }) => {
   const backend = b as BackendWasm;
   const { g, u } = inputs as Record<'g' | 'u', TensorInfo>;
-  const s = stock('Sigmoid', backend, { x: g });
-  const silu = stock('Multiply', backend, { a: g, b: s });
+  const s = stockKernel('Sigmoid', backend, { x: g });
+  const silu = stockKernel('Multiply', backend, { a: g, b: s });
   try {
-    return [stock('Multiply', backend, { a: silu, b: u }), s];
+    return [stockKernel('Multiply', backend, { a: silu, b: u }), s];
   } finally {
     freeTemp(backend, silu);
   }

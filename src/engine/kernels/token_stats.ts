@@ -13,13 +13,13 @@
  * The logits are recomputed in the backward pass, so no [rows, vocab] matrix outlives its chunk.
  * A target outside the vocabulary gets log-probability 0 (as a one-hot of it would).
  */
-import { getKernel, type KernelConfig, type KernelFunc, type TensorInfo } from '@tensorflow/tfjs-core';
+import type { KernelConfig, KernelFunc, TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { ptr } from 'bun:ffi';
 import type { Blas } from '../blas';
 import { tf } from '../tf';
 import { blasInUse } from './matmul';
-import { allocate, freeTemp, wasmOffset } from './wasm_heap';
+import { allocate, freeTemp, stockKernel, wasmOffset } from './wasm_heap';
 
 const FORWARD = 'AgenticTokenStats';
 const BACKWARD = 'AgenticTokenStatsGrad';
@@ -91,7 +91,7 @@ function logits(blas: Blas, backend: BackendWasm, h: TensorInfo, e: TensorInfo, 
     const scale = scales[start + r]!;
     if (scale !== 1) for (let i = r * vocab; i < (r + 1) * vocab; i++) values[i] = values[i]! * scale;
   }
-  const p = getKernel('Softmax', 'wasm')!.kernelFunc({ inputs: { logits: z }, backend, attrs: { dim: 1 } as never }) as TensorInfo;
+  const p = stockKernel('Softmax', backend, { logits: z }, { dim: 1 });
   return { start, rows, z, p };
 }
 

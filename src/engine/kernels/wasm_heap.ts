@@ -7,7 +7,7 @@
  * disposed right after its call and ids are never reused: a cached packing always matches the
  * bytes under its id.
  */
-import type { DataType, TensorInfo } from '@tensorflow/tfjs-core';
+import { getKernel, type DataType, type TensorInfo } from '@tensorflow/tfjs-core';
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 
 /** Emscripten's wrapper maker for an exported C function (its types are not in our type roots). */
@@ -73,4 +73,9 @@ export function freeTemp(backend: BackendWasm, info: TensorInfo): void {
 /** A float32 tensor of `shape` on the heap; the caller frees it or returns it. */
 export function allocate(backend: BackendWasm, shape: number[], dtype: DataType = 'float32'): TensorInfo {
   return backend.makeOutput(shape, dtype);
+}
+
+/** The wasm backend's own kernel `name` (XNNPACK's softmax, vectorised elementwise ops) on heap tensors. */
+export function stockKernel(name: string, backend: BackendWasm, inputs: Record<string, TensorInfo>, attrs: Record<string, unknown> = {}): TensorInfo {
+  return getKernel(name, 'wasm')!.kernelFunc({ inputs, backend, attrs: attrs as never }) as TensorInfo;
 }
