@@ -43,6 +43,8 @@ const NEEDS = {
     PYTHON,
   ],
   python: [PYTHON],
+  // the distributed tests show a worker another machine's folders with it
+  bwrap: [onPath('bwrap', 'bubblewrap')],
   // redis-cli comes with redis-server (in redis-tools, which it depends on)
   redis: [onPath('redis-server'), onPath('redis-cli', 'redis-server')],
   chromium: [{ name: 'chromium', packages: ['chromium'], found: () => findChromium() !== null }],

@@ -413,6 +413,13 @@ export const Distributed = z.strictObject({
     .describe(
       'When Redis has not answered for this long in the middle of a run, the trainer or worker stops with one line; until then its client reconnects and retries.',
     ),
+  idle_warning_s: z
+    .number()
+    .positive()
+    .default(30)
+    .describe(
+      'A trainer whose waiting jobs no worker has taken for this long says so in one line: the queue, the workers this Redis has and the queues they watch, and the `agentic worker` command line that serves it. A worker with no job for this long, and no trainer listening on its queues, says which queues it watches. Again after twice as long, and so on.',
+    ),
 });
 
 export const ConfigShape = z.strictObject({
@@ -435,7 +442,7 @@ export const ConfigShape = z.strictObject({
     .min(1)
     .default('${output_dir}/weights')
     .describe(
-      'Folder of the weights sent to inference servers (an llm_proxy of type sglang or openai): every actor_infer.model_update_frequency steps the trainer writes actor_infer as a Hugging Face folder weights-N (N: its policy version) and each server loads it (POST /update_weights_from_disk). The servers must read this path as the trainer writes it. The last two folders are kept.',
+      "Folder of the weights sent to inference servers (an llm_proxy of type sglang or openai): every actor_infer.model_update_frequency steps the trainer writes actor_infer as a Hugging Face folder weights-N (N: its policy version) and each server loads it (POST /update_weights_from_disk). The servers, and distributed workers with their own copy of the actor (proxy_type policy), read it at the trainer's absolute path: on several machines, a shared folder mounted at the same path. The last two folders are kept.",
     ),
   render_save_dir: z
     .string()

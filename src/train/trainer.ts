@@ -86,7 +86,7 @@ export class Trainer {
     const roles = await buildRoles(config, roleNeeds(config));
     try {
       const chat = new ChatFormat(roles.tokenizer);
-      return new Trainer(config, roles, chat, await openRollouts(config, host, roles, chat), hooks, host);
+      return new Trainer(config, roles, chat, await openRollouts(config, host, roles, chat, hooks.warn), hooks, host);
     } catch (error) {
       roles.dispose();
       throw error;

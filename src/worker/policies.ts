@@ -4,17 +4,19 @@
  *   random          each env's random action; the job's version is recorded as asked
  *   sglang, openai  the inference servers of the config, whose weights the trainer keeps at the
  *                   job's version (docs/inference.md): a reply of another version is refused
- *   policy          a local copy of actor_infer, loaded from model_update_dir/weights-N as the
- *                   trainer writes it (src/train/rollouts/weight_sync.ts)
+ *   policy          a local copy of actor_infer, loaded from weights-N in the folder the job
+ *                   names, the trainer's model_update_dir as an absolute path, where the trainer
+ *                   writes it (src/train/rollouts/weight_sync.ts)
  *
  * A local copy loads newer weights only between episodes: a job that asks for a newer version
  * waits until no episode plays the weights held, then loads them, waiting up to
  * distributed.weights_timeout_s for the folder to appear. If it does not, the worker plays with
  * the newest weights it finds (or holds) and says which: the trainer drops what is too stale.
  * A job that asks for an older version than held plays with the held one, which is fresher.
+ *
+ * A LoRA run's servers hold each version as an adapter: the job names it, and the requests do too.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import type { AgenticConfig } from '../config/schema';
 import { loadModel } from '../model/load';
 import type { Qwen2Model } from '../model/qwen2';
@@ -23,6 +25,7 @@ import { makePolicy } from '../rollout/env_manager';
 import type { Policy } from '../rollout/policy';
 import type { InferenceServers } from '../rollout/servers';
 import type { RolloutMode } from '../rollout/types';
+import type { GroupJobData } from '../train/rollouts/jobs';
 import { weightsFolder, weightVersions } from '../train/rollouts/weight_sync';
 
 /** A policy lent to one job, and the version it plays with. */
@@ -33,8 +36,8 @@ export interface Lease {
 }
 
 export interface WorkerPolicy {
-  /** A policy for a job that asks for `version`. */
-  acquire(mode: RolloutMode, version: number): Promise<Lease>;
+  /** A policy for a job, with the weights it asks for. */
+  acquire(mode: RolloutMode, job: GroupJobData): Promise<Lease>;
   close(): Promise<void>;
 }
 
@@ -50,13 +53,29 @@ export class SharedPolicy implements WorkerPolicy {
     private readonly servers: InferenceServers | null,
   ) {}
 
-  async acquire(_mode: RolloutMode, version: number): Promise<Lease> {
-    if (this.servers) this.servers.weightVersion = String(version);
+  async acquire(_mode: RolloutMode, { version, adapter }: GroupJobData): Promise<Lease> {
+    if (this.servers) {
+      // a LoRA run's adapters are versioned by their names, and the servers' own weights stay the base
+      this.servers.adapter = adapter;
+      this.servers.weightVersion = adapter === null ? String(version) : null;
+    }
     return { policy: this.policy, version, release: () => {} };
   }
 
   close(): Promise<void> {
     return this.policy.close();
+  }
+}
+
+/** Why this machine cannot read the weights folder a job names, or null when it can. */
+export function unreadableWeights(dir: string | null): string | null {
+  if (dir === null) return 'the job names no weights folder';
+  try {
+    if (!statSync(dir).isDirectory()) return `${dir} is not a folder here`;
+    accessSync(dir, constants.R_OK | constants.X_OK);
+    return null;
+  } catch (error) {
+    return `this worker cannot read ${dir} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`;
   }
 }
 
@@ -70,26 +89,36 @@ export class LocalWeights implements WorkerPolicy {
   private idle: Array<() => void> = [];
   private loading: Promise<void> | null = null;
   private readonly policies = new Map<RolloutMode, Policy>();
-  private readonly dir: string;
+  /** The trainer's folder the weights held came from (the jobs name it). */
+  private dir = '';
 
   constructor(
     private readonly config: AgenticConfig,
     private readonly chat: ChatFormat,
     private readonly log: (line: string) => void,
-  ) {
-    this.dir = resolve(config.model_update_dir);
-  }
+  ) {}
 
-  async acquire(mode: RolloutMode, version: number): Promise<Lease> {
+  /** The job's folder must be readable here (the worker checks unreadableWeights first). */
+  async acquire(mode: RolloutMode, job: GroupJobData): Promise<Lease> {
+    const { version } = job;
+    const dir = job.weightsDir!;
     for (;;) {
       if (this.loading) {
         await this.loading;
         continue;
       }
-      if (this.held >= version || (this.held >= 0 && this.tried >= version)) break;
+      const sameDir = dir === this.dir;
+      if (sameDir && (this.held >= version || (this.held >= 0 && this.tried >= version))) break;
       if (this.users > 0) {
         await new Promise<void>((r) => this.idle.push(r));
         continue;
+      }
+      if (!sameDir) {
+        // another trainer's folder: nothing held is of its versions
+        await this.dropModel();
+        this.dir = dir;
+        this.held = -1;
+        this.tried = -1;
       }
       this.loading = this.load(version).finally(() => {
         this.loading = null;

@@ -10,8 +10,10 @@
  * concurrency is its max_env_num_per_worker over its group size.
  *
  * The worker stops on SIGTERM once its jobs in hand are done; with one line when Redis has been
- * gone for distributed.redis_timeout_s, or when a job comes from a trainer whose rollout settings
- * differ from this config (it would play other episodes than the trainer asked for).
+ * gone for distributed.redis_timeout_s, when a job comes from a trainer whose rollout settings
+ * differ from this config (it would play other episodes than the trainer asked for), or when a
+ * job's weights folder (the trainer's, by its absolute path) is not readable on this machine. A
+ * worker with no job for distributed.idle_warning_s says which queues it watches (./idle.ts).
  */
 import { hostname } from 'node:os';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
@@ -28,7 +30,8 @@ import type { GuardedEnv } from '../plugins/guarded_env';
 import type { RolloutMode } from '../rollout/types';
 import { type GroupJobData, type GroupJobResult, queueName, rolloutFingerprint, workerConcurrency } from '../train/rollouts/jobs';
 import { checkRedis, RedisClock, redisConnection, shownUrl } from '../train/rollouts/redis';
-import { LocalWeights, SharedPolicy, type WorkerPolicy } from './policies';
+import { IdleWatch } from './idle';
+import { LocalWeights, SharedPolicy, unreadableWeights, type WorkerPolicy } from './policies';
 
 /** How long a worker that must stop at once waits for BullMQ to close. */
 const CLOSE_WAIT_MS = 2_000;
@@ -96,7 +99,7 @@ async function workerPolicies(config: AgenticConfig, chat: ChatFormat, modes: re
       if (!local) await startBackend(runBackend(config), { blas: config.blas });
       local ??= new LocalWeights(config, chat, info);
       policies.set(mode, local);
-      described.push(`${mode}: actor_infer's weights from ${config.model_update_dir}`);
+      described.push(`${mode}: actor_infer's weights from the trainer's model_update_dir (each job names it)`);
     } else if (isHttpProxy(proxy)) {
       const servers = proxyServers(config, mode)!;
       await servers.connect(chat.tokenizer);
@@ -131,19 +134,48 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
   failed.catch(() => {});
   clock.lost.catch((error: Error) => fatal(error));
   let completed = 0;
+  let inHand = 0;
+
+  const d = config.distributed;
+  const idle = new IdleWatch({
+    name,
+    queues: modes.map((mode) => queueName(config, mode)),
+    at: `Redis at ${shownUrl(url)}`,
+    boundS: d.idle_warning_s,
+    client: redisConnection(url, clock, { lazyConnect: true }),
+    inHand: () => inHand,
+    info: options.info,
+  });
 
   const play = async (mode: RolloutMode, job: Job<GroupJobData, GroupJobResult>): Promise<GroupJobResult> => {
-    const { group, version, fingerprint } = job.data;
+    inHand++;
+    idle.took();
+    try {
+      return await playJob(mode, job);
+    } finally {
+      inHand--;
+    }
+  };
+
+  const playJob = async (mode: RolloutMode, job: Job<GroupJobData, GroupJobResult>): Promise<GroupJobResult> => {
+    const { group, fingerprint } = job.data;
     if (fingerprint !== rolloutFingerprint(config, mode)) {
       // BullMQ fails the job for good; the 'failed' handler then stops this worker
       throw new UnrecoverableError(
         `distributed: job ${job.id} comes from a trainer whose rollout settings (seed, sequence_length, ${mode}_env_manager, custom_envs) differ from this worker's config; start the worker with the trainer's config`,
       );
     }
+    const policy = policies.get(mode)!;
+    const unreadable = policy instanceof LocalWeights ? unreadableWeights(job.data.weightsDir) : null;
+    if (unreadable) {
+      throw new UnrecoverableError(
+        `distributed: job ${job.id} asks for the trainer's weights from its model_update_dir, but ${unreadable}; run the worker where that folder is at the same path (a shared folder, docs/distributed.md)`,
+      );
+    }
     const started = performance.now();
     const custom = config.custom_envs[group.tag]!;
     const limits = episodeLimits(config, mode);
-    const lease = await policies.get(mode)!.acquire(mode, version);
+    const lease = await policy.acquire(mode, job.data);
     try {
       const episodes = await Promise.all(
         group.envIds.map(async (envId) => {
@@ -161,7 +193,6 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
     }
   };
 
-  const d = config.distributed;
   const workers = modes.map((mode) => {
     const worker = new Worker<GroupJobData, GroupJobResult>(queueName(config, mode), (job) => play(mode, job), {
       connection: redisConnection(url, clock),
@@ -194,6 +225,7 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
   }
   // stopping: finish the jobs in hand, unless Redis is gone or the jobs are not ours to play; a
   // close that would talk to a Redis that is gone is not waited for
+  idle.stop();
   const closing = Promise.allSettled(workers.map((w) => w.close(error !== null)));
   await (error === null ? closing : Promise.race([closing, pause(CLOSE_WAIT_MS)]));
   clock.stop();

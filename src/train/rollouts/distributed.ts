@@ -22,6 +22,7 @@
  * Jobs are followed by polling their state (QueueEvents only wakes the poll early): state in Redis
  * survives a restart where events may not, and a job that a restart lost is enqueued again.
  */
+import { resolve } from 'node:path';
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import type IORedis from 'ioredis';
 import type { AgenticConfig } from '../../config/schema';
@@ -36,6 +37,7 @@ import type { StepLog } from '../step_log';
 import { AsyncRollouts, type RolloutPlayer, stalenessBound } from './async';
 import { type GroupJobData, type GroupJobResult, jobId, queueName, rolloutFingerprint } from './jobs';
 import { RedisClock, redisConnection, shownUrl } from './redis';
+import { UnservedQueues } from './unserved';
 import type { RemoteRollout } from './remote';
 import type { PlayedStep, RolloutSource, SourceState } from './source';
 import type { WeightSync } from './weight_sync';
@@ -107,6 +109,7 @@ export class DistributedPlayer implements RolloutPlayer {
   private readonly soon = new Set<string>();
   private nudge: () => void = () => {};
   private closed = false;
+  private readonly unserved: UnservedQueues;
 
   private constructor(
     private readonly config: AgenticConfig,
@@ -116,6 +119,7 @@ export class DistributedPlayer implements RolloutPlayer {
     private readonly val: EnvManager | null,
     private readonly sync: WeightSync | null,
     private readonly tokenizer: Tokenizer,
+    warn: (line: string) => void,
   ) {
     const [queueConnection, ...eventConnections] = connections;
     this.queues = {
@@ -133,14 +137,22 @@ export class DistributedPlayer implements RolloutPlayer {
     // a Redis that went away is the clock's to judge; BullMQ's own reports would only repeat it
     for (const queue of Object.values(this.queues)) queue.on('error', () => {});
     this.fingerprints = { train: rolloutFingerprint(config, 'train'), val: rolloutFingerprint(config, 'val') };
+    this.unserved = new UnservedQueues(config, this.queues, () => new Set([...this.waiting.values()].map((w) => w.data.group.mode)), warn, queueConnection!);
   }
 
-  /** Connects to distributed.redis_url (checked already) with the run's planners and weight sync. */
-  static open(config: AgenticConfig, train: EnvManager, val: EnvManager | null, sync: WeightSync | null, tokenizer: Tokenizer): DistributedPlayer {
+  /** Connects to distributed.redis_url (checked already) with the run's planners and weight sync; `warn` hears of queues no worker serves. */
+  static open(
+    config: AgenticConfig,
+    train: EnvManager,
+    val: EnvManager | null,
+    sync: WeightSync | null,
+    tokenizer: Tokenizer,
+    warn: (line: string) => void = () => {},
+  ): DistributedPlayer {
     const url = config.distributed.redis_url!;
     const clock = new RedisClock(url, config.distributed.redis_timeout_s);
     const connections = [redisConnection(url, clock), redisConnection(url, clock), redisConnection(url, clock)];
-    return new DistributedPlayer(config, connections, clock, train, val, sync, tokenizer);
+    return new DistributedPlayer(config, connections, clock, train, val, sync, tokenizer, warn);
   }
 
   get version(): number {
@@ -233,6 +245,7 @@ export class DistributedPlayer implements RolloutPlayer {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.unserved.stop();
     for (const w of this.waiting.values()) w.reject(new AgenticError('distributed rollouts were closed'));
     this.waiting.clear();
     this.nudge();
@@ -251,11 +264,20 @@ export class DistributedPlayer implements RolloutPlayer {
   private play(step: number, group: GroupEpisode): Promise<Accepted> {
     const id = jobId(this.config, step, group);
     if (this.ledger.get(id)?.trained) throw new AgenticError(`distributed: job ${id} is in the ledger already; its rows were trained on`);
-    const data: GroupJobData = { step, version: this.queuedVersion, fingerprint: this.fingerprints[group.mode], group };
+    const data: GroupJobData = { step, version: this.queuedVersion, fingerprint: this.fingerprints[group.mode], group, ...this.weightsOf(group.mode) };
     return new Promise<Accepted>((resolve, reject) => {
       this.waiting.set(id, { id, data, added: false, resolve, reject });
       this.wake(id);
     });
+  }
+
+  /**
+   * Where a job's worker finds the weights the trainer sent: the folder it writes (absolute, so a
+   * worker started in another folder reads the same), and the LoRA adapter its servers hold now.
+   */
+  private weightsOf(mode: RolloutMode): Pick<GroupJobData, 'weightsDir' | 'adapter'> {
+    const servers = mode === 'train' ? this.train.servers : (this.val?.servers ?? null);
+    return { weightsDir: this.sync?.dir ?? null, adapter: servers?.adapter ?? null };
   }
 
   /** The rows of a batch's accepted jobs, in the batch's order, each with its version. */
@@ -469,7 +491,7 @@ export function distributedSource(config: AgenticConfig): string {
     proxy === 'random'
       ? "each environment's random action"
       : proxy === 'policy'
-        ? `a copy of actor_infer each, loading ${config.model_update_dir}/weights-N`
+        ? `a copy of actor_infer each, loading ${resolve(config.model_update_dir)}/weights-N (the jobs name the folder)`
         : `the ${proxy} servers of their config`;
   const ahead = config.async_generation_ratio > 0 ? `, ${config.async_generation_ratio} step(s) ahead of actor_train` : '';
   return `agentic worker processes through Redis ${shownUrl(c.redis_url!)} (BullMQ queues ${queueName(config, 'train')}, ${queueName(config, 'val')}), playing with ${policy}${ahead}; old log-probs recomputed by actor_train`;

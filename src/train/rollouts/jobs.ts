@@ -23,6 +23,14 @@ export interface GroupJobData {
   /** rolloutFingerprint() of the trainer's config: a worker whose own differs refuses the job. */
   fingerprint: string;
   group: GroupEpisode;
+  /**
+   * The absolute folder the trainer writes each version's weights-N to (its model_update_dir), or
+   * null when it writes none: a worker with a local copy of the actor reads them there, wherever it
+   * was started, so every machine must see that folder at that path.
+   */
+  weightsDir: string | null;
+  /** The LoRA adapter the inference servers hold for this version, which every request names; null: their own weights. */
+  adapter: string | null;
 }
 
 /** What a worker returns for a job: the group's episodes, one per env, and who played them how. */

@@ -64,7 +64,14 @@ async function distributedSync(config: AgenticConfig, roles: Roles, train: EnvMa
     : null;
 }
 
-export async function openRollouts(config: AgenticConfig, host: PluginHost, roles: Roles, chat: ChatFormat): Promise<RolloutSource> {
+/** `warn` hears what a source says mid-run (distributed: queues no worker serves). */
+export async function openRollouts(
+  config: AgenticConfig,
+  host: PluginHost,
+  roles: Roles,
+  chat: ChatFormat,
+  warn: (line: string) => void = () => {},
+): Promise<RolloutSource> {
   let train: EnvManager | null = null;
   let val: EnvManager | null = null;
   let worker: RolloutWorker | null = null;
@@ -76,7 +83,7 @@ export async function openRollouts(config: AgenticConfig, host: PluginHost, role
       val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
       const sync = await distributedSync(config, roles, train, val);
       roles.sources.actor_infer = distributedSource(config);
-      const player = DistributedPlayer.open(config, train, val, sync, roles.tokenizer);
+      const player = DistributedPlayer.open(config, train, val, sync, roles.tokenizer, warn);
       return new DistributedRollouts(config, player, roles, train);
     }
     if (config.async_generation_ratio > 0) {

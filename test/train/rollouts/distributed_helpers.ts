@@ -10,6 +10,17 @@ import { MAIN, ROOT, scratch } from '../../helpers';
 
 export const WAITS_PLUGIN = join(ROOT, 'test/fixtures/plugins/waits.ts');
 
+/**
+ * bwrap arguments that run a command with this machine's files, except `mounts`: each [source,
+ * target] shows the folder `source` at `target` (null: an empty folder), as a worker on another
+ * machine sees its own mounts. Its network is this machine's, so Redis is reachable.
+ */
+export function otherMachine(mounts: Array<[string | null, string]>): string[] {
+  const binds = mounts.flatMap(([source, target]) => (source === null ? ['--tmpfs', target] : ['--bind', source, target]));
+  // killed with its parent: the worker inside goes too
+  return ['bwrap', '--die-with-parent', '--dev-bind', '/', '/', ...binds, '--'];
+}
+
 /** A port nobody listens on now. */
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -91,8 +102,9 @@ export class WorkerProcess {
     this.done = Promise.all([drain(), new Response(child.stdout).text()]).then(() => child.exited);
   }
 
-  static start(name: string, args: string[], options: { cwd: string; env?: Record<string, string>; bin?: string }): WorkerProcess {
-    const command = options.bin ? [options.bin] : [process.execPath, MAIN];
+  /** `wrap`: a command the worker runs under, e.g. bwrap with the mounts of another machine. */
+  static start(name: string, args: string[], options: { cwd: string; env?: Record<string, string>; bin?: string; wrap?: string[] }): WorkerProcess {
+    const command = [...(options.wrap ?? []), ...(options.bin ? [options.bin] : [process.execPath, MAIN])];
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
     delete env.AGENTIC_DEBUG;
     const child = Bun.spawn([...command, 'worker', ...args, '--name', name], { cwd: options.cwd, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
@@ -107,6 +119,52 @@ export class WorkerProcess {
   async ready(): Promise<void> {
     for (let i = 0; i < 600 && !this.stderrText.includes(`worker ${this.name}: jobs of`); i++) await sleep(50);
     if (!this.stderrText.includes(`worker ${this.name}: jobs of`)) throw new Error(`worker ${this.name} did not start: ${this.stderrText}`);
+  }
+
+  kill(signal: number | NodeJS.Signals = 'SIGTERM'): void {
+    this.child.kill(signal);
+  }
+}
+
+/** An `agentic` child process (a trainer), its stderr collected as it comes. */
+export class AgenticProcess {
+  private stderrText = '';
+  readonly exited: Promise<number>;
+
+  constructor(
+    args: string[],
+    options: { cwd: string },
+    private readonly child = Bun.spawn([process.execPath, MAIN, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, NO_COLOR: '1', AGENTIC_DEBUG: undefined },
+      stdin: 'ignore',
+      stdout: 'ignore',
+      stderr: 'pipe',
+    }),
+  ) {
+    const drain = async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of child.stderr) this.stderrText += decoder.decode(chunk);
+    };
+    this.exited = drain().then(() => child.exited);
+  }
+
+  get stderr(): string {
+    return this.stderrText;
+  }
+
+  /** Waits until a line of stderr matches `pattern` (or fails after `ms`), and returns its match. */
+  async line(pattern: RegExp, ms = 60_000): Promise<RegExpExecArray> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const match = this.stderrText
+        .split('\n')
+        .map((l) => pattern.exec(l))
+        .find((m) => m !== null);
+      if (match) return match;
+      if (Date.now() > deadline) throw new Error(`no line matching ${pattern} in: ${this.stderrText}`);
+      await sleep(50);
+    }
   }
 
   kill(signal: number | NodeJS.Signals = 'SIGTERM'): void {
