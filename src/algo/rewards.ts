@@ -117,8 +117,10 @@ export interface TokenRewards {
   tokenRewards: Float32Array[];
   /** Per-token KL of the sampling policy against the reference, on the sampled tokens. */
   kl: Float32Array[];
-  /** Mean over rows of each row's mean KL: what the adaptive controller tracks (critic/kl). */
+  /** Mean over the rows with a sampled token of each row's mean KL: what the adaptive controller tracks (critic/kl). */
   meanKl: number;
+  /** The rows that mean is over: those with a sampled token, the rows the controller counts. */
+  klRows: number;
 }
 
 /**
@@ -137,7 +139,7 @@ export function tokenRewards(rewards: readonly number[], masks: Masks, oldLogPro
   if (o.whitenRewards && maskedCount(masks) > 1) {
     token = maskedWhiten(token, masks).map((row, i) => row.map((x, t) => x * masks[i]![t]!));
   }
-  return { tokenRewards: token, kl, meanKl: meanRowKl(kl, masks) };
+  return { tokenRewards: token, kl, meanKl: meanRowKl(kl, masks), klRows: masks.filter((mask) => mask.includes(1)).length };
 }
 
 /** The KL penalty of the sampling policy against the reference on each sampled token (0 elsewhere, and without a reference). */
@@ -145,11 +147,14 @@ export function tokenKl(masks: Masks, oldLogProbs: Rows, refLogProbs: Rows | nul
   return masks.map((mask, i) => Float32Array.from(mask, (m, t) => (m && refLogProbs ? klPenalty(oldLogProbs[i]![t]!, refLogProbs[i]![t]!, penalty) : 0)));
 }
 
-/** Mean over rows of each row's mean KL on its sampled tokens (critic/kl). */
+/**
+ * Mean over rows of each row's mean KL on its sampled tokens (critic/kl). A row without one (an
+ * episode that never got to answer) has no KL, rather than a KL of 0, and is left out.
+ */
 export function meanRowKl(kl: Rows, masks: Masks): number {
-  const rowMeans = kl.map((row, i) => {
+  const rowMeans = kl.flatMap((row, i) => {
     const n = masks[i]!.reduce((a, b) => a + b, 0);
-    return n === 0 ? 0 : row.reduce((a, b) => a + b, 0) / n;
+    return n === 0 ? [] : [row.reduce((a, b) => a + b, 0) / n];
   });
   return rowMeans.length === 0 ? 0 : rowMeans.reduce((a, b) => a + b, 0) / rowMeans.length;
 }

@@ -98,6 +98,7 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
       exp_name: config.exp_name,
       rng: { seed: config.seed, train_next_episode: loop.trainEpisodes },
       kl_coef: loop.klCoef,
+      policy_version: loop.policyVersion,
       skipped_updates: loop.skippedUpdates,
       lr_schedule: { actor_train: scheduleOf(config, 'actor_train'), critic: roles.critic ? scheduleOf(config, 'critic') : null },
       optimizers: { actor_train: actorOptimizer, critic: criticOptimizer },

@@ -38,6 +38,8 @@ export const TrainerStateFile = z.strictObject({
     train_next_episode: z.array(z.int().min(0)),
   }),
   kl_coef: z.number(),
+  /** Steps that trained (absent in checkpoints written before it was kept: every step did). */
+  policy_version: z.int().min(0).optional(),
   skipped_updates: z.int().min(0),
   lr_schedule: z.strictObject({ actor_train: Schedule, critic: Schedule.nullable() }),
   optimizers: z.strictObject({ actor_train: Optimizer, critic: Optimizer.nullable() }),
@@ -64,5 +66,11 @@ export function scheduleOf(config: AgenticConfig, role: 'actor_train' | 'critic'
 }
 
 export function loopStateOf(file: TrainerStateFile): LoopState {
-  return { step: file.global_step, klCoef: file.kl_coef, skippedUpdates: file.skipped_updates, trainEpisodes: [...file.rng.train_next_episode] };
+  return {
+    step: file.global_step,
+    policyVersion: file.policy_version ?? file.global_step,
+    klCoef: file.kl_coef,
+    skippedUpdates: file.skipped_updates,
+    trainEpisodes: [...file.rng.train_next_episode],
+  };
 }

@@ -511,6 +511,11 @@ export const ConfigShape = z.strictObject({
     .describe(
       'Stop the run (exit 1, with one line) when this many optimizer updates in a row were skipped because their loss or gradients were not finite: the policy has diverged and would train nothing. 0 never stops.',
     ),
+  max_infer_failure_rate: probability()
+    .default(0.5)
+    .describe(
+      "Stop the run (exit 1, with one line) when more than this share of a step's episodes got no response from the inference servers (infer_failure; an llm_proxy of type sglang or openai). Below it, every group holding such an episode is left out of the update. 1 never stops.",
+    ),
 
   rollout_batch_size: positiveInt().default(128).describe('Trajectories per training step; a multiple of train_env_manager.group_size.'),
   val_batch_size: positiveInt().default(128).describe('Trajectories per validation; a multiple of val_env_manager.group_size.'),

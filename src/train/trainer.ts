@@ -6,7 +6,9 @@
  *                       takes actor_train's weights every model_update_frequency steps), the
  *                       validation every eval_steps steps, and the rollout of rollout_batch_size
  *                       trajectories; in this thread, played ahead by a worker thread, or by
- *                       `agentic worker` processes through Redis
+ *                       `agentic worker` processes through Redis. The groups holding an episode
+ *                       the inference servers failed leave it (./failed_groups.ts); too many
+ *                       failures stop the run, and a step with nothing left trains nothing
  *   4-6. score          the reference's log-probs, actor_train's old log-probs, the critic's values
  *   7-8. credit         response rewards, token rewards and the KL penalty, advantages
  *   9-10. learn         the critic's update, then the actor's, then the reading's rehearsal
@@ -15,16 +17,18 @@
  * Everything here is deterministic given the config: rollout seeds and sampling streams come from
  * the rollout, mini-batch shuffles from (seed, step, role, epoch). What carries over from one step
  * to the next is the weights, the optimizer moments and `LoopState`, which is all a checkpoint
- * needs to continue a run exactly.
+ * needs to continue a run exactly. The learning-rate schedule, the KL coefficient and the policy
+ * version move with the steps that trained only.
  */
 import { summaryStats } from '../algo/stats';
 import { klController, type KlController } from '../algo/kl';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
-import { TrainingError } from '../errors';
+import { InferenceError, oneLine, TrainingError } from '../errors';
 import type { PluginHost } from '../plugins/host';
 import { ChatFormat } from '../rollout/chat';
 import { fromRollout, rowCount } from './batch';
+import { dropFailedGroups, type KeptGroups } from './failed_groups';
 import { buildRoles, roleNeeds, type Roles } from './roles';
 import { openRollouts } from './rollouts/open';
 import { logValidation, type RolloutSource } from './rollouts/source';
@@ -63,6 +67,8 @@ export class Trainer {
   /** Per role, the optimizer updates skipped in a row up to now (max_skipped_updates_in_a_row). */
   private readonly skippedInARow = new Map<string, number>();
   private stepsDone = 0;
+  /** actor_train's policy version: the steps that trained (LoopState.policyVersion). */
+  private version = 0;
 
   private constructor(
     readonly config: AgenticConfig,
@@ -102,7 +108,7 @@ export class Trainer {
       reports.push(report);
       await this.hooks.onStep?.(report);
     }
-    const val = this.rollouts.finalValidation(this.config.max_steps);
+    const val = this.rollouts.finalValidation(this.config.max_steps, this.version);
     if (val) {
       const log = new StepLog();
       logValidation(log, await val);
@@ -116,13 +122,19 @@ export class Trainer {
   /** One training step (see the header). */
   async step(step: number): Promise<StepReport> {
     const ctx = this.context(step, new StepLog());
-    const played = await this.rollouts.next(step, ctx.log);
-    ctx.log.add(played.batch.metrics);
+    const rollout = await this.rollouts.next(step, ctx.log, this.version);
+    ctx.log.add(rollout.batch.metrics);
+    const kept = dropFailedGroups(rollout);
+    ctx.log.add(kept.metrics);
+    this.checkInferFailures(step, kept);
+    const played = kept.played;
+    if (!played.batch.samples.some((s) => s.responseMask.includes(1))) return this.idle(step, ctx.log);
     if (played.baselines) ctx.log.add(summaryStats('critic/remax_baseline', [...played.baselines.values()]));
     const batch = fromRollout(played.batch, this.config, this.chat, { baselines: played.baselines, sourceRefLogProbs: played.refLogProbs });
     const scored = await score(batch, ctx);
     const trained = lossColumns(await credit(scored, ctx), ctx);
     await learn(trained, ctx);
+    this.version += 1;
     await this.rollouts.afterUpdate(step, ctx.log);
     this.stepsDone = step + 1;
     const seconds = ctx.log.seconds;
@@ -137,9 +149,44 @@ export class Trainer {
     });
   }
 
+  /**
+   * A step with no sampled token left to learn from: no update, so the weights, the optimizer, the
+   * learning-rate schedule, the KL coefficient and the policy version stay as they were, and the
+   * inference servers keep the weights they have; the rollout's metrics are still reported.
+   */
+  private async idle(step: number, log: StepLog): Promise<StepReport> {
+    this.hooks.warn?.(
+      `step ${step}: no episode left to learn from; the update is skipped (weights, learning rate, KL coefficient and policy version unchanged)`,
+    );
+    await this.rollouts.afterUpdate(step, log);
+    this.stepsDone = step + 1;
+    return this.report(step, log, {
+      'time/step_total': log.seconds,
+      'system/samples': 0,
+      'system/skipped_updates': this.skipped,
+      'system/tensors': tf.memory().numTensors,
+    });
+  }
+
+  /** Over max_infer_failure_rate the servers, not the policy, shape the step: the run stops. */
+  private checkInferFailures(step: number, kept: KeptGroups): void {
+    const bound = this.config.max_infer_failure_rate;
+    const rate = kept.episodes === 0 ? 0 : kept.failed / kept.episodes;
+    if (rate <= bound) return;
+    throw new InferenceError(
+      `step ${step}: ${kept.failed} of ${kept.episodes} episodes (${(rate * 100).toFixed(0)}%) got no response from the inference servers (infer_failure), above max_infer_failure_rate=${bound}; check the servers of train_env_manager.llm_proxy (the first failure: ${oneLine(kept.firstFailure ?? '')})`,
+    );
+  }
+
   /** What a checkpoint saves besides weights and moments (waits for the rollouts it must carry). */
   async loopState(): Promise<LoopState> {
-    return { step: this.stepsDone, klCoef: this.kl.value, skippedUpdates: this.skipped, ...(await this.rollouts.state()) };
+    return {
+      step: this.stepsDone,
+      policyVersion: this.version,
+      klCoef: this.kl.value,
+      skippedUpdates: this.skipped,
+      ...(await this.rollouts.state()),
+    };
   }
 
   /** A checkpoint of loopState() is on disk (the rollout source may now let go of what it counted). */
@@ -156,6 +203,7 @@ export class Trainer {
     this.kl = klController({ initKlCoef: klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
     this.skipped = state.skippedUpdates;
     this.stepsDone = state.step;
+    this.version = state.policyVersion;
   }
 
   async close(): Promise<void> {
@@ -166,6 +214,7 @@ export class Trainer {
   private context(step: number, log: StepLog): StepContext {
     return {
       step,
+      version: this.version,
       config: this.config,
       roles: this.roles,
       chat: this.chat,

@@ -19,6 +19,12 @@ export interface StepReport {
 export interface LoopState {
   /** Steps done: the global_step the next step has. */
   step: number;
+  /**
+   * actor_train's policy version: the steps that trained. A step whose every group was dropped
+   * (./failed_groups.ts) trains nothing, and the learning-rate schedule and the weights sent to
+   * inference servers stay at this version; otherwise it equals `step`.
+   */
+  policyVersion: number;
   /** The KL coefficient of the reward, which an adaptive controller moves. */
   klCoef: number;
   skippedUpdates: number;

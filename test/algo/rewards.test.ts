@@ -164,13 +164,14 @@ describe('tokenRewards', () => {
     expect(meanKl).toBe(0);
   });
 
-  test('KL on sampled tokens; the mean over rows of row means', () => {
-    const { tokenRewards: out, kl, meanKl } = tokenRewards([1, -0.5, 9], masks, old, ref, plain);
+  test('KL on sampled tokens; the mean of the row means over the rows with a sampled token, which the controller counts', () => {
+    const { tokenRewards: out, kl, meanKl, klRows } = tokenRewards([1, -0.5, 9], masks, old, ref, plain);
     expectClose(kl[0]!, [0.2, -0.1, 0, 0.3, 0]);
     expectClose(kl[1]!, [0.4, 0, 0, 0, 0]);
     expectClose(out[0]!, [0, 0, 0, 1, 0]); // not subtracted without add_token_level_kl
-    // row means (0.2 - 0.1 + 0.3) / 3, 0.4 / 2, and 0 for the row without tokens
-    expect(meanKl).toBeCloseTo((0.4 / 3 + 0.2 + 0) / 3, 6);
+    // row means (0.2 - 0.1 + 0.3) / 3 and 0.4 / 2; the row without tokens has no KL, not a KL of 0
+    expect(meanKl).toBeCloseTo((0.4 / 3 + 0.2) / 2, 6);
+    expect(klRows).toBe(2);
   });
 
   test('add_token_level_kl subtracts beta x KL on every sampled token', () => {

@@ -35,12 +35,13 @@ export class LocalRollouts implements RolloutSource {
 
   async begin(): Promise<void> {}
 
-  async next(step: number, log: StepLog): Promise<PlayedStep> {
+  /** `trained`: actor_train's policy version, which actor_infer follows every model_update_frequency versions. */
+  async next(step: number, log: StepLog, trained: number): Promise<PlayedStep> {
     const c = this.config;
     const { roles, sync } = this;
     const frequency = c.actor_infer.model_update_frequency;
-    const version = step - (step % frequency);
-    const copy = roles.infer !== roles.actor && step % frequency === 0;
+    const version = trained - (trained % frequency);
+    const copy = roles.infer !== roles.actor && trained % frequency === 0;
     if (sync) {
       await log.timed('model_update', async () => {
         if (copy) copyWeights(roles.actor, roles.infer);
@@ -59,19 +60,19 @@ export class LocalRollouts implements RolloutSource {
 
   async afterUpdate(): Promise<void> {}
 
-  finalValidation(step: number): Promise<RolloutBatch> | null {
-    return this.val ? this.lastValidation(step) : null;
+  finalValidation(_step: number, version: number): Promise<RolloutBatch> | null {
+    return this.val ? this.lastValidation(version) : null;
   }
 
   /**
    * The validation after the last step, with actor_infer as it is: actor_train's final weights
-   * where it shares them (version `step`), else the copy last taken, which the servers already hold.
+   * where it shares them (policy `version`), else the copy last taken, which the servers already hold.
    */
-  private async lastValidation(step: number): Promise<RolloutBatch> {
+  private async lastValidation(version: number): Promise<RolloutBatch> {
     const { roles, sync } = this;
     if (sync) {
       const f = this.config.actor_infer.model_update_frequency;
-      await sync.bring(roles.infer === roles.actor ? step : (sync.version ?? step - (step % f)), roles.infer, roles.tokenizer);
+      await sync.bring(roles.infer === roles.actor ? version : (sync.version ?? version - (version % f)), roles.infer, roles.tokenizer);
     }
     return this.validate();
   }

@@ -44,12 +44,17 @@ export interface RolloutSource {
   readonly sampledElsewhere: boolean;
   /** Starts at step `from` (after restore(), for a resumed run). */
   begin(from: number): Promise<void>;
-  /** The batch of `step`; the source logs what it did for it (model update, validation, waiting). */
-  next(step: number, log: StepLog): Promise<PlayedStep>;
+  /**
+   * The batch of `step`; the source logs what it did for it (model update, validation, waiting).
+   * `version`: actor_train's policy version, the steps that trained so far (a step that dropped
+   * every group trained nothing). LocalRollouts plays and sends weights by it; the sources that
+   * play ahead label their weights by the step.
+   */
+  next(step: number, log: StepLog, version: number): Promise<PlayedStep>;
   /** After the updates of `step`: the weights go out, and a validation played meanwhile is logged. */
   afterUpdate(step: number, log: StepLog): Promise<void>;
-  /** The validation after the last step, if the run validates. */
-  finalValidation(step: number): Promise<RolloutBatch> | null;
+  /** The validation after the last step (actor_train at policy `version`), if the run validates. */
+  finalValidation(step: number, version: number): Promise<RolloutBatch> | null;
   /** Waits for what a checkpoint must carry. */
   state(): Promise<SourceState>;
   restore(state: SourceState): void;

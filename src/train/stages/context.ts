@@ -9,6 +9,8 @@ import type { StepLog } from '../step_log';
 
 export interface StepContext {
   step: number;
+  /** actor_train's policy version before this step: the steps that trained (the learning-rate schedule's position). */
+  version: number;
   config: AgenticConfig;
   roles: Roles;
   chat: ChatFormat;

@@ -45,7 +45,7 @@ function advantages(batch: ScoredBatch, thinkMasks: CreditedBatch['thinkMasks'],
     klPenalty: c.kl_penalty,
     whitenRewards: c.whiten_rewards,
   });
-  ctx.kl.update(tokens.meanKl, batch.ids.length);
+  ctx.kl.update(tokens.meanKl, tokens.klRows);
   const estimated = ESTIMATORS[c.adv_estimator].advantages(
     { masks, tokenRewards: tokens.tokenRewards, values, groups: batch.trajGroupIds, baselines: batch.baselines },
     { gamma: c.gamma, lambd: c.lambd },

@@ -70,8 +70,9 @@ async function rowsToLearnFrom(batch: TrainBatch, ctx: StepContext): Promise<Tra
   return { ...rows, refLogProbs: ref };
 }
 
+/** The schedule moves with the steps that trained: a step that dropped every group does not advance it. */
 function learningRate(ctx: StepContext, role: Role): number {
-  return learningRateAt(ctx.step, learningRateSchedule(ctx.config, role));
+  return learningRateAt(ctx.version, learningRateSchedule(ctx.config, role));
 }
 
 function schedule(ctx: StepContext, role: Role): UpdateSchedule {

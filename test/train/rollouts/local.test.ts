@@ -43,27 +43,27 @@ describe('LocalRollouts', () => {
     expect(source).toBeInstanceOf(LocalRollouts);
     expect(source.sampledElsewhere).toBe(false);
     const first = new StepLog();
-    const played = await source.next(0, first);
+    const played = await source.next(0, first, 0);
     expect(played.batch.samples).toHaveLength(8);
     expect(played.baselines).toBeNull();
     expect(played.refLogProbs).toBeNull();
     expect(first.valEpisodes?.length).toBeGreaterThan(0);
     expect(Object.keys(first.metrics).some((k) => k.startsWith('val/'))).toBe(true);
     const second = new StepLog();
-    await source.next(1, second);
+    await source.next(1, second, 1);
     expect(second.valEpisodes).toBeUndefined();
     expect(Object.keys(second.metrics).some((k) => k.startsWith('val/'))).toBe(false);
   });
 
   test('a source restored to the state of another plays the same next batch', async () => {
     const a = await open();
-    await a.next(0, new StepLog());
+    await a.next(0, new StepLog(), 0);
     const state = await a.state();
     expect(state.inFlight).toBeUndefined();
     const b = await open();
     b.restore(state);
-    const fromA = await a.next(1, new StepLog());
-    const fromB = await b.next(1, new StepLog());
+    const fromA = await a.next(1, new StepLog(), 1);
+    const fromB = await b.next(1, new StepLog(), 1);
     expect(ids(fromB)).toEqual(ids(fromA));
     expect((await b.state()).trainEpisodes).toEqual((await a.state()).trainEpisodes);
   });

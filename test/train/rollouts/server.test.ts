@@ -215,7 +215,7 @@ describe('training on agentic serve', () => {
     expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: '1' });
   });
 
-  test("a server that fails to generate for a step: that step's episodes end as infer_failure, counted, and the run goes on", async () => {
+  test("a server that fails to generate for a step: that step's episodes end as infer_failure, counted, and (max_infer_failure_rate=1) the run goes on, training nothing on that step", async () => {
     let failing = false;
     // in front of agentic serve: every call goes through, but /generate answers 500 while `failing`
     const front = Bun.serve({
@@ -238,6 +238,7 @@ describe('training on agentic serve', () => {
         ...proxy('train', 'sglang', `http://127.0.0.1:${front.port}`),
         'train_env_manager.llm_proxy.proxy_config.max_retries=1',
         'train_env_manager.llm_proxy.proxy_config.retry_backoff_s=0.05',
+        'max_infer_failure_rate=1',
       ]);
       await runTraining({ config, files: ['test'], overrides: [] }, host, {
         info: () => {},
@@ -251,6 +252,7 @@ describe('training on agentic serve', () => {
     }
     const steps = readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'));
     expect(steps.map((s) => s.metrics['env/Vowels/infer_failure'])).toEqual([0, 1, 0]);
+    expect(steps.map((s) => s.metrics['system/samples'])).toEqual([8, 0, 8]);
     expect(steps[1]!.metrics['env/response_length']).toBe(0);
     expect(steps[2]!.metrics['env/response_length']).toBeGreaterThan(0);
   });

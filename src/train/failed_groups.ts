@@ -1,0 +1,49 @@
+/**
+ * Episodes the inference servers gave no response to (infer_failure) and the update. Such an
+ * episode stops where the server failed: its row holds the turns played before it and the score
+ * of those turns only, or nothing at all. Its group's mean and std would take that score for an
+ * outcome, so every group holding one leaves the step's rollout before any statistic (group
+ * normalisation, advantages, the KL controller) sees it, and the step counts what left.
+ * Responses generated in this process never end so; only a remote policy's episodes carry the
+ * infer_failure metric, and only their steps get these metrics.
+ */
+import type { PlayedStep } from './rollouts/source';
+
+export interface KeptGroups {
+  /** The step's rollout without the episodes and rows of the groups that hold an infer_failure. */
+  played: PlayedStep;
+  /** Episodes that ended as infer_failure. */
+  failed: number;
+  /** Episodes played. */
+  episodes: number;
+  /** The first failure's line (which server, what went wrong), null without one. */
+  firstFailure: string | null;
+  /** `rollout/infer_failure_rate`, `rollout/dropped_groups`, `rollout/dropped_samples` (remote policies). */
+  metrics: Record<string, number>;
+}
+
+export function dropFailedGroups(played: PlayedStep): KeptGroups {
+  const { episodes, samples } = played.batch;
+  const failed = episodes.filter((e) => e.endReason === 'infer_failure');
+  const groups = new Set(failed.map((e) => e.trajGroupId));
+  const kept = samples.flatMap((s, i) => (groups.has(s.trajGroupId) ? [] : [i]));
+  const remote = episodes.some((e) => 'infer_failure' in e.metrics);
+  const metrics: Record<string, number> = remote
+    ? {
+        'rollout/infer_failure_rate': episodes.length === 0 ? 0 : failed.length / episodes.length,
+        'rollout/dropped_groups': groups.size,
+        'rollout/dropped_samples': samples.length - kept.length,
+      }
+    : {};
+  const counts = { failed: failed.length, episodes: episodes.length, firstFailure: failed[0]?.failure ?? null, metrics };
+  if (groups.size === 0) return { played, ...counts };
+  const refLogProbs = played.refLogProbs;
+  return {
+    played: {
+      ...played,
+      batch: { ...played.batch, episodes: episodes.filter((e) => !groups.has(e.trajGroupId)), samples: kept.map((i) => samples[i]!) },
+      refLogProbs: refLogProbs ? kept.map((i) => refLogProbs[i]!) : null,
+    },
+    ...counts,
+  };
+}
