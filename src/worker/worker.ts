@@ -133,7 +133,7 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
   let completed = 0;
 
   const play = async (mode: RolloutMode, job: Job<GroupJobData, GroupJobResult>): Promise<GroupJobResult> => {
-    const { group, version, fingerprint } = job.data;
+    const { group, version, history, fingerprint } = job.data;
     if (fingerprint !== rolloutFingerprint(config, mode)) {
       // BullMQ fails the job for good; the 'failed' handler then stops this worker
       throw new UnrecoverableError(
@@ -143,7 +143,7 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
     const started = performance.now();
     const custom = config.custom_envs[group.tag]!;
     const limits = episodeLimits(config, mode);
-    const lease = await policies.get(mode)!.acquire(mode, version);
+    const lease = await policies.get(mode)!.acquire(mode, history, version);
     try {
       const episodes = await Promise.all(
         group.envIds.map(async (envId) => {
@@ -155,7 +155,7 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
           }
         }),
       );
-      return { episodes, version: lease.version, worker: name, seconds: (performance.now() - started) / 1000 };
+      return { episodes, version: lease.version, history: lease.history, worker: name, seconds: (performance.now() - started) / 1000 };
     } finally {
       lease.release();
     }
