@@ -1,12 +1,14 @@
 /**
  * distributed_ledger.json: the BullMQ jobs whose rows a distributed run's checkpoint counts
- * (src/train/rollouts/distributed.ts), one entry per job id: the steps trained and the batches the
- * checkpoint carries. A resumed run never ingests them again, and deletes any still in Redis.
+ * (src/train/rollouts/distributed.ts), one entry per job id: the steps trained since the previous
+ * checkpoint and the batches the checkpoint carries. A resumed run never ingests them again, and
+ * deletes any still in Redis. The jobs of earlier checkpoints were deleted from Redis once those
+ * were on disk: final_jobs counts them (absent in ledgers that still list every job).
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { CheckpointError, firstLine } from '../errors';
-import type { LedgerEntry } from '../train/rollouts/distributed';
+import type { LedgerState } from '../train/rollouts/distributed';
 import { displayPath } from '../util/paths';
 
 export const LEDGER_FILE = 'distributed_ledger.json';
@@ -16,19 +18,20 @@ const Entry = z.strictObject({
   step: z.int().min(0),
   worker: z.string(),
   version: z.int().min(0),
+  history: z.string().optional(),
   attempts_started: z.int().min(0),
   attempts_made: z.int().min(0),
   stalled_counter: z.int().min(0),
   trained: z.boolean(),
 });
 
-const LedgerFile = z.strictObject({ jobs: z.array(Entry) });
+const LedgerFile = z.strictObject({ final_jobs: z.int().min(0).optional(), jobs: z.array(Entry) });
 
-export function ledgerJson(entries: readonly LedgerEntry[]): string {
-  return `${JSON.stringify({ jobs: entries }, null, 1)}\n`;
+export function ledgerJson(ledger: LedgerState): string {
+  return `${JSON.stringify({ final_jobs: ledger.finalJobs, jobs: ledger.jobs }, null, 1)}\n`;
 }
 
-export function readLedger(path: string): LedgerEntry[] {
+export function readLedger(path: string): LedgerState {
   let parsed: z.output<typeof LedgerFile>;
   try {
     parsed = LedgerFile.parse(JSON.parse(readFileSync(path, 'utf8')));
@@ -42,5 +45,5 @@ export function readLedger(path: string): LedgerEntry[] {
     if (seen.has(id)) throw new CheckpointError(`${displayPath(path)}: job ${id} is counted twice`);
     seen.add(id);
   }
-  return parsed.jobs;
+  return { jobs: parsed.jobs, finalJobs: parsed.final_jobs ?? 0 };
 }

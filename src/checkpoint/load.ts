@@ -192,7 +192,7 @@ export function restoreTrainer(trainer: Trainer, checkpoint: Checkpoint): void {
   if (roles.infer !== roles.actor && state.roles.includes('actor_infer')) assignWeights(roles.infer, join(checkpoint.path, 'actor_infer'));
   const inFlight = state.in_flight ? readInFlight(join(checkpoint.path, state.in_flight.file)) : null;
   const ledger = state.ledger ? readLedger(join(checkpoint.path, state.ledger.file)) : null;
-  trainer.restoreLoopState({ ...loopStateOf(state), inFlight, ledger });
+  trainer.restoreLoopState({ ...loopStateOf(state), inFlight, ledger, lineage: state.history ?? null });
 }
 
 /** The reports a checkpoint's run had logged. */

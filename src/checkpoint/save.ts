@@ -11,6 +11,7 @@
  *   trainer_state.json     step, KL coefficient, episode counters, optimizer steps, LR schedules
  *   in_flight_rollouts.json  asynchronous runs: the rollouts played ahead with older weights
  *   distributed_ledger.json  distributed runs: the jobs whose rows this checkpoint counts
+ *                          (trainer_state.json's `history`: the lineage of the weights that left the process)
  *   metrics.jsonl          every logged report so far
  *   config.yaml            the run's resolved config
  *   manifest.json          size and sha256 of every file above, written last
@@ -105,7 +106,8 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
       roles: saved,
       resumed_from: contents.resumedFrom,
       ...(loop.inFlight ? { in_flight: { file: IN_FLIGHT_FILE, batches: loop.inFlight.batches.length } } : {}),
-      ...(loop.ledger ? { ledger: { file: LEDGER_FILE, jobs: loop.ledger.length } } : {}),
+      ...(loop.ledger ? { ledger: { file: LEDGER_FILE, jobs: loop.ledger.jobs.length } } : {}),
+      ...(loop.lineage ? { history: loop.lineage } : {}),
     };
     if (loop.inFlight) writeFileSync(join(folder, IN_FLIGHT_FILE), inFlightJson(loop.inFlight));
     if (loop.ledger) writeFileSync(join(folder, LEDGER_FILE), ledgerJson(loop.ledger));

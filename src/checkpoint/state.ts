@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type { AgenticConfig } from '../config/schema';
+import { HISTORY_ID } from '../train/rollouts/lineage';
 import { learningRateSchedule } from '../train/schedule';
 import type { LoopState } from '../train/types';
 
@@ -51,6 +52,12 @@ export const TrainerStateFile = z.strictObject({
   in_flight: z.strictObject({ file: z.literal('in_flight_rollouts.json'), batches: z.int().min(0) }).optional(),
   /** Distributed runs: the file of the job ledger, and how many jobs it counts. */
   ledger: z.strictObject({ file: z.literal('distributed_ledger.json'), jobs: z.int().min(0) }).optional(),
+  /**
+   * Runs whose weights leave the process (distributed workers, inference servers): one history
+   * per start, oldest first, each with the step it started from (src/train/rollouts/lineage.ts).
+   * Absent: an empty lineage, nothing earlier trusted.
+   */
+  history: z.array(z.strictObject({ id: z.string().regex(HISTORY_ID), from: z.int().min(0) })).optional(),
 });
 
 export type TrainerStateFile = z.output<typeof TrainerStateFile>;

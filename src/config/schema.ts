@@ -404,7 +404,7 @@ export const Distributed = z.strictObject({
     .min(0)
     .default(60)
     .describe(
-      'A worker whose policy is a local copy of the actor (proxy_type policy) waits this long for the weights a job asks for (model_update_dir/weights-N, written by the trainer) to appear before playing with the newest it has; the trainer drops rows staler than async_generation_ratio allows.',
+      'A worker whose policy is a local copy of the actor (proxy_type policy) waits this long for the weights a job asks for (model_update_dir/weights-V-H: version V of history H of the run, written by the trainer) to appear before playing with the newest older version of that history it has; the trainer drops rows staler than async_generation_ratio allows.',
     ),
   redis_timeout_s: z
     .number()
@@ -442,7 +442,7 @@ export const ConfigShape = z.strictObject({
     .min(1)
     .default('${output_dir}/weights')
     .describe(
-      "Folder of the weights sent to inference servers (an llm_proxy of type sglang or openai): every actor_infer.model_update_frequency steps the trainer writes actor_infer as a Hugging Face folder weights-N (N: its policy version) and each server loads it (POST /update_weights_from_disk). The servers, and distributed workers with their own copy of the actor (proxy_type policy), read it at the trainer's absolute path: on several machines, a shared folder mounted at the same path. The last two folders are kept.",
+      "Folder of the weights sent to inference servers (an llm_proxy of type sglang or openai): every actor_infer.model_update_frequency steps the trainer writes actor_infer as a Hugging Face folder weights-V-H (V: its policy version; H: the history of this start of the run, new at every start and resume) and each server loads it (POST /update_weights_from_disk). The servers, and distributed workers with their own copy of the actor (proxy_type policy), read it at the trainer's absolute path: on several machines, a shared folder mounted at the same path. The last two folders are kept.",
     ),
   render_save_dir: z
     .string()

@@ -386,6 +386,20 @@ export class InferenceServers {
     }
   }
 
+  /** The LoRA adapters `server` has loaded: /v1/models's entries with a parent model, as vLLM (and SGLang) list them. */
+  async loadedAdapters(server: number): Promise<string[]> {
+    const url = this.urls[server]!;
+    let answer: unknown;
+    try {
+      answer = await this.persist(server, '/v1/models');
+    } catch (error) {
+      if (error instanceof CallFailure) throw new InferenceError(`${url}: cannot list its LoRA adapters (/v1/models): ${error.message}`);
+      throw error;
+    }
+    const data = isRecord(answer) && Array.isArray(answer.data) ? answer.data : [];
+    return data.filter((m) => isRecord(m) && typeof m.id === 'string' && typeof m.parent === 'string').map((m) => (m as { id: string }).id);
+  }
+
   /** The weight version `server` holds. */
   async heldVersion(server: number): Promise<string> {
     const url = this.urls[server]!;

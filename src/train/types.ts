@@ -5,7 +5,8 @@
  */
 import type { Episode } from '../rollout/types';
 import type { InFlight } from './rollouts/async';
-import type { LedgerEntry } from './rollouts/distributed';
+import type { LedgerState } from './rollouts/distributed';
+import type { HistoryEntry } from './rollouts/lineage';
 
 export interface StepReport {
   /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
@@ -33,5 +34,7 @@ export interface LoopState {
   /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */
   inFlight?: InFlight | null;
   /** Distributed runs: the jobs whose rows the checkpoint counts. */
-  ledger?: LedgerEntry[] | null;
+  ledger?: LedgerState | null;
+  /** Runs whose weights leave the process: the histories of the run, oldest first. */
+  lineage?: HistoryEntry[] | null;
 }

@@ -4,15 +4,19 @@
  *   random          each env's random action; the job's version is recorded as asked
  *   sglang, openai  the inference servers of the config, whose weights the trainer keeps at the
  *                   job's version (docs/inference.md): a reply of another version is refused
- *   policy          a local copy of actor_infer, loaded from weights-N in the folder the job
+ *   policy          a local copy of actor_infer, loaded from weights-V-H in the folder the job
  *                   names, the trainer's model_update_dir as an absolute path, where the trainer
  *                   writes it (src/train/rollouts/weight_sync.ts)
  *
- * A local copy loads newer weights only between episodes: a job that asks for a newer version
- * waits until no episode plays the weights held, then loads them, waiting up to
- * distributed.weights_timeout_s for the folder to appear. If it does not, the worker plays with
- * the newest weights it finds (or holds) and says which: the trainer drops what is too stale.
- * A job that asks for an older version than held plays with the held one, which is fresher.
+ * Weights are version V of history H (src/train/rollouts/lineage.ts). A local copy plays a job
+ * with the job's history only: weights of another one (a run resumed from an earlier checkpoint
+ * reuses version numbers for other weights) are dropped, and the job's loaded. It loads weights
+ * only between episodes: a job that asks for another version waits until no episode plays the
+ * weights held, then loads them, waiting up to distributed.weights_timeout_s for the folder to
+ * appear. If it does not, the worker plays with the newest older version of the history it finds
+ * (or holds) and says which: the trainer drops what is too stale. It never plays a job with a
+ * version above the job's, which the trainer refuses; a job that asks for an older version than
+ * held loads it again.
  *
  * A LoRA run's servers hold each version as an adapter: the job names it, and the requests do too.
  */
@@ -26,17 +30,18 @@ import type { Policy } from '../rollout/policy';
 import type { InferenceServers } from '../rollout/servers';
 import type { RolloutMode } from '../rollout/types';
 import type { GroupJobData } from '../train/rollouts/jobs';
-import { weightsFolder, weightVersions } from '../train/rollouts/weight_sync';
+import { weightsFolder, weightsName, weightVersions } from '../train/rollouts/weight_sync';
 
-/** A policy lent to one job, and the version it plays with. */
+/** A policy lent to one job, and the weights (history and version) it plays with. */
 export interface Lease {
   policy: Policy;
+  history: string;
   version: number;
   release(): void;
 }
 
 export interface WorkerPolicy {
-  /** A policy for a job, with the weights it asks for. */
+  /** A policy for a job, with the weights (history, version, folder or adapter) it asks for. */
   acquire(mode: RolloutMode, job: GroupJobData): Promise<Lease>;
   close(): Promise<void>;
 }
@@ -53,13 +58,13 @@ export class SharedPolicy implements WorkerPolicy {
     private readonly servers: InferenceServers | null,
   ) {}
 
-  async acquire(_mode: RolloutMode, { version, adapter }: GroupJobData): Promise<Lease> {
+  async acquire(_mode: RolloutMode, { history, version, adapter }: GroupJobData): Promise<Lease> {
     if (this.servers) {
       // a LoRA run's adapters are versioned by their names, and the servers' own weights stay the base
       this.servers.adapter = adapter;
-      this.servers.weightVersion = adapter === null ? String(version) : null;
+      this.servers.weightVersion = adapter === null ? weightsName(history, version) : null;
     }
-    return { policy: this.policy, version, release: () => {} };
+    return { policy: this.policy, history, version, release: () => {} };
   }
 
   close(): Promise<void> {
@@ -82,8 +87,10 @@ export function unreadableWeights(dir: string | null): string | null {
 /** A local copy of actor_infer that follows the versions the trainer writes (header). */
 export class LocalWeights implements WorkerPolicy {
   private model: Qwen2Model | null = null;
+  /** The history of the weights held (and of `tried`); null before the first load. */
+  private history: string | null = null;
   private held = -1;
-  /** The newest version a load was tried for: a lagging worker does not wait for it again. */
+  /** The newest version of `history` a load was tried for: a lagging worker does not wait for it again. */
   private tried = -1;
   private users = 0;
   private idle: Array<() => void> = [];
@@ -98,29 +105,27 @@ export class LocalWeights implements WorkerPolicy {
     private readonly log: (line: string) => void,
   ) {}
 
+  /** Whether the weights held may play a job asking for `version` of `history` in `dir` (header). */
+  private fits(dir: string, history: string, version: number): boolean {
+    if (dir !== this.dir || history !== this.history) return false;
+    return this.held === version || (this.held >= 0 && this.held < version && this.tried >= version);
+  }
+
   /** The job's folder must be readable here (the worker checks unreadableWeights first). */
   async acquire(mode: RolloutMode, job: GroupJobData): Promise<Lease> {
-    const { version } = job;
+    const { history, version } = job;
     const dir = job.weightsDir!;
     for (;;) {
       if (this.loading) {
         await this.loading;
         continue;
       }
-      const sameDir = dir === this.dir;
-      if (sameDir && (this.held >= version || (this.held >= 0 && this.tried >= version))) break;
+      if (this.fits(dir, history, version)) break;
       if (this.users > 0) {
         await new Promise<void>((r) => this.idle.push(r));
         continue;
       }
-      if (!sameDir) {
-        // another trainer's folder: nothing held is of its versions
-        await this.dropModel();
-        this.dir = dir;
-        this.held = -1;
-        this.tried = -1;
-      }
-      this.loading = this.load(version).finally(() => {
+      this.loading = this.load(dir, history, version).finally(() => {
         this.loading = null;
       });
       await this.loading;
@@ -134,6 +139,7 @@ export class LocalWeights implements WorkerPolicy {
     let released = false;
     return {
       policy,
+      history,
       version: this.held,
       release: () => {
         if (released) return;
@@ -144,21 +150,34 @@ export class LocalWeights implements WorkerPolicy {
     };
   }
 
-  /** Loads `wanted` (or the newest there is, if it does not appear in time); nothing plays meanwhile. */
-  private async load(wanted: number): Promise<void> {
-    const deadline = performance.now() + this.config.distributed.weights_timeout_s * 1000;
-    while (!existsSync(weightsFolder(this.dir, wanted)) && performance.now() < deadline) await pause(WEIGHTS_POLL_MS);
+  /**
+   * Loads `wanted` of `history` (or the newest older version of it there is, if it does not appear
+   * in time); nothing plays meanwhile.
+   */
+  private async load(dir: string, history: string, wanted: number): Promise<void> {
+    const seconds = this.config.distributed.weights_timeout_s;
+    const deadline = performance.now() + seconds * 1000;
+    while (!existsSync(weightsFolder(dir, history, wanted)) && performance.now() < deadline) await pause(WEIGHTS_POLL_MS);
+    if (dir !== this.dir || history !== this.history) {
+      if (this.history !== null && history !== this.history) this.log(`dropping ${weightsName(this.history, this.held)}: the job asks for weights of history ${history}`);
+      await this.dropModel();
+      this.dir = dir;
+      this.history = history;
+      this.held = -1;
+      this.tried = -1;
+    }
     this.tried = Math.max(this.tried, wanted);
-    const found = existsSync(weightsFolder(this.dir, wanted)) ? wanted : (weightVersions(this.dir)[0] ?? -1);
-    if (found <= this.held) {
-      if (this.held < 0) throw new Error(`no weights in ${this.dir}: weights-${wanted} did not appear within ${this.config.distributed.weights_timeout_s} s`);
-      this.log(`weights-${wanted} did not appear within ${this.config.distributed.weights_timeout_s} s; playing with version ${this.held}`);
+    const found = existsSync(weightsFolder(this.dir, history, wanted)) ? wanted : (weightVersions(this.dir, history).find((v) => v < wanted) ?? -1);
+    if (found < 0) throw new Error(`no weights of history ${history} in ${this.dir}: ${weightsName(history, wanted)} did not appear within ${seconds} s`);
+    if (found === this.held) {
+      this.log(`${weightsName(history, wanted)} did not appear within ${seconds} s; playing with version ${this.held}`);
       return;
     }
-    const { model } = await loadModel(weightsFolder(this.dir, found), { seed: this.config.seed, trainable: false });
+    const { model } = await loadModel(weightsFolder(this.dir, history, found), { seed: this.config.seed, trainable: false });
     await this.dropModel();
     this.model = model;
     this.held = found;
+    if (found !== wanted) this.log(`${weightsName(history, wanted)} did not appear within ${seconds} s; playing with version ${found}`);
   }
 
   private async dropModel(): Promise<void> {

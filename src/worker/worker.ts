@@ -187,7 +187,7 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
           }
         }),
       );
-      return { episodes, version: lease.version, worker: name, seconds: (performance.now() - started) / 1000 };
+      return { episodes, version: lease.version, history: lease.history, worker: name, seconds: (performance.now() - started) / 1000 };
     } finally {
       lease.release();
     }

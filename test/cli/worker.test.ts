@@ -4,7 +4,7 @@
  * and restarted mid-run, and a worker that lags behind the weights.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
-import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { agentic, MAIN, scratch } from '../helpers';
@@ -36,11 +36,17 @@ function comparable(file: string): Array<{ step: number; metrics: Record<string,
 }
 
 interface Ledger {
-  jobs: Array<{ id: string; step: number; version: number; worker: string; attempts_started: number }>;
+  final_jobs: number;
+  jobs: Array<{ id: string; step: number; version: number; history: string; worker: string; attempts_started: number }>;
 }
 
 function ledgerOf(dir: string, exp: string, step: number): Ledger {
   return JSON.parse(readFileSync(join(dir, 'output', exp, 'checkpoints', `checkpoint-${step}`, 'distributed_ledger.json'), 'utf8'));
+}
+
+/** The lineage a checkpoint's trainer_state.json records. */
+function historyOf(dir: string, exp: string, step: number): Array<{ id: string; from: number }> {
+  return JSON.parse(readFileSync(join(dir, 'output', exp, 'checkpoints', `checkpoint-${step}`, 'trainer_state.json'), 'utf8')).history;
 }
 
 const YAML = (redis: string, latencyMs: number) => `
@@ -109,9 +115,13 @@ describe.skipIf(missing('redis'))('agentic train with agentic worker processes',
 
   afterAll(() => redis.stop());
 
-  test('the uninterrupted run: every job of every step ingested once, none left in Redis', () => {
-    const jobs = ledgerOf(dir, 'a', 4).jobs;
-    expect(jobs.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
+  test('the uninterrupted run: every job of every step ingested once, none left in Redis; a checkpoint lists the jobs since the one before', () => {
+    const first = ledgerOf(dir, 'a', 2);
+    const last = ledgerOf(dir, 'a', 4);
+    expect(first.jobs.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1]);
+    expect(last.jobs.map((j) => j.step)).toEqual([2, 2, 2, 3, 3, 3]);
+    expect([first.final_jobs, last.final_jobs]).toEqual([0, 6]);
+    const jobs = [...first.jobs, ...last.jobs];
     expect(new Set(jobs.map((j) => j.id)).size).toBe(12);
     expect(jobs.every((j) => j.version === j.step)).toBe(true);
     expect(redis.cli('zcard', 'bull:a-train:completed').trim()).toBe('0');
@@ -130,13 +140,77 @@ describe.skipIf(missing('redis'))('agentic train with agentic worker processes',
     const before = ledgerOf(dir, 'b', 2).jobs;
     const resumed = await agentic(['train', '-c', 'exp.yaml', 'exp_name=b', 'resume_from_checkpoint=auto'], { cwd: dir });
     expect(resumed.code).toBe(0);
-    const after = ledgerOf(dir, 'b', 4).jobs;
-    expect(after.slice(0, before.length)).toEqual(before);
-    expect(after.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
-    expect(new Set(after.map((j) => j.id)).size).toBe(12);
+    const after = ledgerOf(dir, 'b', 4);
+    expect(before.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1]);
+    expect(after.final_jobs).toBe(6);
+    expect(after.jobs.map((j) => j.step)).toEqual([2, 2, 2, 3, 3, 3]);
+    expect(new Set([...before, ...after.jobs].map((j) => j.id)).size).toBe(12);
     expect(comparable(join(dir, 'output/b/logs/metrics.jsonl'))).toEqual(reference);
     expect(redis.cli('zcard', 'bull:b-train:completed').trim()).toBe('0');
   }, 120_000);
+
+  test('resumed from an earlier checkpoint with another learning rate, after a kill left finished jobs of later steps: those are played again, never trained on', async () => {
+    const ws = workers('e', ['e1', 'e2']);
+    await Promise.all(ws.map((w) => w.ready()));
+    const first = trainer(['exp_name=e']);
+    await reported('e', 2);
+    first.kill(9);
+    await first.exited;
+    // the workers finish the jobs of step 3 with the weights of the first history
+    const step3 = () =>
+      redis
+        .cli('zrange', 'bull:e-train:completed', '0', '-1')
+        .split('\n')
+        .filter((id) => id.includes('.s3.')).length;
+    for (let i = 0; i < 400 && step3() < 3; i++) await sleep(25);
+    expect(step3()).toBe(3);
+    const checkpoint = join(dir, 'output/e/checkpoints/checkpoint-2');
+    const resumed = await agentic(
+      ['train', '-c', 'exp.yaml', 'exp_name=e', 'actor_train.training_args.learning_rate=0.001', `resume_from_checkpoint=${checkpoint}`],
+      {
+        cwd: dir,
+      },
+    );
+    expect(resumed.code).toBe(0);
+    const lineage = historyOf(dir, 'e', 4);
+    expect(lineage.map((h) => h.from)).toEqual([0, 2]);
+    const { jobs } = ledgerOf(dir, 'e', 4);
+    expect(jobs.map((j) => j.step)).toEqual([2, 2, 2, 3, 3, 3]);
+    // step 2's finished jobs were played by the weights the resume started from (the first history's
+    // version 2, its own) and are taken; step 3's by weights the resumed run never had, so played again
+    expect(jobs.every((j) => j.version === j.step)).toBe(true);
+    expect(jobs.filter((j) => j.step === 3).map((j) => j.history)).toEqual([1, 2, 3].map(() => lineage[1]!.id));
+    const metrics = readFileSync(join(dir, 'output/e/logs/metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { step: number; metrics: Record<string, number> });
+    expect(metrics.find((r) => r.step === 3)!.metrics['distributed/abandoned_jobs']).toBe(3);
+  }, 120_000);
+
+  test('a long-lived worker with its own copy of the actor, and a resume from step 2 of the finished run with another learning rate: it drops the abandoned weights, and no row of them is trained on', async () => {
+    const overrides = ['exp_name=f', 'eval_steps=0', 'train_env_manager.llm_proxy.proxy_type=policy'];
+    const [long] = workers('f', ['f1'], overrides.slice(1));
+    await long!.ready();
+    const first = await agentic(['train', '-c', 'exp.yaml', ...overrides], { cwd: dir });
+    expect(first.code).toBe(0);
+    const abandoned = historyOf(dir, 'f', 4);
+    const checkpoint = join(dir, 'output/f/checkpoints/checkpoint-2');
+    const resumed = await agentic(
+      ['train', '-c', 'exp.yaml', ...overrides, 'actor_train.training_args.learning_rate=0.001', `resume_from_checkpoint=${checkpoint}`],
+      {
+        cwd: dir,
+      },
+    );
+    expect(resumed.code).toBe(0);
+    const { jobs } = ledgerOf(dir, 'f', 4);
+    // each step played by the version the schedule gives it, none by the worker's later weights of the abandoned history
+    expect(jobs.filter((j) => j.step >= 2).map((j) => [j.step, j.version])).toEqual([2, 2, 2, 3, 3, 3].map((step) => [step, step]));
+    const lineage = historyOf(dir, 'f', 4);
+    expect(lineage.map((h) => h.from)).toEqual([0, 2]);
+    expect(lineage[0]).toEqual(abandoned[0]!);
+    expect(jobs.map((j) => [j.step, j.version, j.history])).toEqual([2, 2, 2, 3, 3, 3].map((step) => [step, step, lineage[1]!.id]));
+    expect(long!.stderr).toContain(`dropping weights-3-${abandoned[0]!.id}: the job asks for weights of history ${lineage[1]!.id}`);
+  }, 180_000);
 
   test('Redis killed and restarted mid-run: nothing lost, nothing trained twice, the same run', async () => {
     const ws = workers('c', ['c1', 'c2']);
@@ -147,7 +221,7 @@ describe.skipIf(missing('redis'))('agentic train with agentic worker processes',
     await sleep(1000);
     await redis.restart();
     expect(await run.exited).toBe(0);
-    const jobs = ledgerOf(dir, 'c', 4).jobs;
+    const jobs = [...ledgerOf(dir, 'c', 2).jobs, ...ledgerOf(dir, 'c', 4).jobs];
     expect(jobs.map((j) => j.step)).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
     expect(new Set(jobs.map((j) => j.id)).size).toBe(12);
     expect(comparable(join(dir, 'output/c/logs/metrics.jsonl'))).toEqual(reference);
@@ -169,10 +243,11 @@ describe.skipIf(missing('redis'))('agentic train with agentic worker processes',
       await normal!.ready();
       const run = trainer(overrides);
       // the lagging worker's machine shows the trainer's weights folder as one that holds only version 0
-      const weights = join(dir, 'output/d/weights/weights-0');
-      for (let i = 0; i < 1200 && !existsSync(weights); i++) await sleep(25);
+      const folder = join(dir, 'output/d/weights');
+      const first = () => (existsSync(folder) ? readdirSync(folder).find((name) => name.startsWith('weights-0-')) : undefined);
+      for (let i = 0; i < 1200 && !first(); i++) await sleep(25);
       const lagDir = join(dir, 'lagging');
-      cpSync(weights, join(lagDir, 'weights-0'), { recursive: true });
+      cpSync(join(folder, first()!), join(lagDir, first()!), { recursive: true });
       const onLag = otherMachine([[lagDir, join(dir, 'output/d/weights')]]);
       const [lagging] = workers('d', ['lagging'], [...overrides.slice(1), 'distributed.weights_timeout_s=0'], onLag);
       await lagging!.ready();

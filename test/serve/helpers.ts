@@ -14,11 +14,20 @@ export interface ServeProcess {
  * Starts `agentic serve --port 0 ...args` (or the binary at `bin`, in `cwd` with `env` added) and
  * waits for its "serving ... on URL" line.
  */
-export async function startServe(args: readonly string[], options: { bin?: string; cwd?: string; env?: Record<string, string> } = {}): Promise<ServeProcess> {
+export async function startServe(
+  args: readonly string[],
+  options: { bin?: string; cwd?: string; env?: Record<string, string>; port?: number } = {},
+): Promise<ServeProcess> {
   const command = options.bin ? [options.bin, 'serve'] : [process.execPath, MAIN, 'serve'];
   const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...options.env };
   delete env.AGENTIC_DEBUG;
-  const child = Bun.spawn([...command, '--port', '0', ...args], { cwd: options.cwd ?? ROOT, env, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe' });
+  const child = Bun.spawn([...command, '--port', String(options.port ?? 0), ...args], {
+    cwd: options.cwd ?? ROOT,
+    env,
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'pipe',
+  });
   let text = '';
   const reader = child.stderr.getReader();
   const decoder = new TextDecoder();

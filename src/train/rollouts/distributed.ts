@@ -18,6 +18,18 @@
  * the steps trained, and the batches a checkpoint carries. Ledger ids are never ingested again.
  * Jobs are deleted from Redis only after the checkpoint that counts them is on disk, so a trainer
  * killed between ingesting a step and its checkpoint finds that step's results again on resume.
+ * Once they are deleted, a later checkpoint keeps only their number (final_jobs): steps before
+ * the checkpoint are never asked for again, so the ledger lists the jobs of the steps since the
+ * previous checkpoint and the batches still carried, and stays that size however long the run.
+ *
+ * Every start of the run is a history of its lineage (./lineage.ts), and each job carries the
+ * history whose weights it asks for. A resume from an earlier checkpoint asks for job ids an
+ * abandoned history may have finished with other weights: a finished job is taken only when its
+ * weights are this lineage's own, and is otherwise deleted and played again (counted). Every
+ * result is checked before it is taken (./results.ts); one that is malformed, of another history
+ * than its job's, or played by a version above its job's fails its job with one line naming the
+ * worker. A job that failed for good in an earlier start is deleted when the run resumes, so the
+ * steps played again are played, not failed again.
  *
  * Jobs are followed by polling their state (QueueEvents only wakes the poll early): state in Redis
  * survives a restart where events may not, and a job that a restart lost is enqueued again.
@@ -36,9 +48,11 @@ import type { Roles } from '../roles';
 import type { StepLog } from '../step_log';
 import { AsyncRollouts, type RolloutPlayer, stalenessBound } from './async';
 import { type GroupJobData, type GroupJobResult, jobId, queueName, rolloutFingerprint } from './jobs';
+import { Lineage } from './lineage';
 import { RedisClock, redisConnection, shownUrl } from './redis';
 import { UnservedQueues } from './unserved';
 import type { RemoteRollout } from './remote';
+import { resultProblem, workerOf } from './results';
 import type { PlayedStep, RolloutSource, SourceState } from './source';
 import type { WeightSync } from './weight_sync';
 
@@ -49,6 +63,8 @@ export interface LedgerEntry {
   /** The worker whose result was taken. */
   worker: string;
   version: number;
+  /** The history whose weights played it (absent in ledgers written before histories were named). */
+  history?: string;
   /** BullMQ's attemptsStarted: above 1 when the job was played again (a worker died or stalled, or threw). */
   attempts_started: number;
   /** BullMQ's attemptsMade: the attempts that finished, the one that returned included (above 1: it failed before). */
@@ -58,6 +74,18 @@ export interface LedgerEntry {
   /** False while the rows are only carried by a checkpoint (played ahead, not yet trained on). */
   trained: boolean;
 }
+
+/** What a checkpoint keeps of the ledger. */
+export interface LedgerState {
+  /** The jobs that may still be in Redis, or whose rows are only carried (not yet trained on). */
+  jobs: LedgerEntry[];
+  /** Jobs of earlier checkpoints, deleted from Redis and trained on: only their number is kept. */
+  finalJobs: number;
+}
+
+/** Errors of a Redis that is away for a moment: the next round asks again. */
+const CONNECTION_ERROR =
+  /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTCONN|EHOSTUNREACH|Connection is closed|Stream isn't writeable|MaxRetriesPerRequest|connect/i;
 
 /** How often every job waited on is looked at, whatever the events say. */
 const SWEEP_MS = 1_000;
@@ -95,13 +123,21 @@ export class DistributedPlayer implements RolloutPlayer {
   private readonly events: QueueEvents[];
   private readonly waiting = new Map<string, Waiting>();
   private readonly fingerprints: Record<RolloutMode, string>;
-  private readonly ledger = new Map<string, LedgerEntry>();
+  /** The histories of this run: whose weights a finished job was played by, and whether they are this run's. */
+  readonly lineage = new Lineage();
+  /** The ledger by step, then job id: steps since the last checkpoint, and carried batches. */
+  private readonly ledger = new Map<number, Map<string, LedgerEntry>>();
+  private finalJobs = 0;
+  /** Token ids are below it: the vocabulary of the weights pushed. */
+  private vocab = 0;
   /** Results of train steps taken from the queue and not yet counted by the ledger. */
   private readonly received = new Map<number, LedgerEntry[]>();
   /** Ledger ids still to delete from Redis, after the next checkpoint. */
   private doomed: string[] = [];
   /** Rows dropped as stale while a step's jobs were waited on, by step. */
   private readonly dropped = new Map<number, number>();
+  /** Finished jobs of weights not this lineage's own, deleted and played again, by step. */
+  private readonly abandoned = new Map<number, number>();
   /** Jobs enqueued again because Redis had lost them, since the last report. */
   private readded = 0;
   private queuedVersion = -1;
@@ -164,22 +200,28 @@ export class DistributedPlayer implements RolloutPlayer {
   }
 
   /**
-   * Before the first step: a run from step 0 empties its queues of whatever an earlier run of the
-   * same name left; a resumed run deletes the jobs its checkpoint counts that are still there.
+   * Before the first step, a new history of the lineage begins at `from`. A run from step 0
+   * empties its queues of whatever an earlier run of the same name left; a resumed run deletes
+   * the jobs its checkpoint counts that are still there, and the jobs that failed for good.
    */
   async prepare(from: number): Promise<void> {
-    if (from === 0 && this.ledger.size === 0) {
+    this.lineage.start(from);
+    if (from === 0 && this.ledger.size === 0 && this.finalJobs === 0) {
       await this.redis(Promise.all(Object.values(this.queues).map((q) => q.obliterate({ force: true }))));
       return;
     }
+    const failed = await this.redis(Promise.all(Object.values(this.queues).map((q) => q.getJobs(['failed']))));
+    await this.redis(Promise.all(failed.flat().map((job) => job.remove())));
+    const counted = new Set(this.ledgerEntries().map((e) => e.id));
     const present = await this.redis(this.queues.train.getJobs(['completed']));
-    this.doomed = present.map((job) => job.id).filter((id): id is string => id !== undefined && this.ledger.has(id));
+    this.doomed = present.map((job) => job.id).filter((id): id is string => id !== undefined && counted.has(id));
     await this.removeCounted();
   }
 
   async pushWeights(version: number, model: Qwen2Model): Promise<void> {
-    if (this.sync) await this.redis(this.sync.bring(version, model, this.tokenizer));
+    if (this.sync) await this.redis(this.sync.bring(this.lineage.current, version, model, this.tokenizer));
     this.queuedVersion = version;
+    this.vocab = model.config.vocab_size;
   }
 
   async restoreCounters(counters: readonly number[]): Promise<void> {
@@ -216,30 +258,50 @@ export class DistributedPlayer implements RolloutPlayer {
 
   /** The ledger counts the rows of `step`: trained (or, `trained` false, carried by a checkpoint). */
   count(step: number, trained: boolean): void {
+    let entries = this.ledger.get(step);
     for (const entry of this.received.get(step) ?? []) {
-      this.ledger.set(entry.id, { ...entry, trained });
+      entries ??= new Map();
+      entries.set(entry.id, { ...entry, trained });
       this.doomed.push(entry.id);
     }
     this.received.delete(step);
-    if (!trained) return;
+    if (!entries) return;
+    this.ledger.set(step, entries);
     // batches a checkpoint carried are trained on after the resume
-    for (const entry of this.ledger.values()) if (entry.step === step) entry.trained = true;
+    if (trained) for (const entry of entries.values()) entry.trained = true;
   }
 
   ledgerEntries(): LedgerEntry[] {
-    return [...this.ledger.values()].map((e) => ({ ...e }));
+    return [...this.ledger.keys()].sort((a, b) => a - b).flatMap((step) => [...this.ledger.get(step)!.values()].map((e) => ({ ...e })));
   }
 
-  restoreLedger(entries: readonly LedgerEntry[]): void {
+  ledgerState(): LedgerState {
+    return { jobs: this.ledgerEntries(), finalJobs: this.finalJobs };
+  }
+
+  restoreLedger(state: LedgerState): void {
     this.ledger.clear();
-    for (const entry of entries) this.ledger.set(entry.id, { ...entry });
+    this.finalJobs = state.finalJobs;
+    for (const entry of state.jobs) {
+      const entries = this.ledger.get(entry.step) ?? new Map<string, LedgerEntry>();
+      entries.set(entry.id, { ...entry });
+      this.ledger.set(entry.step, entries);
+    }
   }
 
-  /** Deletes from Redis the jobs the ledger counted since the last call: a checkpoint holding them is on disk. */
+  /**
+   * Deletes from Redis the jobs the ledger counted since the last call: a checkpoint holding them is
+   * on disk. Then every step whose jobs are all trained on is final: only its number stays.
+   */
   async removeCounted(): Promise<void> {
     const ids = this.doomed;
     this.doomed = [];
+    const final = [...this.ledger].filter(([, entries]) => [...entries.values()].every((e) => e.trained)).map(([step]) => step);
     await this.redis(Promise.all(ids.map((id) => this.queues.train.remove(id))));
+    for (const step of final) {
+      this.finalJobs += this.ledger.get(step)!.size;
+      this.ledger.delete(step);
+    }
   }
 
   async close(): Promise<void> {
@@ -263,8 +325,8 @@ export class DistributedPlayer implements RolloutPlayer {
   /** One group episode of `step`, played by whichever worker takes its job. */
   private play(step: number, group: GroupEpisode): Promise<Accepted> {
     const id = jobId(this.config, step, group);
-    if (this.ledger.get(id)?.trained) throw new AgenticError(`distributed: job ${id} is in the ledger already; its rows were trained on`);
-    const data: GroupJobData = { step, version: this.queuedVersion, fingerprint: this.fingerprints[group.mode], group, ...this.weightsOf(group.mode) };
+    if (this.ledger.get(step)?.get(id)?.trained) throw new AgenticError(`distributed: job ${id} is in the ledger already; its rows were trained on`);
+    const data: GroupJobData = { step, version: this.queuedVersion, history: this.lineage.current, fingerprint: this.fingerprints[group.mode], group, ...this.weightsOf(group.mode) };
     return new Promise<Accepted>((resolve, reject) => {
       this.waiting.set(id, { id, data, added: false, resolve, reject });
       this.wake(id);
@@ -306,9 +368,11 @@ export class DistributedPlayer implements RolloutPlayer {
       'distributed/stalled_jobs': entries.filter((e) => e.stalled_counter > 0).length,
       'distributed/retried_jobs': entries.filter((e) => e.attempts_made > 1).length,
       'distributed/dropped_stale_samples': this.dropped.get(step) ?? 0,
+      'distributed/abandoned_jobs': this.abandoned.get(step) ?? 0,
       'distributed/readded_jobs': this.readded,
     };
     this.dropped.delete(step);
+    this.abandoned.delete(step);
     this.readded = 0;
     const episodes = new Map<string, number>();
     for (const { result } of accepted) episodes.set(result.worker, (episodes.get(result.worker) ?? 0) + result.episodes.length);
@@ -333,8 +397,9 @@ export class DistributedPlayer implements RolloutPlayer {
 
   /**
    * Follows the jobs waited on until none is left: new ones are added in one call, the ones an
-   * event named are looked at at once, all of them every SWEEP_MS. A Redis error is retried on the
-   * next round; once the clock says Redis is gone, every batch waiting fails with its line.
+   * event named are looked at at once, all of them every SWEEP_MS. A Redis connection error is
+   * retried on the next round; once the clock says Redis is gone, every batch waiting fails with
+   * its line. Any other error fails the job it came from (or, outside one, every job) with its line.
    */
   private async follow(): Promise<void> {
     let swept = 0;
@@ -348,10 +413,11 @@ export class DistributedPlayer implements RolloutPlayer {
         if (all) swept = performance.now();
         const ids = all ? [...this.waiting.keys()] : [...this.soon].filter((id) => this.waiting.has(id));
         this.soon.clear();
-        await this.redis(Promise.all(ids.map((id) => this.inspect(this.waiting.get(id)!))));
+        await this.redis(Promise.all(ids.map((id) => this.inspectOrFail(this.waiting.get(id)!))));
       } catch (error) {
-        if (error instanceof AgenticError) {
-          for (const w of this.waiting.values()) w.reject(error);
+        if (!this.passing(error)) {
+          const line = error instanceof AgenticError ? error : new AgenticError(`distributed: ${firstLine(error)}`);
+          for (const w of this.waiting.values()) w.reject(line);
           this.waiting.clear();
           return;
         }
@@ -377,6 +443,27 @@ export class DistributedPlayer implements RolloutPlayer {
     }
   }
 
+  /** A Redis error that the next round may not meet: a connection that is away, not a refusal or a bug. */
+  private passing(error: unknown): boolean {
+    if (error instanceof AgenticError) return false;
+    return !this.clock.healthy || CONNECTION_ERROR.test(firstLine(error));
+  }
+
+  /** inspect(), failing the job with its line on an error that is not Redis being away. */
+  private async inspectOrFail(w: Waiting): Promise<void> {
+    try {
+      await this.inspect(w);
+    } catch (error) {
+      if (error instanceof AgenticError || this.passing(error)) throw error;
+      this.fail(w, `distributed: job ${w.id}: ${firstLine(error)}`);
+    }
+  }
+
+  private fail(w: Waiting, line: string): void {
+    w.reject(new AgenticError(line));
+    this.waiting.delete(w.id);
+  }
+
   /** Takes a finished job's result, or says why it cannot be taken. */
   private async inspect(w: Waiting): Promise<void> {
     if (!w.added || !this.waiting.has(w.id)) return;
@@ -388,24 +475,35 @@ export class DistributedPlayer implements RolloutPlayer {
       this.readded++;
       return;
     }
-    if (job.data.fingerprint !== w.data.fingerprint || job.data.version !== w.data.version) {
-      // left by another history of this queue (a run resumed from an earlier checkpoint, with other weights)
-      if (!(await job.isActive())) {
+    const sameAsk = job.data.fingerprint === w.data.fingerprint && job.data.version === w.data.version;
+    if (!sameAsk || job.data.history !== w.data.history) {
+      // left by another start of this run: its result counts only if the same ask was played by this lineage's own weights
+      const state = await job.getState();
+      if (state === 'active') return;
+      const own = sameAsk && state === 'completed' && this.lineage.owns(job.data.history, job.returnvalue?.version);
+      if (!own) {
         await job.remove();
         w.added = false;
+        if (state === 'completed') this.abandoned.set(w.data.step, (this.abandoned.get(w.data.step) ?? 0) + 1);
+        return;
       }
-      return;
     }
     if (!job.finishedOn) return;
     const state = await job.getState();
     if (state === 'failed') {
       const where = job.processedBy ? `, last on ${job.processedBy}` : '';
-      w.reject(new AgenticError(`distributed: job ${w.id} failed (${job.attemptsMade} attempt(s)${where}): ${firstLine(job.failedReason)}`));
-      this.waiting.delete(w.id);
+      this.fail(w, `distributed: job ${w.id} failed (${job.attemptsMade} attempt(s)${where}): ${firstLine(job.failedReason)}`);
       return;
     }
     if (state !== 'completed') return;
     const result = job.returnvalue;
+    const problem = resultProblem(result, job.data, { vocab: this.vocab, sequenceLength: this.config.sequence_length });
+    if (problem) {
+      // deleted, so that a resume plays it again rather than meeting the same result
+      await job.remove();
+      this.fail(w, `distributed: job ${w.id}: the result of worker ${workerOf(result, job.processedBy)} ${problem}`);
+      return;
+    }
     if (mode === 'train' && w.data.step - result.version > this.bound) {
       // played with weights too old for the step: counted, never trained on, and played again
       this.dropped.set(w.data.step, (this.dropped.get(w.data.step) ?? 0) + rowsOf(result));
@@ -421,6 +519,7 @@ export class DistributedPlayer implements RolloutPlayer {
         step: w.data.step,
         worker: result.worker,
         version: result.version,
+        history: result.history,
         attempts_started: job.attemptsStarted,
         attempts_made: job.attemptsMade,
         stalled_counter: job.stalledCounter,
@@ -466,12 +565,13 @@ export class DistributedRollouts implements RolloutSource {
   async state(): Promise<SourceState> {
     const state = await this.inner.state();
     for (const batch of state.inFlight?.batches ?? []) this.player.count(batch.step, false);
-    return { ...state, ledger: this.player.ledgerEntries() };
+    return { ...state, ledger: this.player.ledgerState(), lineage: this.player.lineage.saved() };
   }
 
   restore(state: SourceState): void {
     this.inner.restore(state);
-    this.player.restoreLedger(state.ledger ?? []);
+    this.player.restoreLedger(state.ledger ?? { jobs: [], finalJobs: 0 });
+    this.player.lineage.restore(state.lineage ?? []);
   }
 
   checkpointed(): Promise<void> {

@@ -6,7 +6,8 @@
  *
  * Job ids are deterministic, built from (queue, step, mode, tag, group, episode), so enqueueing a
  * job again (after a Redis restart lost it, or on a resumed run) is a no-op while it exists:
- * BullMQ keeps one job per id. Each manager has its own queue, `<queue>-train` and `<queue>-val`,
+ * BullMQ keeps one job per id. A run resumed from an earlier checkpoint asks for the same ids with
+ * other weights: the job's history (./lineage.ts) says which weights it and its result belong to. Each manager has its own queue, `<queue>-train` and `<queue>-val`,
  * so its workers take as many jobs at once as its max_env_num_per_worker allows.
  */
 import { createHash } from 'node:crypto';
@@ -20,6 +21,8 @@ export interface GroupJobData {
   step: number;
   /** The policy version the schedule gives it: a worker with a local copy of the actor loads these weights. */
   version: number;
+  /** The history (./lineage.ts) whose weights of `version` the job asks for: weights-<version>-<history>. */
+  history: string;
   /** rolloutFingerprint() of the trainer's config: a worker whose own differs refuses the job. */
   fingerprint: string;
   group: GroupEpisode;
@@ -36,8 +39,10 @@ export interface GroupJobData {
 /** What a worker returns for a job: the group's episodes, one per env, and who played them how. */
 export interface GroupJobResult {
   episodes: Episode[];
-  /** The policy version that played them. */
+  /** The policy version that played them, never above the job's. */
   version: number;
+  /** The history whose weights played them: a worker drops weights of another history than the job's. */
+  history: string;
   /** The worker's name (BullMQ's worker name). */
   worker: string;
   /** Seconds the worker spent on the job. */

@@ -4,7 +4,8 @@
  * validation when due, then the rollout, and for remax a greedy rollout of each group.
  *
  * With inference servers (an llm_proxy of type sglang or openai) the env managers' policies ask
- * them, and the model update also brings the servers actor_infer's weights (./weight_sync.ts).
+ * them, and the model update also brings the servers actor_infer's weights (./weight_sync.ts),
+ * named by the history of this start (./lineage.ts), which the checkpoint's lineage records.
  * Their log-probs come from another engine, so the batch counts as sampled elsewhere: actor_train
  * recomputes the old log-probs and the gap between the two is reported.
  */
@@ -15,11 +16,13 @@ import type { EnvManager } from '../../rollout/env_manager';
 import type { RolloutBatch } from '../../rollout/types';
 import { copyWeights, type Roles } from '../roles';
 import type { StepLog } from '../step_log';
+import { Lineage } from './lineage';
 import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from './source';
 import type { WeightSync } from './weight_sync';
 
 export class LocalRollouts implements RolloutSource {
   readonly sampledElsewhere: boolean;
+  private readonly lineage = new Lineage();
 
   /** `sync`: the weight updates of the managers' inference servers, when either has some. */
   constructor(
@@ -33,7 +36,9 @@ export class LocalRollouts implements RolloutSource {
     this.sampledElsewhere = train.servers !== null;
   }
 
-  async begin(): Promise<void> {}
+  async begin(from: number): Promise<void> {
+    if (this.sync) this.lineage.start(from);
+  }
 
   /** `trained`: actor_train's policy version, which actor_infer follows every model_update_frequency versions. */
   async next(step: number, log: StepLog, trained: number): Promise<PlayedStep> {
@@ -45,7 +50,7 @@ export class LocalRollouts implements RolloutSource {
     if (sync) {
       await log.timed('model_update', async () => {
         if (copy) copyWeights(roles.actor, roles.infer);
-        await sync.bring(version, roles.infer, roles.tokenizer);
+        await sync.bring(this.lineage.current, version, roles.infer, roles.tokenizer);
       });
     } else if (copy) {
       await log.timed('model_update', () => copyWeights(roles.actor, roles.infer));
@@ -72,17 +77,18 @@ export class LocalRollouts implements RolloutSource {
     const { roles, sync } = this;
     if (sync) {
       const f = this.config.actor_infer.model_update_frequency;
-      await sync.bring(roles.infer === roles.actor ? version : (sync.version ?? version - (version % f)), roles.infer, roles.tokenizer);
+      await sync.bring(this.lineage.current, roles.infer === roles.actor ? version : (sync.version ?? version - (version % f)), roles.infer, roles.tokenizer);
     }
     return this.validate();
   }
 
   async state(): Promise<SourceState> {
-    return { trainEpisodes: [...this.train.episodeCounters] };
+    return { trainEpisodes: [...this.train.episodeCounters], ...(this.sync ? { lineage: this.lineage.saved() } : {}) };
   }
 
   restore(state: SourceState): void {
     this.train.restoreEpisodeCounters(state.trainEpisodes);
+    this.lineage.restore(state.lineage ?? []);
   }
 
   async checkpointed(): Promise<void> {}

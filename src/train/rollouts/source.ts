@@ -16,7 +16,8 @@
 import type { RolloutBatch } from '../../rollout/types';
 import type { StepLog } from '../step_log';
 import type { InFlight } from './async';
-import type { LedgerEntry } from './distributed';
+import type { LedgerState } from './distributed';
+import type { HistoryEntry } from './lineage';
 
 export interface PlayedStep {
   batch: RolloutBatch;
@@ -32,7 +33,9 @@ export interface SourceState {
   trainEpisodes: number[];
   inFlight?: InFlight | null;
   /** Distributed runs: the jobs whose rows the checkpoint counts, each ingested once. */
-  ledger?: LedgerEntry[] | null;
+  ledger?: LedgerState | null;
+  /** Runs whose weights leave the process (workers, servers): the histories of the run, this start's last (./lineage.ts). */
+  lineage?: HistoryEntry[] | null;
 }
 
 export interface RolloutSource {

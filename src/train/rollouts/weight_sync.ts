@@ -2,49 +2,70 @@
  * actor_infer's model update when inference servers generate (an llm_proxy of type sglang or
  * openai): its weights reach the servers as a Hugging Face folder on disk, SGLang's way.
  *
- * Before each rollout the servers must hold version V = the policy version of the step (actor_infer's
- * weights after V training steps). When V is new (every model_update_frequency steps, and the
- * first step a run or a resume plays) actor_infer is written to model_update_dir/weights-V, written
- * beside it and renamed into place, so a server never reads half a folder; every server is told
- * to load it (/update_weights_from_disk, weight_version V) and asked what it holds
- * (/get_weight_version). On the other steps every server is asked again, and one that lost them
- * (a restart) loads the folder again. The folders of the last two versions stay, in case a server
- * is still reading the older one; the others are deleted.
+ * Weights are named by the history that made them and their version (./lineage.ts):
+ * weights-V-H is actor_infer after V training steps of history H, the folder's name, the
+ * weight_version a server reports, and a LoRA adapter's name. A run resumed from an earlier
+ * checkpoint starts a new history, so its weights never share a name with the abandoned ones.
+ *
+ * Before each rollout the servers must hold version V = the policy version of the step. When V is
+ * new (every model_update_frequency steps, and the first step a run or a resume plays) actor_infer
+ * is written to model_update_dir/weights-V-H, written beside it and renamed into place, so a
+ * server never reads half a folder; every server is told to load it (/update_weights_from_disk,
+ * weight_version weights-V-H) and asked what it holds (/get_weight_version). On the other steps
+ * every server is asked again, and one that lost them (a restart) loads the folder again. The
+ * folders of the last two versions stay, in case a server is still reading the older one; the
+ * others are deleted.
  *
  * A LoRA run sends its adapters instead (PEFT's folder, a few megabytes where the model has
- * gigabytes): version V is the adapter named weights-V, loaded by SGLang's /load_lora_adapter or
- * vLLM's /v1/load_lora_adapter, and every request names it (/generate's lora_path, completions'
+ * gigabytes): version V is the adapter named weights-V-H, loaded by SGLang's /load_lora_adapter
+ * or vLLM's /v1/load_lora_adapter, and every request names it (/generate's lora_path, completions'
  * model). The adapters apply to the servers' own weights, so an SGLang server (agentic serve
- * included) first gets the run's base once, by /update_weights_from_disk; a vLLM server must have
- * been started on it. Adapters older than the last two are unloaded. A server that lost an adapter
- * (a restart) answers its requests with an error: they fail as infer_failure. Adapters that come
- * with modules trained whole (additional_target) travel as merged weights, the first way: vLLM
- * refuses adapters with modules_to_save, and SGLang documents no support for them.
+ * included) gets the run's base by /update_weights_from_disk, as weight_version base-H; a vLLM
+ * server must have been started on it. Each SGLang server is asked for its version before every
+ * rollout: one that does not hold base-H (a restart, or a server this process has not met) gets
+ * the base again, and the adapters it lists (/v1/models) are put right: every weights-* adapter
+ * (an earlier process's, another history's) is unloaded, and the current one loaded, so a name is
+ * never loaded twice. After that, adapters older than the last two are unloaded. Adapters that come with modules
+ * trained whole (additional_target) travel as merged weights, the first way: vLLM refuses adapters
+ * with modules_to_save, and SGLang documents no support for them.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { InferenceError } from '../../errors';
 import { saveModel } from '../../model/load';
 import type { Qwen2Model } from '../../model/qwen2';
 import type { Tokenizer } from '../../model/tokenizer';
 import type { InferenceServers } from '../../rollout/servers';
 
-/** weights-N, base, and what a writer killed mid-write leaves (temporarySibling's hidden names). */
-const WEIGHTS_NAME = /^(weights-(\d+)|base|\.(weights-\d+|base)\.tmp-.*)$/;
+/**
+ * weights-V-H, base, what a writer killed mid-write leaves (temporarySibling's hidden names), and
+ * the weights-V of runs before histories were named.
+ */
+const WEIGHTS_NAME = /^(weights-(\d+)(?:-([0-9a-f]{8}))?|base|\.(weights-[0-9a-f-]+|base)\.tmp-.*)$/;
 /** Folders kept by default: the servers' version and the one before. */
 const KEPT = 2;
 
-export function weightsFolder(dir: string, version: number): string {
-  return join(dir, `weights-${version}`);
+/** The name of version `version` of history `history`: its folder, the servers' weight_version, a LoRA adapter's name. */
+export function weightsName(history: string, version: number): string {
+  return `weights-${version}-${history}`;
 }
 
-/** The versions of the weights folders under `dir`, newest first. */
-export function weightVersions(dir: string): number[] {
+export function weightsFolder(dir: string, history: string, version: number): string {
+  return join(dir, weightsName(history, version));
+}
+
+/** The weight_version of a LoRA run's base on an SGLang server. */
+function baseVersion(history: string): string {
+  return `base-${history}`;
+}
+
+/** The versions of history `history` among the weights folders under `dir`, newest first. */
+export function weightVersions(dir: string, history: string): number[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
-    .map((name) => WEIGHTS_NAME.exec(name)?.[2])
-    .filter((n): n is string => n !== undefined)
-    .map(Number)
+    .map((name) => WEIGHTS_NAME.exec(name))
+    .filter((m): m is RegExpExecArray => m?.[2] !== undefined && m[3] === history)
+    .map((m) => Number(m[2]))
     .sort((a, b) => b - a);
 }
 
@@ -63,12 +84,20 @@ interface Target {
   server: number;
 }
 
+interface Sent {
+  name: string;
+  folder: string;
+}
+
 export class WeightSync {
-  /** The folders this run wrote, oldest first. */
-  private readonly sent: Array<{ version: number; folder: string }> = [];
+  /** The versions this process wrote, oldest first. */
+  private readonly sent: Sent[] = [];
+  private lastVersion: number | null = null;
   private readonly targets: Target[] = [];
-  /** LoRA: the base folder the SGLang servers loaded, once. */
+  /** LoRA: the base folder, written once by this process. */
   private base: string | null = null;
+  /** LoRA: the adapters this process loaded on each server since it met it (or since its restart). */
+  private readonly loaded = new Map<Target, Set<string>>();
 
   constructor(
     /** model_update_dir, absolute: the servers read the folders at the paths the trainer writes. */
@@ -93,64 +122,95 @@ export class WeightSync {
 
   /** The version the servers were last given, or null before the first. */
   get version(): number | null {
-    return this.sent.at(-1)?.version ?? null;
+    return this.lastVersion;
   }
 
-  /** Makes every server hold `version`, the weights of `model` (actor_infer's, holding that version). */
-  async bring(version: number, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
-    if (model.lora && !model.lora.modulesToSave?.length) return this.bringAdapter(version, model, tokenizer);
+  /** Makes every server hold version `version` of history `history`, the weights of `model` (actor_infer's, holding that version). */
+  async bring(history: string, version: number, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
+    const name = weightsName(history, version);
+    const folder = join(this.dir, name);
+    const isNew = this.sent.at(-1)?.name !== name;
+    if (isNew) {
+      this.sent.push({ name, folder });
+      this.lastVersion = version;
+    }
+    if (model.lora && !model.lora.modulesToSave?.length) return this.bringAdapter(history, isNew, model, tokenizer);
     for (const pool of this.pools) pool.weightVersion = null;
-    if (version !== this.version) {
-      const folder = weightsFolder(this.dir, version);
+    if (isNew) {
       await saveModel(folder, model, tokenizer, { dtype: this.dtype, merged: model.lora !== null });
-      this.sent.push({ version, folder });
-      await Promise.all(this.targets.map((t) => this.load(t, folder, version)));
-      for (const path of stale(
-        this.dir,
-        this.sent.slice(-this.kept).map((s) => s.folder),
-      ))
-        rmSync(path, { recursive: true, force: true });
+      await Promise.all(this.targets.map((t) => this.load(t, folder, name)));
+      this.prune([]);
     } else {
-      const folder = this.sent.at(-1)!.folder;
       await Promise.all(
         this.targets.map(async (t) => {
-          if ((await t.pool.heldVersion(t.server)) !== String(version)) await this.load(t, folder, version);
+          if ((await t.pool.heldVersion(t.server)) !== name) await this.load(t, folder, name);
         }),
       );
     }
-    for (const pool of this.pools) pool.weightVersion = String(version);
+    for (const pool of this.pools) pool.weightVersion = name;
   }
 
-  /** LoRA: every server holds the adapter of `version` (and the SGLang ones the base), and requests name it. */
-  private async bringAdapter(version: number, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
+  /** LoRA: every server holds the current adapter (and the SGLang ones the base), and requests name it. */
+  private async bringAdapter(history: string, isNew: boolean, model: Qwen2Model, tokenizer: Tokenizer): Promise<void> {
     if (this.base === null) {
       this.base = join(this.dir, 'base');
       await saveModel(this.base, model.withoutAdapters(), tokenizer, { dtype: this.dtype });
-      await Promise.all(this.targets.filter((t) => t.pool.type === 'sglang').map((t) => t.pool.updateWeights(t.server, this.base!, null)));
     }
-    if (version !== this.version) {
-      const folder = weightsFolder(this.dir, version);
-      await saveModel(folder, model, tokenizer, { dtype: this.dtype, base: this.baseName });
-      this.sent.push({ version, folder });
-      await Promise.all(this.targets.map((t) => t.pool.adapterCall(t.server, basename(folder), folder)));
-      const dropped = this.sent.at(-this.kept - 1);
-      if (dropped) await Promise.all(this.targets.map((t) => t.pool.adapterCall(t.server, basename(dropped.folder), null)));
-      const kept = [this.base, ...this.sent.slice(-this.kept).map((s) => s.folder)];
-      for (const path of stale(this.dir, kept)) rmSync(path, { recursive: true, force: true });
-    }
+    const current = this.sent.at(-1)!;
+    if (isNew) await saveModel(current.folder, model, tokenizer, { dtype: this.dtype, base: this.baseName });
+    const kept = this.sent.slice(-this.kept).map((s) => s.name);
+    await Promise.all(this.targets.map((t) => this.fitAdapters(t, history, isNew, kept)));
+    if (isNew) this.prune([this.base]);
     for (const pool of this.pools) {
       pool.weightVersion = null;
-      pool.adapter = basename(weightsFolder(this.dir, version));
+      pool.adapter = current.name;
     }
   }
 
-  /** One server loads `folder` as `version` and says it holds it. */
-  private async load(target: Target, folder: string, version: number): Promise<void> {
+  /**
+   * One server: the base where it does not hold it (SGLang), then the adapters. A server met for
+   * the first time, or one that lost the base (a restart), has its list read and put right: every
+   * weights-* adapter but the current one unloaded, and the current one unloaded if someone else
+   * loaded it, then loaded. Else the new adapter is loaded and the one that fell out of `kept`
+   * unloaded.
+   */
+  private async fitAdapters(target: Target, history: string, isNew: boolean, kept: readonly string[]): Promise<void> {
     const { pool, server } = target;
-    await pool.updateWeights(server, folder, String(version));
+    const current = kept.at(-1)!;
+    let mine = this.loaded.get(target);
+    if (pool.type === 'sglang' && (await pool.heldVersion(server)) !== baseVersion(history)) {
+      await this.load(target, this.base!, baseVersion(history));
+      mine = undefined;
+    }
+    if (!mine) {
+      for (const name of await pool.loadedAdapters(server)) if (WEIGHTS_NAME.test(name)) await pool.adapterCall(server, name, null);
+      await pool.adapterCall(server, current, join(this.dir, current));
+      this.loaded.set(target, new Set([current]));
+      return;
+    }
+    if (!isNew) return;
+    await pool.adapterCall(server, current, join(this.dir, current));
+    mine.add(current);
+    for (const name of mine) {
+      if (kept.includes(name)) continue;
+      await pool.adapterCall(server, name, null);
+      mine.delete(name);
+    }
+  }
+
+  /** Deletes the folders other than the last `kept` versions and `also`. */
+  private prune(also: readonly string[]): void {
+    const keep = [...also, ...this.sent.slice(-this.kept).map((s) => s.folder)];
+    for (const path of stale(this.dir, keep)) rmSync(path, { recursive: true, force: true });
+  }
+
+  /** One server loads `folder` as weight_version `name` and says it holds it. */
+  private async load(target: Target, folder: string, name: string): Promise<void> {
+    const { pool, server } = target;
+    await pool.updateWeights(server, folder, name);
     const held = await pool.heldVersion(server);
-    if (held !== String(version)) {
-      throw new InferenceError(`${pool.urls[server]}: loaded the weights of version ${version} (${folder}) but says it holds version ${held}`);
+    if (held !== name) {
+      throw new InferenceError(`${pool.urls[server]}: loaded the weights ${name} (${folder}) but says it holds ${held}`);
     }
   }
 }

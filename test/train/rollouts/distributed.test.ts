@@ -5,6 +5,8 @@
  */
 import { afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
+import { Worker } from 'bullmq';
+import IORedis from 'ioredis';
 import { loadConfig } from '../../../src/config/load';
 import type { AgenticConfig } from '../../../src/config/schema';
 import { startBackend } from '../../../src/engine/backend';
@@ -75,6 +77,11 @@ async function openPlayer(config: AgenticConfig, host: PluginHost): Promise<Dist
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `promise`, or a rejection saying it hung once `ms` have passed. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`hung for ${ms} ms`)))]);
+}
 
 describe.skipIf(missing('redis'))('distributed rollouts through Redis and BullMQ', () => {
   test('3 workers, 64 episodes, one killed with jobs in hand: every job ingested once, the replayed ones marked, the episodes of an in-process run', async () => {
@@ -156,6 +163,89 @@ describe.skipIf(missing('redis'))('distributed rollouts through Redis and BullMQ
     expect(await other.done).toBe(2);
     expect(lines(other.stderr).filter((l) => l.startsWith('error'))).toEqual([expect.stringMatching(/^error: distributed: job .* rollout settings .* differ/)]);
   }, 60_000);
+
+  test('a job that failed for good (a worker of another config) does not fail the resumed run: its step is played again', async () => {
+    const redis = await RedisServer.start();
+    started.push(redis);
+    const { dir, config, host } = await setUp(yaml({ groups: 2, size: 1, latencyMs: 0, perWorker: 1, redis: redis.url }));
+    const good = worker('good', dir);
+    await good.ready();
+    const first = await openPlayer(config, host);
+    const { countersAfter } = await first.rollout(2, 0);
+    first.count(0, true);
+    good.kill(9);
+    await good.done;
+    const other = worker('other', dir, {}, ['seed=7']);
+    await other.ready();
+    await first.pushWeights(1, model);
+    await expect(first.rollout(2, 1)).rejects.toThrow(/^distributed: job test\.s1\.train\.W\.g\d\.e1 failed \(1 attempt\(s\), last on other\)/);
+    expect(await other.done).toBe(2);
+    await first.close();
+    // the cause fixed (a worker of the run's config), the run resumes at step 1
+    const fixed = worker('fixed', dir);
+    await fixed.ready();
+    const resumed = DistributedPlayer.open(config, await EnvManager.build('train', config, host), null, null, chat.tokenizer);
+    started.push({ stop: () => resumed.close() });
+    await resumed.restoreCounters(countersAfter);
+    await resumed.prepare(1);
+    await resumed.pushWeights(1, model);
+    const { batch } = await within(resumed.rollout(2, 1), 15_000);
+    expect(batch.episodes.map((e) => e.episodeId)).toEqual([1, 1]);
+    expect(redis.cli('zcard', 'bull:test-train:failed').trim()).toBe('0');
+  }, 60_000);
+
+  test('a malformed result fails its job with one line naming the worker, whatever is wrong with it', async () => {
+    const redis = await RedisServer.start();
+    started.push(redis);
+    const { config, host } = await setUp(yaml({ groups: 1, size: 1, latencyMs: 0, perWorker: 1, redis: redis.url }));
+    const [valid] = (await (await EnvManager.build('train', config, host)).play(1, null, chat)).episodes;
+    const turn = valid!.turns[0]!;
+    const long = Array.from({ length: 300 }, () => 1);
+    // by step: what the misbehaving worker returns, and what the trainer says of it
+    type Asked = { version: number; history?: string };
+    const cases: Array<{ result: (d: Asked) => object; says: RegExp }> = [
+      { result: (d) => ({ episodes: [], version: d.version, history: d.history }), says: /has 0 episode\(s\) for a group of 1$/ },
+      {
+        result: (d) => ({ episodes: [valid], version: d.version + 1, history: d.history }),
+        says: /was played by version 2, above the version 1 the job asked for$/,
+      },
+      {
+        result: (d) => ({ episodes: [{ ...valid, turns: [{ ...turn, responseIds: [10 ** 6] }] }], version: d.version, history: d.history }),
+        says: /episode 0 turn 0: responseIds holds 1000000, not a token id below the vocabulary \(\d+\)$/,
+      },
+      {
+        // NaN travels through JSON as null
+        result: (d) => ({
+          episodes: [{ ...valid, turns: [{ ...turn, logProbs: turn.logProbs.map(() => Number.NaN) }] }],
+          version: d.version,
+          history: d.history,
+        }),
+        says: /episode 0 turn 0: logProbs\[0\] is null, not a finite number$/,
+      },
+      {
+        result: (d) => ({
+          episodes: [{ ...valid, turns: [{ ...turn, responseIds: long, logProbs: long.map(() => -1) }] }],
+          version: d.version,
+          history: d.history,
+        }),
+        says: /episode 0 has a row of \d+ tokens, beyond sequence_length 256$/,
+      },
+      {
+        result: (d) => ({ episodes: [valid], version: d.version, history: 'ffffffff' }),
+        says: /was played by weights of history "ffffffff", not the job's [0-9a-f]{8}$/,
+      },
+    ];
+    const connection = new IORedis(redis.url, { maxRetriesPerRequest: null });
+    const fake = new Worker('test-train', async (job) => cases[job.data.step]!.result(job.data), { connection, name: 'fake' });
+    started.push({ stop: async () => (await fake.close(), connection.disconnect()) });
+    const player = await openPlayer(config, host);
+    for (const [step, { says }] of cases.entries()) {
+      await player.pushWeights(step, model);
+      const rollout = within(player.rollout(1, step), 15_000);
+      await expect(rollout).rejects.toThrow(new RegExp(`^distributed: job test\\.s${step}\\.train\\.W\\.g0\\.e${step}: the result of worker fake `));
+      await expect(rollout).rejects.toThrow(says);
+    }
+  }, 120_000);
 
   test('Redis lost mid-run: the trainer waits through distributed.redis_timeout_s, then stops with one line', async () => {
     const redis = await RedisServer.start();

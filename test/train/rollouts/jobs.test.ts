@@ -63,8 +63,14 @@ describe('distributed rollout jobs', () => {
 
   test('a ledger file that counts a job twice is refused', () => {
     const entry = { id: 'x.s0.train.Lake.g0.e0', step: 0, worker: 'w', version: 0, attempts_started: 1, attempts_made: 1, stalled_counter: 0, trained: true };
-    const dir = scratch({ 'ok.json': ledgerJson([entry]), 'twice.json': ledgerJson([entry, entry]) });
-    expect(readLedger(join(dir, 'ok.json'))).toEqual([entry]);
+    const dir = scratch({
+      'ok.json': ledgerJson({ jobs: [entry], finalJobs: 6 }),
+      'twice.json': ledgerJson({ jobs: [entry, entry], finalJobs: 0 }),
+      // as written before ledgers were compacted: every job listed, no final_jobs
+      'listed.json': JSON.stringify({ jobs: [entry] }),
+    });
+    expect(readLedger(join(dir, 'ok.json'))).toEqual({ jobs: [entry], finalJobs: 6 });
+    expect(readLedger(join(dir, 'listed.json'))).toEqual({ jobs: [entry], finalJobs: 0 });
     expect(() => readLedger(join(dir, 'twice.json'))).toThrow(/job x\.s0\.train\.Lake\.g0\.e0 is counted twice/);
   });
 });

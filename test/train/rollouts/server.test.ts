@@ -15,6 +15,9 @@ import { ChatFormat } from '../../../src/rollout/chat';
 import { EnvManager } from '../../../src/rollout/env_manager';
 import { ModelPolicy } from '../../../src/rollout/policy';
 import type { RolloutBatch } from '../../../src/rollout/types';
+import { openCheckpoint } from '../../../src/checkpoint/load';
+import { Qwen2Model } from '../../../src/model/qwen2';
+import { saveModel } from '../../../src/model/load';
 import { runTraining } from '../../../src/run/training';
 import { readMetricsJsonl } from '../../../src/tracking/jsonl';
 import { agentic, scratch } from '../../helpers';
@@ -107,9 +110,10 @@ describe('training on agentic serve', () => {
       expect(step.metrics['env/Vowels/infer_failure']).toBe(0);
       expect(step.metrics['time/step_model_update']).toBeGreaterThan(0);
     }
-    // the last validation was played by version 3, actor_train's weights after the 3 steps (checkpoint-3)
-    expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: '3' });
-    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['weights-2', 'weights-3']);
+    // the last validation was played by version 3 of this start's history, actor_train's weights after the 3 steps (checkpoint-3)
+    const named = (v: number) => `weights-${v}-${openCheckpoint(join(out, 'checkpoints', 'checkpoint-3')).state.history![0]!.id}`;
+    expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: named(3) });
+    expect(readdirSync(join(out, 'weights')).sort()).toEqual([named(2), named(3)]);
     const { model, tokenizer } = await loadModel(join(out, 'checkpoints', 'checkpoint-3', 'actor'), { seed: 0, trainable: false });
     const chat = new ChatFormat(tokenizer);
     const policy = new ModelPolicy(model, chat, { sampling: GREEDY, stopStrings: null, maxRunning: 4, maxLength: 512 });
@@ -120,7 +124,7 @@ describe('training on agentic serve', () => {
           sampling_params: { max_new_tokens: 12, temperature: 0, stop_token_ids: chat.stopTokenIds },
           return_logprob: true,
         });
-        expect(reply.body.meta_info.weight_version).toBe('3');
+        expect(reply.body.meta_info.weight_version).toBe(named(3));
         const here = await policy.respond({
           id: `p${i}`,
           promptIds: prompt,
@@ -164,9 +168,11 @@ describe('training on agentic serve', () => {
     }
     expect(logged.filter((r) => 'val/env/Vowels/infer_failure' in r.metrics).map((r) => r.metrics['val/env/Vowels/infer_failure'])).toEqual([0, 0, 0]);
     // the adapters of the last two versions stay loaded, older ones were unloaded; the folders follow
-    expect((await call(server.url, '/get_server_info')).body.lora_adapters).toEqual(['weights-2', 'weights-3']);
-    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['base', 'weights-2', 'weights-3']);
-    expect(readdirSync(join(out, 'weights', 'weights-3')).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    const history = openCheckpoint(join(out, 'checkpoints', 'checkpoint-3')).state.history![0]!.id;
+    const named = (v: number) => `weights-${v}-${history}`;
+    expect((await call(server.url, '/get_server_info')).body.lora_adapters).toEqual([named(2), named(3)]);
+    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['base', named(2), named(3)]);
+    expect(readdirSync(join(out, 'weights', named(3))).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors']);
     // the server's weights-3 is the final checkpoint's policy
     const { model, tokenizer } = await loadModel(join(out, 'checkpoints', 'checkpoint-3', 'actor'), { seed: 0, trainable: false });
     const chat = new ChatFormat(tokenizer);
@@ -177,7 +183,7 @@ describe('training on agentic serve', () => {
         input_ids: prompt,
         sampling_params: { max_new_tokens: 12, temperature: 0, stop_token_ids: chat.stopTokenIds },
         return_logprob: true,
-        lora_path: 'weights-3',
+        lora_path: named(3),
       });
       const here = await policy.respond({ id: 'p', promptIds: prompt, maxNewTokens: 12, rng: Rng.fromSeed(1), env: null as never, session: 'p' });
       if (here.failure) throw new Error(here.failure.reason);
@@ -186,6 +192,77 @@ describe('training on agentic serve', () => {
     } finally {
       await policy.close();
       model.dispose();
+    }
+  });
+
+  test("a LoRA run resumed from an earlier checkpoint against the server still up: its adapters have names of their own, the earlier run's are unloaded", async () => {
+    const own = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+    try {
+      const out = scratch();
+      const settings = [
+        `output_dir=${out}`,
+        'track_with=[jsonl]',
+        'max_steps=3',
+        'save_steps=1',
+        "actor_train.model_args.lora_target='q_proj,v_proj'",
+        'actor_train.model_args.lora_rank=4',
+        ...proxy('train', 'sglang', own.url),
+      ];
+      const first = await vowels(settings);
+      await runTraining({ config: first.config, files: ['test'], overrides: [] }, first.host, { info: () => {}, warn: () => {} });
+      const checkpoint = join(out, 'checkpoints', 'checkpoint-1');
+      const again = await vowels([...settings, 'actor_train.training_args.learning_rate=0.001', `resume_from_checkpoint=${checkpoint}`]);
+      await runTraining({ config: again.config, files: ['test'], overrides: [] }, again.host, { info: () => {}, warn: () => {} });
+      const lineage = openCheckpoint(join(out, 'checkpoints', 'checkpoint-3')).state.history!;
+      expect(lineage.map((h) => h.from)).toEqual([0, 1]);
+      const history = lineage[1]!.id;
+      expect((await call(own.url, '/get_server_info')).body.lora_adapters).toEqual([`weights-1-${history}`, `weights-2-${history}`]);
+      expect((await call(own.url, '/get_weight_version')).body.weight_version).toBe(`base-${history}`);
+      for (const step of readMetricsJsonl(join(out, 'logs', 'metrics.jsonl')).slice(1, 3)) {
+        expect(step.metrics['env/Vowels/infer_failure']).toBe(0);
+        expect(step.metrics['actor/train_infer_logprob_gap']).toBeLessThan(1e-4);
+      }
+    } finally {
+      await own.stop();
+    }
+  });
+
+  test('a LoRA run whose server restarts mid-run on other weights: the base is loaded again before the next step, and the gap stays ~0', async () => {
+    const other = join(scratch(), 'other');
+    const { model: seed12, tokenizer } = await loadModel(pretrain, { seed: 0, trainable: false });
+    const stranger = Qwen2Model.random(seed12.config, { seed: 12 });
+    await saveModel(other, stranger, tokenizer);
+    seed12.dispose();
+    stranger.dispose();
+    let serving = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+    const port = Number(new URL(serving.url).port);
+    try {
+      const out = scratch();
+      const { config, host } = await vowels([
+        `output_dir=${out}`,
+        'track_with=[jsonl]',
+        'max_steps=3',
+        'save_steps=1',
+        "actor_train.model_args.lora_target='q_proj,v_proj'",
+        'actor_train.model_args.lora_rank=4',
+        ...proxy('train', 'sglang', serving.url),
+      ]);
+      await runTraining({ config, files: ['test'], overrides: [] }, host, {
+        info: () => {},
+        warn: () => {},
+        onCheckpoint: async (path) => {
+          if (!path.endsWith('checkpoint-1')) return;
+          await serving.stop();
+          serving = await startServe([`pretrain=${other}`, 'sequence_length=512'], { port });
+        },
+      });
+      const logged = readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'));
+      for (const step of logged.slice(0, 3)) {
+        expect(step.metrics['env/Vowels/infer_failure']).toBe(0);
+        expect(step.metrics['actor/train_infer_logprob_gap']).toBeLessThan(1e-4);
+      }
+    } finally {
+      await serving.stop();
     }
   });
 
@@ -210,9 +287,10 @@ describe('training on agentic serve', () => {
       expect(step.metrics['actor/train_infer_logprob_gap']).toBeLessThan(1e-4);
       expect(step.metrics['env/Vowels/infer_failure']).toBe(0);
     }
-    expect(readdirSync(join(out, 'weights')).sort()).toEqual(['weights-0', 'weights-1']);
-    expect(readdirSync(join(out, 'weights', 'weights-1'))).toContain('config.json');
-    expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: '1' });
+    const named = (v: number) => `weights-${v}-${openCheckpoint(join(out, 'checkpoints', 'checkpoint-2')).state.history![0]!.id}`;
+    expect(readdirSync(join(out, 'weights')).sort()).toEqual([named(0), named(1)]);
+    expect(readdirSync(join(out, 'weights', named(1)))).toContain('config.json');
+    expect((await call(server.url, '/get_weight_version')).body).toEqual({ weight_version: named(1) });
   });
 
   test("a server that fails to generate for a step: that step's episodes end as infer_failure, counted, and (max_infer_failure_rate=1) the run goes on, training nothing on that step", async () => {

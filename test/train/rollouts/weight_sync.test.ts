@@ -5,20 +5,35 @@
  */
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { stale, weightsFolder } from '../../../src/train/rollouts/weight_sync';
+import { stale, weightsFolder, weightVersions } from '../../../src/train/rollouts/weight_sync';
 import { scratch } from '../../helpers';
 
 describe('pruning', () => {
-  test("keeps the folders named, deletes other weights-N and a killed writer's temporaries, and nothing else", () => {
+  test("keeps the folders named, deletes other weights-V-H (and older weights-V), a killed writer's temporaries, and nothing else", () => {
     const dir = scratch({
-      'weights-0/config.json': '{}',
-      'weights-2/config.json': '{}',
-      'weights-4/config.json': '{}',
-      '.weights-6.tmp-123-abc-1/config.json': '{}',
+      'weights-0-0123abcd/config.json': '{}',
+      'weights-2-0123abcd/config.json': '{}',
+      'weights-4-0123abcd/config.json': '{}',
+      'weights-4-89abcdef/config.json': '{}',
+      'weights-3/config.json': '{}',
+      '.weights-6-0123abcd.tmp-123-abc-1/config.json': '{}',
       'notes/weights-9.txt': 'not a weights folder',
       'weights-latest/config.json': '{}',
     });
-    expect(stale(dir, [weightsFolder(dir, 2), weightsFolder(dir, 4)]).sort()).toEqual([join(dir, '.weights-6.tmp-123-abc-1'), join(dir, 'weights-0')].sort());
+    expect(stale(dir, [weightsFolder(dir, '0123abcd', 2), weightsFolder(dir, '0123abcd', 4)]).sort()).toEqual(
+      ['.weights-6-0123abcd.tmp-123-abc-1', 'weights-0-0123abcd', 'weights-3', 'weights-4-89abcdef'].map((n) => join(dir, n)).sort(),
+    );
     expect(stale(join(dir, 'missing'), [])).toEqual([]);
+  });
+
+  test('the versions of a history are those of its folders alone, newest first', () => {
+    const dir = scratch({
+      'weights-0-0123abcd/config.json': '{}',
+      'weights-2-0123abcd/config.json': '{}',
+      'weights-4-89abcdef/config.json': '{}',
+      'weights-3/config.json': '{}',
+    });
+    expect(weightVersions(dir, '0123abcd')).toEqual([2, 0]);
+    expect(weightVersions(dir, '89abcdef')).toEqual([4]);
   });
 });
