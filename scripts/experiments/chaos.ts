@@ -143,7 +143,12 @@ interface RunReport {
 
 async function waitForRedis(port: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if (Bun.spawnSync(['redis-cli', '-p', String(port), 'ping']).stdout.toString().trim() === 'PONG') return;
+    if (
+      Bun.spawnSync(['redis-cli', '-p', String(port), 'ping'])
+        .stdout.toString()
+        .trim() === 'PONG'
+    )
+      return;
     await sleep(50);
   }
   throw new Error(`redis-server on ${port} did not start`);
@@ -164,11 +169,15 @@ function ledgerCheck(out: string, redisPort: number): RunReport['ledger'] {
     .filter((n) => /^checkpoint-\d+$/.test(n))
     .sort((a, b) => Number(b.split('-')[1]) - Number(a.split('-')[1]))[0]!;
   const file = join(dir, newest, 'distributed_ledger.json');
-  const entries: Array<{ id: string; step: number }> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).jobs ?? JSON.parse(readFileSync(file, 'utf8')) : [];
+  const entries: Array<{ id: string; step: number }> = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')).jobs ?? JSON.parse(readFileSync(file, 'utf8')))
+    : [];
   const ids = entries.map((e) => e.id);
   const perStep = new Map<number, number>();
   for (const e of entries) perStep.set(e.step, (perStep.get(e.step) ?? 0) + 1);
-  const left = Bun.spawnSync(['redis-cli', '-p', String(redisPort), '--scan', '--pattern', 'bull:chaos-train:chaos.s*']).stdout.toString().trim();
+  const left = Bun.spawnSync(['redis-cli', '-p', String(redisPort), '--scan', '--pattern', 'bull:chaos-train:chaos.s*'])
+    .stdout.toString()
+    .trim();
   return {
     jobs: ids.length,
     unique: new Set(ids).size,

@@ -159,7 +159,8 @@ export class LocalWeights implements WorkerPolicy {
     const deadline = performance.now() + seconds * 1000;
     while (!existsSync(weightsFolder(dir, history, wanted)) && performance.now() < deadline) await pause(WEIGHTS_POLL_MS);
     if (dir !== this.dir || history !== this.history) {
-      if (this.history !== null && history !== this.history) this.log(`dropping ${weightsName(this.history, this.held)}: the job asks for weights of history ${history}`);
+      if (this.history !== null && history !== this.history)
+        this.log(`dropping ${weightsName(this.history, this.held)}: the job asks for weights of history ${history}`);
       await this.dropModel();
       this.dir = dir;
       this.history = history;

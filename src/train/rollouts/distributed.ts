@@ -326,7 +326,14 @@ export class DistributedPlayer implements RolloutPlayer {
   private play(step: number, group: GroupEpisode): Promise<Accepted> {
     const id = jobId(this.config, step, group);
     if (this.ledger.get(step)?.get(id)?.trained) throw new AgenticError(`distributed: job ${id} is in the ledger already; its rows were trained on`);
-    const data: GroupJobData = { step, version: this.queuedVersion, history: this.lineage.current, fingerprint: this.fingerprints[group.mode], group, ...this.weightsOf(group.mode) };
+    const data: GroupJobData = {
+      step,
+      version: this.queuedVersion,
+      history: this.lineage.current,
+      fingerprint: this.fingerprints[group.mode],
+      group,
+      ...this.weightsOf(group.mode),
+    };
     return new Promise<Accepted>((resolve, reject) => {
       this.waiting.set(id, { id, data, added: false, resolve, reject });
       this.wake(id);
