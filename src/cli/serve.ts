@@ -63,7 +63,7 @@ export default command(
       'weight-version': {
         type: 'string',
         valueHint: 'name',
-        description: `weight_version of the weights loaded at start (default ${START_VERSION}; not a whole number, which is a trainer's)`,
+        description: `weight_version of the weights loaded at start (default '${START_VERSION}', SGLang's; never a whole number, which is a trainer's)`,
       },
       'api-key': {
         type: 'string',

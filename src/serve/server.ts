@@ -115,6 +115,7 @@ export class InferenceServer {
       '/v1/unload_lora_adapter': { access: 'admin', waits: true, methods: { POST: (b) => this.vllmAdapter(b, 'unload') } },
       '/pause_generation': {
         access: 'admin',
+        waits: true,
         methods: {
           POST: async (b) => {
             parseBody(PauseBody, b);
