@@ -7,7 +7,13 @@
  * pretrain (a built-in preset, a Hugging Face folder or a hub id), or a checkpoint's actor with
  * --checkpoint. Its context is sequence_length (at most the model's positions). The server runs
  * until SIGTERM, which drains it: new requests get 503, those in flight finish, then it exits 0.
+ *
+ * A server is a door: keys (--api-key, --admin-key) say who may generate and who may change what
+ * is served, weight and adapter folders load only from under --weights-root (model_update_dir by
+ * default, where a trainer of the same config writes them), and an address other than loopback
+ * needs a key or --insecure.
  */
+import { resolve } from 'node:path';
 import type { AgenticConfig } from '../config/schema';
 import { firstLine, UsageError } from '../errors';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
@@ -17,6 +23,22 @@ import { log } from './log';
 /** SGLang's default port. */
 const DEFAULT_PORT = 30000;
 const DEFAULT_MAX_QUEUE = 1024;
+/**
+ * SGLang's default weight_version. Not a whole number, so never a trainer's version: a server
+ * restarted mid-run answers with it and the trainer sends its weights again.
+ */
+const START_VERSION = 'default';
+const DEFAULT_IDLE_TIMEOUT_S = 30;
+/** Bun's most. */
+const MAX_IDLE_TIMEOUT_S = 255;
+
+/** A key from its flag, else its environment variable; null when neither is given. */
+function keyOf(flag: string, value: string | undefined, variable: string): string | null {
+  const key = value ?? process.env[variable];
+  if (key === undefined) return null;
+  if (key.trim() === '') throw new UsageError(value === undefined ? `${variable} is empty` : `option '--${flag}' needs a value`);
+  return key;
+}
 
 function intFlag(name: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback;
@@ -38,7 +60,32 @@ export default command(
         valueHint: 'n',
         description: `Most requests waiting for a row; more are refused with 503 and Retry-After (default ${DEFAULT_MAX_QUEUE})`,
       },
-      'weight-version': { type: 'string', valueHint: 'name', description: 'weight_version of the weights loaded at start (default 0)' },
+      'weight-version': {
+        type: 'string',
+        valueHint: 'name',
+        description: `weight_version of the weights loaded at start (default '${START_VERSION}', SGLang's; never a whole number, which is a trainer's)`,
+      },
+      'api-key': {
+        type: 'string',
+        valueHint: 'key',
+        description: 'Requests must send Authorization: Bearer <key> (or set AGENTIC_SERVE_API_KEY); admin endpoints too unless --admin-key',
+      },
+      'admin-key': {
+        type: 'string',
+        valueHint: 'key',
+        description: 'The key of weight updates, adapters, pause/continue/abort (or set AGENTIC_SERVE_ADMIN_KEY); it opens every endpoint',
+      },
+      'weights-root': {
+        type: 'string',
+        valueHint: 'dir',
+        description: 'Weight and adapter folders load only from under it (default model_update_dir, where a trainer writes them)',
+      },
+      insecure: { type: 'boolean', description: 'Listen on an address other than loopback without --api-key: anyone who reaches it may use it' },
+      'idle-timeout': {
+        type: 'string',
+        valueHint: 's',
+        description: `Seconds a request that does not wait on generation may take, its upload included (default ${DEFAULT_IDLE_TIMEOUT_S})`,
+      },
       checkpoint: {
         type: 'string',
         valueHint: 'path|auto',
@@ -53,8 +100,23 @@ export default command(
       const maxQueue = intFlag('max-queue', args['max-queue'], DEFAULT_MAX_QUEUE, 0);
       const host = args.host ?? '127.0.0.1';
       if (host === '') throw new UsageError("option '--host' needs a value");
-      const weightVersion = args['weight-version'] ?? '0';
+      const weightVersion = args['weight-version'] ?? START_VERSION;
       if (weightVersion === '') throw new UsageError("option '--weight-version' needs a value");
+      if (/^\d+$/.test(weightVersion)) {
+        throw new UsageError(
+          `--weight-version: '${weightVersion}' is a whole number, a trainer's version: a server that starts with it would pass for one holding that step's weights; name it otherwise (step-${weightVersion})`,
+        );
+      }
+      const idleTimeoutS = intFlag('idle-timeout', args['idle-timeout'], DEFAULT_IDLE_TIMEOUT_S, 1);
+      if (idleTimeoutS > MAX_IDLE_TIMEOUT_S) throw new UsageError(`--idle-timeout: expected at most ${MAX_IDLE_TIMEOUT_S} seconds, got ${idleTimeoutS}`);
+      const keys = { api: keyOf('api-key', args['api-key'], 'AGENTIC_SERVE_API_KEY'), admin: keyOf('admin-key', args['admin-key'], 'AGENTIC_SERVE_ADMIN_KEY') };
+      const { isLoopback } = await import('../serve/access');
+      if (!isLoopback(host) && keys.api === null && !args.insecure) {
+        throw new UsageError(
+          `--host ${host} opens the server to the network: give it --api-key (or AGENTIC_SERVE_API_KEY), or --insecure to let anyone who reaches it generate and change its weights`,
+        );
+      }
+      if (args['weights-root'] === '') throw new UsageError("option '--weights-root' needs a value");
 
       const { loadConfig } = await import('../config/load');
       const { PluginHost } = await import('../plugins/host');
@@ -77,6 +139,7 @@ export default command(
       const { ChatFormat } = await import('../rollout/chat');
       const { ServingEngine } = await import('../serve/engine');
       const { InferenceServer } = await import('../serve/server');
+      const { WeightsRoot } = await import('../serve/weights_root');
 
       const backend = describeBackend(await startBackend(runBackend(config), { webgpuAdapter: config.webgpu_adapter, blas: config.blas }));
       const reference = config.actor_infer.model_args.model_name_or_path ?? config.pretrain;
@@ -93,7 +156,16 @@ export default command(
         tokenizerPath: presetOf(reference) === null ? source : tokenizer.source,
       });
       const servedModel = reference ?? `${PRESET_PREFIX}${DEFAULT_PRESET}`;
-      const server = new InferenceServer(engine, { host, port, servedModel, log: (line) => log.info(line) });
+      const weightsRoot = resolve(args['weights-root'] ?? config.model_update_dir);
+      const server = new InferenceServer(engine, {
+        host,
+        port,
+        servedModel,
+        log: (line) => log.info(line),
+        keys,
+        weightsRoot: new WeightsRoot(weightsRoot),
+        idleTimeoutS,
+      });
       let url: string;
       try {
         url = server.start();
@@ -104,6 +176,10 @@ export default command(
       log.info(
         `serving ${source} on ${url} (${backend}; context ${maxContext}, max running ${maxRunning}, max queue ${maxQueue}, weight_version ${weightVersion})`,
       );
+      const access = keys.api === null ? 'no API key' : keys.admin === null ? 'an API key' : 'an API key and an admin key';
+      log.info(`${access}; weight and adapter folders load from under ${weightsRoot}`);
+      if (keys.api === null && !isLoopback(host))
+        log.warn(`--insecure: anyone who reaches ${url} may generate${keys.admin === null ? ' and change its weights' : ''}`);
 
       await new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
       const { running, queued } = engine.stats();
@@ -119,7 +195,14 @@ export default command(
   POST /v1/completions            OpenAI with a prompt of token ids; vLLM's return_token_ids
   POST /update_weights_from_disk  load a Hugging Face folder between batches: model_path, weight_version
   GET  /get_weight_version   POST /pause_generation   POST /continue_generation   POST /abort_request
-  GET  /health   GET /get_model_info   GET /get_server_info   POST /tokenize   GET /v1/models
+  GET  /health   GET /health_generate   GET /get_model_info   GET /get_server_info   POST /tokenize   GET /v1/models
+  POST /load_lora_adapter   POST /unload_lora_adapter   POST /flush_cache
+
+ACCESS
+  --api-key KEY (or AGENTIC_SERVE_API_KEY): every endpoint but /health and /health_generate needs
+  Authorization: Bearer KEY. --admin-key KEY: weight updates, adapters, pause, continue, abort and
+  flush_cache need it instead (it opens the rest too). --host other than loopback needs --api-key
+  or --insecure. Folders load only from under --weights-root (default model_update_dir).
 
 SIGTERM drains: new requests get 503, those in flight finish, then the server exits 0.
 
@@ -128,5 +211,5 @@ ${OVERRIDES_HELP}
 EXAMPLES
   agentic serve --port 30000
   agentic serve --config-name frozen_lake pretrain=path/to/hf_folder --max-running 64
-  agentic serve --checkpoint output/frozen_lake/checkpoints/checkpoint-50 --host 0.0.0.0`,
+  AGENTIC_SERVE_API_KEY=secret agentic serve --checkpoint output/frozen_lake/checkpoints/checkpoint-50 --host 0.0.0.0`,
 );

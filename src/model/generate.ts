@@ -15,7 +15,7 @@ import { AgenticError } from '../errors';
 import type { LayerKV, Qwen2Model } from './qwen2';
 import { decodeOnHost, hostDecoder } from './host_decode';
 import { SequenceCache, type CacheShape } from './sequence_cache';
-import { sampleToken, temperatureAfter, type SamplingParams } from './sampling';
+import { type Alternative, sampleToken, temperatureAfter, topAlternatives, type SamplingParams } from './sampling';
 
 export interface GenerationRequest {
   /** The caller's handle for this sequence (an episode id, say). */
@@ -36,6 +36,8 @@ export interface GenerationRequest {
   past?: { length: number; kv: readonly LayerKV[] };
   /** Return the sequence's keys and values with its result (see GenerationResult.cache). */
   keepCache?: boolean;
+  /** Also return this many most likely tokens of every step (an inference server's top log-probs); 0 or absent: none. */
+  topAlternatives?: number;
 }
 
 /** A sequence's keys and values, [1, kv heads, ids, head dim] per layer, for the ids fed so far. */
@@ -54,6 +56,8 @@ export interface GenerationResult {
   tokens: number[];
   /** Sampling log-prob of each generated token (see Sampled.logProb). */
   logProbs: number[];
+  /** With `topAlternatives`: each step's most likely tokens (see topAlternatives). */
+  alternatives?: Alternative[][];
   finishReason: FinishReason;
   /** With `keepCache`: the sequence's cache, to reuse for a later prompt that extends it. The caller disposes it. */
   cache?: CachedPrefix;
@@ -74,6 +78,8 @@ interface Row {
   pending: number;
   tokens: number[];
   logProbs: number[];
+  /** With the request's topAlternatives. */
+  alternatives?: Alternative[][];
 }
 
 export class DecodeBatch {
@@ -181,7 +187,7 @@ export class DecodeBatch {
     const row = this.rows.find((r) => r.request.id === id);
     if (!row) return null;
     this.rows = this.rows.filter((r) => r !== row);
-    return { id, tokens: row.tokens, logProbs: row.logProbs, finishReason: 'left' };
+    return { ...this.generated(row), finishReason: 'left' };
   }
 
   dispose(): void {
@@ -236,9 +242,15 @@ export class DecodeBatch {
     const { token, logProb } = sampleToken(logits, sampling, row.request.rng);
     row.tokens.push(token);
     row.logProbs.push(logProb);
+    const alternatives = row.request.topAlternatives ?? 0;
+    if (alternatives > 0) (row.alternatives ??= []).push(topAlternatives(logits, sampling, alternatives));
     row.pending = token;
     const reason = this.finishReason(row, token);
-    return reason ? { id: row.request.id, tokens: row.tokens, logProbs: row.logProbs, finishReason: reason } : null;
+    return reason ? { ...this.generated(row), finishReason: reason } : null;
+  }
+
+  private generated(row: Row): Omit<GenerationResult, 'finishReason'> {
+    return { id: row.request.id, tokens: row.tokens, logProbs: row.logProbs, ...(row.alternatives ? { alternatives: row.alternatives } : {}) };
   }
 
   /** The request's sampling, at its opening's temperature where the text so far asks for it. */

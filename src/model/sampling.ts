@@ -132,6 +132,36 @@ export function sampleToken(logits: Float32Array, params: SamplingParams, rng: R
   return { token: vocab - 1, logProb: logProbOf(vocab - 1) };
 }
 
+/** One alternative at a step: a token and its log-prob, as Sampled.logProb measures it. */
+export interface Alternative {
+  token: number;
+  logProb: number;
+}
+
+/**
+ * The `n` most likely tokens of a step (most likely first; ties: the lower id), with their
+ * log-probs under softmax(logits / temperature) over the whole vocabulary, temperature 1 when
+ * greedy: what sampleToken's log-prob measures, so the sampled token's entry is its log-prob.
+ */
+export function topAlternatives(logits: Float32Array, params: SamplingParams, n: number): Alternative[] {
+  const temperature = !params.doSample || params.temperature === 0 ? 1 : params.temperature;
+  const vocab = logits.length;
+  let max = -Infinity;
+  for (let i = 0; i < vocab; i++) if (logits[i]! > max) max = logits[i]!;
+  let sum = 0;
+  for (let i = 0; i < vocab; i++) sum += Math.exp((logits[i]! - max) / temperature);
+  const logZ = Math.log(sum);
+  const best: number[] = [];
+  for (let i = 0; i < vocab; i++) {
+    if (best.length === n && logits[i]! <= logits[best[n - 1]!]!) continue;
+    let at = best.length;
+    while (at > 0 && logits[best[at - 1]!]! < logits[i]!) at--;
+    best.splice(at, 0, i);
+    if (best.length > n) best.pop();
+  }
+  return best.map((token) => ({ token, logProb: (logits[token]! - max) / temperature - logZ }));
+}
+
 const BINS = 4096;
 const binCounts = new Float64Array(BINS);
 const binMass = new Float64Array(BINS);

@@ -8,9 +8,11 @@
  * Each request carries a seed drawn from the turn's Rng (sampling_seed, seed), so a run against a
  * server that honours seeds repeats, retries included. A request that gets no usable answer is
  * asked again (max_retries, on the next server of the list, after a doubling backoff); after the
- * last try the episode ends as infer_failure. When no server has answered for
- * unavailable_timeout_s the respond() that notices throws, and the run stops (./servers.ts).
+ * last try the episode ends as infer_failure. A refusal (a 4xx, say for an adapter a restarted
+ * server lost) is not asked again, but it is no usable answer either: when no server has given one
+ * for unavailable_timeout_s the respond() that notices throws, and the run stops (./servers.ts).
  */
+import { randomBytes } from 'node:crypto';
 import type { GeneratingConfig, HttpProxyType } from '../config/schema';
 import type { FinishReason } from '../model/generate';
 import type { SchedulerStats } from './scheduler';
@@ -162,7 +164,11 @@ export interface HttpPolicyOptions {
   sampling: ServerSampling;
 }
 
-/** Distinguishes the request ids (rid) of the policies of this process; a server sees them side by side. */
+/**
+ * Request ids (rid) a server sees side by side from every client: a random part of the process's
+ * own (two workers in containers share a process id, 1), and a count of its policies.
+ */
+const PROCESS_RID = randomBytes(8).toString('hex');
 let policies = 0;
 
 export class HttpPolicy implements Policy {
@@ -179,7 +185,7 @@ export class HttpPolicy implements Policy {
   ) {
     if (!servers.ready) throw new Error(`${servers.label}: a policy of servers that connect() has not checked`);
     policies += 1;
-    this.ridPrefix = `agentic-${process.pid}-${policies}`;
+    this.ridPrefix = `agentic-${PROCESS_RID}-${policies}`;
   }
 
   get name(): HttpProxyType {
@@ -198,6 +204,7 @@ export class HttpPolicy implements Policy {
         this.inFlight.set(query.id, { controller, server, rid });
         try {
           const reply = await this.ask(server, turn, rid, controller.signal);
+          servers.answered();
           servers.router.pin(query.session, server);
           this.generated += reply.tokens.length;
           return { tokens: reply.tokens, logProbs: reply.logProbs, finishReason: reply.finishReason, failure: null };
@@ -207,7 +214,7 @@ export class HttpPolicy implements Policy {
           // a server still busy with a timed-out request would spend its batch on it
           if (this.servers.type === 'sglang' && error.timedOut) this.abortOn(server, rid);
           if (!error.retryable) {
-            servers.answered();
+            servers.noAnswer(error);
             return this.failed(error.message);
           }
           servers.noAnswer(error);
@@ -227,7 +234,6 @@ export class HttpPolicy implements Policy {
     const sglang = servers.type === 'sglang';
     const body = sglang ? generateRequest(turn, options.sampling, rid, servers.adapter) : completionsRequest(turn, options.sampling, servers.modelOf(server));
     const answer = await servers.call(server, sglang ? '/generate' : '/v1/completions', body, signal);
-    servers.answered();
     const parse = sglang ? parseGenerate : parseCompletions;
     let reply: ServerReply;
     try {

@@ -10,8 +10,10 @@
  * Failures come in two kinds. A request that got no usable answer from a server that may come
  * back (no connection, over timeout_s, a 5xx, an overloaded 503) is retryable; one the server
  * refused (a 4xx) or answered with nonsense is not. Retrying is the caller's loop; this file keeps
- * the clock: from the first retryable failure after the last answer, a run waits at most
- * unavailable_timeout_s for any server to answer again, then stops with one line (InferenceError).
+ * the clock: from the first failure of either kind after the last usable answer, a run waits at
+ * most unavailable_timeout_s for any server to answer usably again, then stops with one line
+ * (InferenceError). A server that refuses every request (it lost the adapter the run names) stops
+ * the run as one that is down does, instead of failing its episodes forever.
  */
 import type { EnvManagerConfig, HttpProxyType } from '../config/schema';
 import { firstLine, InferenceError } from '../errors';
@@ -225,14 +227,14 @@ export class InferenceServers {
     }
   }
 
-  /** A server answered (with anything HTTP): the servers are up. */
+  /** A server answered usably: the servers are up. */
   answered(): void {
     this.failingSince = null;
   }
 
   /**
-   * A request got no answer (`failure` retryable). Throws InferenceError, stopping the run, once no
-   * server has answered for unavailable_timeout_s.
+   * A request got no usable answer (`failure`). Throws InferenceError, stopping the run, once no
+   * server has answered usably for unavailable_timeout_s.
    */
   noAnswer(failure: CallFailure): void {
     const now = performance.now();
@@ -274,8 +276,17 @@ export class InferenceServers {
    * text), and, for openai, which model name it serves. A mismatch is an InferenceError.
    */
   async connect(tokenizer: Tokenizer): Promise<void> {
-    await Promise.all(this.urls.map((_, server) => this.check(server, tokenizer)));
+    await Promise.all(this.urls.map((_, server) => this.check(server, tokenizer).catch((error: unknown) => this.refusedKey(error))));
     this.connected = true;
+  }
+
+  /** A server that refuses this run's key says so in one line, naming the setting; other failures pass through. */
+  private refusedKey(error: unknown): never {
+    if (error instanceof CallFailure && (error.status === 401 || error.status === 403)) {
+      const sent = this.config.api_key === null ? 'no API key was sent' : 'it refused the API key sent';
+      throw new InferenceError(`${error.message} (${sent}: set ${this.label}.llm_proxy.proxy_config.api_key to the server's key)`);
+    }
+    throw error;
   }
 
   private async check(server: number, tokenizer: Tokenizer): Promise<void> {

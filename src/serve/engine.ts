@@ -32,13 +32,13 @@ import { tf } from '../engine/tf';
 import { firstLine, ModelError, oneLine } from '../errors';
 import { type TokenizerFingerprint, tokenizerFingerprint } from '../model/fingerprint';
 import type { GenerationResult } from '../model/generate';
+import type { Alternative } from '../model/sampling';
 import { loadHfFolder } from '../model/hf_folder';
 import { adaptersFrom, readAdapterFolder } from '../model/lora';
 import { Qwen2Model } from '../model/qwen2';
 import type { SamplingParams } from '../model/sampling';
 import type { ChatFormat } from '../rollout/chat';
 import { GenerationScheduler } from '../rollout/scheduler';
-import { copyWeights } from '../train/roles';
 import { displayPath } from '../util/paths';
 import { type BoundedSpec, RequestError } from './request';
 
@@ -50,6 +50,8 @@ export interface Completion {
   tokens: number[];
   /** The log-prob each token was sampled with: log softmax(logits / temperature) over the whole vocabulary (temperature 1 when greedy). */
   logProbs: number[];
+  /** Each step's most likely tokens, in the same measure, where the request asked for them (BoundedSpec.topLogProbs). */
+  alternatives: Alternative[][] | null;
   /** The response's text: special tokens left out, cut before a matched stop string. */
   text: string;
   finish: Finish;
@@ -368,6 +370,7 @@ export class ServingEngine {
         rng: job.rng,
         stopTokenIds: [...new Set([...this.chat.stopTokenIds, ...spec.stopTokenIds])],
         stopStrings: spec.stopStrings,
+        topAlternatives: spec.topLogProbs,
       })
       .then(
         (result) => this.finish(job, result),
@@ -452,6 +455,7 @@ export class ServingEngine {
       promptIds: spec.promptIds,
       tokens: result.tokens,
       logProbs: result.logProbs,
+      alternatives: spec.topLogProbs > 0 ? (result.alternatives ?? []) : null,
       text,
       finish,
       weightVersion: job.weightVersion,
@@ -465,18 +469,21 @@ export class ServingEngine {
     } catch (error) {
       return { success: false, message: oneLine(error instanceof Error ? error.message : String(error)) };
     }
+    this.updating = true;
     try {
-      this.updating = true;
       await this.batchEmpty();
-      copyWeights(source, this.model);
+      replaceWeights(source, this.model);
+      if (version !== null) this.weightVersion = version;
+      this.modelPath = folder;
+      this.weightUpdates += 1;
+    } catch (error) {
+      return { success: false, message: `${displayPath(folder)}: ${oneLine(firstLine(error))}; the old weights serve on` };
     } finally {
       source.dispose();
       this.updating = false;
+      // the requests queued behind the update go on, whichever way it went
+      this.admit();
     }
-    if (version !== null) this.weightVersion = version;
-    this.modelPath = folder;
-    this.weightUpdates += 1;
-    this.admit();
     return { success: true, message: `loaded ${displayPath(folder)} (weight_version ${this.weightVersion})` };
   }
 
@@ -495,6 +502,27 @@ export class ServingEngine {
       throw new ModelError(`${displayPath(folder)}: its tokenizer or chat template differs from the served model's`);
     }
     return Qwen2Model.fromWeights(loaded.config, loaded.weights, { trainable: false, source: displayPath(folder) });
+  }
+}
+
+/**
+ * Copies `from`'s weights into the served `to`, all or none: a copy that fails midway (a backend
+ * that runs out of memory or loses its device) puts the old values back, so the served model is
+ * never a mix under one weight_version.
+ */
+function replaceWeights(from: Qwen2Model, to: Qwen2Model): void {
+  const source = from.trainedVariables;
+  const target = to.trainedVariables;
+  if (source.length !== target.length) throw new ModelError(`${source.length} tensors for the served model's ${target.length}`);
+  // the old values, kept alive by a second reference (no copy) until every new one is in
+  const old = target.map((variable) => tf.clone(variable));
+  try {
+    target.forEach((variable, i) => variable.assign(source[i]!));
+  } catch (error) {
+    target.forEach((variable, i) => variable.assign(old[i]!));
+    throw error;
+  } finally {
+    tf.dispose(old);
   }
 }
 

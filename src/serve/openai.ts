@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Completion } from './engine';
-import { type GenerationSpec, RequestError, seed, stopStrings, tokenId, tokenIds } from './request';
+import { type GenerationSpec, RequestError, seed, stopStrings, stopTokenIds, tokenId, topLogProbs } from './request';
 
 /** OpenAI's default max_tokens. */
 const DEFAULT_MAX_TOKENS = 16;
@@ -19,11 +19,12 @@ export const CompletionsBody = z.strictObject({
   top_k: z.number().int().min(-1).nullish(),
   seed: seed.nullish(),
   stop: stopStrings.nullish(),
-  stop_token_ids: tokenIds.nullish(),
-  /** Top alternatives are not computed: 0 asks for the sampled tokens' log-probs alone. */
-  logprobs: z.literal(0, { message: 'only 0 is served (the sampled tokens’ log-probs; top alternatives are not computed)' }).nullish(),
+  stop_token_ids: stopTokenIds.nullish(),
+  /** The sampled tokens' log-probs, with this many most likely tokens of every step (0: the sampled ones alone). */
+  logprobs: topLogProbs.nullish(),
   return_token_ids: z.boolean().nullish(),
   return_tokens_as_token_ids: z.boolean().nullish(),
+  stream: z.literal(false, { message: 'streaming is not served' }).nullish(),
 });
 export type CompletionsBody = z.output<typeof CompletionsBody>;
 
@@ -58,7 +59,8 @@ export function completionsSpec(body: CompletionsBody, adapters: readonly string
     topK: body.top_k ?? -1,
     seed: body.seed ?? null,
     stopTokenIds: body.stop_token_ids ?? [],
-    stopStrings: body.stop == null ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop,
+    stopStrings: body.stop ?? [],
+    topLogProbs: body.logprobs ?? 0,
     adapter: body.model != null && adapters.includes(body.model) ? body.model : null,
     fields: { prompt: 'prompt', maxNewTokens: 'max_tokens', stopTokenIds: 'stop_token_ids', adapter: 'model' },
   };
@@ -75,13 +77,17 @@ export function completionsResponse(completion: Completion, body: CompletionsBod
     offset += piece(id).length;
     return at;
   });
+  const name = (id: number) => (body.return_tokens_as_token_ids ? `token_id:${id}` : piece(id));
+  // as vLLM: the step's top tokens and the sampled one, by name
+  const top = (step: number) =>
+    Object.fromEntries([...completion.alternatives![step]!.map((a) => [name(a.token), a.logProb] as const), [name(tokens[step]!), logProbs[step]!]]);
   const logprobs =
     body.logprobs == null
       ? null
       : {
-          tokens: tokens.map((id) => (body.return_tokens_as_token_ids ? `token_id:${id}` : piece(id))),
+          tokens: tokens.map(name),
           token_logprobs: logProbs,
-          top_logprobs: null,
+          top_logprobs: body.logprobs > 0 ? tokens.map((_, step) => top(step)) : null,
           text_offset: offsets,
         };
   return {

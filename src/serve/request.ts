@@ -81,11 +81,23 @@ export function parseBody<T extends z.ZodType>(schema: T, text: string, options:
   throw new RequestError(400, `${pathText(issue.path)}: ${issue.message}`, fieldOf(issue.path));
 }
 
+/**
+ * What one request may ask for: enough for any real client, bounded so that no request can make
+ * the server do unbounded work per token (stop strings are searched for at every step).
+ */
+export const BOUNDS = { stopStrings: 32, stopLength: 512, stopTokenIds: 256, rid: 256, tokenizeChars: 1_000_000, topLogProbs: 20 } as const;
+
 /** Field schemas both protocols use. */
 export const tokenId = z.number().int().min(0);
 export const tokenIds = z.array(tokenId);
-export const stopStrings = z.union([z.string().min(1), z.array(z.string().min(1))]);
+export const stopTokenIds = tokenIds.max(BOUNDS.stopTokenIds);
+const stopString = z.string().min(1).max(BOUNDS.stopLength);
+/** One stop string or a list of them; a list either way. */
+export const stopStrings = z.preprocess((value) => (typeof value === 'string' ? [value] : value), z.array(stopString).max(BOUNDS.stopStrings));
 export const seed = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const rid = z.string().min(1).max(BOUNDS.rid);
+/** How many top alternatives a step's log-probs come with. */
+export const topLogProbs = z.number().int().min(0).max(BOUNDS.topLogProbs);
 
 /** A body field a spec came from, so the model's checks name the field the client wrote. */
 export interface FieldNames {
@@ -112,6 +124,8 @@ export interface GenerationSpec {
   seed: number | null;
   stopTokenIds: number[];
   stopStrings: string[];
+  /** The most likely tokens of every step to return with their log-probs; 0: none. */
+  topLogProbs: number;
   /** The loaded LoRA adapter to generate with (/load_lora_adapter); null: the served model itself. */
   adapter: string | null;
   fields: FieldNames;

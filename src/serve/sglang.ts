@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Completion, ModelInfo } from './engine';
-import { type GenerationSpec, RequestError, seed, stopStrings, tokenId, tokenIds } from './request';
+import { BOUNDS, type GenerationSpec, RequestError, rid, seed, stopStrings, stopTokenIds, tokenId, topLogProbs } from './request';
 
 /** SGLang's default when sampling_params has no max_new_tokens. */
 const DEFAULT_MAX_NEW_TOKENS = 128;
@@ -18,13 +18,21 @@ export const GenerateBody = z.strictObject({
       temperature: z.number().min(0).default(1),
       top_p: z.number().gt(0).max(1).default(1),
       top_k: z.number().int().min(-1).default(-1),
-      stop_token_ids: tokenIds.default([]),
+      stop_token_ids: stopTokenIds.default([]),
       stop: stopStrings.optional(),
       sampling_seed: seed.optional(),
+      // what clients send to ask for what is done anyway; the other value is refused
+      skip_special_tokens: z.literal(true, { message: 'only true is served (the text leaves special tokens out)' }).optional(),
+      no_stop_trim: z.literal(false, { message: 'only false is served (the text ends before a matched stop string)' }).optional(),
     })
     .default({ temperature: 1, top_p: 1, top_k: -1, stop_token_ids: [] }),
   return_logprob: z.boolean().default(false),
-  rid: z.string().min(1).optional(),
+  /** With return_logprob: this many most likely tokens of every step (output_top_logprobs). */
+  top_logprobs_num: topLogProbs.default(0),
+  return_text_in_logprobs: z.boolean().default(false),
+  logprob_start_len: z.literal(-1, { message: 'only -1 is served (the log-probs of the output ids; prompt log-probs are not computed)' }).optional(),
+  stream: z.literal(false, { message: 'streaming is not served' }).optional(),
+  rid: rid.optional(),
   /** The name of a loaded LoRA adapter (SGLang's field name); null or absent: the served model. */
   lora_path: z.string().min(1).nullish(),
 });
@@ -55,13 +63,22 @@ export function generateSpec(body: GenerateBody): GenerationSpec {
     topK: p.top_k,
     seed: p.sampling_seed ?? null,
     stopTokenIds: p.stop_token_ids,
-    stopStrings: p.stop === undefined ? [] : typeof p.stop === 'string' ? [p.stop] : p.stop,
+    stopStrings: p.stop ?? [],
+    topLogProbs: body.return_logprob ? body.top_logprobs_num : 0,
     adapter: body.lora_path ?? null,
     fields: { prompt: 'input_ids', maxNewTokens: 'sampling_params.max_new_tokens', stopTokenIds: 'sampling_params.stop_token_ids', adapter: 'lora_path' },
   };
 }
 
-export function generateResponse(completion: Completion, returnLogprob: boolean) {
+/** `piece(id)`: the text one token adds to the response (for return_text_in_logprobs). */
+export function generateResponse(completion: Completion, body: GenerateBody, piece: (id: number) => string) {
+  const entry = (logProb: number, id: number) => [logProb, id, body.return_text_in_logprobs ? piece(id) : null];
+  const logprobs = body.return_logprob
+    ? {
+        output_token_logprobs: completion.tokens.map((token, i) => entry(completion.logProbs[i]!, token)),
+        ...(completion.alternatives ? { output_top_logprobs: completion.alternatives.map((step) => step.map((a) => entry(a.logProb, a.token))) } : {}),
+      }
+    : {};
   return {
     output_ids: completion.tokens,
     text: completion.text,
@@ -70,7 +87,7 @@ export function generateResponse(completion: Completion, returnLogprob: boolean)
       prompt_tokens: completion.promptIds.length,
       completion_tokens: completion.tokens.length,
       finish_reason: completion.finish,
-      ...(returnLogprob ? { output_token_logprobs: completion.tokens.map((token, i) => [completion.logProbs[i]!, token, null]) } : {}),
+      ...logprobs,
       weight_version: completion.weightVersion,
     },
   };
@@ -81,7 +98,7 @@ export const UpdateWeightsBody = z.strictObject({
   weight_version: z.string().min(1).optional(),
 });
 
-export const AbortBody = z.strictObject({ rid: z.string().min(1) });
+export const AbortBody = z.strictObject({ rid });
 
 /** SGLang's /load_lora_adapter (vLLM's /v1/load_lora_adapter takes the same two fields). */
 export const LoadLoraBody = z.strictObject({ lora_name: z.string().min(1), lora_path: z.string().min(1) });
@@ -98,7 +115,7 @@ export const PauseBody = z.strictObject({ mode: z.literal('abort').optional() })
 export const EmptyBody = z.strictObject({});
 
 export const TokenizeBody = z.strictObject({
-  prompt: z.string(),
+  prompt: z.string().max(BOUNDS.tokenizeChars),
   add_special_tokens: z.boolean().default(true),
 });
 

@@ -193,7 +193,7 @@ describe('the compiled binary in an empty folder', () => {
         return_logprob: true,
       });
       expect(status).toBe(200);
-      expect(body.meta_info).toMatchObject({ completion_tokens: 4, finish_reason: { type: 'length', length: 4 }, weight_version: '0' });
+      expect(body.meta_info).toMatchObject({ completion_tokens: 4, finish_reason: { type: 'length', length: 4 }, weight_version: 'default' });
       expect(body.meta_info.output_token_logprobs).toHaveLength(4);
       expect(await server.stop()).toBe(0);
     } finally {

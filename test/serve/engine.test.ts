@@ -1,11 +1,14 @@
 /** The served model in this process: what the HTTP tests cannot provoke. */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import { startBackend } from '../../src/engine/backend';
+import { join } from 'node:path';
 import { defaultTokenizer } from '../../src/model/default_tokenizer';
+import { saveModel } from '../../src/model/load';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { ChatFormat } from '../../src/rollout/chat';
 import { ServingEngine } from '../../src/serve/engine';
 import { type BoundedSpec, RequestError } from '../../src/serve/request';
+import { scratch } from '../helpers';
 import { microPolicyConfig } from '../model/tiny';
 
 const chat = new ChatFormat(defaultTokenizer());
@@ -26,6 +29,7 @@ const spec = (promptIds: number[]): BoundedSpec => ({
   seed: null,
   stopTokenIds: [],
   stopStrings: [],
+  topLogProbs: 0,
   adapter: null,
   adapterField: 'lora_path',
 });
@@ -69,5 +73,38 @@ describe('ServingEngine', () => {
     expect((await first).tokens).toHaveLength(6);
     expect((await engine.generate(spec([6, 7]))).tokens).toHaveLength(6);
     await engine.drain();
+  });
+
+  test('a weight copy that fails midway puts every old value back and lets the queued requests go on', async () => {
+    const served = Qwen2Model.random(microPolicyConfig(chat.tokenizer.vocabSize), { seed: 3 });
+    const other = Qwen2Model.random(microPolicyConfig(chat.tokenizer.vocabSize), { seed: 4 });
+    const folder = join(scratch(), 'other');
+    await saveModel(folder, other, chat.tokenizer);
+    other.dispose();
+    const engine = new ServingEngine(served, chat, { ...options, maxRunning: 1 });
+    const before = await engine.generate(spec([3, 4, 5]));
+    const values = served.variables.map((v) => v.dataSync().slice());
+    // the backend fails on the sixth tensor (a lost device, say), once
+    const victim = served.trainedVariables[5]!;
+    const assign = victim.assign.bind(victim);
+    let failures = 1;
+    victim.assign = (value) => {
+      if (failures-- > 0) throw new Error('device lost\nat somewhere');
+      assign(value);
+    };
+    const running = engine.generate({ ...spec([6, 7]), maxNewTokens: 40 });
+    const update = engine.updateWeights(folder, 'v1');
+    await Bun.sleep(0);
+    const queued = engine.generate(spec([3, 4, 5]));
+    expect(await update).toEqual({ success: false, message: `${folder}: device lost; the old weights serve on` });
+    await running;
+    const after = await queued;
+    expect(after.weightVersion).toBe('0');
+    expect(after.tokens).toEqual(before.tokens);
+    expect(after.logProbs).toEqual(before.logProbs);
+    served.variables.forEach((v, i) => expect(v.dataSync()).toEqual(values[i]!));
+    expect(engine.stats()).toMatchObject({ weightVersion: '0', weightUpdates: 0, updating: false, running: 0, queued: 0 });
+    await engine.drain();
+    served.dispose();
   });
 });

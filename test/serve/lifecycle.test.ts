@@ -1,8 +1,14 @@
 /** `agentic serve` under more requests than it takes, and shut down with SIGTERM while it works. */
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { agentic, lines, ROOT } from '../helpers';
-import { call, startServe, waitForInfo } from './helpers';
+import { tmpdir } from 'node:os';
+import { ProxyConfig } from '../../src/config/schema';
+import { startBackend } from '../../src/engine/backend';
+import { loadModel } from '../../src/model/load';
+import { InferenceServers } from '../../src/rollout/servers';
+import { WeightSync } from '../../src/train/rollouts/weight_sync';
+import { agentic, lines, ROOT, scratch } from '../helpers';
+import { call, type ServeProcess, startServe, waitForInfo } from './helpers';
 
 /** A prompt whose greedy continuation on this model runs to any length (no stop token). */
 const LONG = [1, 2, 3, 4];
@@ -68,10 +74,45 @@ describe('agentic serve: load and lifetime', () => {
       ['--port', '70000', 'error: --port: expected a port up to 65535, got 70000'],
       ['--max-running', '0', "error: --max-running: expected an integer of at least 1, got '0'"],
       ['--max-queue', 'many', "error: --max-queue: expected an integer of at least 0, got 'many'"],
+      [
+        '--weight-version',
+        '3',
+        "error: --weight-version: '3' is a whole number, a trainer's version: a server that starts with it would pass for one holding that step's weights; name it otherwise (step-3)",
+      ],
+      ['--idle-timeout', '300', 'error: --idle-timeout: expected at most 255 seconds, got 300'],
     ] as const) {
       const { code, stderr } = await agentic(['serve', 'pretrain=agentic:nano', flag, value]);
       expect(code).toBe(2);
       expect(lines(stderr)).toEqual([message]);
     }
-  });
+  }, 30_000);
+
+  test("a server restarted mid-run starts at weight_version default, never a trainer's version: the trainer's next check sends it the weights again", async () => {
+    await startBackend('wasm');
+    const trained = await loadModel('agentic:nano', { seed: 77, trainable: false });
+    const first = await startServe(['pretrain=agentic:nano', 'seed=5', '--weights-root', tmpdir()]);
+    const port = new URL(first.url).port;
+    const pool = new InferenceServers('sglang', ProxyConfig.parse({ base_url: first.url, retry_backoff_s: 0.05 }), 'train_env_manager');
+    const sync = new WeightSync(join(scratch(), 'weights'), [pool], 'fp32', 'agentic:nano');
+    let restarted: ServeProcess | null = null;
+    try {
+      await sync.bring(0, trained.model, trained.tokenizer);
+      const logProbs = async (url: string) => (await generate(url, [5, 6, 7], 8, { return_logprob: true })).body.meta_info.output_token_logprobs;
+      const expected = await logProbs(first.url);
+      expect(await first.stop()).toBe(0);
+      // the same address, the start-up weights
+      restarted = await startServe(['pretrain=agentic:nano', 'seed=5', '--weights-root', tmpdir(), '--port', port]);
+      expect((await call(restarted.url, '/get_weight_version')).body).toEqual({ weight_version: 'default' });
+      expect(await logProbs(restarted.url)).not.toEqual(expected);
+      // still step 0: the trainer asks what the server holds, and sends version 0 again
+      await sync.bring(0, trained.model, trained.tokenizer);
+      expect((await call(restarted.url, '/get_weight_version')).body).toEqual({ weight_version: '0' });
+      expect(await logProbs(restarted.url)).toEqual(expected);
+      expect(await restarted.stop()).toBe(0);
+    } finally {
+      first.child.kill('SIGKILL');
+      restarted?.child.kill('SIGKILL');
+      trained.model.dispose();
+    }
+  }, 60_000);
 });

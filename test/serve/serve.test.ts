@@ -2,7 +2,7 @@
  * `agentic serve` over real HTTP on loopback, against the same model generating in this process:
  * the answers are the in-process policy's, whatever else shares the batch.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBackend } from '../../src/engine/backend';
@@ -16,6 +16,9 @@ import { ChatFormat } from '../../src/rollout/chat';
 import { ModelPolicy } from '../../src/rollout/policy';
 import { scratch } from '../helpers';
 import { call, type ServeProcess, startServe, waitForInfo } from './helpers';
+
+// one server for the whole file: a test over its time would take it down with it
+setDefaultTimeout(30_000);
 
 const SEED = 5;
 const CONTEXT = 2048;
@@ -73,7 +76,7 @@ let server: ServeProcess;
 let url: string;
 
 beforeAll(async () => {
-  server = await startServe(SERVE_ARGS);
+  server = await startServe([...SERVE_ARGS, '--weights-root', folders]);
   url = server.url;
 });
 
@@ -99,7 +102,7 @@ describe('agentic serve: generation', () => {
         logProbs.map((x: { lp: number }) => x.lp),
         expected[i]!,
       );
-      expect(body.meta_info).toMatchObject({ prompt_tokens: prompts[i]!.length, completion_tokens: body.output_ids.length, weight_version: '0' });
+      expect(body.meta_info).toMatchObject({ prompt_tokens: prompts[i]!.length, completion_tokens: body.output_ids.length, weight_version: 'default' });
       expect(body.text).toBe(chat.responseText(body.output_ids));
       if (expected[i]!.finishReason === 'length') expect(body.meta_info.finish_reason).toEqual({ type: 'length', length: 12 });
       else expect(body.meta_info.finish_reason).toEqual({ type: 'stop', matched: body.output_ids.at(-1) });
@@ -128,6 +131,45 @@ describe('agentic serve: generation', () => {
     expect(body.usage).toEqual({ prompt_tokens: prompts[3]!.length, completion_tokens: 10, total_tokens: prompts[3]!.length + 10 });
     const models = await call(url, '/v1/models');
     expect(models.body.data[0]).toMatchObject({ id: 'agentic:nano', object: 'model', max_model_len: CONTEXT });
+  });
+
+  test('top log-probs: completions’ logprobs N and /generate’s top_logprobs_num give each step’s N most likely tokens in the sampled token’s measure', async () => {
+    const [expected] = await inProcess(served.model, [prompts[5]!], 8, { temperature: 0.8, topP: 1, topK: 0, doSample: true }, [21]);
+    const completions = await call(url, '/v1/completions', {
+      prompt: prompts[5],
+      max_tokens: 8,
+      temperature: 0.8,
+      seed: 21,
+      logprobs: 5,
+      return_tokens_as_token_ids: true,
+    });
+    expect(completions.status).toBe(200);
+    const { logprobs } = completions.body.choices[0];
+    expect(logprobs.tokens).toEqual(expected!.tokens.map((id) => `token_id:${id}`));
+    expect(logprobs.top_logprobs).toHaveLength(8);
+    logprobs.top_logprobs.forEach((top: Record<string, number>, step: number) => {
+      const sampled = `token_id:${expected!.tokens[step]}`;
+      // the five most likely, and the sampled token (vLLM's), in the measure of its own log-prob
+      const entries = Object.entries(top);
+      expect(entries.length === 5 || (entries.length === 6 && entries.at(-1)![0] === sampled)).toBe(true);
+      expect(top[sampled]).toBeCloseTo(logprobs.token_logprobs[step], 6);
+      const best = entries.slice(0, 5).map(([, lp]) => lp);
+      expect(best).toEqual([...best].sort((a, b) => b - a));
+      expect(best.reduce((sum, lp) => sum + Math.exp(lp), 0)).toBeLessThanOrEqual(1 + 1e-6);
+      expect(best[0]!).toBeGreaterThanOrEqual(logprobs.token_logprobs[step] - 1e-6);
+    });
+    const sglang = await generate(url, prompts[5]!, { max_new_tokens: 8, temperature: 0.8, sampling_seed: 21 }, { top_logprobs_num: 5 });
+    expect(sglang.body.output_ids).toEqual(expected!.tokens);
+    const tops = sglang.body.meta_info.output_top_logprobs as Array<Array<[number, number, null]>>;
+    tops.forEach((step, i) => {
+      expect(step.map(([lp, id]) => [`token_id:${id}`, lp])).toEqual(Object.entries(logprobs.top_logprobs[i] as Record<string, number>).slice(0, 5));
+      expect(step.every(([, , text]) => text === null)).toBe(true);
+    });
+    // greedy: the sampled token is each step's most likely
+    const greedy = await generate(url, prompts[5]!, { max_new_tokens: 6, temperature: 0 }, { top_logprobs_num: 1 });
+    expect(greedy.body.meta_info.output_top_logprobs.map((step: number[][]) => step[0]!.slice(0, 2))).toEqual(
+      greedy.body.meta_info.output_token_logprobs.map((entry: number[]) => entry.slice(0, 2)),
+    );
   });
 
   test('a seeded request samples the same tokens in any batch: the in-process policy’s with that seed', async () => {
@@ -289,7 +331,47 @@ describe('agentic serve: bad requests get a 4xx JSON error naming the field, and
       /at most 2046/,
     ],
     ['a text prompt to completions', '/v1/completions', { prompt: 'hello' }, 400, 'prompt', /token ids, not text/],
-    ['top alternatives asked of completions', '/v1/completions', { prompt: [1], logprobs: 2 }, 400, 'logprobs', /only 0/],
+    ['more top alternatives than served', '/v1/completions', { prompt: [1], logprobs: 21 }, 400, 'logprobs', /<=20/],
+    ['more top alternatives than served, SGLang', '/generate', { input_ids: [1], return_logprob: true, top_logprobs_num: 21 }, 400, 'top_logprobs_num', /<=20/],
+    [
+      'too many stop strings',
+      '/generate',
+      { input_ids: [1], sampling_params: { stop: Array.from({ length: 33 }, (_, i) => `s${i}`) } },
+      400,
+      'sampling_params.stop',
+      /<=32/,
+    ],
+    ['a stop string too long', '/v1/completions', { prompt: [1], stop: ['x'.repeat(513)] }, 400, 'stop', /<=512/],
+    [
+      'too many stop ids',
+      '/generate',
+      { input_ids: [1], sampling_params: { stop_token_ids: new Array(257).fill(1) } },
+      400,
+      'sampling_params.stop_token_ids',
+      /<=256/,
+    ],
+    ['a rid too long', '/generate', { input_ids: [1], rid: 'r'.repeat(257) }, 400, 'rid', /<=256/],
+    ['an abort rid too long', '/abort_request', { rid: 'r'.repeat(257) }, 400, 'rid', /<=256/],
+    ['a text too long to tokenize', '/tokenize', { prompt: 'x'.repeat(1_000_001) }, 400, 'prompt', /<=1000000/],
+    [
+      'special tokens asked to stay in the text',
+      '/generate',
+      { input_ids: [1], sampling_params: { skip_special_tokens: false } },
+      400,
+      'sampling_params.skip_special_tokens',
+      /only true/,
+    ],
+    [
+      'stop strings asked to stay in the text',
+      '/generate',
+      { input_ids: [1], sampling_params: { no_stop_trim: true } },
+      400,
+      'sampling_params.no_stop_trim',
+      /only false/,
+    ],
+    ['prompt log-probs', '/generate', { input_ids: [1], return_logprob: true, logprob_start_len: 0 }, 400, 'logprob_start_len', /only -1/],
+    ['streaming', '/generate', { input_ids: [1], stream: true }, 400, 'stream', /streaming is not served/],
+    ['streaming completions', '/v1/completions', { prompt: [1], stream: true }, 400, 'stream', /streaming is not served/],
     ['a model not served', '/v1/completions', { model: 'gpt-4', prompt: [1] }, 404, 'model', /not served here/],
     ['a completions budget over the context', '/v1/completions', { prompt: [1, 2], max_tokens: CONTEXT }, 400, 'max_tokens', /exceed the context/],
     ['an update without a folder', '/update_weights_from_disk', {}, 400, 'model_path', /expected string/],
@@ -313,6 +395,27 @@ describe('agentic serve: bad requests get a 4xx JSON error naming the field, and
     expect(wrong.headers.get('allow')).toBe('POST');
     expect(await call(url, '/health')).toMatchObject({ status: 200, body: {} });
     expect(server.child.exitCode).toBeNull();
+  });
+
+  test("the fields SGLang's clients send for what is done anyway are accepted; /health_generate and /flush_cache answer", async () => {
+    const [expected] = await inProcess(served.model, [prompts[0]!], 6);
+    const reply = await generate(
+      url,
+      prompts[0]!,
+      { max_new_tokens: 6, temperature: 0, skip_special_tokens: true, no_stop_trim: false },
+      { logprob_start_len: -1, return_text_in_logprobs: true, stream: false },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.body.meta_info.output_token_logprobs.map((entry: unknown[]) => [entry[1], entry[2]])).toEqual(
+      expected!.tokens.map((id) => [id, chat.responsePiece(id)]),
+    );
+    const completions = await call(url, '/v1/completions', { prompt: prompts[0], max_tokens: 2, stream: false });
+    expect(completions.status).toBe(200);
+    expect(await call(url, '/health_generate')).toMatchObject({ status: 200, body: {} });
+    for (const method of ['GET', 'POST']) {
+      const flushed = await fetch(`${url}/flush_cache`, { method });
+      expect([flushed.status, await flushed.text()]).toEqual([200, 'Cache flushed.']);
+    }
   });
 
   test('/tokenize and /get_model_info describe the served tokenizer', async () => {
@@ -442,7 +545,7 @@ describe('agentic serve: weight updates', () => {
     writeFileSync(join(otherTemplate, 'chat_template.jinja'), '{% for m in messages %}{{ m.content }}{% endfor %}');
     for (const [path, message] of [
       [WRONG_SHAPE, /config.json has hidden_size 128, the served model 48/],
-      [join(folders, 'missing'), /no such model folder/],
+      [join(folders, 'missing'), /^model_path: no folder '.*missing' under the weights root$/],
       [otherTemplate, /its tokenizer or chat template differs from the served model's/],
     ] as const) {
       const reply = await call(url, '/update_weights_from_disk', { model_path: path, weight_version: 'bad' });
@@ -450,7 +553,7 @@ describe('agentic serve: weight updates', () => {
       expect(reply.body.success).toBe(false);
       expect(reply.body.message).toMatch(message);
     }
-    expect((await call(url, '/get_weight_version')).body).toEqual({ weight_version: '0' });
+    expect((await call(url, '/get_weight_version')).body).toEqual({ weight_version: 'default' });
     const after = await generate(url, prompts[2]!, { max_new_tokens: 8, temperature: 0 });
     expect(after.body.output_ids).toEqual(before.body.output_ids);
   });
@@ -466,7 +569,7 @@ describe('agentic serve: weight updates', () => {
     const after = generate(url, prompts[6]!, { max_new_tokens: 12, temperature: 0 });
     const [longReply, updateReply, afterReply] = await Promise.all([long, update, after]);
     expect(updateReply.body).toMatchObject({ success: true });
-    expect(longReply.body.meta_info.weight_version).toBe('0');
+    expect(longReply.body.meta_info.weight_version).toBe('default');
     expectSame(
       longReply.body.output_ids,
       longReply.body.meta_info.output_token_logprobs.map((x: number[]) => x[0]),

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Rng } from '../../../src/engine/rng';
 import { GREEDY } from '../../../src/model/sampling';
@@ -30,10 +31,14 @@ const VOWELS_PLUGIN = resolve(import.meta.dir, '../../fixtures/plugins/vowels.ts
 
 let pretrain = '';
 let server: ServeProcess;
+/** The servers' admin key: the trainer sends it (proxy_config.api_key) with its weights. */
+const KEY = 'admin-key';
+/** Where the runs of this file write the weights they send (their output_dir/weights). */
+const SERVE_ARGS = ['sequence_length=512', '--admin-key', KEY, '--weights-root', tmpdir()];
 
 beforeAll(async () => {
   pretrain = await microPolicyFolder();
-  server = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+  server = await startServe([`pretrain=${pretrain}`, ...SERVE_ARGS]);
 });
 
 afterAll(async () => {
@@ -43,6 +48,7 @@ afterAll(async () => {
 const proxy = (manager: 'train' | 'val', type: string, url: string) => [
   `${manager}_env_manager.llm_proxy.proxy_type=${type}`,
   `${manager}_env_manager.llm_proxy.proxy_config.base_url=${url}`,
+  `${manager}_env_manager.llm_proxy.proxy_config.api_key=${KEY}`,
 ];
 
 /** The vowels config, and the host that loaded its plugin. */
@@ -336,7 +342,7 @@ describe('training on agentic serve', () => {
   });
 
   test('a server killed mid-run (SIGKILL): the run stops with one line naming it, no hang', async () => {
-    const doomed = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+    const doomed = await startServe([`pretrain=${pretrain}`, ...SERVE_ARGS]);
     const out = scratch();
     const { config, host } = await vowels([
       `output_dir=${out}`,
