@@ -200,7 +200,7 @@ async function play(chaos: boolean): Promise<RunReport> {
   );
   const server = new Service(
     'server',
-    () => [process.execPath, MAIN, 'serve', '--port', String(servePort), 'pretrain=agentic:nano', 'sequence_length=96'],
+    () => [process.execPath, MAIN, 'serve', '--port', String(servePort), '--weights-root', join(out, 'run', 'weights'), 'pretrain=agentic:nano', 'sequence_length=96'],
     join(out, 'server.log'),
   );
   const workers = Array.from(

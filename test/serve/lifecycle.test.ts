@@ -6,7 +6,7 @@ import { ProxyConfig } from '../../src/config/schema';
 import { startBackend } from '../../src/engine/backend';
 import { loadModel } from '../../src/model/load';
 import { InferenceServers } from '../../src/rollout/servers';
-import { WeightSync } from '../../src/train/rollouts/weight_sync';
+import { WeightSync, weightsName } from '../../src/train/rollouts/weight_sync';
 import { agentic, lines, ROOT, scratch } from '../helpers';
 import { call, type ServeProcess, startServe, waitForInfo } from './helpers';
 
@@ -93,10 +93,11 @@ describe('agentic serve: load and lifetime', () => {
     const first = await startServe(['pretrain=agentic:nano', 'seed=5', '--weights-root', tmpdir()]);
     const port = new URL(first.url).port;
     const pool = new InferenceServers('sglang', ProxyConfig.parse({ base_url: first.url, retry_backoff_s: 0.05 }), 'train_env_manager');
+    const HISTORY = '5eed0001';
     const sync = new WeightSync(join(scratch(), 'weights'), [pool], 'fp32', 'agentic:nano');
     let restarted: ServeProcess | null = null;
     try {
-      await sync.bring(0, trained.model, trained.tokenizer);
+      await sync.bring(HISTORY, 0, trained.model, trained.tokenizer);
       const logProbs = async (url: string) => (await generate(url, [5, 6, 7], 8, { return_logprob: true })).body.meta_info.output_token_logprobs;
       const expected = await logProbs(first.url);
       expect(await first.stop()).toBe(0);
@@ -105,8 +106,8 @@ describe('agentic serve: load and lifetime', () => {
       expect((await call(restarted.url, '/get_weight_version')).body).toEqual({ weight_version: 'default' });
       expect(await logProbs(restarted.url)).not.toEqual(expected);
       // still step 0: the trainer asks what the server holds, and sends version 0 again
-      await sync.bring(0, trained.model, trained.tokenizer);
-      expect((await call(restarted.url, '/get_weight_version')).body).toEqual({ weight_version: '0' });
+      await sync.bring(HISTORY, 0, trained.model, trained.tokenizer);
+      expect((await call(restarted.url, '/get_weight_version')).body).toEqual({ weight_version: weightsName(HISTORY, 0) });
       expect(await logProbs(restarted.url)).toEqual(expected);
       expect(await restarted.stop()).toBe(0);
     } finally {
