@@ -41,6 +41,8 @@ const NEEDS = {
     onPath('bwrap', 'bubblewrap'),
     { name: 'setpriv', packages: ['util-linux'], found: () => process.getuid?.() !== 0 || Bun.which('setpriv') !== null },
     PYTHON,
+    // a test refuses bwrap its namespaces from an unmapped user namespace
+    onPath('unshare', 'util-linux'),
   ],
   python: [PYTHON],
   // the distributed tests show a worker another machine's folders with it

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { AgenticConfig } from '../config/schema';
+import { maskSecrets } from '../config/secrets';
 import { parseYaml } from '../config/yaml';
 
 /** Keys that name where the run starts, not how it trains. */
@@ -22,7 +23,7 @@ export function changedSettings(savedConfigFile: string, current: AgenticConfig)
   const before = new Map<string, string>();
   const after = new Map<string, string>();
   flatten(parseYaml(readFileSync(savedConfigFile, 'utf8'), savedConfigFile), '', before);
-  flatten(current, '', after);
+  flatten(maskSecrets(current), '', after); // the saved config has its secrets masked, and the log must not show them
   const keys = [...new Set([...before.keys(), ...after.keys()])].filter((k) => !NOT_A_CHANGE.has(k)).sort();
   return keys.filter((k) => before.get(k) !== after.get(k)).map((k) => `${k} (${before.get(k) ?? 'unset'} -> ${after.get(k) ?? 'unset'})`);
 }

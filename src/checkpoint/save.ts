@@ -25,6 +25,7 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { AgenticConfig } from '../config/schema';
+import { maskSecrets } from '../config/secrets';
 import { stringifyYaml } from '../config/yaml';
 import { saveModel } from '../model/load';
 import type { AdamW } from '../model/optim';
@@ -114,7 +115,7 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
     writeFileSync(join(folder, TRAINER_STATE_FILE), `${JSON.stringify(state, null, 2)}\n`);
     writeFileSync(join(folder, HISTORY_FILE), contents.history.map(jsonlLine).join(''));
     // where this run came from is history; the config describes the run itself
-    writeFileSync(join(folder, CONFIG_FILE), stringifyYaml({ ...config, resume_from_checkpoint: false }));
+    writeFileSync(join(folder, CONFIG_FILE), stringifyYaml(maskSecrets({ ...config, resume_from_checkpoint: false })));
     seal(folder, loop.step);
   });
   flush(dirname(path));

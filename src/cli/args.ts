@@ -1,6 +1,8 @@
 /**
  * Command-line arguments shared by the commands, and the strictness citty leaves to us: citty
- * reads an unknown `--flag` as a boolean, so every flag is checked against the command's own.
+ * reads an unknown `--flag` as a boolean and keeps any word it does not expect in `args._`, so
+ * every flag is checked against the command's own, and a command that declares no positional
+ * refuses every word that is not an option (`agentic bench blas=none`).
  */
 import type { ArgsDef } from 'citty';
 import { accessSync, constants, mkdirSync } from 'node:fs';
@@ -68,27 +70,44 @@ function acceptedFlags(args: ArgsDef): { names: Map<string, boolean> } {
   return { names };
 }
 
-/** Throws a UsageError for the first flag the command (`agentic` or `agentic <name>`) does not declare. */
-export function rejectUnknownFlags(argv: readonly string[], args: ArgsDef, command: string): void {
+/**
+ * Throws a UsageError for the first argument the command (`agentic` or `agentic <name>`) would not
+ * read: a flag it does not declare, or any positional word when it declares none.
+ */
+export function rejectUnreadArguments(argv: readonly string[], args: ArgsDef, command: string): void {
   const { names } = acceptedFlags(args);
+  const flags = Object.entries(args)
+    .filter(([, def]) => def.type !== 'positional')
+    .map(([name]) => `--${name}`);
+  const takesWords = Object.values(args).some((def) => def.type === 'positional');
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--') return;
-    if (!arg.startsWith('-') || arg === '-') continue;
+    if (arg === '--') {
+      if (!takesWords && i + 1 < argv.length) throw unreadWord(argv[i + 1]!, flags, command);
+      return;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      if (!takesWords) throw unreadWord(arg, flags, command);
+      continue;
+    }
     const flag = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
     const takesValue = names.get(flag);
     if (takesValue === undefined) {
-      const canonical = Object.entries(args)
-        .filter(([, def]) => def.type !== 'positional')
-        .map(([name]) => `--${name}`);
-      const hint = didYouMean(flag, [...canonical, '--help']);
-      throw new UsageError(`unknown option '${flag}' for '${command}'${hint}; see '${command} --help'`);
+      throw new UsageError(`unknown option '${flag}' for '${command}'${didYouMean(flag, [...flags, '--help'])}; see '${command} --help'`);
     }
     if (takesValue && !arg.includes('=')) {
       if (i + 1 >= argv.length) throw new UsageError(`option '${flag}' needs a value`);
       i++;
     }
   }
+}
+
+/** A word given to a command that reads none; `key=value` where --key exists is shown as that option. */
+function unreadWord(word: string, flags: readonly string[], command: string): UsageError {
+  const eq = word.indexOf('=');
+  const asFlag = eq > 0 ? `--${word.slice(0, eq).replaceAll('_', '-')}` : null;
+  const hint = asFlag && flags.includes(asFlag) ? ` (did you mean ${asFlag} ${word.slice(eq + 1)}?)` : '';
+  return new UsageError(`'${command}' takes options only, not '${word}'${hint}; see '${command} --help'`);
 }
 
 /**

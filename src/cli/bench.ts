@@ -6,6 +6,7 @@ import { command } from './command';
 import { log, out } from './log';
 
 const BACKENDS = ['wasm', 'cpu', 'webgpu', 'tensorflow'] as const;
+const DEFAULT_STEPS = 5;
 
 export default command(
   {
@@ -13,7 +14,7 @@ export default command(
     args: {
       backend: { type: 'string', description: `tfjs backend: ${BACKENDS.join(', ')}`, default: 'wasm' },
       out: { type: 'string', description: 'Where to write the JSON (default output/bench/<backend>.json)' },
-      steps: { type: 'string', description: 'Timed training steps', default: '5' },
+      steps: { type: 'string', description: `Timed training steps (default ${DEFAULT_STEPS}; the rollout benchmark plays a fixed set of episodes)` },
       blas: {
         type: 'string',
         description: "wasm's matmuls: auto (a system BLAS if found), none (XNNPACK), openblas, blis, mkl, accelerate or a path",
@@ -26,7 +27,9 @@ export default command(
     async run({ args }) {
       const backend = args.backend as (typeof BACKENDS)[number];
       if (!BACKENDS.includes(backend)) throw new UsageError(`--backend: expected one of ${BACKENDS.join(', ')}, got '${args.backend}'`);
-      const steps = Number(args.steps);
+      if (args.rollout && args.steps !== undefined)
+        throw new UsageError('--steps: --rollout times a fixed set of episodes, not training steps; leave --steps out');
+      const steps = Number(args.steps ?? DEFAULT_STEPS);
       if (!Number.isInteger(steps) || steps < 1) throw new UsageError(`--steps: expected a positive integer, got '${args.steps}'`);
       const path = args.out ?? `output/bench/${args.rollout ? 'rollout_' : ''}${backend}.json`;
       checkOutputPath(path);

@@ -1,6 +1,7 @@
 /** `agentic config`: print the fully resolved config as YAML (Hydra's --cfg job). */
 import { loadConfig } from '../config/load';
 import { rollKeysWarning } from '../config/roll';
+import { maskSecrets } from '../config/secrets';
 import { stringifyYaml } from '../config/yaml';
 import { PluginHost } from '../plugins/host';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
@@ -16,7 +17,7 @@ export default command(
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
       const unread = rollKeysWarning(loaded);
       if (unread) log.warn(unread);
-      out(stringifyYaml(loaded.config));
+      out(stringifyYaml(maskSecrets(loaded.config)));
     },
   },
   `${OVERRIDES_HELP}

@@ -8,7 +8,7 @@ import { runBackend } from '../config/validate';
 import { PluginHost } from '../plugins/host';
 import { PLUGIN_KINDS } from '../plugins/registry';
 import { sandboxedPluginsUsed } from '../config/sandbox_check';
-import { BWRAP_INSTALL, sandboxSupport } from '../sandbox/python';
+import { sandboxSupport } from '../sandbox/python';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
 import { out } from './log';
@@ -106,6 +106,6 @@ async function sandboxRows(config: AgenticConfig, host: PluginHost, rows: Array<
     return 0;
   }
   const fails = config.python_sandbox === 'bwrap' && used.length > 0;
-  rows.push(['sandbox', `${fails ? 'FAILED' : 'not usable'}: ${support.problem}; ${BWRAP_INSTALL}; ${mode}; ${need}`]);
+  rows.push(['sandbox', `${fails ? 'FAILED' : 'not usable'}: ${support.problem}; ${support.remedy}; ${mode}; ${need}`]);
   return fails ? 1 : 0;
 }

@@ -8,7 +8,7 @@ import { renderUsage, runCommand, type CommandDef } from 'citty';
 import pkg from '../../package.json';
 import { AgenticError, oneLine, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
-import { normalizeFlagSpellings, rejectUnknownFlags, wantsHelp } from './args';
+import { normalizeFlagSpellings, rejectUnreadArguments, wantsHelp } from './args';
 import type { Command } from './command';
 import benchCommand from './bench';
 import configCommand from './config';
@@ -65,7 +65,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
   try {
     const at = argv.findIndex((a) => !a.startsWith('-'));
     const rootFlags = at === -1 ? argv : argv.slice(0, at);
-    rejectUnknownFlags(rootFlags, ROOT.args as never, 'agentic');
+    rejectUnreadArguments(rootFlags, ROOT.args as never, 'agentic');
     if (at === -1) {
       if (rootFlags.includes('--version') || rootFlags.includes('-v')) out(`agentic ${pkg.version}`);
       else await printHelp(ROOT);
@@ -88,7 +88,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       await printHelp(command.def, command.footer);
       return 0;
     }
-    rejectUnknownFlags(rest, (command.def.args ?? {}) as never, label);
+    rejectUnreadArguments(rest, (command.def.args ?? {}) as never, label);
     const { result } = await runCommand(command.def, { rawArgs: [...rest] });
     return typeof result === 'number' ? result : 0;
   } catch (error) {

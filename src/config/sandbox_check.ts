@@ -41,7 +41,7 @@ export async function checkPythonSandbox(config: AgenticConfig, host: PluginHost
     return;
   }
   const support = await sandboxSupport();
-  if (support.problem) throw new PluginError(sandboxRefusal(`${support.problem} (needed by ${used.join(', ')})`));
+  if (support.problem) throw new PluginError(sandboxRefusal(support, ` (needed by ${used.join(', ')})`));
 }
 
 /** `tool python_executor in Coding, CodingVal` for each sandboxed plugin the envs of `tags` name. */

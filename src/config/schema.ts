@@ -170,7 +170,20 @@ export const ProxyConfig = z.strictObject({
     .describe(
       "The inference server's URL (http://host:port, without /v1), or a list of them: each environment's turns go to one server, the environments spread over the list. Required by sglang and openai.",
     ),
-  api_key: z.string().min(1).nullable().default(null).describe('Sent as `Authorization: Bearer <api_key>` (a server started with --api-key); null sends none.'),
+  api_key: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe(
+      'Sent as `Authorization: Bearer <api_key>` (a server started with --api-key); null sends none. Written as *** wherever the config is saved or printed; prefer api_key_env.',
+    ),
+  api_key_env: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe('The environment variable that holds the API key (instead of api_key), so the key is in no config or command line; null: none.'),
   timeout_s: z.number().positive().default(120).describe('Time limit of one request in seconds; a request over it is aborted and retried.'),
   max_retries: nonNegativeInt()
     .default(3)
@@ -370,7 +383,7 @@ export const Distributed = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      'Distributed rollouts (docs/distributed.md): the Redis that carries them as BullMQ jobs, e.g. redis://10.0.0.5:6379. The trainer enqueues every group episode of the train and val rollouts as a job and `agentic worker` processes, on any machines, play them. null plays the rollouts in this process (or its worker thread).',
+      'Distributed rollouts (docs/distributed.md): the Redis that carries them as BullMQ jobs, e.g. redis://10.0.0.5:6379. The trainer enqueues every group episode of the train and val rollouts as a job and `agentic worker` processes, on any machines, play them. null: the environment variable AGENTIC_REDIS_URL if set (the place for a password), else the rollouts play in this process (or its worker thread). A password is written as *** wherever the config is saved or printed.',
     ),
   queue: z
     .string()

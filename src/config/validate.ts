@@ -13,6 +13,7 @@ import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
 import { parseAdditionalTarget, parseTarget } from '../model/lora';
 import { ConfigShape, isHttpProxy, type AgenticConfig, type EnvManagerConfig } from './schema';
+import { resolveSecrets } from './secrets';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
 export interface EnvResolver {
@@ -306,6 +307,7 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
   const parsed = ConfigShape.safeParse(tree, { reportInput: true });
   if (!parsed.success) throw issuesError(parsed.error.issues as Issue[], ConfigShape);
   const config = parsed.data;
+  resolveSecrets(config);
   checkRelations(config);
   runBackend(config);
 

@@ -12,9 +12,10 @@
  *   the code; there is no network at all (not even loopback); when the run ends, the kernel ends
  *   every process it started. When agentic runs as root, the code must not run as kernel uid 0
  *   (the kernel exempts it from RLIMIT_NPROC, also inside a user namespace): an outer bwrap
- *   (root, a mount namespace only) binds the interpreter's prefixes into the run's folder, where
- *   the sandbox user can reach them (a pyenv under /root is 0700), setpriv drops to 65534, and an
- *   unprivileged bwrap builds the sandbox from there.
+ *   (root, a mount namespace only) puts a fresh tmpfs on /tmp and binds the run's folder and the
+ *   interpreter's prefixes there, where the sandbox user can reach them wherever they are on the
+ *   host (a pyenv under /root, a TMPDIR of 0700), setpriv drops to 65534, and an unprivileged
+ *   bwrap builds the sandbox from there.
  * - kernel resource limits set before the code runs (prelude.py): CPU seconds, address space, file
  *   size, open files and, under bwrap, a process count of the run's own (RLIMIT_NPROC, counted in
  *   its user namespace; threads count).
@@ -96,19 +97,32 @@ export interface SandboxSupport {
   bwrapVersion: string | null;
   /** Why bwrap cannot contain runs here (one line), or null when it can. */
   problem: string | null;
+  /** What to do about the problem (install what is missing, or what bwrap needs of the machine), or null. */
+  remedy: string | null;
   /** The kernel user id the code runs as under bwrap: 65534 when agentic is root, else agentic's own. */
   uid: number;
   /** agentic is root: an outer bwrap stages the prefixes and setpriv drops to 65534 first. */
   staged: boolean;
 }
 
-/** The install command the refusals name. */
-export const BWRAP_INSTALL = 'apt-get install bubblewrap';
+/** What the refusals ask for, by what is wrong: only a missing program is something to install. */
+const REMEDIES = {
+  noBwrap: 'install bubblewrap (apt-get install bubblewrap)',
+  brokenBwrap: 'reinstall bubblewrap (apt-get install --reinstall bubblewrap) or set AGENTIC_BWRAP to a working bwrap',
+  noSetpriv: 'install util-linux (apt-get install util-linux) for setpriv',
+  noNamespaces: 'let bwrap create unprivileged user namespaces here (docs/sandbox.md says how)',
+} as const;
 
 const DEFAULTS = { timeoutMs: 10_000, memoryMb: 512, maxProcesses: 32, maxOutputBytes: 16_384, maxFileMb: 16 };
 const NOBODY = 65534;
 /** Where the run's folder and script are inside the sandbox. */
 const INSIDE = { work: '/work', script: '/sandbox/main.py' };
+/**
+ * Where the outer bwrap (agentic as root) binds the run's folder and the prefixes (numbered), on a
+ * tmpfs of its own mount namespace: bwrap reads every bind's source as the host has it, so a
+ * TMPDIR or prefix that 65534 cannot enter is bound here while still root.
+ */
+const STAGE = { run: '/tmp/run', prefix: '/tmp/prefix' };
 /** Top-level folders that merged-/usr systems make links into /usr, and others keep as folders. */
 const SYSTEM_FOLDERS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 /** The prelude's exit status when the CPU-time limit is reached (128 + SIGXCPU, as shells report it). */
@@ -127,9 +141,9 @@ export function pythonSandbox(): PythonSandboxMode {
   return mode;
 }
 
-/** The one-line refusal when bwrap is required and unusable. */
-export function sandboxRefusal(problem: string): string {
-  return `python sandbox: ${problem}; install bubblewrap (${BWRAP_INSTALL}), or set python_sandbox=unconfined to run model-written code without a boundary`;
+/** The one-line refusal when bwrap is required and unusable; `needed` says by what. */
+export function sandboxRefusal(support: SandboxSupport, needed = ''): string {
+  return `python sandbox: ${support.problem}${needed}; ${support.remedy}, or set python_sandbox=unconfined to run model-written code without a boundary`;
 }
 
 let support: Promise<SandboxSupport> | undefined;
@@ -181,21 +195,25 @@ function outsideUsr(paths: readonly string[]): string[] {
 async function probe(): Promise<SandboxSupport> {
   const { python, prefix, prefixes } = await findInterpreter();
   const staged = process.getuid?.() === 0;
-  const base = { python, prefixes, staged, uid: staged ? NOBODY : (process.getuid?.() ?? NOBODY), bwrapVersion: null };
+  const base = { python, prefixes, staged, uid: staged ? NOBODY : (process.getuid?.() ?? NOBODY), bwrapVersion: null, remedy: null };
   const wanted = process.env.AGENTIC_BWRAP || 'bwrap';
   const bwrap = isAbsolute(wanted) ? wanted : Bun.which(wanted);
   const named = process.env.AGENTIC_BWRAP ? `AGENTIC_BWRAP=${wanted}` : 'bwrap';
-  if (!bwrap || !existsSync(bwrap)) return { ...base, bwrap: null, problem: isAbsolute(wanted) ? `${named}: no such file` : `${named} not found on PATH` };
+  if (!bwrap || !existsSync(bwrap)) {
+    return { ...base, bwrap: null, problem: isAbsolute(wanted) ? `${named}: no such file` : `${named} not found on PATH`, remedy: REMEDIES.noBwrap };
+  }
   const version = await capture([bwrap, '--version']);
-  if (version.code !== 0) return { ...base, bwrap, problem: `${named} does not run (${bwrap} --version failed)` };
+  if (version.code !== 0) return { ...base, bwrap, problem: `${named} does not run (${bwrap} --version failed)`, remedy: REMEDIES.brokenBwrap };
   const found: SandboxSupport = { ...base, bwrap, bwrapVersion: version.stdout.trim(), problem: null };
-  if (staged && !Bun.which('setpriv')) return { ...found, problem: 'agentic runs as root and setpriv (util-linux) is missing to drop to uid 65534' };
+  if (staged && !Bun.which('setpriv')) {
+    return { ...found, problem: 'agentic runs as root and setpriv (util-linux) is missing to drop to uid 65534', remedy: REMEDIES.noSetpriv };
+  }
   // a real run: the namespaces, the binds and the interpreter's own prefix inside
   const check = 'import os, sys; print(os.getuid(), sys.prefix)';
   const run = await runContained(found, check, { timeoutMs: 10_000, cpuSeconds: 10, memoryMb: 512, maxProcesses: 32, maxOutputBytes: 4096, maxFileMb: 1 });
   if (run.exitCode === 0 && run.stdout.trim() === `${NOBODY} ${prefix}`) return found;
   const why = run.stderr.trim().split('\n').at(-1) || `exit status ${run.exitCode}, printed ${JSON.stringify(run.stdout.trim())}`;
-  return { ...found, problem: `bwrap cannot create the sandbox here (${why})` };
+  return { ...found, problem: `bwrap cannot create the sandbox here (${why})`, remedy: REMEDIES.noNamespaces };
 }
 
 async function capture(command: string[]): Promise<{ code: number; stdout: string }> {
@@ -283,7 +301,7 @@ export async function runPython(code: string, options: PythonRunOptions = {}): P
   for (const name of Object.keys(options.files ?? {})) checkedFilePath(name);
   const way = await sandboxSupport();
   if (mode === 'unconfined') return runUnconfined(way.python, code, limits, options);
-  if (way.problem) throw new PluginError(sandboxRefusal(way.problem));
+  if (way.problem) throw new PluginError(sandboxRefusal(way));
   return runContained(way, code, limits, options);
 }
 
@@ -319,11 +337,12 @@ async function runContained(way: SandboxSupport, code: string, limits: Limits, o
   const { root, work, script } = await makeRunFolder(code, options.files);
   try {
     const real = way.prefixes.map((prefix) => realpathSync(prefix));
-    const sources = way.staged ? way.prefixes.map((_, i) => join(root, `prefix${i}`)) : real;
+    // staged: the paths the sandbox user (65534) sees in the outer bwrap's /tmp, whatever the host's TMPDIR
+    const seen = way.staged ? { script: join(STAGE.run, 'main.py'), work: join(STAGE.run, 'work') } : { script, work };
+    const sources = way.staged ? way.prefixes.map((_, i) => `${STAGE.prefix}${i}`) : real;
     if (way.staged) {
-      // the sandbox user (65534) must reach the run folder, write to work/ and read the staged prefixes
+      // 65534 reads main.py and writes to work/ through the bind of the run folder
       await chmod(root, 0o755);
-      for (const source of sources) await mkdir(source);
       await chownTree(work, NOBODY);
     }
     const inner = [
@@ -345,10 +364,10 @@ async function runContained(way: SandboxSupport, code: string, limits: Limits, o
       '/dev',
       ...way.prefixes.flatMap((prefix, i) => ['--ro-bind', sources[i]!, prefix]),
       '--ro-bind',
-      script,
+      seen.script,
       INSIDE.script,
       '--bind',
-      work,
+      seen.work,
       INSIDE.work,
       '--remount-ro',
       '/dev',
@@ -370,6 +389,11 @@ async function runContained(way: SandboxSupport, code: string, limits: Limits, o
           '--dev-bind',
           '/',
           '/',
+          '--tmpfs',
+          '/tmp',
+          '--bind',
+          root,
+          STAGE.run,
           ...real.flatMap((prefix, i) => ['--ro-bind', prefix, sources[i]!]),
           '--',
           'setpriv',

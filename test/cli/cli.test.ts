@@ -70,6 +70,31 @@ describe('usage errors: one line, exit 2', () => {
   test('a positional that is not an override', () =>
     expectOneLineError(['config', 'seed'], "expected an override (key=value, +key=value, ++key=value or ~key), got 'seed'"));
   test('-c and --config-name together', () => expectOneLineError(['config', '-c', 'a.yaml', '--config-name', 'b'], 'not both'));
+
+  test('a command that takes options only refuses any other word, naming it and the command', async () => {
+    await expectOneLineError(['bench', 'blas=none'], "'agentic bench' takes options only, not 'blas=none' (did you mean --blas none?)");
+    await expectOneLineError(['bench', '--quick', 'fast'], "'agentic bench' takes options only, not 'fast'");
+    await expectOneLineError(['bench', '--', 'steps=3'], "'agentic bench' takes options only, not 'steps=3' (did you mean --steps 3?)");
+  }, 30_000);
+
+  test('every command refuses an argument it does not read before doing anything', async () => {
+    const cases: Array<[string[], string]> = [
+      [['train', 'warmup'], "got 'warmup'"],
+      [['sft', 'warmup'], "got 'warmup'"],
+      [['eval', 'warmup'], "got 'warmup'"],
+      [['render', 'warmup'], "got 'warmup'"],
+      [['play', 'FrozenLake', 'warmup'], "got 'warmup'"],
+      [['serve', 'warmup'], "got 'warmup'"],
+      [['worker', 'warmup'], "got 'warmup'"],
+      [['resume', 'output/x/checkpoint-1', 'warmup'], "got 'warmup'"],
+      [['config', 'warmup'], "got 'warmup'"],
+      [['doctor', 'warmup'], "got 'warmup'"],
+      [['plugins', 'warmup'], 'warmup: no such plugin file or folder'],
+      [['plugins', 'check', 'bandit', 'warmup'], "got 'warmup'"],
+      [['bench', 'warmup'], "'agentic bench' takes options only, not 'warmup'"],
+    ];
+    await Promise.all(cases.map(([args, fragment]) => expectOneLineError(args, fragment)));
+  }, 60_000);
 });
 
 describe('agentic config', () => {
@@ -331,6 +356,7 @@ describe('agentic bench', () => {
       [['bench', '--backend', 'tpu'], "--backend: expected one of wasm, cpu, webgpu, tensorflow, got 'tpu'"],
       [['bench', '--steps', '0'], "--steps: expected a positive integer, got '0'"],
       [['bench', '--out', '/proc/agentic/x.json'], '--out /proc/agentic/x.json: cannot write there'],
+      [['bench', '--rollout', '--steps', '3'], '--steps: --rollout times a fixed set of episodes, not training steps'],
     ] as const) {
       const { code, stderr } = await agentic([...args]);
       expect(code).toBe(2);

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, test } from 'bun:test';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load';
 import { checkPythonSandbox, sandboxedPluginsUsed, UNCONFINED_WARNING } from '../../src/config/sandbox_check';
 import { PluginHost } from '../../src/plugins/host';
 import { pythonSandbox, setPythonSandbox } from '../../src/sandbox/python';
-import { agentic, lines, ROOT, scratch } from '../helpers';
+import { agentic, lines, MAIN, ROOT, scratch } from '../helpers';
 import { missing } from '../system_tools';
 
 const withSandbox = test.skipIf(missing('sandbox'));
@@ -81,7 +82,47 @@ describe('the Python sandbox check at start-up', () => {
     const failed = lines(missing.stdout).find((l) => l.startsWith('sandbox '));
     console.log(`doctor, bwrap missing: ${failed}`);
     expect(missing.code).toBe(1);
-    expect(failed).toContain('FAILED: AGENTIC_BWRAP=/nonexistent/bwrap: no such file; apt-get install bubblewrap');
+    expect(failed).toContain('FAILED: AGENTIC_BWRAP=/nonexistent/bwrap: no such file; install bubblewrap (apt-get install bubblewrap)');
+  });
+
+  withSandbox(
+    'a private TMPDIR (0700, as mktemp -d makes it) holds the runs, and the sandbox still works',
+    async () => {
+      const tmp = scratch();
+      expect(statSync(tmp).mode & 0o777).toBe(0o700);
+      const doctor = await agentic(['doctor', '--config-name', 'agentfly_code_grpo'], { env: { TMPDIR: tmp } });
+      const row = lines(doctor.stdout).find((l) => l.startsWith('sandbox '));
+      console.log(`doctor, TMPDIR ${tmp}: ${row}`);
+      expect(row).toMatch(/^sandbox +bwrap ok: /);
+      expect(doctor.code).toBe(0);
+      const out = join(scratch(), 'eval.json');
+      const run = await agentic(['eval', '--config-name', 'agentfly_code_grpo', '--out', out, ...SMALL_EVAL], { env: { TMPDIR: tmp } });
+      expect(lines(run.stderr).filter((l) => /^(error|warning):/.test(l))).toEqual([]);
+      expect(run.code).toBe(0);
+      expect(lines(run.stdout)[1]).toMatch(/^CodingVal +2 /);
+      expect(readdirSync(tmp).filter((name) => name.startsWith('agentic-py-'))).toEqual([]);
+    },
+    60_000,
+  );
+
+  withSandbox('bwrap installed but refused a user namespace: the line quotes bwrap and does not ask to install it', async () => {
+    // an unmapped user namespace (unshare --user) may not create another: the kernel refuses bwrap as some hosts do
+    const out = join(scratch(), 'eval.json');
+    const child = Bun.spawn(['unshare', '--user', '--', process.execPath, MAIN, 'eval', '--config-name', 'agentfly_code_grpo', '--out', out, ...SMALL_EVAL], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+    console.log(`no user namespaces: exit ${code}: ${stderr.trim()}`);
+    expect(code).toBe(2);
+    const [line, ...more] = lines(stderr);
+    expect(more).toEqual([]);
+    expect(line).toStartWith('error: python sandbox: bwrap cannot create the sandbox here (bwrap: ');
+    expect(line).toContain('(needed by tool python_executor in CodingVal, reward code_tests in CodingVal); let bwrap create unprivileged user namespaces here');
+    expect(line).toEndWith('or set python_sandbox=unconfined to run model-written code without a boundary');
+    expect(line).not.toContain('install');
   });
 
   withPython('runPython itself refuses in one line when bwrap is unusable and nothing opted out', async () => {

@@ -4,7 +4,7 @@
  * resource limits), costs at most its own run, and leaves no process and no folder behind.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,10 +41,10 @@ const hostile = (code: string, options: PythonRunOptions = {}) => runPython(`${H
 let tmp = '';
 let savedTmpdir: string | undefined;
 beforeAll(() => {
-  // the runs' folders go here, so leftovers are this file's own (0755: the sandbox user passes)
+  // the runs' folders go here, so leftovers are this file's own (0700, as mktemp makes it: as root,
+  // the sandbox user 65534 cannot enter it, and the sandbox still runs)
   savedTmpdir = process.env.TMPDIR;
   tmp = mkdtempSync(join(tmpdir(), 'agentic-containment-'));
-  chmodSync(tmp, 0o755);
   process.env.TMPDIR = tmp;
 });
 afterAll(() => {

@@ -9,6 +9,7 @@
  *              promise rejects with one line (exit 1), so nothing waits forever
  */
 import IORedis, { type RedisOptions } from 'ioredis';
+import { maskUrl } from '../../config/secrets';
 import { AgenticError, ConfigError, firstLine } from '../../errors';
 
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -18,7 +19,7 @@ const CHECK_MS = 250;
 
 /** The URL without its password, for messages. */
 export function shownUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*):[^@/]*@/, '//$1:***@');
+  return maskUrl(url);
 }
 
 /**

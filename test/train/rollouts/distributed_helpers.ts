@@ -36,26 +36,38 @@ export class RedisServer {
   private process: Subprocess | null = null;
   readonly dir = scratch();
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly password: string | null,
+  ) {}
 
-  static async start(): Promise<RedisServer> {
-    const redis = new RedisServer(await freePort());
+  /** `password`: the server requires it (requirepass); the URL carries it percent-encoded. */
+  static async start(password: string | null = null): Promise<RedisServer> {
+    const redis = new RedisServer(await freePort(), password);
     await redis.restart();
     return redis;
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://${this.password === null ? '' : `:${encodeURIComponent(this.password)}@`}127.0.0.1:${this.port}`;
+  }
+
+  private get auth(): string[] {
+    return this.password === null ? [] : ['-a', this.password, '--no-auth-warning'];
   }
 
   /** Starts it (again, on the same port and files), and waits until it answers. */
   async restart(): Promise<void> {
-    this.process = Bun.spawn(['redis-server', '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', this.dir], {
-      stdout: 'ignore',
-      stderr: 'ignore',
-    });
+    const requirepass = this.password === null ? [] : ['--requirepass', this.password];
+    this.process = Bun.spawn(
+      ['redis-server', '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', this.dir, ...requirepass],
+      {
+        stdout: 'ignore',
+        stderr: 'ignore',
+      },
+    );
     for (let i = 0; i < 100; i++) {
-      const ping = Bun.spawnSync(['redis-cli', '-p', String(this.port), 'ping']);
+      const ping = Bun.spawnSync(['redis-cli', '-p', String(this.port), ...this.auth, 'ping']);
       if (ping.stdout.toString().trim() === 'PONG') return;
       await sleep(50);
     }
@@ -77,7 +89,7 @@ export class RedisServer {
 
   /** A redis-cli command's output. */
   cli(...args: string[]): string {
-    return Bun.spawnSync(['redis-cli', '-p', String(this.port), ...args]).stdout.toString();
+    return Bun.spawnSync(['redis-cli', '-p', String(this.port), ...this.auth, ...args]).stdout.toString();
   }
 }
 
