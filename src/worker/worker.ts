@@ -117,7 +117,9 @@ async function workerPolicies(config: AgenticConfig, chat: ChatFormat, modes: re
 export async function runWorker(config: AgenticConfig, host: PluginHost, options: WorkerOptions): Promise<WorkerSummary> {
   const url = config.distributed.redis_url;
   if (url === null)
-    throw new ConfigError('distributed.redis_url: agentic worker takes its jobs from a Redis; give its URL (distributed.redis_url=redis://HOST:6379)');
+    throw new ConfigError(
+      'distributed.redis_url: agentic worker takes its jobs from a Redis; give its URL (distributed.redis_url=redis://HOST:6379, or the environment variable AGENTIC_REDIS_URL)',
+    );
   await checkRedis(url);
   const name = options.name ?? `${hostname()}-${process.pid}`;
   const modes = modesOf(config);

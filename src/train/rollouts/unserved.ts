@@ -17,6 +17,7 @@ import type { Queue } from 'bullmq';
 import type IORedis from 'ioredis';
 import type { AgenticConfig } from '../../config/schema';
 import { RUN_CONFIG_DIR } from '../../config/save';
+import { REDIS_URL_VARIABLE } from '../../config/secrets';
 import type { RolloutMode } from '../../rollout/types';
 import { queueName } from './jobs';
 import { describeWorkers, presence } from './presence';
@@ -25,10 +26,16 @@ import { Silence } from './silence';
 
 const LOOK_MS = 1_000;
 
-/** The command line of a worker that serves this run's queues. */
+/**
+ * The command line of a worker that serves this run's queues. The run's record holds a Redis
+ * password masked, so the worker then takes the URL from AGENTIC_REDIS_URL (the user puts the
+ * password where the line shows ***).
+ */
 export function workerCommand(config: AgenticConfig): string {
   const record = join(resolve(config.output_dir), RUN_CONFIG_DIR, 'config.yaml');
-  if (existsSync(record)) return `agentic worker -c ${record}`;
+  const url = config.distributed.redis_url!;
+  const secret = URL.canParse(url) && new URL(url).password !== '' ? `${REDIS_URL_VARIABLE}=${shownUrl(url)} ` : '';
+  if (existsSync(record)) return `${secret}agentic worker -c ${record}`;
   return `agentic worker <this run's config> distributed.queue=${config.distributed.queue} distributed.redis_url=${shownUrl(config.distributed.redis_url!)}`;
 }
 
