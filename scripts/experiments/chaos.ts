@@ -138,7 +138,8 @@ interface RunReport {
   stale_rows_dropped: number;
   readded_jobs: number;
   last_metrics: Record<string, number>;
-  ledger: { jobs: number; unique: number; steps_complete: number; left_in_redis: number };
+  ledger: { jobs: number; listed: number; unique: number; histories: number; left_in_redis: number };
+  scores_per_step: Record<number, number>;
 }
 
 async function waitForRedis(port: number): Promise<void> {
@@ -162,26 +163,27 @@ function lastPerStep(out: string): Map<number, Record<string, number>> {
   return byStep;
 }
 
-/** The ledger of the newest checkpoint, against the jobs of trained steps still in Redis. */
+/**
+ * The ledger of the newest checkpoint (the jobs since the one before, and a count of the earlier
+ * ones, whose jobs Redis no longer holds), against the jobs of this queue still in Redis.
+ */
 function ledgerCheck(out: string, redisPort: number): RunReport['ledger'] {
   const dir = join(out, 'run', 'checkpoints');
   const newest = readdirSync(dir)
     .filter((n) => /^checkpoint-\d+$/.test(n))
     .sort((a, b) => Number(b.split('-')[1]) - Number(a.split('-')[1]))[0]!;
-  const file = join(dir, newest, 'distributed_ledger.json');
-  const entries: Array<{ id: string; step: number }> = existsSync(file)
-    ? (JSON.parse(readFileSync(file, 'utf8')).jobs ?? JSON.parse(readFileSync(file, 'utf8')))
-    : [];
-  const ids = entries.map((e) => e.id);
-  const perStep = new Map<number, number>();
-  for (const e of entries) perStep.set(e.step, (perStep.get(e.step) ?? 0) + 1);
+  const ledger: { final_jobs?: number; jobs: Array<{ id: string; step: number; history?: string }> } = JSON.parse(
+    readFileSync(join(dir, newest, 'distributed_ledger.json'), 'utf8'),
+  );
+  const ids = ledger.jobs.map((e) => e.id);
   const left = Bun.spawnSync(['redis-cli', '-p', String(redisPort), '--scan', '--pattern', 'bull:chaos-train:chaos.s*'])
     .stdout.toString()
     .trim();
   return {
-    jobs: ids.length,
+    jobs: (ledger.final_jobs ?? 0) + ids.length,
+    listed: ids.length,
     unique: new Set(ids).size,
-    steps_complete: [...perStep.values()].filter((n) => n === GROUPS).length,
+    histories: new Set(ledger.jobs.map((e) => e.history)).size,
     left_in_redis: left === '' ? 0 : new Set(left.split('\n').map((key) => key.split(':')[2])).size,
   };
 }
@@ -200,7 +202,17 @@ async function play(chaos: boolean): Promise<RunReport> {
   );
   const server = new Service(
     'server',
-    () => [process.execPath, MAIN, 'serve', '--port', String(servePort), '--weights-root', join(out, 'run', 'weights'), 'pretrain=agentic:nano', 'sequence_length=96'],
+    () => [
+      process.execPath,
+      MAIN,
+      'serve',
+      '--port',
+      String(servePort),
+      '--weights-root',
+      join(out, 'run', 'weights'),
+      'pretrain=agentic:nano',
+      'sequence_length=96',
+    ],
     join(out, 'server.log'),
   );
   const workers = Array.from(
@@ -220,14 +232,15 @@ async function play(chaos: boolean): Promise<RunReport> {
   const kills: Kill[] = [];
   const failures: string[] = [];
   const rng = Rng.fromSeed(SEED, 'chaos');
-  const targets = [...workers, redis, trainer, ...(POLICY === 'serve' ? [server] : [])];
+  // the kind first, then which worker: each kind as likely as the others
+  const kinds: Service[][] = [workers, [redis], [trainer], ...(POLICY === 'serve' ? [[server]] : [])];
   let done = false;
   const controller = (async () => {
     while (chaos && !done) {
       const wait = EVERY_LOW + rng.float() * (EVERY_HIGH - EVERY_LOW);
       for (let t = 0; t < wait * 10 && !done; t++) await sleep(100);
       if (done) break;
-      const target = rng.choice(targets);
+      const target = rng.choice(rng.choice(kinds));
       kills.push({ at_s: Math.round(seconds()), target: target.name });
       console.log(`  ${Math.round(seconds())} s: kill -9 ${target.name}`);
       await target.kill();
@@ -262,6 +275,7 @@ async function play(chaos: boolean): Promise<RunReport> {
     trainer_starts: trainer.starts,
     trainer_failures: failures,
     rows_per_step: Object.fromEntries([...byStep].map(([step, m]) => [step, m['system/samples'] ?? 0])),
+    scores_per_step: Object.fromEntries([...byStep].map(([step, m]) => [step, m['critic/score/mean'] ?? Number.NaN])),
     replayed_jobs: sum('distributed/replayed_jobs'),
     stale_rows_dropped: sum('distributed/dropped_stale_samples'),
     readded_jobs: sum('distributed/readded_jobs'),
@@ -278,9 +292,9 @@ console.log(`run with a kill -9 every ${EVERY_LOW}-${EVERY_HIGH} s`);
 const chaos = await play(true);
 console.log(`  ${chaos.wall_s} s, ${chaos.kills.length} kills, the trainer started ${chaos.trainer_starts} times`);
 
-const differing = Object.keys(calm.rows_per_step)
-  .map(Number)
-  .filter((step) => calm.rows_per_step[step] !== chaos.rows_per_step[step]);
+const steps = Object.keys(calm.rows_per_step).map(Number);
+const differing = steps.filter((step) => calm.rows_per_step[step] !== chaos.rows_per_step[step]);
+const otherScores = steps.filter((step) => calm.scores_per_step[step] !== chaos.scores_per_step[step]);
 const summary = {
   steps: STEPS,
   policy: POLICY,
@@ -288,17 +302,19 @@ const summary = {
   calm,
   chaos,
   steps_with_other_rows: differing,
+  steps_with_other_scores: otherScores,
   seconds_lost_per_kill: chaos.kills.length > 0 ? Math.round((chaos.wall_s - calm.wall_s) / chaos.kills.length) : 0,
 };
 mkdirSync(OUT, { recursive: true });
 writeFileSync(join(OUT, `chaos_${POLICY}.json`), `${JSON.stringify(summary, null, 2)}\n`);
-const once = (r: RunReport) => r.ledger.jobs === r.ledger.unique && r.ledger.left_in_redis === 0;
+const once = (r: RunReport) => r.ledger.jobs === STEPS * GROUPS && r.ledger.listed === r.ledger.unique && r.ledger.left_in_redis === 0;
 console.log(
   [
     `kills: ${chaos.kills.map((k) => `${k.target}@${k.at_s}s`).join(' ') || 'none'}`,
-    `jobs in the last ledger: calm ${calm.ledger.jobs} (${calm.ledger.unique} distinct), chaos ${chaos.ledger.jobs} (${chaos.ledger.unique} distinct); left in Redis after the run: ${calm.ledger.left_in_redis} and ${chaos.ledger.left_in_redis}`,
+    `jobs the last ledger counts (of ${STEPS * GROUPS}): calm ${calm.ledger.jobs}, chaos ${chaos.ledger.jobs} (listed ${chaos.ledger.listed}, ${chaos.ledger.unique} distinct, of ${chaos.ledger.histories} histories); left in Redis after the run: ${calm.ledger.left_in_redis} and ${chaos.ledger.left_in_redis}`,
     `ingested once: ${once(calm) && once(chaos) ? 'yes' : 'NO'}`,
     `steps whose rows differ from the undisturbed run: ${differing.length === 0 ? 'none' : differing.join(', ')} (replayed jobs ${chaos.replayed_jobs}, stale rows dropped ${chaos.stale_rows_dropped}, jobs Redis lost and were added again ${chaos.readded_jobs})`,
+    `steps whose mean score differs (other episodes): ${otherScores.length === 0 ? 'none' : otherScores.join(', ')}`,
     `trainer stops not caused by a kill: ${chaos.trainer_failures.length === 0 ? 'none' : chaos.trainer_failures.join('; ')}`,
     `time lost per kill: ${summary.seconds_lost_per_kill} s (${calm.wall_s} s undisturbed, ${chaos.wall_s} s with kills)`,
     `written: ${join(OUT, `chaos_${POLICY}.json`)}`,
