@@ -275,7 +275,7 @@ async function play(chaos: boolean): Promise<RunReport> {
     trainer_starts: trainer.starts,
     trainer_failures: failures,
     rows_per_step: Object.fromEntries([...byStep].map(([step, m]) => [step, m['system/samples'] ?? 0])),
-    scores_per_step: Object.fromEntries([...byStep].map(([step, m]) => [step, m['critic/score/mean'] ?? Number.NaN])),
+    scores_per_step: Object.fromEntries([...byStep].flatMap(([step, m]) => (m['critic/score/mean'] === undefined ? [] : [[step, m['critic/score/mean']]]))),
     replayed_jobs: sum('distributed/replayed_jobs'),
     stale_rows_dropped: sum('distributed/dropped_stale_samples'),
     readded_jobs: sum('distributed/readded_jobs'),
@@ -294,7 +294,7 @@ console.log(`  ${chaos.wall_s} s, ${chaos.kills.length} kills, the trainer start
 
 const steps = Object.keys(calm.rows_per_step).map(Number);
 const differing = steps.filter((step) => calm.rows_per_step[step] !== chaos.rows_per_step[step]);
-const otherScores = steps.filter((step) => calm.scores_per_step[step] !== chaos.scores_per_step[step]);
+const otherScores = steps.filter((step) => !Object.is(calm.scores_per_step[step], chaos.scores_per_step[step]));
 const summary = {
   steps: STEPS,
   policy: POLICY,
