@@ -18,7 +18,7 @@
  * still in Redis); the rows trained per step against the undisturbed run's (equal except on steps
  * with marked replays or stale drops); the last step's metrics; and the time lost per kill.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Subprocess } from 'bun';
