@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
 import { learningRateAt } from '../../src/model/optim';
 import { PluginHost } from '../../src/plugins/host';
 import { runTraining } from '../../src/run/training';
@@ -25,7 +26,7 @@ let server: ServeProcess;
 
 beforeAll(async () => {
   pretrain = await microPolicyFolder();
-  server = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+  server = await startServe([`pretrain=${pretrain}`, 'sequence_length=512', '--weights-root', tmpdir()]);
 });
 
 afterAll(async () => {

@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
 import { readMetricsJsonl } from '../../src/tracking/jsonl';
 import { agentic, lines, scratch } from '../helpers';
 import { startServe, type ServeProcess } from '../serve/helpers';
@@ -97,7 +98,7 @@ describe.skipIf(missing('redis'))('a LoRA run whose workers play on agentic serv
   beforeAll(async () => {
     redis = await RedisServer.start();
     pretrain = await microPolicyFolder();
-    server = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+    server = await startServe([`pretrain=${pretrain}`, 'sequence_length=512', '--weights-root', tmpdir()]);
   });
 
   afterAll(async () => {

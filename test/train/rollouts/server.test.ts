@@ -202,7 +202,7 @@ describe('training on agentic serve', () => {
   });
 
   test("a LoRA run resumed from an earlier checkpoint against the server still up: its adapters have names of their own, the earlier run's are unloaded", async () => {
-    const own = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+    const own = await startServe([`pretrain=${pretrain}`, 'sequence_length=512', '--weights-root', tmpdir()]);
     try {
       const out = scratch();
       const settings = [
@@ -240,7 +240,7 @@ describe('training on agentic serve', () => {
     await saveModel(other, stranger, tokenizer);
     seed12.dispose();
     stranger.dispose();
-    let serving = await startServe([`pretrain=${pretrain}`, 'sequence_length=512']);
+    let serving = await startServe([`pretrain=${pretrain}`, 'sequence_length=512', '--weights-root', tmpdir()]);
     const port = Number(new URL(serving.url).port);
     try {
       const out = scratch();
@@ -259,7 +259,7 @@ describe('training on agentic serve', () => {
         onCheckpoint: async (path) => {
           if (!path.endsWith('checkpoint-1')) return;
           await serving.stop();
-          serving = await startServe([`pretrain=${other}`, 'sequence_length=512'], { port });
+          serving = await startServe([`pretrain=${other}`, 'sequence_length=512', '--weights-root', tmpdir()], { port });
         },
       });
       const logged = readMetricsJsonl(join(out, 'logs', 'metrics.jsonl'));
