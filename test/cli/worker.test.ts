@@ -251,6 +251,11 @@ describe.skipIf(missing('redis'))('agentic train with agentic worker processes',
       const onLag = otherMachine([[lagDir, join(dir, 'output/d/weights')]]);
       const [lagging] = workers('d', ['lagging'], [...overrides.slice(1), 'distributed.weights_timeout_s=0'], onLag);
       await lagging!.ready();
+      // its folder never catches up, so every job it takes is played again: once it has played
+      // one with old weights it stops (SIGTERM finishes the job in hand), as a worker whose
+      // share lags only for a while would, and the normal worker plays the rest
+      for (let i = 0; i < 2400 && !lagging!.stderr.includes('did not appear within 0 s'); i++) await sleep(25);
+      lagging!.kill('SIGTERM');
       expect(await run.exited).toBe(0);
       const reports = comparable(join(dir, 'output/d/logs/metrics.jsonl'));
       const metrics = readFileSync(join(dir, 'output/d/logs/metrics.jsonl'), 'utf8')
