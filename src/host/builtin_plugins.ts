@@ -2,6 +2,7 @@
  * The plugins that ship with agentic, bundled into the binary. Every plugin module under
  * plugins/ must be listed here (a test checks that this list and the folder agree).
  */
+import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
 import frozenLake from '../../plugins/envs/frozen_lake';
 import sokoban from '../../plugins/envs/sokoban';
@@ -19,6 +20,7 @@ import search from '../../plugins/tools/search';
 import type { PluginDefinition } from '../sdk/types';
 
 export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; source: string }> = [
+  { definition: agent, source: 'plugins/envs/agent' },
   { definition: bandit, source: 'plugins/envs/bandit' },
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
   { definition: sokoban, source: 'plugins/envs/sokoban' },

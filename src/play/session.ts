@@ -12,8 +12,9 @@ import { thinkTokenMask } from '../algo/think';
 import { GuardedEnv, type GuardedStep } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
 import type { ChatFormat } from '../rollout/chat';
-import { generatingArgs } from '../rollout/env_manager';
-import { playEpisode, type EpisodeObserver, type EpisodeTask, type TurnStart } from '../rollout/episode';
+import { episodeLimits } from '../rollout/env_manager';
+import { playEpisode, type EpisodeObserver, type TurnStart } from '../rollout/episode';
+import type { EpisodeTask } from '../rollout/episode_record';
 import type { Policy } from '../rollout/policy';
 import type { Episode, Turn } from '../rollout/types';
 import { InputEnded } from './policies';
@@ -58,9 +59,8 @@ export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
   const plugin = await setup.host.resolveEnv(custom.env_type);
   const budgetMs = configured.episode_timeout_s * 1000;
   const env = new GuardedEnv(plugin, custom.env_config, setup.host.envContext(), { label: `env ${tag}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
-  const gen = generatingArgs(config, 'val');
   const task: EpisodeTask = { mode: 'val', tag, envId: 0, groupId: 0, episodeId: 0, seed: config.seed };
-  const limits = { maxNewTokens: gen.max_new_tokens, sequenceLength: config.sequence_length, runSeed: config.seed };
+  const limits = episodeLimits(config, 'val');
 
   const decode = (ids: readonly number[]) => chat.tokenizer.decode(ids, { skipSpecialTokens: false });
   const pieces = new Map<number, string>();
@@ -87,7 +87,7 @@ export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
         }),
       );
       if (start.room > 0) {
-        const budget = Math.min(custom.max_tokens_per_step, gen.max_new_tokens, start.room);
+        const budget = Math.min(custom.max_tokens_per_step, limits.maxNewTokens, start.room);
         print(`the response may take ${budget} tokens (a response given here is cut there, as a model's would be)`);
       }
     },

@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { AgenticConfig } from '../config/schema';
 import { firstLine, UsageError } from '../errors';
 import type { PluginHost } from '../host/plugin_host';
-import { episodeMetrics } from '../rollout/episode';
+import { episodeMetrics } from '../rollout/episode_record';
 import { formatSummaryTable, summarizeByTag, type TagSummary } from '../rollout/report';
 import { readMetricsJsonl } from '../tracking/jsonl';
 import { writeFileAtomic, writeFolderAtomic } from '../util/atomic';

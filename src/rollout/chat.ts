@@ -9,12 +9,19 @@
  * newline), followed by the new user message and the generation prompt. The new message is
  * rendered behind an empty mock system message whose text is then cut off, so templates that
  * add a default system prompt to a conversation without one (Qwen2.5's) do not add it again.
+ *
+ * With function calling (an env that gives `tools`, sdk/function_calls.ts), the first turn hands
+ * the tools to the template, which lists them in the system message, and tool results come back
+ * as tool messages: the very ids the gateway builds from an outside agent's messages.
  */
 import { AgenticError } from '../errors';
 import type { Tokenizer } from '../model/tokenizer';
 import type { TemplateMessage } from '../model/chat_template';
 
-type ChatMessage = TemplateMessage & { role: 'system' | 'user' | 'assistant' };
+type ChatMessage = TemplateMessage & { role: 'system' | 'user' | 'assistant' | 'tool' };
+
+/** What the next turn says: a user message, or the results of the tools the last reply called. */
+export type NextMessage = { role: 'user'; content: string } | { role: 'tool'; results: readonly string[] };
 
 const MARKER = '\u2063agentic-response\u2063';
 
@@ -40,8 +47,8 @@ export class ChatFormat {
       throw new AgenticError(`${tokenizer.source}: no end-of-turn token (no <|im_end|> or eos), so responses could never stop`);
   }
 
-  /** The first turn: system prompt and user message, ready for the assistant's reply. */
-  firstTurn(system: string, user: string): number[] {
+  /** The first turn: system prompt and user message (and the tools, if any), ready for the assistant's reply. */
+  firstTurn(system: string, user: string, tools?: readonly unknown[]): number[] {
     return this.encode(
       this.render(
         [
@@ -49,6 +56,7 @@ export class ChatFormat {
           { role: 'user', content: user },
         ],
         true,
+        tools,
       ),
     );
   }
@@ -57,16 +65,13 @@ export class ChatFormat {
    * The ids that follow `response` (the previous turn's ids as sampled) to ask the next question:
    * the end of the assistant message the policy did not generate, then the new user message.
    */
-  nextTurn(response: readonly number[], user: string): number[] {
+  nextTurn(response: readonly number[], next: string | NextMessage): number[] {
     const stoppedOnClose = response.length > 0 && response[response.length - 1] === this.closeIds[0];
     const close = stoppedOnClose ? this.closeIds.slice(1) : this.closeIds;
-    const rendered = this.render(
-      [
-        { role: 'system', content: '' },
-        { role: 'user', content: user },
-      ],
-      true,
-    );
+    const message: NextMessage = typeof next === 'string' ? { role: 'user', content: next } : next;
+    const messages: ChatMessage[] =
+      message.role === 'user' ? [{ role: 'user', content: message.content }] : message.results.map((content) => ({ role: 'tool', content }));
+    const rendered = this.render([{ role: 'system', content: '' }, ...messages], true);
     if (!rendered.startsWith(this.mockSystem)) {
       throw new AgenticError(
         `${this.tokenizer.source}: the chat template renders a system message differently alone and in a conversation; agentic cannot append turns to it`,
@@ -91,8 +96,8 @@ export class ChatFormat {
   };
   private readonly pieces = new Map<number, string>();
 
-  private render(messages: readonly ChatMessage[], generationPrompt: boolean): string {
-    return this.tokenizer.applyChatTemplate(messages, { addGenerationPrompt: generationPrompt });
+  private render(messages: readonly ChatMessage[], generationPrompt: boolean, tools?: readonly unknown[]): string {
+    return this.tokenizer.applyChatTemplate(messages, { addGenerationPrompt: generationPrompt, ...(tools && tools.length > 0 ? { tools } : {}) });
   }
 
   private encode(text: string): number[] {

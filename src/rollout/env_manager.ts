@@ -28,7 +28,9 @@ import { GuardedEnv } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
 import type { EnvContext, EnvPlugin, EpisodeDraw } from '../sdk/types';
 import type { ChatFormat } from './chat';
-import { playEpisode, type EpisodeLimits, type EpisodeTask } from './episode';
+import { stopGateway } from './agent_episode';
+import { playEpisode } from './episode';
+import type { EpisodeLimits, EpisodeTask } from './episode_record';
 import { rolloutMetrics, type RolloutTiming } from './metrics';
 import { HttpPolicy, serverSampling } from './http_policy';
 import { ModelPolicy, RandomPolicy, type Policy } from './policy';
@@ -136,7 +138,7 @@ export function memberTask(group: GroupEpisode, envId: number): EpisodeTask {
 /** The token and length limits of `mode`'s episodes. */
 export function episodeLimits(config: AgenticConfig, mode: RolloutMode): EpisodeLimits {
   const gen = generatingArgs(config, mode);
-  return { maxNewTokens: gen.max_new_tokens, sequenceLength: config.sequence_length, runSeed: config.seed };
+  return { maxNewTokens: gen.max_new_tokens, sequenceLength: config.sequence_length, runSeed: config.seed, temperature: gen.temperature, topP: gen.top_p };
 }
 
 /** An episode and the rank of its group episode in the batch. */
@@ -339,5 +341,6 @@ export class EnvManager {
 
   async close(): Promise<void> {
     await Promise.all(this.slots.map((slot) => slot.env.close()));
+    await stopGateway();
   }
 }

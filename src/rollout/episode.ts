@@ -7,40 +7,23 @@
  * response exactly as sampled (see chat.ts). Step-wise (step) every turn is a fresh prompt built
  * from the instruction, the last `history_length` steps and the current observation.
  *
+ * Function calling: an env whose reset info gives `tools` (OpenAI function definitions) has them
+ * listed by the chat template in every first turn, and a step whose info gives `tool_results`
+ * has them shown as tool messages in the next trajectory turn (agent_template does not apply).
+ *
  * The time budget (episode_timeout_s) is the straggler guard: whatever is in flight when it runs
  * out (a generation, an env call) is abandoned, the episode ends as `timeout`, and the envs and
  * sequences of the other episodes never wait for it.
  */
-import { createHash } from 'node:crypto';
 import type { CustomEnvConfig } from '../config/schema';
-import { Rng } from '../engine/rng';
-import { aggregateMetric } from '../sdk/env_contract';
-import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
-import type { EpisodeDraw, MetricAgg, MetricValue } from '../sdk/types';
-import type { ChatFormat } from './chat';
-import type { Policy } from './policy';
 import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../config/templates';
-import type { EndReason, Episode, RolloutMode, Turn } from './types';
-
-export interface EpisodeTask {
-  mode: RolloutMode;
-  tag: string;
-  envId: number;
-  groupId: number;
-  episodeId: number;
-  seed: number;
-  /** The episode's place in its tag's stream of episodes (env_manager.ts); absent: reset by the seed alone. */
-  draw?: EpisodeDraw;
-}
-
-export interface EpisodeLimits {
-  /** generating_args.max_new_tokens of the rollout. */
-  maxNewTokens: number;
-  /** Most ids in a trajectory (traj) or in one step's prompt and response (step). */
-  sequenceLength: number;
-  /** The run's seed: with the task it seeds each turn's sampling stream. */
-  runSeed: number;
-}
+import { Rng } from '../engine/rng';
+import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
+import { playAgentEpisode } from './agent_episode';
+import type { ChatFormat } from './chat';
+import { episodeMetrics, type EpisodeLimits, type EpisodeTask, stateHash, trajGroupId } from './episode_record';
+import type { Policy } from './policy';
+import type { EndReason, Episode, Turn } from './types';
 
 /** A turn as the policy is about to see it. */
 export interface TurnStart {
@@ -90,12 +73,9 @@ class Deadline {
   }
 }
 
-export function stateHash(observation: string): string {
-  return createHash('sha256').update(observation).digest('hex');
-}
-
-export function trajGroupId(task: EpisodeTask): string {
-  return `${task.tag}_${task.groupId}_${task.episodeId}_${task.seed}`;
+/** A step's `tool_results` (function calling: its observation as tool messages), when it gives them. */
+function toolResultsOf(value: unknown): string[] | null {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string') ? value : null;
 }
 
 /** Recent steps as a step-wise prompt shows them, oldest first. */
@@ -118,6 +98,7 @@ export async function playEpisode(
   chat: ChatFormat,
   observer: EpisodeObserver = {},
 ): Promise<Episode> {
+  if (env.playedByAgent) return playAgentEpisode(env, custom, task, limits, policy, chat);
   const kind = custom.env_manager_cls;
   const system = custom.agent_system_template ?? DEFAULT_SYSTEM_TEMPLATE;
   const template = custom.agent_template ?? defaultTemplate(kind);
@@ -127,6 +108,9 @@ export async function playEpisode(
   const context: number[] = [];
   let instruction = '';
   let observation = '';
+  /** Function calling: the tools the env gives the chat template, and the last step's tool results. */
+  let tools: readonly unknown[] | undefined;
+  let toolResults: readonly string[] | null = null;
   let endReason: EndReason = 'max_actions';
   let failure: string | null = null;
 
@@ -142,6 +126,7 @@ export async function playEpisode(
     } else {
       instruction = reset.info.instruction;
       observation = reset.observation;
+      tools = Array.isArray(reset.info.tools) ? reset.info.tools : undefined;
       for (let step = 0; ; step++) {
         if (step >= custom.max_steps) {
           endReason = 'max_actions';
@@ -157,7 +142,9 @@ export async function playEpisode(
             max_response_length: custom.max_tokens_per_step,
             suffix: '',
           });
-          promptIds = step === 0 ? chat.firstTurn(system, `${instruction}\n${user}`) : chat.nextTurn(turns[step - 1]!.responseIds, user);
+          const next = toolResults ? ({ role: 'tool', results: toolResults } as const) : user;
+          promptIds =
+            step === 0 ? chat.firstTurn(system, instruction ? `${instruction}\n${user}` : user, tools) : chat.nextTurn(turns[step - 1]!.responseIds, next);
         } else {
           const memory = custom.history_length > 0 ? turns.slice(-custom.history_length) : [];
           const user = fillTemplate(template, {
@@ -171,7 +158,7 @@ export async function playEpisode(
             max_response_length: custom.max_tokens_per_step,
             suffix: '',
           });
-          promptIds = chat.firstTurn(system, user);
+          promptIds = chat.firstTurn(system, user, tools);
         }
         const contextIds = kind === 'traj' ? [...context, ...promptIds] : promptIds;
         const room = limits.sequenceLength - contextIds.length;
@@ -227,6 +214,7 @@ export async function playEpisode(
         await observer.afterTurn?.(turn, result);
         context.push(...promptIds, ...reply.tokens);
         observation = result.observation;
+        toolResults = toolResultsOf(result.info.tool_results);
         if (result.failure) {
           endReason = 'env_failure';
           failure = result.failure.reason;
@@ -268,30 +256,4 @@ export async function playEpisode(
     responseTokens: turns.reduce((sum, t) => sum + t.responseIds.length, 0),
     seconds: (performance.now() - started) / 1000,
   };
-}
-
-/**
- * The env's per-turn metrics reduced over the episode (each by its metricsAgg, default mean;
- * booleans count as 0/1), plus what the rollout knows: num_actions, and 0/1 flags timed_out,
- * context_full and env_failure, and infer_failure where a `remote` policy (inference servers)
- * answered, the only kind that can fail so.
- */
-export function episodeMetrics(turns: readonly Pick<Turn, 'metrics' | 'metricsAgg'>[], endReason: EndReason, remote = false): Record<string, number> {
-  const series = new Map<string, { values: number[]; agg: MetricAgg }>();
-  for (const turn of turns) {
-    for (const [name, value] of Object.entries(turn.metrics) as Array<[string, MetricValue]>) {
-      const entry = series.get(name) ?? { values: [], agg: 'mean' };
-      entry.values.push(typeof value === 'boolean' ? Number(value) : value);
-      entry.agg = turn.metricsAgg[name] ?? entry.agg;
-      series.set(name, entry);
-    }
-  }
-  const metrics: Record<string, number> = {};
-  for (const [name, { values, agg }] of series) metrics[name] = aggregateMetric(values, agg);
-  metrics.num_actions = turns.length;
-  metrics.timed_out = Number(endReason === 'timeout');
-  metrics.context_full = Number(endReason === 'context_full');
-  metrics.env_failure = Number(endReason === 'env_failure');
-  if (remote) metrics.infer_failure = Number(endReason === 'infer_failure');
-  return metrics;
 }

@@ -49,6 +49,8 @@ export interface ServerTurn {
   promptIds: readonly number[];
   maxNewTokens: number;
   seed: number;
+  /** Stop strings of this turn besides the rollout's. */
+  stop?: readonly string[];
 }
 
 /** The body of SGLang's POST /generate for one turn; `adapter` names the LoRA adapter to generate with (its `lora_path`). */
@@ -201,7 +203,7 @@ export class HttpPolicy implements Policy {
     const { servers } = this;
     const seed = query.rng.nextUint32() >>> 1;
     const controller = new AbortController();
-    const turn: ServerTurn = { promptIds: query.promptIds, maxNewTokens: query.maxNewTokens, seed };
+    const turn: ServerTurn = { promptIds: query.promptIds, maxNewTokens: query.maxNewTokens, seed, stop: query.stopStrings ?? [] };
     // the server whose weights a restart lost and this turn put back: asked again at once, once
     let restored: number | null = null;
     let restores = 0;
@@ -250,9 +252,10 @@ export class HttpPolicy implements Policy {
 
   /** One request on `server`; a reply that breaks the turn's contract is a CallFailure. */
   private async ask(server: number, turn: ServerTurn, rid: string, signal: AbortSignal): Promise<ServerReply> {
-    const { servers, options } = this;
+    const { servers } = this;
+    const sampling = turn.stop?.length ? { ...this.options.sampling, stop: [...this.options.sampling.stop, ...turn.stop] } : this.options.sampling;
     const sglang = servers.type === 'sglang';
-    const body = sglang ? generateRequest(turn, options.sampling, rid, servers.adapter) : completionsRequest(turn, options.sampling, servers.modelOf(server));
+    const body = sglang ? generateRequest(turn, sampling, rid, servers.adapter) : completionsRequest(turn, sampling, servers.modelOf(server));
     let answer: unknown;
     try {
       answer = await servers.call(server, sglang ? '/generate' : '/v1/completions', body, signal);
@@ -266,7 +269,7 @@ export class HttpPolicy implements Policy {
     const parse = sglang ? parseGenerate : parseCompletions;
     let reply: ServerReply;
     try {
-      reply = parse(answer, turn.maxNewTokens, options.sampling.stop_token_ids);
+      reply = parse(answer, turn.maxNewTokens, sampling.stop_token_ids);
     } catch (error) {
       if (error instanceof CallFailure) throw new CallFailure(`${servers.urls[server]}: ${error.message}`, error.retryable);
       throw error;

@@ -25,6 +25,8 @@ export interface TurnQuery {
   env: GuardedEnv;
   /** One per environment: a model policy reuses the keys and values of the session's last turn. */
   session: string;
+  /** Stop strings of this turn besides the rollout's (an outside agent's `stop`). */
+  stopStrings?: readonly string[];
 }
 
 /**
@@ -87,7 +89,7 @@ export class ModelPolicy implements Policy {
         maxNewTokens: query.maxNewTokens,
         rng: query.rng,
         stopTokenIds: this.chat.stopTokenIds,
-        stopStrings: this.options.stopStrings ?? undefined,
+        stopStrings: query.stopStrings?.length ? [...(this.options.stopStrings ?? []), ...query.stopStrings] : (this.options.stopStrings ?? undefined),
       },
       query.session,
     );

@@ -88,7 +88,21 @@ export function stepSamples(episode: Episode, policyVersion = 0): Sample[] {
   }));
 }
 
+/**
+ * An outside agent's session split where a call did not extend the last (Turn.opensRow): one row
+ * per part, each with the episode's score on its last sampled id.
+ */
+function splitTrajectorySamples(episode: Episode, policyVersion: number): Sample[] {
+  const parts: Turn[][] = [];
+  for (const turn of episode.turns) {
+    if (turn.opensRow || parts.length === 0) parts.push([]);
+    parts.at(-1)!.push(turn);
+  }
+  return parts.map((turns) => trajectorySample({ ...episode, turns }, policyVersion));
+}
+
 /** The training rows of an episode that `policyVersion`'s weights played. */
 export function episodeSamples(episode: Episode, policyVersion = 0): Sample[] {
-  return episode.kind === 'traj' ? [trajectorySample(episode, policyVersion)] : stepSamples(episode, policyVersion);
+  if (episode.kind === 'step') return stepSamples(episode, policyVersion);
+  return episode.turns.some((t) => t.opensRow) ? splitTrajectorySamples(episode, policyVersion) : [trajectorySample(episode, policyVersion)];
 }

@@ -39,6 +39,11 @@ export interface Turn {
   metricsAgg: Record<string, MetricAgg>;
   /** sha256 of the observation: the anchor state GiGPO groups steps by. */
   stateHash: string;
+  /**
+   * Trajectory-wise: this turn starts a new row, its promptIds a whole prompt (an outside agent's
+   * session split where a call's prompt did not extend the last, agent_episode.ts).
+   */
+  opensRow?: true;
 }
 
 export interface Episode {

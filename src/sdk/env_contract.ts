@@ -42,9 +42,8 @@ export function resetResultProblem(value: unknown): string | null {
   if (observation) return observation;
   if (!isRecord(value.info)) return `info is ${describeValue(value.info)}, expected { instruction, ... }`;
   const instruction = value.info.instruction;
-  if (typeof instruction !== 'string' || instruction.trim() === '') {
-    return `info.instruction is ${describeValue(instruction)}, expected the task as a non-empty string`;
-  }
+  // '' is an env whose first observation says it all (function calling, an outside agent's task)
+  if (typeof instruction !== 'string') return `info.instruction is ${describeValue(instruction)}, expected the task as a string ('' for none)`;
   return null;
 }
 

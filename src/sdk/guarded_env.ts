@@ -23,6 +23,8 @@
 import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
 import type {
+  AgentEpisodes,
+  AgentSession,
   Env,
   EnvContext,
   EnvPlugin,
@@ -38,7 +40,7 @@ import type {
 } from './types';
 import { hasWarmStartHook } from './warm_start_hooks';
 
-export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | WarmStartHook | 'close';
+export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'runAgent' | WarmStartHook | 'close';
 
 export interface EnvFailure {
   /** The env method whose call failed. */
@@ -154,6 +156,27 @@ export class GuardedEnv {
 
   get phase(): EpisodePhase {
     return this.current;
+  }
+
+  /** An outside agent plays this env's episodes (its class has runAgent, AgentEpisodes). */
+  get playedByAgent(): boolean {
+    return typeof (this.plugin.env.prototype as Partial<AgentEpisodes>).runAgent === 'function';
+  }
+
+  /**
+   * Lets the outside agent play the episode (AgentEpisodes.runAgent) within the step time limit;
+   * its final output comes back for step(). A failure ends the episode.
+   */
+  async runAgent(session: AgentSession): Promise<GuardedValue<string>> {
+    this.expectPhase('runAgent', ['running']);
+    const env = this.instance as Env & Partial<AgentEpisodes>;
+    const called = await this.call(
+      'runAgent',
+      () => (typeof env.runAgent === 'function' ? env.runAgent(session) : Promise.reject(new Error('the env has no runAgent()'))),
+      this.timeouts.step,
+      (value) => (typeof value === 'string' ? null : `${describeValue(value)}, expected a string`),
+    );
+    return called as GuardedValue<string>;
   }
 
   /** Starts an episode, building a fresh instance first when there is none (or the last one failed). */

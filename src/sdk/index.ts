@@ -36,5 +36,15 @@ export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptio
 export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from './retrieval/corpus';
 export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval/bm25';
 export { scoreSafely, type SafeScore } from './score';
+export {
+  functionCallText,
+  openAiTool,
+  parseFunctionCalls,
+  parseJsonLoosely,
+  templateJson,
+  type FunctionCall,
+  type FunctionCallReply,
+  type OpenAiTool,
+} from './function_calls';
 export { hasWarmStartHook } from './warm_start_hooks';
 export type * from './types';

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import type { RgbFrame } from '../util/png';
+import type { OpenAiTool } from './function_calls';
 
 // ---------------------------------------------------------------------------------------------
 // Environments (Gymnasium-like, text in and text out)
@@ -15,8 +16,10 @@ export type MetricAgg = 'sum' | 'mean' | 'min' | 'max' | 'last' | 'first';
 export type MetricValue = number | boolean;
 
 export interface ResetInfo {
-  /** The task, as the first prompt shows it before the first observation. */
+  /** The task, as the first prompt shows it before the first observation ('' for none). */
   instruction: string;
+  /** Function calling: the tools the chat template lists in the system message (OpenAI function definitions). */
+  tools?: readonly OpenAiTool[];
   [key: string]: unknown;
 }
 
@@ -37,6 +40,8 @@ export interface StepInfo {
   actionDesc?: string;
   /** The action the env parsed from the response, or null if it could not parse one. */
   action?: string | null;
+  /** Function calling: the outputs of the tools the response called, shown to the policy as tool messages. */
+  tool_results?: readonly string[];
   [key: string]: unknown;
 }
 
@@ -116,6 +121,30 @@ export interface WarmStartHooks {
    * plays whole episodes with it to make worked examples; nothing else calls it.
    */
   solutionAction?(): string | null;
+}
+
+/**
+ * An env whose episodes an outside agent plays (the built-in `agent` env, docs/agents.md). After
+ * reset() the host opens a gateway session and calls runAgent() with it; the agent calls the
+ * policy through the session's OpenAI-compatible base URL, and every call is recorded as the
+ * episode's turns. What runAgent() returns (the agent's final output) goes to step(), which
+ * scores it and ends the episode.
+ */
+export interface AgentEpisodes {
+  runAgent(session: AgentSession): Promise<string>;
+}
+
+export interface AgentSession {
+  /** What the agent uses as OPENAI_BASE_URL: the gateway's /v1 for this episode. */
+  baseUrl: string;
+  /** What the agent uses as OPENAI_API_KEY: it identifies the episode. */
+  apiKey: string;
+  /** The model name the gateway answers to. */
+  model: string;
+  /** Date.now() by which the agent must be done; later calls are refused. */
+  deadline: number;
+  /** Aborted when the episode's time is up: stop the agent. */
+  signal: AbortSignal;
 }
 
 /** The name of one warm-start hook. */

@@ -7,7 +7,7 @@
  * that syncs weights sends it as its one key.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { RequestError } from './request';
+import { RequestError } from '../util/request_body';
 
 export type Access = 'open' | 'serving' | 'admin';
 

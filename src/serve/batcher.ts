@@ -41,7 +41,8 @@ import type { SamplingParams } from '../model/sampling';
 import type { ChatFormat } from '../rollout/chat';
 import { GenerationScheduler } from '../rollout/scheduler';
 import { displayPath } from '../util/paths';
-import { type BoundedSpec, RequestError } from './request';
+import { RequestError } from '../util/request_body';
+import type { BoundedSpec } from './request';
 
 export type Finish = { type: 'stop'; matched: number | string } | { type: 'length'; length: number } | { type: 'abort'; message: string };
 

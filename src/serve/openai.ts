@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import type { Completion } from './batcher';
-import { type GenerationSpec, RequestError, seed, stopStrings, stopTokenIds, tokenId, topLogProbs } from './request';
+import { RequestError, seed, stopStrings, stopTokenIds, tokenId, topLogProbs } from '../util/request_body';
+import type { GenerationSpec } from './request';
 
 /** OpenAI's default max_tokens. */
 const DEFAULT_MAX_TOKENS = 16;

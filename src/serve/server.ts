@@ -11,7 +11,8 @@ import { firstLine, oneLine } from '../errors';
 import { type Access, authorize, type Keys } from './access';
 import type { EngineStats, ServingEngine } from './batcher';
 import { checkModel, CompletionsBody, completionsResponse, completionsSpec, modelsResponse, refusePromptForm } from './openai';
-import { boundSpec, parseBody, RequestError } from './request';
+import { parseBody, RequestError } from '../util/request_body';
+import { boundSpec } from './request';
 import {
   AbortBody,
   EmptyBody,

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import type { Completion, ModelInfo } from './batcher';
-import { BOUNDS, type GenerationSpec, RequestError, rid, seed, stopStrings, stopTokenIds, tokenId, topLogProbs } from './request';
+import { BOUNDS, RequestError, rid, seed, stopStrings, stopTokenIds, tokenId, topLogProbs } from '../util/request_body';
+import type { GenerationSpec } from './request';
 
 /** SGLang's default when sampling_params has no max_new_tokens. */
 const DEFAULT_MAX_NEW_TOKENS = 128;

@@ -8,7 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { displayPath } from '../util/paths';
-import { RequestError } from './request';
+import { RequestError } from '../util/request_body';
 
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);

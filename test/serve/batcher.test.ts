@@ -7,7 +7,8 @@ import { saveModel } from '../../src/model/load';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { ChatFormat } from '../../src/rollout/chat';
 import { ServingEngine } from '../../src/serve/batcher';
-import { type BoundedSpec, RequestError } from '../../src/serve/request';
+import type { BoundedSpec } from '../../src/serve/request';
+import { RequestError } from '../../src/util/request_body';
 import { scratch, restoreBackendAfterFile } from '../helpers';
 import { microPolicyConfig } from '../model/tiny';
 

@@ -7,6 +7,12 @@
  *   text parameter>`, one call per reply; results come back as `Observation:`; `Answer:` finishes.
  * - code: one fenced ```python block per reply, run with the code tool; other tools may still be
  *   called with `<tool_call>` blocks.
+ * - hermes: function calling through the model's chat template. The tools go to the template,
+ *   which lists them in the system message; calls are `<tool_call>` blocks written exactly as the
+ *   template renders an assistant's tool_calls, and results come back as tool messages. The same
+ *   tokens an agent gets through the gateway's /v1/chat/completions with `tools` (docs/agents.md).
+ *   A reply whose call cannot be read is the final answer, as an OpenAI-style server returns it
+ *   as plain content.
  * - compact: one call per reply written as the tool's name and its input in parentheses,
  *   `calculator(6*4+4*11)`; the result comes back as it is, with nothing around it. For small
  *   policies on a CPU, where every generated token counts (configs/calculator.yaml).
@@ -14,11 +20,11 @@
  * A reply with no tool call is the final answer: the text of its `<answer>` tags (or `Answer:` line
  * in react), else the whole reply. Chat special tokens and `<think>` blocks are not part of a reply.
  */
-import { CHAT_SPECIAL_TOKENS } from 'agentic';
+import { CHAT_SPECIAL_TOKENS, functionCallText, parseFunctionCalls, parseJsonLoosely } from 'agentic';
 import type { CallOutcome, CallRequest } from './calls';
 import type { ToolSpec } from './tools';
 
-export const AGENT_FORMATS = ['json', 'react', 'code', 'compact'] as const;
+export const AGENT_FORMATS = ['json', 'hermes', 'react', 'code', 'compact'] as const;
 export type AgentFormatName = (typeof AGENT_FORMATS)[number];
 
 export type ParsedResponse = { kind: 'calls'; calls: CallRequest[] } | { kind: 'answer'; answer: string };
@@ -39,6 +45,8 @@ export interface AgentFormat {
   callText(tool: ToolSpec, args: Record<string, unknown>): string;
   /** A well-formed reply that gives the final answer. */
   answerText(answer: string): string;
+  /** The chat template lists the tools and shows their results as tool messages (hermes). */
+  readonly templateTools?: true;
 }
 
 export interface FormatOptions {
@@ -52,6 +60,8 @@ export function agentFormat(name: AgentFormatName, options: FormatOptions): Agen
   switch (name) {
     case 'json':
       return jsonFormat(options);
+    case 'hermes':
+      return hermesFormat(options);
     case 'react':
       return reactFormat(options);
     case 'compact':
@@ -83,6 +93,28 @@ function jsonFormat(options: FormatOptions): AgentFormat {
     observation: (outcomes) => outcomes.map(toolResponse).join('\n'),
     callText: toolCallText,
     answerText: (answer) => `<answer>${answer}</answer>`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// hermes
+
+function hermesFormat(options: FormatOptions): AgentFormat {
+  return {
+    guide: finishing(options, 'without a tool call').replace(' between <answer> and </answer>', ''),
+    templateTools: true,
+    parse(response) {
+      const text = cleanReply(response);
+      const calls: CallRequest[] = [];
+      for (const call of parseFunctionCalls(text).calls) {
+        if ('malformed' in call) return { kind: 'answer', answer: taggedAnswer(text) ?? text };
+        calls.push({ kind: 'call', name: call.name, args: call.arguments });
+      }
+      return calls.length > 0 ? { kind: 'calls', calls } : { kind: 'answer', answer: taggedAnswer(text) ?? text };
+    },
+    observation: (outcomes) => outcomes.map(toolResponse).join('\n'),
+    callText: (tool, args) => functionCallText(tool.name, args),
+    answerText: (answer) => answer,
   };
 }
 
@@ -307,36 +339,4 @@ function toolCallText(tool: ToolSpec, args: Record<string, unknown>): string {
 
 function toolResponse(outcome: CallOutcome): string {
   return `<tool_response>\n${outcome.output}\n</tool_response>`;
-}
-
-/** JSON as models write it: raw newlines and tabs inside strings are accepted. */
-export function parseJsonLoosely(text: string): { value: unknown } | { error: string } {
-  try {
-    return { value: JSON.parse(text) };
-  } catch (error) {
-    try {
-      return { value: JSON.parse(escapeControlCharactersInStrings(text)) };
-    } catch {
-      return { error: (error as Error).message.split('\n')[0]! };
-    }
-  }
-}
-
-function escapeControlCharactersInStrings(text: string): string {
-  let out = '';
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString && c === '\\') {
-      out += c + (text[i + 1] ?? '');
-      i++;
-      continue;
-    }
-    if (c === '"') inString = !inString;
-    if (inString && c === '\n') out += '\\n';
-    else if (inString && c === '\r') out += '\\r';
-    else if (inString && c === '\t') out += '\\t';
-    else out += c;
-  }
-  return out;
 }

@@ -17,6 +17,7 @@
  */
 import {
   defineEnv,
+  openAiTool,
   Rng,
   rowAt,
   z,
@@ -51,7 +52,7 @@ const Config = z.strictObject({
     .enum(AGENT_FORMATS)
     .default('json')
     .describe(
-      'How the policy calls tools: json (<tool_call>{"name", "arguments"}</tool_call>), react (Thought/Action/Input), code (```python blocks) or compact (the whole reply is name(input), e.g. calculator(6*4+2); the output comes back bare).',
+      'How the policy calls tools: json (<tool_call>{"name", "arguments"}</tool_call>), hermes (function calling through the chat template: it lists the tools, calls are its <tool_call> blocks, outputs come back as tool messages; the tokens an outside agent gets through the gateway), react (Thought/Action/Input), code (```python blocks) or compact (the whole reply is name(input), e.g. calculator(6*4+2); the output comes back bare).',
     ),
   code_tool: z
     .string()
@@ -67,7 +68,9 @@ const Config = z.strictObject({
     .min(1)
     .nullable()
     .default(null)
-    .describe("Replaces the format's instructions; the tool list follows it, or goes where it says {tools}."),
+    .describe(
+      "Replaces the format's instructions; the tool list follows it, or goes where it says {tools}. With agent_format hermes the template lists the tools, and this (default: none) is the whole instruction.",
+    ),
   format_penalty: z.number().max(0).default(0).describe('Reward of a reply with a malformed or failing tool call (<= 0).'),
 });
 type ToolUseConfig = z.output<typeof Config>;
@@ -133,7 +136,13 @@ class ToolUse implements Env, WarmStartHooks {
     this.lastOutcomes = [];
     this.observation = this.row.question;
     this.randomActions = Rng.fromSeed(seed, 'tool_use', 'random-action');
-    return { observation: this.row.question, info: { instruction: this.instruction, row_index: index, ...(epoch === null ? {} : { epoch }) } };
+    const tools = this.format.templateTools
+      ? { tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.plugin.description, spec.schema)) }
+      : {};
+    return {
+      observation: this.row.question,
+      info: { instruction: this.instruction, ...tools, row_index: index, ...(epoch === null ? {} : { epoch }) },
+    };
   }
 
   async step(response: string): Promise<StepResult> {
@@ -170,6 +179,7 @@ class ToolUse implements Env, WarmStartHooks {
           `Called ${outcomes.map((o) => o.name ?? '(unreadable)').join(', ')}` +
           `${failures > 0 ? `; ${failures} of ${outcomes.length} failed` : ''}.${truncated ? ' Out of turns.' : ''}`,
         tool_calls: outcomes.map(summary),
+        ...(this.format.templateTools ? { tool_results: outcomes.map((o) => o.output) } : {}),
         metrics: { success: false, ...this.callMetrics(outcomes) },
         metricsAgg: STEP_AGG,
       },
@@ -348,6 +358,7 @@ function pickCodeTool(specs: readonly ToolSpec[], named: string | null): CodeToo
 }
 
 function instructionText(systemPrompt: string | null, format: AgentFormat, specs: readonly ToolSpec[]): string {
+  if (format.templateTools) return systemPrompt ?? '';
   const catalogue = specs.length > 0 ? toolCatalogue(specs) : '(none)';
   if (systemPrompt !== null && systemPrompt.includes('{tools}')) return systemPrompt.replaceAll('{tools}', catalogue);
   const intro = systemPrompt ?? `Answer the question in the next message.\n${format.guide}`;

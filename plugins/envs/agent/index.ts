@@ -1,0 +1,192 @@
+/**
+ * agent: an agent you already wrote, as an env. Each episode is one dataset row; the agent gets
+ * the question, an OpenAI-compatible base URL and key for this episode (the gateway, whose every
+ * call the policy answers and the rollout records as the episode's turns), its tools and a
+ * deadline, and ends with its final answer (and, if it likes, its own reward). The answer is
+ * scored by the reward function the config names, or the agent's reward is taken as it is.
+ *
+ * The agent is a module exporting `run(ctx)` (TypeScript or JavaScript, loaded like a plugin,
+ * also by the compiled binary) or any command line, run as a child process with OPENAI_BASE_URL,
+ * OPENAI_API_KEY, AGENTIC_MODEL, AGENTIC_TASK (JSON) and AGENTIC_DEADLINE_MS in its environment,
+ * printing `{"answer": ..., "reward": ...}` as its last line. docs/agents.md has both.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import {
+  defineEnv,
+  openAiTool,
+  Rng,
+  rowAt,
+  scoreSafely,
+  z,
+  type AgentEpisodes,
+  type AgentSession,
+  type Env,
+  type EnvContext,
+  type EpisodeDraw,
+  type MetricValue,
+  type ResetResult,
+  type RewardPlugin,
+  type StepResult,
+} from 'agentic';
+import { runCalls } from '../tool_use/calls';
+import { loadRows, type Row } from '../tool_use/dataset';
+import { toolSpec, type ToolSpec } from '../tool_use/tools';
+import { type AgentContext, agentOutput, loadAgentModule, runCommand } from './programs';
+
+const Config = z
+  .strictObject({
+    agent: z.string().min(1).nullable().default(null).describe('A TypeScript or JavaScript module exporting run(ctx), path relative to the run folder.'),
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe('A command line run once per episode (e.g. [python3, my_agent.py]); it prints {"answer", "reward"?} as JSON on its last line.'),
+    dataset: z
+      .string()
+      .min(1)
+      .default('arithmetic/train')
+      .describe('The rows of the episodes, as tool_use reads them: a built-in <name>/<split> or a .json/.jsonl file.'),
+    hidden_fields: z
+      .array(z.string().min(1))
+      .default(['answer', 'expression'])
+      .describe('Row fields the agent is not shown (the answer and any worked solution); the reward function sees the whole row.'),
+    tools: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Tools offered to a module agent (ctx.tools as OpenAI function definitions, ctx.callTool to call one). A command agent reaches its tools itself.',
+      ),
+    reward: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe("The reward function that scores the agent's answer against the row; null takes the reward the agent returns."),
+    tool_timeout_ms: z.int().positive().default(10_000).describe('Time limit of one ctx.callTool call; a call that runs over returns an error text.'),
+    max_observation_chars: z.int().positive().default(2048).describe('Each tool output is cut to this many characters.'),
+  })
+  .refine((c) => (c.agent === null) !== (c.command === null), { message: 'name the agent program: give exactly one of agent (a module) and command' })
+  .refine((c) => c.command === null || c.tools.length === 0, {
+    message: 'tools are offered to module agents; a command agent reaches its tools itself (an MCP server such as `agentic mcp-tools`)',
+    path: ['tools'],
+  });
+type AgentConfig = z.output<typeof Config>;
+
+class OutsideAgent implements Env, AgentEpisodes {
+  private readonly rows: readonly Row[];
+  private readonly tools: ReadonlyMap<string, ToolSpec>;
+  private readonly reward: RewardPlugin | null;
+  private row: Row | null = null;
+  private seed = 0;
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly context: EnvContext,
+  ) {
+    this.rows = loadRows(config.dataset, context.cwd);
+    this.tools = new Map(config.tools.map((name) => [name, toolSpec(context.tool(name))]));
+    this.reward = config.reward === null ? null : context.reward(config.reward);
+  }
+
+  reset(seed: number, draw?: EpisodeDraw): ResetResult {
+    const index = draw === undefined ? Rng.fromSeed(seed, 'agent').int(this.rows.length) : rowAt(draw, this.rows.length).index;
+    this.row = this.rows[index]!;
+    this.seed = seed;
+    return { observation: this.row.question, info: { instruction: '', row_index: index } };
+  }
+
+  async runAgent(session: AgentSession): Promise<string> {
+    const row = this.row!;
+    const task = Object.fromEntries(Object.entries(row).filter(([field]) => !this.config.hidden_fields.includes(field)));
+    if (this.config.command) {
+      const env = {
+        OPENAI_BASE_URL: session.baseUrl,
+        OPENAI_API_KEY: session.apiKey,
+        AGENTIC_MODEL: session.model,
+        AGENTIC_TASK: JSON.stringify(task),
+        AGENTIC_DEADLINE_MS: String(session.deadline),
+        AGENTIC_SEED: String(this.seed),
+      };
+      return JSON.stringify(await runCommand(this.config.command, env, this.context.cwd, session.signal));
+    }
+    const path = isAbsolute(this.config.agent!) ? this.config.agent! : resolve(this.context.cwd, this.config.agent!);
+    const agent = await loadAgentModule(path);
+    const ctx: AgentContext = {
+      baseUrl: session.baseUrl,
+      apiKey: session.apiKey,
+      model: session.model,
+      question: row.question,
+      task,
+      tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.plugin.description, spec.schema)),
+      callTool: (name, args) => this.callTool(name, args),
+      deadline: session.deadline,
+      signal: session.signal,
+    };
+    return JSON.stringify(agentOutput(await agent.run(ctx), this.config.agent!));
+  }
+
+  private async callTool(name: string, args: unknown): Promise<string> {
+    const limits = { timeoutMs: this.config.tool_timeout_ms, maxObservationChars: this.config.max_observation_chars };
+    const [outcome] = await runCalls([{ kind: 'call', name, args }], this.tools, limits);
+    return outcome!.output;
+  }
+
+  /** Scores the agent's final output (runAgent's result; any other text is taken as the answer); the episode ends here. */
+  async step(response: string): Promise<StepResult> {
+    const output = finalOutput(response);
+    const scored = this.reward
+      ? await scoreSafely(this.reward, { response: output.answer, trajectory: [], row: this.row! })
+      : output.reward === undefined
+        ? { reward: 0, metrics: {}, notes: {}, error: 'the agent returned no reward, and the env names no reward function' }
+        : { reward: output.reward, metrics: {}, notes: {} };
+    const { success, ...metrics } = scored.metrics;
+    const shown: Record<string, MetricValue> = {
+      ...metrics,
+      success: success === undefined ? scored.reward >= 1 : Boolean(success),
+      reward_error: scored.error !== undefined,
+    };
+    return {
+      observation: '',
+      reward: scored.reward,
+      terminated: true,
+      truncated: false,
+      info: {
+        action: output.answer,
+        actionDesc: scored.error ? `Answered; ${scored.error}` : `Answered ${JSON.stringify(output.answer)}; reward ${scored.reward}.`,
+        answer: output.answer,
+        ...(scored.error ? { reward_error: scored.error } : {}),
+        ...(Object.keys(scored.notes).length > 0 ? { reward_info: scored.notes } : {}),
+        metrics: shown,
+        metricsAgg: Object.fromEntries(Object.keys(shown).map((name) => [name, 'last' as const])),
+      },
+    };
+  }
+
+  render(mode: 'text' | 'rgb'): string | null {
+    return mode === 'text' && this.row ? this.row.question : null;
+  }
+
+  close(): void {}
+
+  /** An outside agent writes its own replies; a random one is a random answer. */
+  sampleRandomAction(): string {
+    return JSON.stringify({ answer: String(Rng.fromSeed(this.seed, 'agent', 'random').intBetween(0, 100)) });
+  }
+}
+
+function finalOutput(response: string): { answer: string; reward?: number } {
+  try {
+    return agentOutput(JSON.parse(response), 'the agent');
+  } catch {
+    return { answer: response };
+  }
+}
+
+export default defineEnv({
+  name: 'agent',
+  description: 'An agent you already wrote (a module with run(ctx), or a command), calling the policy through an OpenAI-compatible gateway.',
+  config: Config,
+  env: OutsideAgent,
+  epochRows: (config, context) => loadRows(config.dataset, context.cwd).length,
+});

@@ -1,0 +1,66 @@
+/**
+ * What every episode records, whoever plays it (an env turn by turn, episode.ts, or an outside
+ * agent, agent_episode.ts): the task it was given, its limits, its ids, the state hashes GiGPO
+ * anchors on, and its metrics.
+ */
+import { createHash } from 'node:crypto';
+import { aggregateMetric } from '../sdk/env_contract';
+import type { EpisodeDraw, MetricAgg, MetricValue } from '../sdk/types';
+import type { EndReason, RolloutMode, Turn } from './types';
+
+export interface EpisodeTask {
+  mode: RolloutMode;
+  tag: string;
+  envId: number;
+  groupId: number;
+  episodeId: number;
+  seed: number;
+  /** The episode's place in its tag's stream of episodes (env_manager.ts); absent: reset by the seed alone. */
+  draw?: EpisodeDraw;
+}
+
+export interface EpisodeLimits {
+  /** generating_args.max_new_tokens of the rollout. */
+  maxNewTokens: number;
+  /** Most ids in a trajectory (traj) or in one step's prompt and response (step). */
+  sequenceLength: number;
+  /** The run's seed: with the task it seeds each turn's sampling stream. */
+  runSeed: number;
+  /** The rollout's sampling (generating_args), which an outside agent's calls are sampled with. */
+  temperature: number;
+  topP: number;
+}
+
+export function stateHash(observation: string): string {
+  return createHash('sha256').update(observation).digest('hex');
+}
+
+export function trajGroupId(task: EpisodeTask): string {
+  return `${task.tag}_${task.groupId}_${task.episodeId}_${task.seed}`;
+}
+
+/**
+ * The env's per-turn metrics reduced over the episode (each by its metricsAgg, default mean;
+ * booleans count as 0/1), plus what the rollout knows: num_actions, and 0/1 flags timed_out,
+ * context_full and env_failure, and infer_failure where a `remote` policy (inference servers)
+ * answered, the only kind that can fail so.
+ */
+export function episodeMetrics(turns: readonly Pick<Turn, 'metrics' | 'metricsAgg'>[], endReason: EndReason, remote = false): Record<string, number> {
+  const series = new Map<string, { values: number[]; agg: MetricAgg }>();
+  for (const turn of turns) {
+    for (const [name, value] of Object.entries(turn.metrics) as Array<[string, MetricValue]>) {
+      const entry = series.get(name) ?? { values: [], agg: 'mean' };
+      entry.values.push(typeof value === 'boolean' ? Number(value) : value);
+      entry.agg = turn.metricsAgg[name] ?? entry.agg;
+      series.set(name, entry);
+    }
+  }
+  const metrics: Record<string, number> = {};
+  for (const [name, { values, agg }] of series) metrics[name] = aggregateMetric(values, agg);
+  metrics.num_actions = turns.length;
+  metrics.timed_out = Number(endReason === 'timeout');
+  metrics.context_full = Number(endReason === 'context_full');
+  metrics.env_failure = Number(endReason === 'env_failure');
+  if (remote) metrics.infer_failure = Number(endReason === 'infer_failure');
+  return metrics;
+}
