@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test';
+import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { EnvManager, makePolicy } from '../../src/rollout/env_manager';
 import type { Policy, TurnQuery, TurnReply } from '../../src/rollout/policy';
