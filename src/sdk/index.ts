@@ -36,5 +36,6 @@ export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptio
 export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from './retrieval/corpus';
 export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval/bm25';
 export { scoreSafely, type SafeScore } from './score';
+export { bindReward, RewardReference, rewardName, rewardSettings } from './reward_reference';
 export { hasWarmStartHook } from './warm_start_hooks';
 export type * from './types';
