@@ -13,7 +13,9 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 export function cacheKey(model: string, prompt: string): string {
-  return createHash('sha256').update(JSON.stringify([model, prompt])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([model, prompt]))
+    .digest('hex');
 }
 
 const memory = new Map<string, string>();

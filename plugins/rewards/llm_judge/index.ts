@@ -23,12 +23,7 @@ const Config = z
       .describe(
         'The OpenAI-compatible server: its API root as the openai client takes it (http://host:8000/v1, https://api.openai.com/v1), or a bare host, which gets /v1; /chat/completions is called under it.',
       ),
-    model: z
-      .string()
-      .min(1)
-      .nullable()
-      .default(null)
-      .describe('The judge model as the server names it; null: the first model the server lists at /models.'),
+    model: z.string().min(1).nullable().default(null).describe('The judge model as the server names it; null: the first model the server lists at /models.'),
     api_key_env: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
@@ -46,9 +41,15 @@ const Config = z
     parser: z
       .enum(PARSERS)
       .default('number')
-      .describe('How the reply is read: number (the last number in it, which must lie in [0, 1]) or pass_fail (the last of PASS, FAIL, YES, NO in it, any case: 1 or 0).'),
+      .describe(
+        'How the reply is read: number (the last number in it, which must lie in [0, 1]) or pass_fail (the last of PASS, FAIL, YES, NO in it, any case: 1 or 0).',
+      ),
     max_tokens: z.int().positive().default(256).describe('Most tokens the judge may reply with.'),
-    temperature: z.number().min(0).default(0).describe('Sampling temperature of the judge (0: the same answer for the same sample, which the cache relies on).'),
+    temperature: z
+      .number()
+      .min(0)
+      .default(0)
+      .describe('Sampling temperature of the judge (0: the same answer for the same sample, which the cache relies on).'),
     timeout_s: z.number().positive().default(60).describe('Time limit of one request, in seconds.'),
     max_retries: z.int().min(0).default(3).describe('Retries of a request that got no answer, timed out, or got 408, 409, 429 or 5xx.'),
     retry_backoff_s: z.number().min(0).default(1).describe('Wait before the first retry, in seconds; it doubles for each later one.'),
@@ -62,11 +63,14 @@ const Config = z
       .min(1)
       .nullable()
       .default(null)
-      .describe('A JSON-lines file (relative to the working folder) that keeps every reply, so a resumed or repeated run pays nothing; null: the cache is in memory only.'),
+      .describe(
+        'A JSON-lines file (relative to the working folder) that keeps every reply, so a resumed or repeated run pays nothing; null: the cache is in memory only.',
+      ),
   })
   .superRefine((settings, ctx) => {
     const variable = settings.api_key_env;
-    if (variable !== null && !process.env[variable]) ctx.addIssue({ code: 'custom', path: ['api_key_env'], message: `environment variable ${variable} is not set` });
+    if (variable !== null && !process.env[variable])
+      ctx.addIssue({ code: 'custom', path: ['api_key_env'], message: `environment variable ${variable} is not set` });
   });
 type JudgeSettings = z.output<typeof Config>;
 
@@ -97,7 +101,14 @@ interface Verdict {
 async function judge(input: RewardInput, settings: JudgeSettings): Promise<Verdict> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
-  const failure = (why: string, unparseable = false, cached = false): Verdict => ({ score: 0, cached, failed: true, unparseable, latencyS: seconds(), error: why });
+  const failure = (why: string, unparseable = false, cached = false): Verdict => ({
+    score: 0,
+    cached,
+    failed: true,
+    unparseable,
+    latencyS: seconds(),
+    error: why,
+  });
   const server: ServerOptions = {
     baseUrl: settings.base_url,
     apiKey: settings.api_key_env === null ? null : (process.env[settings.api_key_env] ?? null),
@@ -127,7 +138,12 @@ async function judge(input: RewardInput, settings: JudgeSettings): Promise<Verdi
     cache.set(key, reply);
   }
   const score = parseScore(reply, settings.parser);
-  if (score === null) return failure(`the judge's reply gives no ${settings.parser === 'number' ? 'number in [0, 1]' : 'PASS/FAIL or YES/NO'}: ${JSON.stringify(reply.slice(-120))}`, true, cached);
+  if (score === null)
+    return failure(
+      `the judge's reply gives no ${settings.parser === 'number' ? 'number in [0, 1]' : 'PASS/FAIL or YES/NO'}: ${JSON.stringify(reply.slice(-120))}`,
+      true,
+      cached,
+    );
   return { score, cached, failed: false, unparseable: false, latencyS: cached ? 0 : seconds(), error: null };
 }
 

@@ -34,7 +34,8 @@ export function fillRubric(rubric: string, input: RewardInput): string {
   const values: Record<string, unknown> = { ...row, reference, answer: input.response };
   return rubric.replace(PLACEHOLDER, (_, name: string) => {
     const value = values[name];
-    if (value === undefined || value === null) throw new Error(`the rubric's {${name}} has no value: the row has no '${name === 'reference' ? 'answer' : name}'`);
+    if (value === undefined || value === null)
+      throw new Error(`the rubric's {${name}} has no value: the row has no '${name === 'reference' ? 'answer' : name}'`);
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
 }
