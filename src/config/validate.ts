@@ -6,7 +6,9 @@
 import type { z } from 'zod';
 import { needsOf } from '../algo/estimators';
 import { ConfigError, firstLine, PluginError } from '../errors';
-import type { EnvContext, EnvPlugin } from '../sdk/types';
+import { rewardName, rewardSettings, rewardSettingsSchema } from '../sdk/reward_reference';
+import type { EnvContext, EnvPlugin, RewardPlugin } from '../sdk/types';
+import { rewardReferencesIn } from './reward_references';
 import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
 import { templateProblem } from './templates';
@@ -25,6 +27,8 @@ export interface EnvResolver {
    * the environment can check (a dataset file, a tool name) fail here, as config errors.
    */
   envContext?(): EnvContext;
+  /** When given, the rewards env configs name are looked up, and their settings checked against the reward's schema. */
+  rewardPlugin?(name: string): RewardPlugin;
 }
 
 function show(value: unknown): string {
@@ -311,6 +315,30 @@ export function runBackend(config: AgenticConfig): BackendName {
   return first.backend;
 }
 
+/** Each reward the env's config names exists, and the settings it gives fit the reward's schema. */
+function checkRewardSettings(plugin: EnvPlugin, envConfig: unknown, rewardPlugin: (name: string) => RewardPlugin, at: readonly PathSegment[]): void {
+  for (const { path, reference } of rewardReferencesIn(plugin.config, envConfig)) {
+    const where = [...at, ...path];
+    let reward: RewardPlugin;
+    try {
+      reward = rewardPlugin(rewardName(reference));
+    } catch (error) {
+      if (!(error instanceof PluginError)) throw error;
+      throw new ConfigError(`${formatPath(typeof reference === 'string' ? where : [...where, 'name'])}: ${error.message}`, { cause: error });
+    }
+    const schema = rewardSettingsSchema(reward);
+    const parsed = schema.safeParse(rewardSettings(reference), { reportInput: true });
+    if (!parsed.success) {
+      if (typeof reference === 'string') {
+        // a name alone gives no settings; this reward needs some
+        const missing = formatIssue(parsed.error.issues[0] as Issue, schema);
+        throw new ConfigError(`${formatPath(where)}: reward '${reward.name}' needs settings; write it as {name: ${reward.name}, ...} (${missing})`);
+      }
+      throw issuesError(parsed.error.issues as Issue[], schema, where);
+    }
+  }
+}
+
 /** Validates `tree` (interpolations already resolved). */
 export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promise<AgenticConfig> {
   const parsed = ConfigShape.safeParse(tree, { reportInput: true });
@@ -338,6 +366,7 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
     const envConfig = plugin.config.safeParse(entry.env_config, { reportInput: true });
     if (!envConfig.success) throw issuesError(envConfig.error.issues as Issue[], plugin.config, [...at, 'env_config']);
     entry.env_config = envConfig.data as Record<string, unknown>;
+    if (envs.rewardPlugin) checkRewardSettings(plugin, entry.env_config, envs.rewardPlugin.bind(envs), [...at, 'env_config']);
     if (envs.envContext) {
       try {
         await new plugin.env(entry.env_config as never, envs.envContext()).close();

@@ -10,6 +10,7 @@ import toolUse from '../../plugins/envs/tool_use';
 import webshop from '../../plugins/envs/webshop';
 import codeTests from '../../plugins/rewards/code_tests';
 import exactMatch from '../../plugins/rewards/exact_match';
+import llmJudge from '../../plugins/rewards/llm_judge';
 import mathEqualTool from '../../plugins/rewards/math_equal_tool';
 import mathStringEqual from '../../plugins/rewards/math_string_equal';
 import qaF1 from '../../plugins/rewards/qa_f1';
@@ -28,6 +29,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: webshop, source: 'plugins/envs/webshop' },
   { definition: codeTests, source: 'plugins/rewards/code_tests' },
   { definition: exactMatch, source: 'plugins/rewards/exact_match.ts' },
+  { definition: llmJudge, source: 'plugins/rewards/llm_judge' },
   { definition: mathEqualTool, source: 'plugins/rewards/math_equal_tool.ts' },
   { definition: mathStringEqual, source: 'plugins/rewards/math_string_equal.ts' },
   { definition: qaF1, source: 'plugins/rewards/qa_f1.ts' },

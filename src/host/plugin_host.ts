@@ -17,7 +17,8 @@ import { displayPath } from '../util/paths';
 import { BUILTIN_PLUGINS } from './builtin_plugins';
 import { checkDefinition, PluginRegistry } from './registry';
 import * as sdk from '../sdk';
-import type { EnvContext, EnvPlugin, PluginDefinition, PluginKind, PluginOfKind } from '../sdk/types';
+import { bindReward, rewardName } from '../sdk/reward_reference';
+import type { EnvContext, EnvPlugin, PluginDefinition, PluginKind, PluginOfKind, RewardPlugin } from '../sdk/types';
 
 const MODULE_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'];
 const MAX_FOLDER_DEPTH = 4;
@@ -131,11 +132,16 @@ export class PluginHost {
     return this.resolve('env', ref);
   }
 
+  /** A reward plugin by registered name (rewards are named, never loaded by path, in env configs). */
+  rewardPlugin(name: string): RewardPlugin {
+    return this.registry.require('reward', name).definition;
+  }
+
   /** The context every environment is constructed with: lookups in this host's registry. */
   envContext(): EnvContext {
     return {
       tool: (name) => this.registry.require('tool', name).definition,
-      reward: (name) => this.registry.require('reward', name).definition,
+      reward: (reference) => bindReward(this.rewardPlugin(rewardName(reference)), reference),
       cwd: this.cwd,
     };
   }

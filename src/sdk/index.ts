@@ -46,5 +46,6 @@ export {
   type FunctionCallReply,
   type OpenAiTool,
 } from './function_calls';
+export { bindReward, RewardReference, rewardName, rewardSettings } from './reward_reference';
 export { hasWarmStartHook } from './warm_start_hooks';
 export type * from './types';

@@ -1,7 +1,8 @@
 /**
  * Scoring one sample without letting a reward function take the run down: a reward that throws,
  * returns something that is not a finite number, or returns a malformed record gives reward 0 for
- * that sample, and the error comes back to be logged. Callers (the rollout) use this, never
+ * that sample, and the error comes back to be logged. A reward that returns a `reward_error` note
+ * keeps its reward and metrics, and the note comes back as the error. Callers (the rollout) use this, never
  * `reward.score` directly.
  */
 import { firstLine } from '../errors';
@@ -39,7 +40,11 @@ export async function scoreSafely(reward: RewardPlugin, input: RewardInput): Pro
     if (typeof metric === 'number' || typeof metric === 'boolean') metrics[name] = metric;
     else if (typeof metric === 'string') notes[name] = metric;
   }
-  return { reward: value, metrics, notes };
+  // a reward that could not judge (its judge server is down) says why and keeps its metrics
+  const why = notes.reward_error;
+  if (why === undefined) return { reward: value, metrics, notes };
+  delete notes.reward_error;
+  return { reward: value, metrics, notes, error: `reward '${reward.name}': ${firstLine(why)}` };
 }
 
 function describe(value: unknown): string {

@@ -164,8 +164,13 @@ export interface StateQuestion {
 export interface EnvContext {
   /** A tool plugin by registered name; throws a one-line PluginError naming unknown tools. */
   tool(name: string): ToolPlugin;
-  /** A reward plugin by registered name; throws a one-line PluginError naming unknown rewards. */
-  reward(name: string): RewardPlugin;
+  /**
+   * A reward by reference: its registered name, or `{name, ...settings}` for a reward that takes
+   * settings (RewardReference). What comes back is bound to those settings (validated, defaults
+   * filled): call its score(input) alone. Throws a one-line PluginError naming an unknown reward
+   * or the bad setting.
+   */
+  reward(reference: string | { name: string; [setting: string]: unknown }): RewardPlugin;
   /** The folder that relative file paths in env_config are read from (the run's working folder). */
   readonly cwd: string;
 }
@@ -205,19 +210,32 @@ export interface RewardInput {
   row: Readonly<Record<string, unknown>>;
 }
 
-/** A score, or a score with extra metrics that are logged beside it. */
+/**
+ * A score, or a score with extra metrics that are logged beside it. Strings are notes for the
+ * logs; the note `reward_error` says the reward could not judge (a judge server that is down): the
+ * env reports it as it reports a reward that throws, and keeps the metrics that came with it.
+ */
 export type RewardOutput = number | { reward: number; [metric: string]: MetricValue | string };
 
-export interface RewardPlugin {
+export interface RewardPlugin<S extends z.ZodType = z.ZodType> {
   readonly kind: 'reward';
   readonly name: string;
   readonly description: string;
+  /**
+   * Schema of the reward's settings, for an env config that names it as `{name, ...settings}`;
+   * checked at start-up, its defaults fill what is left out. Without one the reward takes none.
+   */
+  readonly config?: S;
   /**
    * Runs model-written code through runPython. A run that uses it (an env's config names it)
    * checks the Python sandbox at start-up: bwrap must work, unless python_sandbox=unconfined.
    */
   readonly sandboxed?: boolean;
-  score(input: RewardInput): RewardOutput | Promise<RewardOutput>;
+  /**
+   * Scores one sample. `settings` are the validated settings; left out, the schema's defaults (a
+   * reward from EnvContext.reward is already bound to its settings and takes no second argument).
+   */
+  score(input: RewardInput, settings?: z.output<S>): RewardOutput | Promise<RewardOutput>;
 }
 
 // ---------------------------------------------------------------------------------------------

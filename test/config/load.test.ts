@@ -225,7 +225,7 @@ describe('errors name the key', () => {
     );
     await fails(
       { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=nosuch'] },
-      "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: bandit",
+      "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: agent, bandit",
     );
     await fails(
       { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=bandti'] },
@@ -310,7 +310,8 @@ describe('the env entries in configs/envs', () => {
 describe('settings only the environment can check', () => {
   test('an unknown tool, reward or dataset of a tool_use entry is a one-line config error', async () => {
     for (const [override, message] of [
-      ['custom_envs.Arithmetic.env_config.reward=nosuch', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: unknown reward 'nosuch'"],
+      // a reward is checked where the env's schema names one (RewardReference), so the error names the key
+      ['custom_envs.Arithmetic.env_config.reward=nosuch', "custom_envs.Arithmetic.env_config.reward: unknown reward 'nosuch'"],
       ['custom_envs.Arithmetic.env_config.tools=[nosuch]', "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: unknown tool 'nosuch'"],
       [
         'custom_envs.Arithmetic.env_config.dataset=/nope.jsonl',

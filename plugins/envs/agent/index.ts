@@ -14,6 +14,7 @@ import { isAbsolute, resolve } from 'node:path';
 import {
   defineEnv,
   openAiTool,
+  RewardReference,
   Rng,
   rowAt,
   scoreSafely,
@@ -57,12 +58,11 @@ const Config = z
       .describe(
         'Tools offered to a module agent (ctx.tools as OpenAI function definitions, ctx.callTool to call one). A command agent reaches its tools itself.',
       ),
-    reward: z
-      .string()
-      .min(1)
-      .nullable()
+    reward: RewardReference.nullable()
       .default(null)
-      .describe("The reward function that scores the agent's answer against the row; null takes the reward the agent returns."),
+      .describe(
+        "The reward function that scores the agent's answer against the row: a name, or {name, ...settings} (e.g. llm_judge, docs/judge.md); null takes the reward the agent returns.",
+      ),
     tool_timeout_ms: z.int().positive().default(10_000).describe('Time limit of one ctx.callTool call; a call that runs over returns an error text.'),
     max_observation_chars: z.int().positive().default(2048).describe('Each tool output is cut to this many characters.'),
   })

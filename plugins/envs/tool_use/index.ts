@@ -18,6 +18,7 @@
 import {
   defineEnv,
   openAiTool,
+  RewardReference,
   Rng,
   rowAt,
   z,
@@ -47,7 +48,9 @@ const Config = z.strictObject({
       'A built-in dataset as <name>/<split> (arithmetic/train, arithmetic/val), or the path of a .jsonl or .json file of {question, answer, ...} rows.',
     ),
   tools: z.array(z.string().min(1)).default(['calculator']).describe('Names of the tools the policy may call (see `agentic plugins`).'),
-  reward: z.string().min(1).default('exact_match').describe('Name of the reward function that scores the final answer against the row.'),
+  reward: RewardReference.default('exact_match').describe(
+    'The reward function that scores the final answer against the row: its name, or {name, ...settings} for one that takes settings (llm_judge).',
+  ),
   agent_format: z
     .enum(AGENT_FORMATS)
     .default('json')
@@ -235,6 +238,10 @@ class ToolUse implements Env, WarmStartHooks {
       }
       const reported = metrics.success;
       delete metrics.success;
+      // a reward that could not judge (its judge server is down) says so and keeps its metrics
+      const failure = notes.reward_error;
+      delete notes.reward_error;
+      if (failure !== undefined) return { reward, success: false, metrics, notes, error: `${this.reward.name}: ${failure.split('\n')[0]}` };
       return { reward, success: reported === undefined ? reward >= 1 : Boolean(reported), metrics, notes, error: null };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
