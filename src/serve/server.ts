@@ -5,6 +5,9 @@
  * the server goes on serving. Each endpoint says who may call it (./access.ts) and whether it waits
  * on generation: those answer when the batch lets them, the others must finish within the idle
  * timeout. docs/serve.md describes every endpoint.
+ *
+ * /v1/chat/completions is the trainer gateway's module (../rollout/gateway/chat_completions.ts)
+ * over this engine, so an agent sees the same API from both.
  */
 import type { Server } from 'bun';
 import { firstLine, oneLine } from '../errors';
