@@ -1,7 +1,8 @@
 /**
  * `agentic serve [config] [overrides]`: the policy as an inference server (docs/serve.md), speaking
  * SGLang's native API and OpenAI's completions with token ids in and out, so a trainer, eval or
- * play on another process or machine generates with it as it would with SGLang or vLLM.
+ * play on another process or machine generates with it as it would with SGLang or vLLM, and
+ * OpenAI's chat completions for agents and apps written against OpenAI's API.
  *
  * The model is the one `agentic eval` plays: actor_infer.model_args.model_name_or_path, else
  * pretrain (a built-in preset, a Hugging Face folder or a hub id), or a checkpoint's actor with
@@ -49,7 +50,10 @@ function intFlag(name: string, value: string | undefined, fallback: number, min:
 
 export default command(
   {
-    meta: { name: 'serve', description: "Serve the policy over HTTP: SGLang's native API and OpenAI completions, token ids in and out" },
+    meta: {
+      name: 'serve',
+      description: "Serve the policy over HTTP: SGLang's native API and OpenAI completions (token ids in and out), and OpenAI chat completions",
+    },
     args: {
       ...configArgs,
       host: { type: 'string', valueHint: 'address', description: 'Address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)' },
@@ -193,6 +197,7 @@ export default command(
   `ENDPOINTS (docs/serve.md)
   POST /generate                  SGLang: input_ids, sampling_params, return_logprob, rid
   POST /v1/completions            OpenAI with a prompt of token ids; vLLM's return_token_ids
+  POST /v1/chat/completions       OpenAI chat: messages, tools (the chat template's function calling), stream
   POST /update_weights_from_disk  load a Hugging Face folder between batches: model_path, weight_version
   GET  /get_weight_version   POST /pause_generation   POST /continue_generation   POST /abort_request
   GET  /health   GET /health_generate   GET /get_model_info   GET /get_server_info   POST /tokenize   GET /v1/models

@@ -105,7 +105,13 @@ export async function playAgentEpisode(
       }
       const text = chat.responseText(reply.tokens);
       return {
-        generation: { text, tokens: reply.tokens, logProbs: reply.logProbs, cut: reply.finishReason === 'length', promptTokens: turn.promptIds.length },
+        generation: {
+          text,
+          tokens: reply.tokens,
+          logProbs: reply.logProbs,
+          finish: reply.finishReason === 'length' ? 'length' : 'stop',
+          promptTokens: turn.promptIds.length,
+        },
       };
     },
   });

@@ -5,12 +5,17 @@
  * the server goes on serving. Each endpoint says who may call it (./access.ts) and whether it waits
  * on generation: those answer when the batch lets them, the others must finish within the idle
  * timeout. docs/serve.md describes every endpoint.
+ *
+ * /v1/chat/completions is the trainer gateway's module (../rollout/gateway/chat_completions.ts)
+ * over this engine, so an agent sees the same API from both.
  */
 import type { Server } from 'bun';
 import { firstLine, oneLine } from '../errors';
 import { type Access, authorize, type Keys } from './access';
 import type { EngineStats, ServingEngine } from './batcher';
+import { assistantMessage, CHAT_HINTS, ChatCompletionsBody, chatResponse, chatStream, chatTurn } from '../rollout/gateway/chat_completions';
 import { checkModel, CompletionsBody, completionsResponse, completionsSpec, modelsResponse, refusePromptForm } from './openai';
+import { chatGeneration, chatSpec } from './openai_chat';
 import { parseBody, RequestError } from '../util/request_body';
 import { boundSpec } from './request';
 import {
@@ -101,6 +106,7 @@ export class InferenceServer {
     this.routes = {
       '/generate': { access: 'serving', waits: true, methods: { POST: (b, r) => this.generate(b, r) } },
       '/v1/completions': { access: 'serving', waits: true, methods: { POST: (b, r) => this.completions(b, r) } },
+      '/v1/chat/completions': { access: 'serving', waits: true, methods: { POST: (b, r) => this.chatCompletions(b, r) } },
       '/v1/models': {
         access: 'serving',
         methods: info(() => modelsResponse(this.options.servedModel, this.created, this.engine.limits.maxContext, this.engine.loadedAdapters)),
@@ -216,6 +222,26 @@ export class InferenceServer {
     const spec = boundSpec(completionsSpec(body, adapters), this.engine.limits);
     const completion = await this.engine.generate(spec, request.signal);
     return json(completionsResponse(completion, body, this.options.servedModel, this.created, this.engine.chat.responsePiece));
+  }
+
+  /** The reply is generated whole before it is sent: a stream comes in one burst. */
+  private async chatCompletions(text: string, request: Request): Promise<Response> {
+    const body = parseBody(ChatCompletionsBody, text, { hints: CHAT_HINTS });
+    const adapters = [...this.engine.loadedAdapters.keys()];
+    checkModel(body.model, this.options.servedModel, adapters);
+    const turn = chatTurn(body, this.engine.chat.tokenizer);
+    const spec = boundSpec(chatSpec(body, turn, adapters), this.engine.limits);
+    const completion = await this.engine.generate(spec, request.signal);
+    const message = assistantMessage(completion.text, turn.readCalls, (i) => `call_${completion.rid}_${i}`);
+    const context = {
+      id: `chatcmpl-${completion.rid}`,
+      model: this.options.servedModel,
+      created: Math.floor(Date.now() / 1000),
+      piece: this.engine.chat.responsePiece,
+    };
+    const generation = chatGeneration(completion);
+    if (!turn.stream) return json(chatResponse(turn, generation, message, context));
+    return new Response(chatStream(turn, generation, message, context), { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } });
   }
 
   private async updateWeights(text: string): Promise<Response> {

@@ -54,6 +54,7 @@ describe('agentic serve: keys', () => {
     for (const [path, body] of [
       ['/generate', GENERATE],
       ['/v1/completions', { prompt: [1, 2], max_tokens: 2 }],
+      ['/v1/chat/completions', { messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }],
       ['/tokenize', { prompt: 'hi' }],
       ['/get_model_info', undefined],
       ['/get_server_info', undefined],

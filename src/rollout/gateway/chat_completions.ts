@@ -174,8 +174,8 @@ export interface ChatGeneration {
   logProbs: readonly number[];
   /** The most likely tokens of each step with their log-probs, when asked for. */
   alternatives?: ReadonlyArray<ReadonlyArray<{ token: number; logProb: number }>>;
-  /** It ran into its token budget. */
-  cut: boolean;
+  /** Why it ended: an end-of-turn token or stop string, its token budget, or the server ending it early (vLLM's 'abort'). */
+  finish: 'stop' | 'length' | 'abort';
   promptTokens: number;
 }
 
@@ -204,8 +204,8 @@ export function assistantMessage(text: string, readCalls: boolean, callId: (inde
   };
 }
 
-function finishReason(message: AssistantMessage, generation: ChatGeneration): 'tool_calls' | 'length' | 'stop' {
-  return message.tool_calls ? 'tool_calls' : generation.cut ? 'length' : 'stop';
+function finishReason(message: AssistantMessage, generation: ChatGeneration): 'tool_calls' | ChatGeneration['finish'] {
+  return message.tool_calls ? 'tool_calls' : generation.finish;
 }
 
 /** OpenAI's logprobs.content: each sampled token with its log-prob (and the top ones, when asked). */
