@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { needsOf } from '../algo/estimators';
 import { ConfigError, firstLine, PluginError } from '../errors';
+import { connectMcpServersIn } from '../sdk/mcp/pool';
 import type { EnvContext, EnvPlugin } from '../sdk/types';
 import { didYouMean } from '../util/suggest';
 import { declaredKeys, describeExpected, schemaAt } from './introspect';
@@ -340,6 +341,8 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
     entry.env_config = envConfig.data as Record<string, unknown>;
     if (envs.envContext) {
       try {
+        // the MCP servers it names start (and list their tools) here, at start-up
+        await connectMcpServersIn(entry.env_config);
         await new plugin.env(entry.env_config as never, envs.envContext()).close();
       } catch (error) {
         throw new ConfigError(`${formatPath([...at, 'env_config'])}: env '${plugin.name}' cannot be built: ${firstLine(error)}`, { cause: error });

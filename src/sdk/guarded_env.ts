@@ -22,6 +22,7 @@
  */
 import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
+import { connectMcpServersIn } from './mcp/pool';
 import type {
   Env,
   EnvContext,
@@ -156,9 +157,15 @@ export class GuardedEnv {
     return this.current;
   }
 
-  /** Starts an episode, building a fresh instance first when there is none (or the last one failed). */
+  /**
+   * Starts an episode, building a fresh instance first when there is none (or the last one
+   * failed). The MCP servers the config names are opened first (a dead one reopened), within the
+   * reset's time limit: a server that cannot start fails the episode like the constructor.
+   */
   async reset(seed: number, draw?: EpisodeDraw): Promise<GuardedReset> {
     this.expectPhase('reset', ['idle', 'running', 'ended', 'failed']);
+    const connected = await this.call('constructor', () => connectMcpServersIn(this.config), this.timeouts.reset, () => null);
+    if (connected.failure) return { failure: connected.failure };
     if (!this.instance) {
       try {
         this.instance = new this.plugin.env(this.config, this.context);

@@ -38,3 +38,18 @@ export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval
 export { scoreSafely, type SafeScore } from './score';
 export { hasWarmStartHook } from './warm_start_hooks';
 export type * from './types';
+export { pluginTool, toolsFromConfig } from './agent_tools';
+export { argumentsSchema, jsonSchemaCheck, textParameterOf } from './tool_schema';
+export { ToolServerLost } from './mcp/connection';
+export { closeMcpServers, connectMcpServers, connectMcpServersIn } from './mcp/pool';
+export {
+  mcpServersIn,
+  McpServerShape,
+  McpToolEntryShape,
+  serverLabel,
+  toolEntries,
+  ToolEntryShape,
+  type McpServerConfig,
+  type McpToolEntry,
+  type ToolEntry,
+} from './mcp/servers';
