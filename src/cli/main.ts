@@ -16,6 +16,7 @@ import configCommand from './config';
 import doctorCommand from './doctor';
 import evalCommand from './eval';
 import { log, out } from './log';
+import mcpToolsCommand from './mcp_tools';
 import playCommand from './play';
 import pluginsCommand from './plugins';
 import renderCommand from './render';
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, Command> = {
   render: renderCommand as Command,
   play: playCommand as Command,
   serve: serveCommand as Command,
+  'mcp-tools': mcpToolsCommand as Command,
   worker: workerCommand as Command,
   resume: resumeCommand as Command,
   config: configCommand as Command,

@@ -4,6 +4,7 @@
  * streamable HTTP endpoint on this machine, `{mcp: {url}}`; `include` picks some of its tools.
  * A server config is one connection per process (its key), however many envs name it.
  */
+import { basename } from 'node:path';
 import { z } from 'zod';
 import { isLoopback } from '../../util/loopback';
 
@@ -78,8 +79,9 @@ export function serverKey(server: McpServerConfig): string {
 /** How messages name a server: its URL, or its command line (cut short). */
 export function serverLabel(server: McpServerConfig): string {
   if (server.url !== undefined) return `MCP server ${server.url}`;
-  const line = [server.command!, ...(server.args ?? [])].join(' ');
-  return `MCP server '${line.length > 80 ? `${line.slice(0, 77)}...` : line}'`;
+  // the program's own name, not its folder: the arguments are what tells two servers apart
+  const line = [basename(server.command!), ...(server.args ?? [])].join(' ');
+  return `MCP server '${line.length > 120 ? `${line.slice(0, 117)}...` : line}'`;
 }
 
 /**
