@@ -24,7 +24,8 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 function intFlag(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name}: expected an integer from ${min} to ${max}, got '${value}'`);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`--${name}: expected an integer from ${min} to ${max}, got '${value}'`);
   return n;
 }
 
@@ -81,7 +82,9 @@ export default command(
       if (args.host !== undefined && port === null) throw new UsageError('--host needs --port (without it the tools are served over stdio)');
       const { isLoopback } = await import('../util/loopback');
       if (!isLoopback(host)) {
-        throw new UsageError(`--host ${host} is not a loopback address: mcp-tools serves this machine only (127.0.0.1, localhost or ::1), as it asks no one for a key`);
+        throw new UsageError(
+          `--host ${host} is not a loopback address: mcp-tools serves this machine only (127.0.0.1, localhost or ::1), as it asks no one for a key`,
+        );
       }
       const mode = (args['python-sandbox'] ?? 'bwrap') as PythonSandboxMode;
       if (!PYTHON_SANDBOX_MODES.includes(mode)) throw new UsageError(`--python-sandbox: expected ${PYTHON_SANDBOX_MODES.join(' or ')}, got '${mode}'`);

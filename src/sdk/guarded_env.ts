@@ -164,7 +164,12 @@ export class GuardedEnv {
    */
   async reset(seed: number, draw?: EpisodeDraw): Promise<GuardedReset> {
     this.expectPhase('reset', ['idle', 'running', 'ended', 'failed']);
-    const connected = await this.call('constructor', () => connectMcpServersIn(this.config), this.timeouts.reset, () => null);
+    const connected = await this.call(
+      'constructor',
+      () => connectMcpServersIn(this.config),
+      this.timeouts.reset,
+      () => null,
+    );
     if (connected.failure) return { failure: connected.failure };
     if (!this.instance) {
       try {

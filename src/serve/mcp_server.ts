@@ -25,7 +25,13 @@ export interface ToolServerOptions {
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
 /** The result of one call: the tool's output, or its error as one line. */
-export async function callResult(tool: AgentTool | undefined, name: string, args: unknown, known: readonly string[], options: { timeoutMs: number; signal: AbortSignal }): Promise<CallToolResult> {
+export async function callResult(
+  tool: AgentTool | undefined,
+  name: string,
+  args: unknown,
+  known: readonly string[],
+  options: { timeoutMs: number; signal: AbortSignal },
+): Promise<CallToolResult> {
   if (!tool) return errorResult(`there is no tool '${name}'; the tools are: ${known.join(', ')}`);
   const checked = tool.check(args ?? {});
   if (!checked.ok) return errorResult(`invalid arguments for ${name}: ${checked.problems.join('; ')}`);

@@ -90,7 +90,7 @@ export class McpConnection {
     } catch (error) {
       await client.close().catch(() => {});
       const said = stderr.trim().split('\n').at(-1)?.trim().slice(-STDERR_TAIL_CHARS);
-      throw new Error(`${label} cannot start: ${firstLine(error)}${said ? ` (its stderr: ${said})` : ''}`);
+      throw new Error(`${label} cannot ${server.url === undefined ? 'start' : 'be reached'}: ${firstLine(error)}${said ? ` (its stderr: ${said})` : ''}`);
     }
   }
 

@@ -41,7 +41,8 @@ export const McpServerShape = z
       const problem = mcpUrlProblem(server.url);
       if (problem) context.addIssue({ code: 'custom', path: ['url'], message: problem });
       for (const key of ['args', 'env', 'cwd'] as const) {
-        if (server[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} is for a stdio server (command); an HTTP server takes url only` });
+        if (server[key] !== undefined)
+          context.addIssue({ code: 'custom', path: [key], message: `${key} is for a stdio server (command); an HTTP server takes url only` });
       }
     }
   });

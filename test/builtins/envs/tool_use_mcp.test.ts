@@ -32,7 +32,12 @@ async function reset(env: GuardedEnv): Promise<GuardedReset & { failure: null }>
 
 /** An `agentic mcp-tools ... --port` process, once it answers. */
 async function httpServer(port: number, ...tools: string[]) {
-  const child = Bun.spawn([process.execPath, MAIN, 'mcp-tools', ...tools, '--port', String(port)], { cwd: ROOT, stdin: 'ignore', stdout: 'ignore', stderr: 'pipe' });
+  const child = Bun.spawn([process.execPath, MAIN, 'mcp-tools', ...tools, '--port', String(port)], {
+    cwd: ROOT,
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'pipe',
+  });
   const url = `http://127.0.0.1:${port}/mcp`;
   for (let tries = 0; tries < 200; tries++) {
     const answer = await fetch(url, { method: 'GET' }).catch(() => null);
