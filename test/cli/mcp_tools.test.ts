@@ -72,6 +72,19 @@ describe('agentic play with the calculator served by agentic mcp-tools', () => {
   }, 30_000);
 });
 
+describe('agentic train with tools served over MCP', () => {
+  test('trains a step and leaves no server behind', async () => {
+    const marker = String(30_000 + Math.floor(Math.random() * 10_000));
+    const tools = `custom_envs.Arithmetic.env_config.tools=[{mcp: {command: '${process.execPath}', args: ['${MAIN}', mcp-tools, calculator, --tool-timeout-ms, '${marker}']}}]`;
+    const small = ['max_steps=1', 'eval_steps=0', 'rollout_batch_size=4', 'train_env_manager.num_env_groups=1', 'train_env_manager.group_size=4'];
+    const tiny = ['pretrain=agentic:nano', 'warm_start.enabled=false', 'sequence_length=512', 'train_env_manager.generating_args.max_new_tokens=16'];
+    const { code, stderr } = await agentic(['train', '--config-name', 'tool_use', `output_dir=${scratch()}`, ...tiny, ...small, tools]);
+    expect({ code, stderr }).toMatchObject({ code: 0 });
+    expect(stderr).toContain('done: 1 step');
+    expect((await processes()).filter((line) => line.includes('mcp-tools') && line.includes(marker))).toEqual([]);
+  }, 60_000);
+});
+
 describe('one line, exit 2', () => {
   test.each([
     [['mcp-tools', 'calculator', 'abacus'], "error: unknown tool 'abacus'; the tools are: answer, calculator, python_executor, search"],
