@@ -22,7 +22,8 @@
  */
 import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
-import { connectMcpServersIn } from './mcp/pool';
+import { connectMcpServers } from './mcp/pool';
+import { mcpServersIn, type McpServerConfig } from './mcp/servers';
 import type {
   Env,
   EnvContext,
@@ -137,6 +138,8 @@ export class GuardedEnv {
   private epoch = 0;
   private readonly label: string;
   private readonly timeouts: { reset: number; step: number; close: number };
+  /** The MCP servers the config names (its tools' servers), opened before each episode. */
+  private readonly mcpServers: readonly McpServerConfig[];
 
   /** `config` is the validated env_config (the plugin schema's output). */
   constructor(
@@ -146,6 +149,7 @@ export class GuardedEnv {
     options: GuardOptions = {},
   ) {
     this.label = options.label ?? `env '${plugin.name}'`;
+    this.mcpServers = mcpServersIn(config);
     this.timeouts = {
       reset: options.resetTimeoutMs ?? DEFAULT_RESET_TIMEOUT_MS,
       step: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
@@ -164,13 +168,15 @@ export class GuardedEnv {
    */
   async reset(seed: number, draw?: EpisodeDraw): Promise<GuardedReset> {
     this.expectPhase('reset', ['idle', 'running', 'ended', 'failed']);
-    const connected = await this.call(
-      'constructor',
-      () => connectMcpServersIn(this.config),
-      this.timeouts.reset,
-      () => null,
-    );
-    if (connected.failure) return { failure: connected.failure };
+    if (this.mcpServers.length > 0) {
+      const connected = await this.call(
+        'constructor',
+        () => connectMcpServers(this.mcpServers),
+        this.timeouts.reset,
+        () => null,
+      );
+      if (connected.failure) return { failure: connected.failure };
+    }
     if (!this.instance) {
       try {
         this.instance = new this.plugin.env(this.config, this.context);
