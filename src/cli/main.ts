@@ -7,6 +7,7 @@
 import { renderUsage, runCommand, type CommandDef } from 'citty';
 import pkg from '../../package.json';
 import { AgenticError, oneLine, UsageError } from '../errors';
+import { closeMcpServers } from '../sdk/mcp/pool';
 import { didYouMean } from '../util/suggest';
 import { normalizeFlagSpellings, rejectUnreadArguments, wantsHelp } from './args';
 import type { Command } from './command';
@@ -15,6 +16,7 @@ import configCommand from './config';
 import doctorCommand from './doctor';
 import evalCommand from './eval';
 import { log, out } from './log';
+import mcpToolsCommand from './mcp_tools';
 import playCommand from './play';
 import pluginsCommand from './plugins';
 import renderCommand from './render';
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, Command> = {
   render: renderCommand as Command,
   play: playCommand as Command,
   serve: serveCommand as Command,
+  'mcp-tools': mcpToolsCommand as Command,
   worker: workerCommand as Command,
   resume: resumeCommand as Command,
   config: configCommand as Command,
@@ -93,6 +96,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     return typeof result === 'number' ? result : 0;
   } catch (error) {
     return report(error, debug);
+  } finally {
+    // the MCP servers the command started exit with it
+    await closeMcpServers();
   }
 }
 

@@ -114,7 +114,7 @@ export default command(
       const idleTimeoutS = intFlag('idle-timeout', args['idle-timeout'], DEFAULT_IDLE_TIMEOUT_S, 1);
       if (idleTimeoutS > MAX_IDLE_TIMEOUT_S) throw new UsageError(`--idle-timeout: expected at most ${MAX_IDLE_TIMEOUT_S} seconds, got ${idleTimeoutS}`);
       const keys = { api: keyOf('api-key', args['api-key'], 'AGENTIC_SERVE_API_KEY'), admin: keyOf('admin-key', args['admin-key'], 'AGENTIC_SERVE_ADMIN_KEY') };
-      const { isLoopback } = await import('../serve/access');
+      const { isLoopback } = await import('../util/loopback');
       if (!isLoopback(host) && keys.api === null && !args.insecure) {
         throw new UsageError(
           `--host ${host} opens the server to the network: give it --api-key (or AGENTIC_SERVE_API_KEY), or --insecure to let anyone who reaches it generate and change its weights`,

@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { needsOf } from '../algo/estimators';
 import { ConfigError, firstLine, PluginError } from '../errors';
+import { connectMcpServersIn } from '../sdk/mcp/pool';
 import { rewardName, rewardSettings, rewardSettingsSchema } from '../sdk/reward_reference';
 import type { EnvContext, EnvPlugin, RewardPlugin } from '../sdk/types';
 import { rewardReferencesIn } from './reward_references';
@@ -369,6 +370,8 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
     if (envs.rewardPlugin) checkRewardSettings(plugin, entry.env_config, envs.rewardPlugin.bind(envs), [...at, 'env_config']);
     if (envs.envContext) {
       try {
+        // the MCP servers it names start (and list their tools) here, at start-up
+        await connectMcpServersIn(entry.env_config);
         await new plugin.env(entry.env_config as never, envs.envContext()).close();
       } catch (error) {
         throw new ConfigError(`${formatPath([...at, 'env_config'])}: env '${plugin.name}' cannot be built: ${firstLine(error)}`, { cause: error });

@@ -22,6 +22,8 @@
  */
 import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
+import { connectMcpServers } from './mcp/pool';
+import { mcpServersIn, type McpServerConfig } from './mcp/servers';
 import type {
   AgentEpisodes,
   AgentSession,
@@ -138,6 +140,8 @@ export class GuardedEnv {
   private epoch = 0;
   private readonly label: string;
   private readonly timeouts: { reset: number; step: number; close: number };
+  /** The MCP servers the config names (its tools' servers), opened before each episode. */
+  private readonly mcpServers: readonly McpServerConfig[];
 
   /** `config` is the validated env_config (the plugin schema's output). */
   constructor(
@@ -147,6 +151,7 @@ export class GuardedEnv {
     options: GuardOptions = {},
   ) {
     this.label = options.label ?? `env '${plugin.name}'`;
+    this.mcpServers = mcpServersIn(config);
     this.timeouts = {
       reset: options.resetTimeoutMs ?? DEFAULT_RESET_TIMEOUT_MS,
       step: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
@@ -179,9 +184,22 @@ export class GuardedEnv {
     return called as GuardedValue<string>;
   }
 
-  /** Starts an episode, building a fresh instance first when there is none (or the last one failed). */
+  /**
+   * Starts an episode, building a fresh instance first when there is none (or the last one
+   * failed). The MCP servers the config names are opened first (a dead one reopened), within the
+   * reset's time limit: a server that cannot start fails the episode like the constructor.
+   */
   async reset(seed: number, draw?: EpisodeDraw): Promise<GuardedReset> {
     this.expectPhase('reset', ['idle', 'running', 'ended', 'failed']);
+    if (this.mcpServers.length > 0) {
+      const connected = await this.call(
+        'constructor',
+        () => connectMcpServers(this.mcpServers),
+        this.timeouts.reset,
+        () => null,
+      );
+      if (connected.failure) return { failure: connected.failure };
+    }
     if (!this.instance) {
       try {
         this.instance = new this.plugin.env(this.config, this.context);

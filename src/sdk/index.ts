@@ -49,3 +49,18 @@ export {
 export { bindReward, RewardReference, rewardName, rewardSettings } from './reward_reference';
 export { hasWarmStartHook } from './warm_start_hooks';
 export type * from './types';
+export { pluginTool, toolsFromConfig } from './agent_tools';
+export { argumentsSchema, jsonSchemaCheck, textParameterOf } from './tool_schema';
+export { ToolServerLost } from './mcp/connection';
+export { closeMcpServers, connectMcpServers, connectMcpServersIn } from './mcp/pool';
+export {
+  mcpServersIn,
+  McpServerShape,
+  McpToolEntryShape,
+  serverLabel,
+  toolEntries,
+  ToolEntryShape,
+  type McpServerConfig,
+  type McpToolEntry,
+  type ToolEntry,
+} from './mcp/servers';

@@ -265,6 +265,31 @@ export interface ToolPlugin<P extends z.ZodObject = z.ZodObject> {
   call(args: z.output<P>, context: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
+/** What a check of a call's arguments found: the arguments to call with, or the problems (`path: message` each). */
+export type ToolArgsCheck = { ok: true; args: unknown } | { ok: false; problems: string[] };
+
+/**
+ * A tool as an env offers it to the policy, whatever serves it: a tool plugin (pluginTool) or an
+ * MCP server (the `{mcp: ...}` entries of `tools:`). toolsFromConfig makes them from an env's
+ * `tools:` list; the env shows `schema` in its tool list and runs calls through check() and call().
+ */
+export interface AgentTool {
+  readonly name: string;
+  readonly description: string;
+  /** The arguments as JSON schema: what the policy's tool list shows, as it is. */
+  readonly schema: { [key: string]: unknown };
+  /** The parameter a plain-text input goes to: the only required one, when it is a string. */
+  readonly textParameter: string | null;
+  /** Whether a call ends the episode (like an `answer` tool). */
+  readonly terminal: boolean;
+  check(args: unknown): ToolArgsCheck;
+  /**
+   * Runs the tool with checked arguments. A throw is the tool's error, for the policy to see;
+   * a ToolServerLost (its MCP server died) is the env's, and costs the episode.
+   */
+  call(args: unknown, context: ToolContext): Promise<ToolOutput>;
+}
+
 export type PluginDefinition = EnvPlugin | RewardPlugin | ToolPlugin;
 export type PluginKind = PluginDefinition['kind'];
 export type PluginOfKind<K extends PluginKind> = { env: EnvPlugin; reward: RewardPlugin; tool: ToolPlugin }[K];

@@ -42,9 +42,3 @@ export function authorize(request: Request, access: Access, keys: Keys): void {
   }
   throw new RequestError(401, 'wrong API key');
 }
-
-/** Whether `host` is reachable from this machine only. */
-export function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
-}

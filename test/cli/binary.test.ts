@@ -188,6 +188,16 @@ describe('the compiled binary in an empty folder', () => {
     }
   });
 
+  test('MCP from the binary: a tool_use episode calls the calculator that `agentic mcp-tools` of the binary serves', async () => {
+    const cwd = scratch({ 'answers.txt': '<tool_call>{"name": "calculator", "arguments": {"expression": "2*4 + 9*6"}}</tool_call>\n<answer>62</answer>\n' });
+    const tools = `custom_envs.Arithmetic.env_config.tools=[{mcp: {command: '${bin}', args: [mcp-tools, calculator]}}]`;
+    const script = ['--script', join(cwd, 'answers.txt'), '--out', join(cwd, 'played.json')];
+    const { code, stdout, stderr } = await run(['play', 'Arithmetic', '--config-name', 'tool_use', 'seed=5', ...script, tools], cwd);
+    expect({ code, stderr }).toMatchObject({ code: 0 });
+    expect(stdout).toContain('--- tool calls (1)\n[1] calculator: ok\n62\n');
+    expect(stdout).toContain('score: 1 (success)');
+  });
+
   test.skipIf(missing('sandbox'))('the code agent plays from the binary: the coding set, its tests run in the sandbox', async () => {
     const cwd = scratch();
     const small = ['--policy', 'random', 'val_batch_size=2', 'val_env_manager.num_env_groups=2', '--out', join(cwd, 'code.json')];

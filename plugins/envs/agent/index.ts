@@ -18,6 +18,8 @@ import {
   Rng,
   rowAt,
   scoreSafely,
+  toolEntries,
+  toolsFromConfig,
   z,
   type AgentEpisodes,
   type AgentSession,
@@ -31,7 +33,7 @@ import {
 } from 'agentic';
 import { runCalls } from '../tool_use/calls';
 import { loadRows, type Row } from '../tool_use/dataset';
-import { toolSpec, type ToolSpec } from '../tool_use/tools';
+import type { ToolSpec } from '../tool_use/tools';
 import { type AgentContext, agentOutput, loadAgentModule, runCommand } from './programs';
 
 const Config = z
@@ -52,12 +54,9 @@ const Config = z
       .array(z.string().min(1))
       .default(['answer', 'expression'])
       .describe('Row fields the agent is not shown (the answer and any worked solution); the reward function sees the whole row.'),
-    tools: z
-      .array(z.string().min(1))
-      .default([])
-      .describe(
-        'Tools offered to a module agent (ctx.tools as OpenAI function definitions, ctx.callTool to call one). A command agent reaches its tools itself.',
-      ),
+    tools: toolEntries([]).describe(
+      'Tools offered to a module agent (ctx.tools as OpenAI function definitions, ctx.callTool to call one): tool plugins by name, or MCP servers ({mcp: {command, args} | {url}}, docs/mcp_tools.md); a server that dies costs the episode. A command agent reaches its tools itself.',
+    ),
     reward: RewardReference.nullable()
       .default(null)
       .describe(
@@ -85,7 +84,7 @@ class OutsideAgent implements Env, AgentEpisodes {
     private readonly context: EnvContext,
   ) {
     this.rows = loadRows(config.dataset, context.cwd);
-    this.tools = new Map(config.tools.map((name) => [name, toolSpec(context.tool(name))]));
+    this.tools = new Map(toolsFromConfig(config.tools, context).map((spec) => [spec.name, spec]));
     this.reward = config.reward === null ? null : context.reward(config.reward);
   }
 
@@ -118,7 +117,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       model: session.model,
       question: row.question,
       task,
-      tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.plugin.description, spec.schema)),
+      tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.description, spec.schema)),
       callTool: (name, args) => this.callTool(name, args),
       deadline: session.deadline,
       signal: session.signal,

@@ -2,9 +2,11 @@
  * Running the tool calls of one turn. Each call's arguments are checked against the tool's zod
  * schema, the calls run concurrently, and each gets an AbortSignal that fires at its time limit.
  * Whatever goes wrong (an unreadable call, an unknown tool, bad arguments, a tool that throws or
- * runs out of time) becomes an error observation for the policy, never an exception.
+ * runs out of time) becomes an error observation for the policy, never an exception; but an MCP
+ * server that died (ToolServerLost) throws, so the episode ends as an env failure and the next
+ * one reconnects.
  */
-import type { ToolOutput } from 'agentic';
+import { ToolServerLost, type ToolOutput } from 'agentic';
 import type { ToolSpec } from './tools';
 
 /** A tool call as an agent format read it from a response, before it is checked. */
@@ -46,12 +48,10 @@ async function runCall(request: CallRequest, tools: ReadonlyMap<string, ToolSpec
   }
   const args = argumentsObject(tool, request.args);
   if (typeof args === 'string') return failed(tool.name, args);
-  const parsed = tool.plugin.parameters.safeParse(args);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'arguments'}: ${issue.message}`);
-    return failed(tool.name, `invalid arguments for ${tool.name}: ${problems.join('; ')}`);
-  }
-  const result = await callWithTimeout(tool, parsed.data, limits.timeoutMs);
+  const checked = tool.check(args);
+  if (!checked.ok) return failed(tool.name, `invalid arguments for ${tool.name}: ${checked.problems.join('; ')}`);
+  const result = await callWithTimeout(tool, checked.args, limits.timeoutMs);
+  if (result.kind === 'lost') throw result.error;
   if (result.kind === 'timeout') return failed(tool.name, `${tool.name} did not finish within ${limits.timeoutMs} ms`, true);
   if (result.kind === 'threw') return failed(tool.name, `${tool.name} failed: ${result.message}`, true);
   const output = result.output;
@@ -78,7 +78,7 @@ function argumentsObject(tool: ToolSpec, args: unknown): Record<string, unknown>
   return args as Record<string, unknown>;
 }
 
-type CallResult = { kind: 'done'; output: ToolOutput } | { kind: 'threw'; message: string } | { kind: 'timeout' };
+type CallResult = { kind: 'done'; output: ToolOutput } | { kind: 'threw'; message: string } | { kind: 'timeout' } | { kind: 'lost'; error: ToolServerLost };
 
 async function callWithTimeout(tool: ToolSpec, args: unknown, timeoutMs: number): Promise<CallResult> {
   const controller = new AbortController();
@@ -89,13 +89,10 @@ async function callWithTimeout(tool: ToolSpec, args: unknown, timeoutMs: number)
       done({ kind: 'timeout' });
     }, timeoutMs);
   });
-  // the call starts in a later microtask, so a tool that throws synchronously is caught like one that rejects
-  const call = Promise.resolve()
-    .then(() => tool.plugin.call(args as never, { signal: controller.signal }))
-    .then(
-      (output): CallResult => ({ kind: 'done', output }),
-      (error: unknown): CallResult => ({ kind: 'threw', message: firstLine(error) }),
-    );
+  const call = tool.call(args, { signal: controller.signal }).then(
+    (output): CallResult => ({ kind: 'done', output }),
+    (error: unknown): CallResult => (error instanceof ToolServerLost ? { kind: 'lost', error } : { kind: 'threw', message: firstLine(error) }),
+  );
   try {
     return await Promise.race([call, timeout]);
   } finally {

@@ -33,11 +33,13 @@ import {
   type StateQuestion,
   type StepResult,
   type WarmStartHooks,
+  toolEntries,
+  toolsFromConfig,
 } from 'agentic';
 import { runCalls, type CallOutcome, type CallRequest } from './calls';
 import { loadRows, type Row } from './dataset';
 import { AGENT_FORMATS, agentFormat, type AgentFormat, type CodeTool } from './formats';
-import { sampleArguments, toolCatalogue, toolSpec, type ToolSpec } from './tools';
+import { sampleArguments, toolCatalogue, type ToolSpec } from './tools';
 
 const Config = z.strictObject({
   dataset: z
@@ -47,7 +49,7 @@ const Config = z.strictObject({
     .describe(
       'A built-in dataset as <name>/<split> (arithmetic/train, arithmetic/val), or the path of a .jsonl or .json file of {question, answer, ...} rows.',
     ),
-  tools: z.array(z.string().min(1)).default(['calculator']).describe('Names of the tools the policy may call (see `agentic plugins`).'),
+  tools: toolEntries(['calculator']),
   reward: RewardReference.default('exact_match').describe(
     'The reward function that scores the final answer against the row: its name, or {name, ...settings} for one that takes settings (llm_judge).',
   ),
@@ -117,9 +119,7 @@ class ToolUse implements Env, WarmStartHooks {
     private readonly config: ToolUseConfig,
     context: EnvContext,
   ) {
-    const specs = config.tools.map((name) => toolSpec(context.tool(name)));
-    const twice = config.tools.find((name, i) => config.tools.indexOf(name) !== i);
-    if (twice) throw new Error(`tools lists '${twice}' twice`);
+    const specs = toolsFromConfig(config.tools, context);
     this.tools = new Map(specs.map((spec) => [spec.name, spec]));
     this.reward = context.reward(config.reward);
     const codeTool = config.agent_format === 'code' ? pickCodeTool(specs, config.code_tool) : null;
@@ -139,9 +139,7 @@ class ToolUse implements Env, WarmStartHooks {
     this.lastOutcomes = [];
     this.observation = this.row.question;
     this.randomActions = Rng.fromSeed(seed, 'tool_use', 'random-action');
-    const tools = this.format.templateTools
-      ? { tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.plugin.description, spec.schema)) }
-      : {};
+    const tools = this.format.templateTools ? { tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.description, spec.schema)) } : {};
     return {
       observation: this.row.question,
       info: { instruction: this.instruction, ...tools, row_index: index, ...(epoch === null ? {} : { epoch }) },

@@ -1,43 +1,27 @@
 /**
  * The tools an episode may call, as the policy sees them: each tool's name, description and the
- * JSON schema of its arguments (derived from its zod `parameters`), plus sampling arguments from
- * that schema for random actions.
+ * JSON schema of its arguments (a plugin's derived from its zod `parameters`, an MCP server's as
+ * it lists it; see toolsFromConfig in the SDK), plus sampling arguments from that schema for
+ * random actions.
  */
-import { z, type Rng, type ToolPlugin } from 'agentic';
+import type { AgentTool, Rng } from 'agentic';
 
 type JsonSchema = { [key: string]: unknown };
 
-export interface ToolSpec {
-  readonly name: string;
-  readonly plugin: ToolPlugin;
-  /** The arguments as JSON schema (what the instruction shows). */
-  readonly schema: JsonSchema;
-  /** The parameter a plain-text input goes to: the only required one, when it is a string. */
-  readonly textParameter: string | null;
-  readonly terminal: boolean;
-}
-
-export function toolSpec(plugin: ToolPlugin): ToolSpec {
-  const schema = z.toJSONSchema(plugin.parameters, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-  delete schema.$schema;
-  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = (schema.required ?? []) as string[];
-  const only = required.length === 1 ? required[0]! : null;
-  const textParameter = only !== null && properties[only]?.type === 'string' ? only : null;
-  return { name: plugin.name, plugin, schema, textParameter, terminal: plugin.terminal === true };
-}
+/** A tool of the episode: a tool plugin's or an MCP server's (the SDK's AgentTool). */
+export type ToolSpec = AgentTool;
 
 /** One line per tool, in the OpenAI function format that chat models are trained on. */
 export function toolCatalogue(tools: readonly ToolSpec[]): string {
   return tools
-    .map((tool) => JSON.stringify({ type: 'function', function: { name: tool.name, description: tool.plugin.description, parameters: tool.schema } }))
+    .map((tool) => JSON.stringify({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.schema } }))
     .join('\n');
 }
 
-/** Arguments drawn from the tool's schema that its zod schema accepts, or null when that is not feasible. */
+/** Arguments drawn from the tool's schema that its check accepts, or null when that is not feasible. */
 export function sampleArguments(tool: ToolSpec, rng: Rng): Record<string, unknown> | null {
   const value = sampleValue(tool.schema, rng, 0);
-  if (value === undefined || !tool.plugin.parameters.safeParse(value).success) return null;
+  if (value === undefined || !tool.check(value).ok) return null;
   return value as Record<string, unknown>;
 }
 
