@@ -205,6 +205,7 @@ export async function playAgentEpisode(
     metrics: {
       ...episodeMetrics(turns, endReason, policy.remote),
       gateway_calls: session.calls.length,
+      gateway_streamed: session.calls.filter((call) => call.streamed).length,
       gateway_refused: session.refused,
       prefix_mismatch: mismatches,
       gateway_sampling_overridden: overridden,

@@ -14,6 +14,8 @@ export interface RecordedCall {
   responseIds: readonly number[];
   /** The sampling log-prob of each response id. */
   logProbs: readonly number[];
+  /** The reply went back as server-sent events (the request asked for `stream: true`). */
+  streamed: boolean;
 }
 
 export interface SessionTurn {
