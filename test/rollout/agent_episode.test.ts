@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { AGENTS, BUILTIN, calculatorYaml, collect, moduleAgent, rows, ScriptedPolicy } from './calculator_agents';
+import { AGENTS, BUILTIN, calculatorYaml, collect, commandAgent, moduleAgent, rows, ScriptedPolicy } from './calculator_agents';
 
 describe('an outside agent through the gateway', () => {
   test('the openai-client agent and the built-in hermes env give the same token ids, masks and scores', async () => {
@@ -22,5 +22,18 @@ describe('an outside agent through the gateway', () => {
     expect(rows(agent)).toEqual(rows(builtin));
     expect(agent.episodes.every((e) => e.score === 1)).toBe(true);
     expect(agent.metrics['env/Calc/prefix_mismatch']).toBe(0);
+  }, 30_000);
+
+  test("the Python agent (a command, urllib) gives the same rows as the built-in env, with the env's tool definitions or its own", async () => {
+    const builtin = await collect(calculatorYaml(BUILTIN), new ScriptedPolicy());
+    const python = ['python3', join(AGENTS, 'python_calculator.py')];
+    // AGENTIC_TOOLS holds the calculator's definition; without tools the agent sends its own copy
+    const given = await collect(calculatorYaml(commandAgent(python, ', tools: [calculator]')), new ScriptedPolicy());
+    const own = await collect(calculatorYaml(commandAgent(python)), new ScriptedPolicy());
+    for (const batch of [given, own]) {
+      for (const e of batch.episodes) expect(e.failure).toBeNull();
+      expect(rows(batch)).toEqual(rows(builtin));
+      expect(batch.episodes.every((e) => e.score === 1)).toBe(true);
+    }
   }, 30_000);
 });
