@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
+import { tf } from '../../src/engine/tf';
 import { AGENTS, BUILTIN, calculatorYaml, collect, commandAgent, moduleAgent, rows, ScriptedPolicy } from './calculator_agents';
+import { modelLogProbs } from './helpers';
 
 describe('an outside agent through the gateway', () => {
   test('the openai-client agent and the built-in hermes env give the same token ids, masks and scores', async () => {
@@ -36,4 +38,27 @@ describe('an outside agent through the gateway', () => {
       expect(batch.episodes.every((e) => e.score === 1)).toBe(true);
     }
   }, 30_000);
+
+  test("with the real model, an openai-client agent's recorded log-probs are the model's own (<= 1e-4) and the masks cover exactly the sampled ids", async () => {
+    const before = tf.memory().numTensors;
+    const batch = await collect(calculatorYaml(moduleAgent(join(AGENTS, 'openai_calculator.ts'))));
+    expect(tf.memory().numTensors).toBe(before);
+    expect(batch.samples).toHaveLength(4);
+    for (const [i, sample] of batch.samples.entries()) {
+      const episode = batch.episodes[i]!;
+      expect(episode.failure).toBeNull();
+      expect(episode.turns.length).toBeGreaterThan(0);
+      expect([...sample.inputIds]).toEqual(episode.turns.flatMap((t) => [...t.promptIds, ...t.responseIds]));
+      const masked = [...sample.inputIds].filter((_, t) => sample.responseMask[t] === 1);
+      expect(masked).toEqual(episode.turns.flatMap((t) => t.responseIds));
+      const recomputed = await modelLogProbs(sample);
+      let worst = 0;
+      for (let t = 0; t < sample.inputIds.length; t++) {
+        if (sample.responseMask[t]) worst = Math.max(worst, Math.abs(recomputed[t]! - sample.logProbs[t]!));
+        else expect(sample.logProbs[t]).toBe(0);
+      }
+      expect(worst).toBeLessThanOrEqual(1e-4);
+    }
+    expect(tf.memory().numTensors).toBe(before);
+  }, 60_000);
 });
