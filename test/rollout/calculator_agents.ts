@@ -40,9 +40,10 @@ export class ScriptedPolicy implements Policy {
 }
 
 /** The calculator task in two groups of two, greedy, with `env` as the env's lines. */
-export function calculatorYaml(env: string, options: { timeoutS?: number; maxSteps?: number } = {}): string {
+export function calculatorYaml(env: string, options: { timeoutS?: number; maxSteps?: number; onMismatch?: string } = {}): string {
   return `
 seed: 11
+${options.onMismatch ? `gateway: {on_mismatch: ${options.onMismatch}}` : ''}
 sequence_length: 1024
 rollout_batch_size: 4
 val_batch_size: 4

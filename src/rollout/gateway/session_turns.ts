@@ -33,6 +33,12 @@ function extendsContext(prompt: readonly number[], context: readonly number[]): 
   return true;
 }
 
+/** Whether a prompt continues the session: it extends the last call's prompt and reply (any prompt opens an empty session). */
+export function continuesSession(prompt: readonly number[], calls: readonly RecordedCall[]): boolean {
+  const last = calls.at(-1);
+  return !last || extendsContext(prompt, [...last.promptIds, ...last.responseIds]);
+}
+
 /** The turns of a session's calls, in order, and how many times the session was split. */
 export function sessionTurns(calls: readonly RecordedCall[]): { turns: SessionTurn[]; mismatches: number } {
   const turns: SessionTurn[] = [];

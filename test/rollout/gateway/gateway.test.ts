@@ -26,22 +26,26 @@ function post(session: GatewaySession, body: Record<string, unknown>): Promise<R
   });
 }
 
+async function errorOf(response: Response): Promise<{ message: string; param: string | null }> {
+  return ((await response.json()) as { error: { message: string; param: string | null } }).error;
+}
+
 describe('the gateway over HTTP', () => {
   test('an unknown field is a 400 naming it, and costs nothing: the agent may send the request again without it', async () => {
     const session = open();
     const unknown = await post(session, { frobnicate: true });
     expect(unknown.status).toBe(400);
-    expect((await unknown.json()).error).toMatchObject({ param: 'frobnicate', message: expect.stringContaining("unknown field 'frobnicate'") });
+    expect(await errorOf(unknown)).toMatchObject({ param: 'frobnicate', message: expect.stringContaining("unknown field 'frobnicate'") });
     // a field the Vercel AI SDK can send is refused with the reason
     const effort = await post(session, { reasoning_effort: 'low' });
     expect(effort.status).toBe(400);
-    expect((await effort.json()).error.message).toBe(
+    expect((await errorOf(effort)).message).toBe(
       "unknown field 'reasoning_effort' (reasoning effort is not served: the policy samples as the run's generating_args say)",
     );
     expect(session.problem).toBeNull();
     const fixed = await post(session, {});
     expect(fixed.status).toBe(200);
-    expect((await fixed.json()).choices[0].message.content).toBe('ok');
+    expect(((await fixed.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe('ok');
     expect(session.calls).toHaveLength(1);
     gateway.close(session);
   });
