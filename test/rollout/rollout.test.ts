@@ -4,7 +4,7 @@ import { defineEnv } from '../../src/sdk/define';
 import { z } from 'zod';
 import { EnvManager, makePolicy } from '../../src/rollout/env_manager';
 import { stateHash } from '../../src/rollout/episode_record';
-import type { RolloutBatch, RolloutMode, Sample } from '../../src/rollout/types';
+import type { RolloutBatch, RolloutMode } from '../../src/rollout/types';
 import type { AgenticConfig } from '../../src/config/schema';
 import type { PluginHost } from '../../src/host/plugin_host';
 import { chat, configFrom, hostWith, lakeYaml, model, modelLogProbs, tokenizer } from './helpers';
