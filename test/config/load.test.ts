@@ -225,7 +225,7 @@ describe('errors name the key', () => {
     );
     await fails(
       { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=nosuch'] },
-      "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: bandit",
+      "custom_envs.Bandit.env_type: unknown env 'nosuch'; registered: agent, bandit",
     );
     await fails(
       { configName: 'bandit_grpo', overrides: ['custom_envs.Bandit.env_type=bandti'] },
