@@ -213,11 +213,11 @@ export const LlmProxy = z.strictObject({
 });
 
 export const ENV_MANAGER_KINDS = ['traj', 'step'] as const;
+export type EnvManagerKind = (typeof ENV_MANAGER_KINDS)[number];
 
 /** What the gateway does with an outside agent's session whose call did not extend the conversation so far (docs/agents.md). */
 export const SESSION_MISMATCH_ACTIONS = ['split', 'drop', 'error'] as const;
 export type SessionMismatchAction = (typeof SESSION_MISMATCH_ACTIONS)[number];
-export type EnvManagerKind = (typeof ENV_MANAGER_KINDS)[number];
 
 /** ROLL names env managers by Python class path; its two text managers map onto ours. */
 function parseEnvManagerClass(value: unknown): unknown {

@@ -6,16 +6,17 @@
  * The recorded calls become the episode's turns (gateway/session_turns.ts): one trajectory row
  * while each call extends the last, a new row where the session splits; gateway.on_mismatch may
  * instead drop such an episode's group from the update (Episode.untrained) or refuse the call
- * that splits it (the episode ends as env_failure). The reward sits on the last turn. Sampling follows the rollout's generating_args, as for env episodes: a call that asks
- * for another temperature or top_p is sampled with the run's and counted (gateway_sampling_overridden),
+ * that splits it (the episode ends as env_failure). The reward sits on the last turn. Sampling
+ * follows the rollout's generating_args, as for env episodes: a call that asks for another
+ * temperature or top_p is sampled with the run's and counted (gateway_sampling_overridden),
  * since the trainer's log-probs assume the run's sampling.
  *
  * What the agent gets wrong costs its episode (env_failure, with the gateway's line): no model
  * call at all, a call after the deadline, with another episode's key, over the size limit, more
  * calls than max_steps, a call that rewrites the session under on_mismatch: error, an agent that
- * throws or exits non-zero. An agent still running at the deadline ends it as timeout. A conversation that outgrows
- * sequence_length ends the episode as context_full, a call the servers cannot answer as
- * infer_failure.
+ * throws or exits non-zero. An agent still running at the deadline ends it as timeout. A
+ * conversation that outgrows sequence_length ends the episode as context_full, a call the
+ * servers cannot answer as infer_failure.
  */
 import type { CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
