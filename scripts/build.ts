@@ -3,6 +3,10 @@
  *
  * --ignore-dce-annotations keeps tfjs's side-effect registrations (kernels, backends) that the
  * bundler would otherwise drop as pure; the wasm files are embedded through their file imports.
+ * --compile-autoload-package-json lets a user's plugin or agent file import packages from its own
+ * node_modules: without it a compiled Bun reads no package.json at run time, so only packages
+ * with an index.js at their root resolve (`openai` does; `ai` and `@ai-sdk/*`, whose entry is
+ * named by `exports`, do not).
  */
 import { resolve } from 'node:path';
 
@@ -14,7 +18,18 @@ const root = resolve(import.meta.dir, '..');
 const WORKERS = ['src/train/sources/thread.ts'];
 
 const build = Bun.spawnSync(
-  [process.execPath, 'build', '--compile', '--ignore-dce-annotations', '--minify-syntax', '--outfile', outfile, 'src/cli/main.ts', ...WORKERS],
+  [
+    process.execPath,
+    'build',
+    '--compile',
+    '--ignore-dce-annotations',
+    '--compile-autoload-package-json',
+    '--minify-syntax',
+    '--outfile',
+    outfile,
+    'src/cli/main.ts',
+    ...WORKERS,
+  ],
   { cwd: root, stdout: 'pipe', stderr: 'pipe' },
 );
 if (build.exitCode !== 0) {

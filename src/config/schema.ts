@@ -215,6 +215,10 @@ export const LlmProxy = z.strictObject({
 export const ENV_MANAGER_KINDS = ['traj', 'step'] as const;
 export type EnvManagerKind = (typeof ENV_MANAGER_KINDS)[number];
 
+/** What the gateway does with an outside agent's session whose call did not extend the conversation so far (docs/agents.md). */
+export const SESSION_MISMATCH_ACTIONS = ['split', 'drop', 'error'] as const;
+export type SessionMismatchAction = (typeof SESSION_MISMATCH_ACTIONS)[number];
+
 /** ROLL names env managers by Python class path; its two text managers map onto ours. */
 function parseEnvManagerClass(value: unknown): unknown {
   if (typeof value !== 'string') return value;
@@ -653,6 +657,18 @@ export const ConfigShape = z.strictObject({
     .record(z.string().regex(TAG_PATTERN, 'a tag is a letter followed by letters, digits, _ or -'), CustomEnv)
     .default({})
     .describe('Environment definitions by tag.'),
+
+  gateway: z
+    .strictObject({
+      on_mismatch: z
+        .enum(SESSION_MISMATCH_ACTIONS)
+        .default('split')
+        .describe(
+          "An outside agent's model call whose prompt does not extend the previous call's prompt and reply token for token (it rewrote its history, or the template renders a turn differently): split, a new training row starts there (counted in env/<tag>/prefix_mismatch); drop, the episode's group leaves the update (rollout/dropped_groups); error, the call is refused and the episode ends as env_failure.",
+        ),
+    })
+    .prefault({})
+    .describe('The OpenAI-compatible endpoint outside agents (env_type: agent) call as their model (docs/agents.md).'),
 
   warm_start: WarmStart.prefault({}).describe('A supervised first stage that teaches the response format (docs/learning.md).'),
 

@@ -4,16 +4,19 @@
  * rollout's policy and recorded), then step() with the agent's final output, which scores it.
  *
  * The recorded calls become the episode's turns (gateway/session_turns.ts): one trajectory row
- * while each call extends the last, a new row where the session splits. The reward sits on the
- * last turn. Sampling follows the rollout's generating_args, as for env episodes: a call that asks
- * for another temperature or top_p is sampled with the run's and counted (gateway_sampling_overridden),
+ * while each call extends the last, a new row where the session splits; gateway.on_mismatch may
+ * instead drop such an episode's group from the update (Episode.untrained) or refuse the call
+ * that splits it (the episode ends as env_failure). The reward sits on the last turn. Sampling
+ * follows the rollout's generating_args, as for env episodes: a call that asks for another
+ * temperature or top_p is sampled with the run's and counted (gateway_sampling_overridden),
  * since the trainer's log-probs assume the run's sampling.
  *
  * What the agent gets wrong costs its episode (env_failure, with the gateway's line): no model
  * call at all, a call after the deadline, with another episode's key, over the size limit, more
- * calls than max_steps, an agent that throws or exits non-zero. A conversation that outgrows
- * sequence_length ends the episode as context_full, a call the servers cannot answer as
- * infer_failure.
+ * calls than max_steps, a call that rewrites the session under on_mismatch: error, an agent that
+ * throws or exits non-zero. An agent still running at the deadline ends it as timeout. A
+ * conversation that outgrows sequence_length ends the episode as context_full, a call the
+ * servers cannot answer as infer_failure.
  */
 import type { CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
@@ -21,7 +24,7 @@ import type { GuardedEnv } from '../sdk/guarded_env';
 import type { ChatFormat } from './chat';
 import { episodeMetrics, type EpisodeLimits, type EpisodeTask, stateHash, trajGroupId } from './episode_record';
 import { Gateway, type Generated } from './gateway/gateway';
-import { sessionTurns } from './gateway/session_turns';
+import { continuesSession, sessionTurns } from './gateway/session_turns';
 import type { Policy } from './policy';
 import type { EndReason, Episode, Turn } from './types';
 
@@ -85,6 +88,12 @@ export async function playAgentEpisode(
         contextFull = true;
         return {
           failure: `the conversation is ${turn.promptIds.length} tokens, sequence_length ${limits.sequenceLength} leaves no room to reply`,
+          status: 400,
+        };
+      }
+      if (limits.onMismatch === 'error' && !continuesSession(turn.promptIds, session.calls)) {
+        return {
+          failure: `call ${index + 1} does not extend the conversation so far: the agent rewrote its history (gateway.on_mismatch: error)`,
           status: 400,
         };
       }
@@ -208,9 +217,11 @@ export async function playAgentEpisode(
     endReason,
     score: turns.reduce((sum, t) => sum + t.reward, 0),
     failure,
+    ...(mismatches > 0 && limits.onMismatch === 'drop' ? { untrained: `the agent's session split ${mismatches} time(s) (gateway.on_mismatch: drop)` } : {}),
     metrics: {
       ...episodeMetrics(turns, endReason, policy.remote),
       gateway_calls: session.calls.length,
+      gateway_streamed: session.calls.filter((call) => call.streamed).length,
       gateway_refused: session.refused,
       prefix_mismatch: mismatches,
       gateway_sampling_overridden: overridden,

@@ -135,10 +135,17 @@ export function memberTask(group: GroupEpisode, envId: number): EpisodeTask {
   return { mode, tag, envId, groupId, episodeId, seed, draw };
 }
 
-/** The token and length limits of `mode`'s episodes. */
+/** The limits and settings `mode`'s episodes are played under. */
 export function episodeLimits(config: AgenticConfig, mode: RolloutMode): EpisodeLimits {
   const gen = generatingArgs(config, mode);
-  return { maxNewTokens: gen.max_new_tokens, sequenceLength: config.sequence_length, runSeed: config.seed, temperature: gen.temperature, topP: gen.top_p };
+  return {
+    maxNewTokens: gen.max_new_tokens,
+    sequenceLength: config.sequence_length,
+    runSeed: config.seed,
+    temperature: gen.temperature,
+    topP: gen.top_p,
+    onMismatch: config.gateway.on_mismatch,
+  };
 }
 
 /** An episode and the rank of its group episode in the batch. */

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { aggregateMetric } from '../sdk/env_contract';
+import type { SessionMismatchAction } from '../config/schema';
 import type { EpisodeDraw, MetricAgg, MetricValue } from '../sdk/types';
 import type { EndReason, RolloutMode, Turn } from './types';
 
@@ -29,6 +30,8 @@ export interface EpisodeLimits {
   /** The rollout's sampling (generating_args), which an outside agent's calls are sampled with. */
   temperature: number;
   topP: number;
+  /** What an outside agent's call that does not extend its session costs (gateway.on_mismatch). */
+  onMismatch: SessionMismatchAction;
 }
 
 export function stateHash(observation: string): string {

@@ -6,6 +6,8 @@
  *                            num_actions, timed_out, env_failure, ... and score/{mean,max,min}
  *   env/response_length      tokens the policy generated per episode
  *   rollout/score/{mean,max,min}, rollout/tokens_per_second, time/rollout
+ *   gateway/prefix_mismatch  outside agents' session splits, summed over the batch (only when
+ *                            outside agents played)
  *
  * Validation gets the same under `val/` (val/env/<tag>/success, val/score/mean, ...).
  */
@@ -39,6 +41,9 @@ export function rolloutMetrics(mode: RolloutMode, episodes: readonly Episode[], 
     metrics[`${prefix}env/${tag}/score/min`] = score.min;
   }
   metrics[`${prefix}env/response_length`] = mean(episodes.map((e) => e.responseTokens));
+  if (episodes.some((e) => 'prefix_mismatch' in e.metrics)) {
+    metrics[`${prefix}gateway/prefix_mismatch`] = episodes.reduce((sum, e) => sum + (e.metrics.prefix_mismatch ?? 0), 0);
+  }
   const score = stats(episodes.map((e) => e.score));
   const scoreKey = mode === 'val' ? 'val/score' : 'rollout/score';
   metrics[`${scoreKey}/mean`] = score.mean;

@@ -70,6 +70,11 @@ export interface Episode {
   score: number;
   /** One line about an env or inference failure or a timeout, else null. */
   failure: string | null;
+  /**
+   * Why the episode's group must not train, in one line (an outside agent's session split under
+   * gateway.on_mismatch: drop); absent: it trains. train/failed_groups.ts drops such groups.
+   */
+  untrained?: string;
   /** Per-episode metrics (env metrics aggregated over turns, plus num_actions, timed_out, ...). */
   metrics: Record<string, number>;
   /** Tokens the policy generated in this episode. */

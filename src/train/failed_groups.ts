@@ -5,7 +5,11 @@
  * outcome, so every group holding one leaves the step's rollout before any statistic (group
  * normalisation, advantages, the KL controller) sees it, and the step counts what left.
  * Responses generated in this process never end so; only a remote policy's episodes carry the
- * infer_failure metric, and only their steps get these metrics.
+ * infer_failure metric, and only their steps get the infer_failure rate.
+ *
+ * An episode the rollout marked untrained (an outside agent's session split under
+ * gateway.on_mismatch: drop) leaves with its group the same way, for the same reason: a group
+ * short of a member would be normalised over the others as if it were whole.
  */
 import type { PlayedStep } from './sources/source';
 
@@ -18,23 +22,24 @@ export interface KeptGroups {
   episodes: number;
   /** The first failure's line (which server, what went wrong), null without one. */
   firstFailure: string | null;
-  /** `rollout/infer_failure_rate`, `rollout/dropped_groups`, `rollout/dropped_samples` (remote policies). */
+  /**
+   * `rollout/infer_failure_rate` (remote policies), `rollout/dropped_groups` and
+   * `rollout/dropped_samples` (remote policies, and rollouts with an untrained episode).
+   */
   metrics: Record<string, number>;
 }
 
 export function dropFailedGroups(played: PlayedStep): KeptGroups {
   const { episodes, samples } = played.batch;
   const failed = episodes.filter((e) => e.endReason === 'infer_failure');
-  const groups = new Set(failed.map((e) => e.trajGroupId));
+  const untrained = episodes.filter((e) => e.untrained !== undefined);
+  const groups = new Set([...failed, ...untrained].map((e) => e.trajGroupId));
   const kept = samples.flatMap((s, i) => (groups.has(s.trajGroupId) ? [] : [i]));
   const remote = episodes.some((e) => 'infer_failure' in e.metrics);
-  const metrics: Record<string, number> = remote
-    ? {
-        'rollout/infer_failure_rate': episodes.length === 0 ? 0 : failed.length / episodes.length,
-        'rollout/dropped_groups': groups.size,
-        'rollout/dropped_samples': samples.length - kept.length,
-      }
-    : {};
+  const metrics: Record<string, number> = {
+    ...(remote ? { 'rollout/infer_failure_rate': episodes.length === 0 ? 0 : failed.length / episodes.length } : {}),
+    ...(remote || untrained.length > 0 ? { 'rollout/dropped_groups': groups.size, 'rollout/dropped_samples': samples.length - kept.length } : {}),
+  };
   const counts = { failed: failed.length, episodes: episodes.length, firstFailure: failed[0]?.failure ?? null, metrics };
   if (groups.size === 0) return { played, ...counts };
   const refLogProbs = played.refLogProbs;

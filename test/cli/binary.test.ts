@@ -3,7 +3,7 @@
  * folder (no Bun on PATH, no node_modules, no configs/), and run there.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILTIN_CONFIGS } from '../../src/config/builtin';
 import { loadConfig } from '../../src/config/load';
@@ -116,6 +116,28 @@ describe('the compiled binary in an empty folder', () => {
     expect(stderr).toContain('actor_infer: a worker thread with its own engine, playing 1 step ahead');
     const steps = lines(readFileSync(join(dir, 'output', 'agentic', 'logs', 'metrics.jsonl'), 'utf8')).map((line) => JSON.parse(line));
     expect(steps.slice(0, 2).map((r) => r.metrics['async/staleness_max'])).toEqual([0, 1]);
+  }, 60_000);
+
+  test("outside agents play from the binary: module agents import openai and the AI SDK from their own folder's node_modules", async () => {
+    // the user's agents, copied out of the repository, beside a node_modules of their own
+    const dir = scratch();
+    for (const file of ['openai_calculator.ts', 'ai_sdk_calculator.ts']) copyFileSync(join(ROOT, 'examples/agents', file), join(dir, file));
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    const agent = (file: string) =>
+      `{env_type: agent, max_steps: 3, max_tokens_per_step: 16, env_config: {agent: ./${file}, tools: [calculator], reward: math_string_equal}}`;
+    writeFiles(dir, {
+      'exp.yaml':
+        `pretrain: agentic:nano\ncustom_envs:\n  OpenAI: ${agent('openai_calculator.ts')}\n  AiSdk: ${agent('ai_sdk_calculator.ts')}\n` +
+        'train_env_manager: {num_env_groups: 2, group_size: 1, tags: [OpenAI, AiSdk]}\nval_env_manager: {num_env_groups: 2, group_size: 1, tags: [OpenAI, AiSdk]}\nrollout_batch_size: 2\nval_batch_size: 2\n',
+    });
+    const { code, stderr } = await run(['eval', '-c', 'exp.yaml', '--out', 'eval.json'], dir);
+    expect({ code, stderr }).toMatchObject({ code: 0 });
+    const { tags, metrics } = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8'));
+    expect([tags.OpenAI.env_failure, tags.AiSdk.env_failure]).toEqual([0, 0]);
+    expect(metrics['val/env/OpenAI/gateway_calls']).toBeGreaterThan(0);
+    // the AI SDK streams its calls
+    expect(metrics['val/env/AiSdk/gateway_streamed']).toBe(metrics['val/env/AiSdk/gateway_calls']);
+    expect(metrics['val/env/AiSdk/gateway_calls']).toBeGreaterThan(0);
   }, 60_000);
 
   test('a broken plugin is one line naming the file', async () => {

@@ -55,7 +55,7 @@ test("playEpisode's observer sees exactly the ids the policy is given, and every
   const custom = config.custom_envs.Lake!;
   const env = new GuardedEnv(await host.resolveEnv(custom.env_type), custom.env_config, host.envContext());
   const task = { mode: 'val' as const, tag: 'Lake', envId: 0, groupId: 0, episodeId: 0, seed: 3 };
-  const limits = { maxNewTokens: 64, sequenceLength: config.sequence_length, runSeed: 7, temperature: 1, topP: 1 };
+  const limits = { maxNewTokens: 64, sequenceLength: config.sequence_length, runSeed: 7, temperature: 1, topP: 1, onMismatch: 'split' as const };
   const episode = await playEpisode(env, custom, task, limits, spy, chat, {
     beforeTurn: (start) => void starts.push(start),
     afterTurn: (_, step) => void steps.push(step),

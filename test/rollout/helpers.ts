@@ -1,5 +1,6 @@
 /** Shared set-up of the rollout tests: configs from YAML, a small model on the built-in tokenizer. */
 import { join } from 'node:path';
+import { tf } from '../../src/engine/tf';
 import { loadConfig } from '../../src/config/load';
 import type { AgenticConfig } from '../../src/config/schema';
 import { startBackend } from '../../src/engine/backend';
@@ -9,6 +10,7 @@ import { checkDefinition } from '../../src/host/registry';
 import { PluginHost } from '../../src/host/plugin_host';
 import type { PluginDefinition } from '../../src/sdk/types';
 import { ChatFormat } from '../../src/rollout/chat';
+import type { Sample } from '../../src/rollout/types';
 import { scratch } from '../helpers';
 import { microPolicyConfig } from '../model/tiny';
 
@@ -19,6 +21,21 @@ export const chat = new ChatFormat(tokenizer);
 
 /** A small random Qwen2 on the built-in tokenizer: fast enough for many rollouts. */
 export const model = Qwen2Model.random(microPolicyConfig(tokenizer.vocabSize), { seed: 3 });
+
+/** log p(inputIds[t] | inputIds[<t]) under the model, by one full forward pass of the row. */
+export async function modelLogProbs(sample: Sample): Promise<Float32Array> {
+  const n = sample.inputIds.length;
+  return tf.tidy(() => {
+    const ids = tf.tensor2d(sample.inputIds, [1, n], 'int32');
+    const { hidden } = model.forward(ids);
+    const targets = new Int32Array(n);
+    targets.set(sample.inputIds.subarray(1), 0);
+    const { logProbs } = model.tokenStats(hidden, targets);
+    const shifted = new Float32Array(n);
+    shifted.set((logProbs.dataSync() as Float32Array).subarray(0, n - 1), 1);
+    return shifted;
+  });
+}
 
 /** A host with the built-ins and `extra` plugins registered. */
 export function hostWith(...extra: PluginDefinition[]): PluginHost {

@@ -4,10 +4,10 @@ import { defineEnv } from '../../src/sdk/define';
 import { z } from 'zod';
 import { EnvManager, makePolicy } from '../../src/rollout/env_manager';
 import { stateHash } from '../../src/rollout/episode_record';
-import type { RolloutBatch, RolloutMode, Sample } from '../../src/rollout/types';
+import type { RolloutBatch, RolloutMode } from '../../src/rollout/types';
 import type { AgenticConfig } from '../../src/config/schema';
 import type { PluginHost } from '../../src/host/plugin_host';
-import { chat, configFrom, hostWith, lakeYaml, model, tokenizer } from './helpers';
+import { chat, configFrom, hostWith, lakeYaml, model, modelLogProbs, tokenizer } from './helpers';
 
 async function rollout(config: AgenticConfig, host: PluginHost, mode: RolloutMode = 'train', manager?: EnvManager): Promise<RolloutBatch> {
   const own = manager ?? (await EnvManager.build(mode, config, host));
@@ -18,21 +18,6 @@ async function rollout(config: AgenticConfig, host: PluginHost, mode: RolloutMod
     await policy.close();
     if (!manager) await own.close();
   }
-}
-
-/** log p(inputIds[t] | inputIds[<t]) under the model, by one full forward pass of the row. */
-async function modelLogProbs(sample: Sample): Promise<Float32Array> {
-  const n = sample.inputIds.length;
-  return tf.tidy(() => {
-    const ids = tf.tensor2d(sample.inputIds, [1, n], 'int32');
-    const { hidden } = model.forward(ids);
-    const targets = new Int32Array(n);
-    targets.set(sample.inputIds.subarray(1), 0);
-    const { logProbs } = model.tokenStats(hidden, targets);
-    const shifted = new Float32Array(n);
-    shifted.set((logProbs.dataSync() as Float32Array).subarray(0, n - 1), 1);
-    return shifted;
-  });
 }
 
 describe('trajectory-wise rollout (StarPO)', () => {

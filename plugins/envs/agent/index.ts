@@ -7,8 +7,9 @@
  *
  * The agent is a module exporting `run(ctx)` (TypeScript or JavaScript, loaded like a plugin,
  * also by the compiled binary) or any command line, run as a child process with OPENAI_BASE_URL,
- * OPENAI_API_KEY, AGENTIC_MODEL, AGENTIC_TASK (JSON) and AGENTIC_DEADLINE_MS in its environment,
- * printing `{"answer": ..., "reward": ...}` as its last line. docs/agents.md has both.
+ * OPENAI_API_KEY, AGENTIC_MODEL, AGENTIC_TASK (JSON), AGENTIC_TOOLS (JSON), AGENTIC_DEADLINE_MS
+ * and AGENTIC_SEED in its environment, printing `{"answer": ..., "reward": ...}` as its last line.
+ * docs/agents.md has both.
  */
 import { isAbsolute, resolve } from 'node:path';
 import {
@@ -55,7 +56,7 @@ const Config = z
       .default(['answer', 'expression'])
       .describe('Row fields the agent is not shown (the answer and any worked solution); the reward function sees the whole row.'),
     tools: toolEntries([]).describe(
-      'Tools offered to a module agent (ctx.tools as OpenAI function definitions, ctx.callTool to call one): tool plugins by name, or MCP servers ({mcp: {command, args} | {url}}, docs/mcp_tools.md); a server that dies costs the episode. A command agent reaches its tools itself.',
+      'Tools offered to the agent as OpenAI function definitions: tool plugins by name, or MCP servers ({mcp: {command, args} | {url}}, docs/mcp_tools.md). A module gets them as ctx.tools and calls them with ctx.callTool (a server that dies costs the episode); a command gets them as AGENTIC_TOOLS (JSON) and runs them itself.',
     ),
     reward: RewardReference.nullable()
       .default(null)
@@ -65,11 +66,7 @@ const Config = z
     tool_timeout_ms: z.int().positive().default(10_000).describe('Time limit of one ctx.callTool call; a call that runs over returns an error text.'),
     max_observation_chars: z.int().positive().default(2048).describe('Each tool output is cut to this many characters.'),
   })
-  .refine((c) => (c.agent === null) !== (c.command === null), { message: 'name the agent program: give exactly one of agent (a module) and command' })
-  .refine((c) => c.command === null || c.tools.length === 0, {
-    message: 'tools are offered to module agents; a command agent reaches its tools itself (an MCP server such as `agentic mcp-tools`)',
-    path: ['tools'],
-  });
+  .refine((c) => (c.agent === null) !== (c.command === null), { message: 'name the agent program: give exactly one of agent (a module) and command' });
 type AgentConfig = z.output<typeof Config>;
 
 class OutsideAgent implements Env, AgentEpisodes {
@@ -98,7 +95,9 @@ class OutsideAgent implements Env, AgentEpisodes {
   async runAgent(session: AgentSession): Promise<string> {
     const row = this.row!;
     const task = Object.fromEntries(Object.entries(row).filter(([field]) => !this.config.hidden_fields.includes(field)));
+    const tools = [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.description, spec.schema));
     if (this.config.command) {
+      // a command runs in its own process: it gets the definitions, and runs the tools itself
       const env = {
         OPENAI_BASE_URL: session.baseUrl,
         OPENAI_API_KEY: session.apiKey,
@@ -106,6 +105,7 @@ class OutsideAgent implements Env, AgentEpisodes {
         AGENTIC_TASK: JSON.stringify(task),
         AGENTIC_DEADLINE_MS: String(session.deadline),
         AGENTIC_SEED: String(this.seed),
+        AGENTIC_TOOLS: JSON.stringify(tools),
       };
       return JSON.stringify(await runCommand(this.config.command, env, this.context.cwd, session.signal));
     }
@@ -117,7 +117,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       model: session.model,
       question: row.question,
       task,
-      tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.description, spec.schema)),
+      tools,
       callTool: (name, args) => this.callTool(name, args),
       deadline: session.deadline,
       signal: session.signal,

@@ -72,6 +72,10 @@ export const CHAT_HINTS: Record<string, string> = {
   logit_bias: 'logit bias is not served',
   functions: "the legacy functions field is not served; send 'tools'",
   function_call: "the legacy function_call field is not served; send 'tool_choice'",
+  // what the Vercel AI SDK's OpenAI-compatible provider sends when a program asks for it
+  reasoning_effort: "reasoning effort is not served: the policy samples as the run's generating_args say",
+  verbosity: 'verbosity is not served',
+  'messages.reasoning_content': "reasoning is not a separate field here: a model's thinking is part of the assistant's content",
 };
 
 /** A request in the server's terms: the prompt ids and what the reply should look like. */

@@ -184,7 +184,7 @@ export class Gateway {
     }
     const { generation } = outcome;
     if (session.ended) return json(410, errorBody('the episode ended while this call was answered'));
-    session.calls.push({ promptIds: turn.promptIds, responseIds: generation.tokens, logProbs: generation.logProbs });
+    session.calls.push({ promptIds: turn.promptIds, responseIds: generation.tokens, logProbs: generation.logProbs, streamed: turn.stream });
     const message = assistantMessage(generation.text, turn.readCalls, (i) => `call_${session.id}_${index}_${i}`);
     const context = {
       id: `chatcmpl-${session.id}-${index}`,

@@ -14,6 +14,8 @@ export interface RecordedCall {
   responseIds: readonly number[];
   /** The sampling log-prob of each response id. */
   logProbs: readonly number[];
+  /** The reply went back as server-sent events (the request asked for `stream: true`). */
+  streamed: boolean;
 }
 
 export interface SessionTurn {
@@ -29,6 +31,12 @@ function extendsContext(prompt: readonly number[], context: readonly number[]): 
   if (prompt.length < context.length) return false;
   for (let i = 0; i < context.length; i++) if (prompt[i] !== context[i]) return false;
   return true;
+}
+
+/** Whether a prompt continues the session: it extends the last call's prompt and reply (any prompt opens an empty session). */
+export function continuesSession(prompt: readonly number[], calls: readonly RecordedCall[]): boolean {
+  const last = calls.at(-1);
+  return !last || extendsContext(prompt, [...last.promptIds, ...last.responseIds]);
 }
 
 /** The turns of a session's calls, in order, and how many times the session was split. */

@@ -1,0 +1,137 @@
+import { describe, expect, test } from 'bun:test';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RolloutBatch } from '../../src/rollout/types';
+import { scratch } from '../helpers';
+import { AGENTS, calculatorYaml, collect, commandAgent, moduleAgent, ScriptedPolicy } from './calculator_agents';
+
+/**
+ * A module agent whose first run() does `misbehave` (a function body with ctx in scope) and whose
+ * other runs play the task with the openai client; the batch is played by the ScriptedPolicy.
+ */
+async function oneMisbehaving(misbehave: string, options: { timeoutS?: number } = {}): Promise<RolloutBatch> {
+  const dir = scratch({
+    'agent.ts': `
+import { run as play } from ${JSON.stringify(join(AGENTS, 'openai_calculator.ts'))};
+let first = true;
+export async function run(ctx: any) {
+  if (!first) return play(ctx);
+  first = false;
+  ${misbehave}
+}`,
+  });
+  return collect(calculatorYaml(moduleAgent(join(dir, 'agent.ts')), options), new ScriptedPolicy());
+}
+
+/** The batch's one failed episode; the others played the task through and were scored. */
+function theFailure(batch: RolloutBatch) {
+  const failed = batch.episodes.filter((e) => e.failure !== null);
+  expect(failed).toHaveLength(1);
+  for (const e of batch.episodes.filter((e) => e.failure === null)) {
+    expect(e.endReason).toBe('terminated');
+    expect(e.score).toBe(1);
+  }
+  return { endReason: failed[0]!.endReason, failure: failed[0]!.failure };
+}
+
+const POST = (url: string, key: string, body: string) =>
+  `fetch(${url} + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + ${key}, 'content-type': 'application/json' }, body: ${body} })`;
+
+describe('what costs an outside agent its episode, and only its own', () => {
+  test('an agent that never calls the model', async () => {
+    const batch = await oneMisbehaving(`return { answer: '42' };`);
+    expect(theFailure(batch)).toEqual({ endReason: 'env_failure', failure: 'agent: the agent never called the model' });
+  }, 30_000);
+
+  test('an agent that throws', async () => {
+    const batch = await oneMisbehaving(`throw new Error('lost my way');`);
+    const { endReason, failure } = theFailure(batch);
+    expect(endReason).toBe('env_failure');
+    expect(failure).toContain('runAgent() threw');
+    expect(failure).toContain('lost my way');
+  }, 30_000);
+
+  test('an agent that uses the key of another episode (stashed by the first)', async () => {
+    // the first run stashes its key and waits, open, until the second has called with it
+    const dir = scratch({
+      'agent.ts': `
+import { run as play } from ${JSON.stringify(join(AGENTS, 'openai_calculator.ts'))};
+let stashed: string | null = null;
+let used!: () => void;
+const usedIt = new Promise<void>((resolve) => { used = resolve; });
+export async function run(ctx: any) {
+  if (stashed === null) {
+    stashed = ctx.apiKey;
+    await Promise.race([usedIt, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    return play(ctx);
+  }
+  if (stashed === 'done') return play(ctx);
+  const other = stashed;
+  stashed = 'done';
+  const response = await ${POST('ctx.baseUrl', 'other', `JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })`)};
+  used();
+  return { answer: String(response.status) };
+}`,
+    });
+    const batch = await collect(calculatorYaml(moduleAgent(join(dir, 'agent.ts'))), new ScriptedPolicy());
+    expect(theFailure(batch)).toEqual({ endReason: 'env_failure', failure: 'agent: the agent called the model with the key of another episode' });
+  }, 30_000);
+
+  test('an agent that sends a 10 MB body', async () => {
+    const batch = await oneMisbehaving(`
+  const response = await ${POST('ctx.baseUrl', 'ctx.apiKey', `JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(10_000_000) }] })`)};
+  return { answer: String(response.status) };`);
+    expect(theFailure(batch)).toEqual({
+      endReason: 'env_failure',
+      failure: 'agent: the agent sent a request of 10000043 bytes (the gateway takes at most 2097152)',
+    });
+  }, 30_000);
+
+  test('an agent still running at its deadline: the episode ends there, and its late call is refused', async () => {
+    // the late call's outcome is left where the test can read it (the module runs in this process)
+    const batch = await oneMisbehaving(
+      `
+  await new Promise((resolve) => setTimeout(resolve, ctx.deadline - Date.now() + 100));
+  const late = ${POST('ctx.baseUrl', 'ctx.apiKey', `JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })`)};
+  (globalThis as any).lateCall = await late.then((response) => response.status, () => 'no connection');
+  return { answer: '42' };`,
+      { timeoutS: 2 },
+    );
+    expect(theFailure(batch)).toEqual({ endReason: 'timeout', failure: 'the agent did not finish within the episode budget of 2 s' });
+    const late = globalThis as { lateCall?: number | string };
+    for (let waited = 0; late.lateCall === undefined && waited < 2000; waited += 50) await Bun.sleep(50);
+    // its session was closed with the episode (410), or the gateway with the rollout
+    expect([410, 'no connection']).toContain(late.lateCall!);
+  }, 30_000);
+
+  test('a command agent that exits non-zero', async () => {
+    const dir = scratch({
+      'first_fails.sh': `if mkdir "$1/first" 2>/dev/null; then echo 'no luck today' >&2; exit 3; fi\nexec python3 ${join(AGENTS, 'python_calculator.py')}\n`,
+    });
+    const batch = await collect(calculatorYaml(commandAgent(['sh', join(dir, 'first_fails.sh'), dir], ', tools: [calculator]')), new ScriptedPolicy());
+    const { endReason, failure } = theFailure(batch);
+    expect(endReason).toBe('env_failure');
+    expect(failure).toContain('the agent command exited with 3: no luck today');
+  }, 30_000);
+
+  test('a command agent past its deadline is killed there, with what it started', async () => {
+    // each run records its own pid and its background child's, then sleeps past the deadline
+    const dir = scratch({ 'sleeper.sh': 'sleep 30 &\necho "$$ $!" > "$1/$$"\nsleep 30\n' });
+    const batch = await collect(calculatorYaml(commandAgent(['sh', join(dir, 'sleeper.sh'), dir]), { timeoutS: 1 }), new ScriptedPolicy());
+    expect(batch.episodes.map((e) => e.endReason)).toEqual(Array(4).fill('timeout'));
+    const pids = readdirSync(dir)
+      .filter((name) => /^\d+$/.test(name))
+      .flatMap((name) => readFileSync(join(dir, name), 'utf8').trim().split(' ').map(Number));
+    expect(pids).toHaveLength(8);
+    const running = () =>
+      pids.filter(
+        (pid) =>
+          Bun.spawnSync(['ps', '-o', 'stat=', '-p', String(pid)])
+            .stdout.toString()
+            .trim()
+            .replace(/^Z.*/, '') !== '',
+      );
+    for (let waited = 0; running().length > 0 && waited < 2000; waited += 50) await Bun.sleep(50);
+    expect(running()).toEqual([]);
+  }, 30_000);
+});
