@@ -1,19 +1,33 @@
-import { describe, expect, test } from 'bun:test';
+import { afterAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { tf } from '../../src/engine/tf';
+import { closeMcpServers } from '../../src/sdk/mcp/pool';
+import { MAIN } from '../helpers';
 import { AGENTS, BUILTIN, calculatorYaml, collect, commandAgent, moduleAgent, rows, ScriptedPolicy } from './calculator_agents';
 import { modelLogProbs } from './helpers';
 
+/** The calculator served over MCP by a real `agentic mcp-tools` process (stdio). */
+const MCP_CALCULATOR = `{mcp: {command: ${process.execPath}, args: [${MAIN}, mcp-tools, calculator]}}`;
+
+afterAll(() => closeMcpServers());
+
 describe('an outside agent through the gateway', () => {
-  test('the openai-client agent and the built-in hermes env give the same token ids, masks and scores', async () => {
+  test('the same task three ways, the same tokens: the built-in hermes env, the openai-client agent, and the calculator over MCP', async () => {
     const builtin = await collect(calculatorYaml(BUILTIN), new ScriptedPolicy());
     const agent = await collect(calculatorYaml(moduleAgent(join(AGENTS, 'openai_calculator.ts'))), new ScriptedPolicy());
-    for (const e of agent.episodes) expect(e.failure).toBeNull();
+    const overMcp = await collect(calculatorYaml(BUILTIN.replace('tools: [calculator]', `tools: [${MCP_CALCULATOR}]`)), new ScriptedPolicy());
+    const agentOverMcp = await collect(
+      calculatorYaml(moduleAgent(join(AGENTS, 'openai_calculator.ts')).replace('tools: [calculator]', `tools: [${MCP_CALCULATOR}]`)),
+      new ScriptedPolicy(),
+    );
+    for (const batch of [agent, overMcp, agentOverMcp]) {
+      for (const e of batch.episodes) expect(e.failure).toBeNull();
+      expect(rows(batch)).toEqual(rows(builtin));
+      expect(batch.episodes.every((e) => e.score === 1)).toBe(true);
+    }
     expect(builtin.episodes.map((e) => e.turns.length)).toEqual([2, 2, 2, 2]);
-    expect(rows(agent)).toEqual(rows(builtin));
-    expect(agent.episodes.every((e) => e.score === 1)).toBe(true);
     expect(agent.metrics['env/Calc/prefix_mismatch']).toBe(0);
-  }, 30_000);
+  }, 60_000);
 
   test('the Vercel AI SDK agent streams its calls and gives the same token ids, masks and scores as the built-in env', async () => {
     const builtin = await collect(calculatorYaml(BUILTIN), new ScriptedPolicy());
