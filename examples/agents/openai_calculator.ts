@@ -1,7 +1,8 @@
 /**
  * A calculator agent written with the official `openai` client, as you would write it for any
  * OpenAI-compatible server: function calling with the tools the env offers, until the model
- * answers without a call. agentic trains it as it is (examples/agents/README.md).
+ * answers without a call. agentic trains it as it is (configs/calculator_openai_agent.yaml,
+ * examples/agents/README.md).
  */
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';

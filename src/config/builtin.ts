@@ -10,6 +10,8 @@ import agentflySearchRpp from '../../configs/agentfly_search_rpp.yaml' with { ty
 import agentic from '../../configs/agentic.yaml' with { type: 'text' };
 import banditGrpo from '../../configs/bandit_grpo.yaml' with { type: 'text' };
 import calculator from '../../configs/calculator.yaml' with { type: 'text' };
+import calculatorHermes from '../../configs/calculator_hermes.yaml' with { type: 'text' };
+import calculatorOpenaiAgent from '../../configs/calculator_openai_agent.yaml' with { type: 'text' };
 import frozenLake from '../../configs/frozen_lake.yaml' with { type: 'text' };
 import frozenLakeGigpo from '../../configs/frozen_lake_gigpo.yaml' with { type: 'text' };
 import sokoban from '../../configs/sokoban.yaml' with { type: 'text' };
@@ -32,6 +34,8 @@ export const BUILTIN_CONFIGS: Readonly<Record<string, string>> = {
   'agentic.yaml': agentic,
   'bandit_grpo.yaml': banditGrpo,
   'calculator.yaml': calculator,
+  'calculator_hermes.yaml': calculatorHermes,
+  'calculator_openai_agent.yaml': calculatorOpenaiAgent,
   'frozen_lake.yaml': frozenLake,
   'frozen_lake_gigpo.yaml': frozenLakeGigpo,
   'sokoban.yaml': sokoban,
