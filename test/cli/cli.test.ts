@@ -208,10 +208,12 @@ describe('agentic plugins', () => {
   test('lists the built-ins by kind', async () => {
     const { code, stdout } = await agentic(['plugins']);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/environments \(\d+\)\n {2}bandit +Two-armed bandit/);
+    expect(stdout).toMatch(/environments \(\d+\)\n {2}agent +An agent you already wrote/);
+    expect(stdout).toMatch(/\n {2}bandit +Two-armed bandit/);
     expect(stdout).toMatch(/\n {2}frozen_lake +FrozenLake/);
     expect(stdout).toMatch(/\n {2}sokoban +Sokoban/);
     expect(stdout).toContain('exact_match');
+    expect(stdout).toContain('llm_judge');
     expect(stdout).toContain('calculator');
   });
 
