@@ -8,7 +8,7 @@
  * instead drop such an episode's group from the update (Episode.untrained) or refuse the call
  * that splits it (the episode ends as env_failure). The reward sits on the last turn. Sampling
  * follows the rollout's generating_args, as for env episodes: a call that asks for another
- * temperature or top_p is sampled with the run's and counted (gateway_sampling_overridden),
+ * temperature or top_p, or a seed, is sampled with the run's and counted (gateway_sampling_overridden),
  * since the trainer's log-probs assume the run's sampling.
  *
  * What the agent gets wrong costs its episode (env_failure, with the gateway's line): no model
@@ -97,7 +97,9 @@ export async function playAgentEpisode(
           status: 400,
         };
       }
-      if ((turn.temperature !== null && turn.temperature !== limits.temperature) || (turn.topP !== null && turn.topP !== limits.topP)) overridden++;
+      const asksOtherwise =
+        (turn.temperature !== null && turn.temperature !== limits.temperature) || (turn.topP !== null && turn.topP !== limits.topP) || turn.seed !== null;
+      if (asksOtherwise) overridden++;
       const id = `${task.mode}:${task.envId}:${task.episodeId}:${index}`;
       const reply = await policy.respond({
         id,
