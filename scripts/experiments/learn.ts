@@ -3,7 +3,8 @@
  * (`bun run learn:frozen_lake` trains configs/agentic.yaml, `learn:frozen_lake_lora` the same with
  * LoRA adapters and the embedding trained whole (docs/models.md); `learn:sokoban` and `learn:sokoban_grpo`
  * train configs/sokoban_compact.yaml with GiGPO and with GRPO; `learn:calculator` trains
- * configs/calculator.yaml).
+ * configs/calculator.yaml; `learn:calculator_hermes` the same task with function calling, and
+ * `learn:calculator_agent` the openai-client agent of examples/agents from that run's base).
  *
  * Trains the shipped config end to end (warm start included) exactly as `agentic train` does,
  * then prints the validation curve against wall time and whether the task's target was met
