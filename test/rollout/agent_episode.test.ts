@@ -4,6 +4,7 @@ import { tf } from '../../src/engine/tf';
 import { closeMcpServers } from '../../src/sdk/mcp/pool';
 import { MAIN } from '../helpers';
 import { AGENTS, BUILTIN, calculatorYaml, collect, commandAgent, moduleAgent, rows, ScriptedPolicy } from './calculator_agents';
+import { missing } from '../system_tools';
 import { modelLogProbs } from './helpers';
 
 /** The calculator served over MCP by a real `agentic mcp-tools` process (stdio). */
@@ -40,18 +41,22 @@ describe('an outside agent through the gateway', () => {
     expect(agent.metrics['env/Calc/prefix_mismatch']).toBe(0);
   }, 30_000);
 
-  test("the Python agent (a command, urllib) gives the same rows as the built-in env, with the env's tool definitions or its own", async () => {
-    const builtin = await collect(calculatorYaml(BUILTIN), new ScriptedPolicy());
-    const python = ['python3', join(AGENTS, 'python_calculator.py')];
-    // AGENTIC_TOOLS holds the calculator's definition; without tools the agent sends its own copy
-    const given = await collect(calculatorYaml(commandAgent(python, ', tools: [calculator]')), new ScriptedPolicy());
-    const own = await collect(calculatorYaml(commandAgent(python)), new ScriptedPolicy());
-    for (const batch of [given, own]) {
-      for (const e of batch.episodes) expect(e.failure).toBeNull();
-      expect(rows(batch)).toEqual(rows(builtin));
-      expect(batch.episodes.every((e) => e.score === 1)).toBe(true);
-    }
-  }, 30_000);
+  test.skipIf(missing('python'))(
+    "the Python agent (a command, urllib) gives the same rows as the built-in env, with the env's tool definitions or its own",
+    async () => {
+      const builtin = await collect(calculatorYaml(BUILTIN), new ScriptedPolicy());
+      const python = ['python3', join(AGENTS, 'python_calculator.py')];
+      // AGENTIC_TOOLS holds the calculator's definition; without tools the agent sends its own copy
+      const given = await collect(calculatorYaml(commandAgent(python, ', tools: [calculator]')), new ScriptedPolicy());
+      const own = await collect(calculatorYaml(commandAgent(python)), new ScriptedPolicy());
+      for (const batch of [given, own]) {
+        for (const e of batch.episodes) expect(e.failure).toBeNull();
+        expect(rows(batch)).toEqual(rows(builtin));
+        expect(batch.episodes.every((e) => e.score === 1)).toBe(true);
+      }
+    },
+    30_000,
+  );
 
   test("with the real model, an openai-client agent's recorded log-probs are the model's own (<= 1e-4) and the masks cover exactly the sampled ids", async () => {
     const before = tf.memory().numTensors;

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RolloutBatch } from '../../src/rollout/types';
 import { scratch } from '../helpers';
+import { missing } from '../system_tools';
 import { AGENTS, calculatorYaml, collect, commandAgent, moduleAgent, ScriptedPolicy } from './calculator_agents';
 
 /**
@@ -104,15 +105,19 @@ export async function run(ctx: any) {
     expect([410, 'no connection']).toContain(late.lateCall!);
   }, 30_000);
 
-  test('a command agent that exits non-zero', async () => {
-    const dir = scratch({
-      'first_fails.sh': `if mkdir "$1/first" 2>/dev/null; then echo 'no luck today' >&2; exit 3; fi\nexec python3 ${join(AGENTS, 'python_calculator.py')}\n`,
-    });
-    const batch = await collect(calculatorYaml(commandAgent(['sh', join(dir, 'first_fails.sh'), dir], ', tools: [calculator]')), new ScriptedPolicy());
-    const { endReason, failure } = theFailure(batch);
-    expect(endReason).toBe('env_failure');
-    expect(failure).toContain('the agent command exited with 3: no luck today');
-  }, 30_000);
+  test.skipIf(missing('python'))(
+    'a command agent that exits non-zero',
+    async () => {
+      const dir = scratch({
+        'first_fails.sh': `if mkdir "$1/first" 2>/dev/null; then echo 'no luck today' >&2; exit 3; fi\nexec python3 ${join(AGENTS, 'python_calculator.py')}\n`,
+      });
+      const batch = await collect(calculatorYaml(commandAgent(['sh', join(dir, 'first_fails.sh'), dir], ', tools: [calculator]')), new ScriptedPolicy());
+      const { endReason, failure } = theFailure(batch);
+      expect(endReason).toBe('env_failure');
+      expect(failure).toContain('the agent command exited with 3: no luck today');
+    },
+    30_000,
+  );
 
   test('a command agent past its deadline is killed there, with what it started', async () => {
     // each run records its own pid and its background child's, then sleeps past the deadline
