@@ -16,9 +16,12 @@ describe('agentic config --list', () => {
     expect(code).toBe(0);
     const listed = lines(stdout);
     expect(listed.map((line) => line.split(' ')[0])).toEqual([...SHIPPED, 'mine'].sort());
-    expect(listed).toContain('calculator           Arithmetic word problems with the calculator tool, learned by a small policy on a laptop CPU.');
-    expect(listed).toContain('mine                 My experiment.  [configs/mine.yaml]');
-    expect(listed).toContain('webshop              My WebShop.  [configs/webshop.yaml, over the built-in]');
+    // the names take one column, as wide as the longest
+    const column = Math.max(...listed.map((line) => line.split(' ')[0]!.length)) + 2;
+    const row = (name: string, summary: string) => `${name.padEnd(column)}${summary}`;
+    expect(listed).toContain(row('calculator', 'Arithmetic word problems with the calculator tool, learned by a small policy on a laptop CPU.'));
+    expect(listed).toContain(row('mine', 'My experiment.  [configs/mine.yaml]'));
+    expect(listed).toContain(row('webshop', 'My WebShop.  [configs/webshop.yaml, over the built-in]'));
   });
 
   test('--list names no config and takes no overrides', async () => {
