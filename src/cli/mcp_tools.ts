@@ -51,11 +51,19 @@ async function checkSandbox(tools: ToolPlugin[], mode: PythonSandboxMode, named:
     log.warn(UNCONFINED_WARNING);
     return tools;
   }
-  const support = await sandboxSupport();
-  if (!support.problem) return tools;
   const needed = ` (needed by ${sandboxed.map((tool) => `tool ${tool.name}`).join(', ')})`;
-  if (named) throw new PluginError(sandboxRefusal(support, needed));
-  log.warn(`serving without ${sandboxed.map((tool) => tool.name).join(', ')}: ${sandboxRefusal(support, needed)}`);
+  let problem: string;
+  try {
+    const support = await sandboxSupport();
+    if (!support.problem) return tools;
+    problem = sandboxRefusal(support, needed);
+  } catch (error) {
+    // no Python interpreter at all: as unusable as a missing bwrap
+    if (!(error instanceof PluginError)) throw error;
+    problem = error.message;
+  }
+  if (named) throw new PluginError(problem);
+  log.warn(`serving without ${sandboxed.map((tool) => tool.name).join(', ')}: ${problem}`);
   return tools.filter((tool) => !tool.sandboxed);
 }
 

@@ -103,8 +103,12 @@ describe('tool_use with tools served by agentic mcp-tools', () => {
 
   test('the default set renders as the built-ins, in order; include picks some', async () => {
     const { info } = await reset(guarded([{ mcp: stdioServer() }]));
-    // without a usable bwrap, mcp-tools serves the default set without python_executor
-    const python = (await sandboxSupport()).problem === null ? ['python_executor'] : [];
+    // without a usable bwrap (or without python3 at all), mcp-tools serves the default set without python_executor
+    const usable = await sandboxSupport().then(
+      (support) => support.problem === null,
+      () => false,
+    );
+    const python = usable ? ['python_executor'] : [];
     const { info: listed } = await reset(guarded(['calculator', 'search', ...python]));
     expect(info.instruction).toBe(listed.instruction);
     const picked = await reset(guarded([{ mcp: stdioServer(), include: ['search'] }, 'calculator']));
