@@ -22,7 +22,7 @@ import type { CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
 import type { GuardedEnv } from '../sdk/guarded_env';
 import type { ChatFormat } from './chat';
-import { episodeMetrics, type EpisodeLimits, type EpisodeTask, stateHash, trajGroupId } from './episode_record';
+import { type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
 import { Gateway, type Generated } from './gateway/gateway';
 import { continuesSession, sessionTurns } from './gateway/session_turns';
 import type { Policy } from './policy';
@@ -201,34 +201,26 @@ export async function playAgentEpisode(
       ...(call.opensRow && i > 0 && custom.env_manager_cls === 'traj' ? { opensRow: true } : {}),
     };
   });
-  const id = trajGroupId(task);
-  return {
-    mode: task.mode,
+  const episode = recordEpisode(task, {
     kind: custom.env_manager_cls,
-    tag: task.tag,
-    envId: task.envId,
-    groupId: task.groupId,
-    episodeId: task.episodeId,
-    seed: task.seed,
-    ...(task.draw === undefined ? {} : { draw: task.draw }),
-    trajGroupId: id,
-    trajId: `${id}_${task.envId}`,
     instruction: '',
     turns,
     finalObservation,
     endReason,
-    score: turns.reduce((sum, t) => sum + t.reward, 0),
     failure,
+    remote: policy.remote,
+    started,
+  });
+  return {
+    ...episode,
     ...(mismatches > 0 && limits.onMismatch === 'drop' ? { untrained: `the agent's session split ${mismatches} time(s) (gateway.on_mismatch: drop)` } : {}),
     metrics: {
-      ...episodeMetrics(turns, endReason, policy.remote),
+      ...episode.metrics,
       gateway_calls: session.calls.length,
       gateway_streamed: session.calls.filter((call) => call.streamed).length,
       gateway_refused: session.refused,
       prefix_mismatch: mismatches,
       gateway_sampling_overridden: overridden,
     },
-    responseTokens: turns.reduce((sum, t) => sum + t.responseIds.length, 0),
-    seconds: (performance.now() - started) / 1000,
   };
 }

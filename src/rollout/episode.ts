@@ -21,7 +21,7 @@ import { Rng } from '../engine/rng';
 import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import { playAgentEpisode } from './agent_episode';
 import type { ChatFormat } from './chat';
-import { episodeMetrics, type EpisodeLimits, type EpisodeTask, stateHash, trajGroupId } from './episode_record';
+import { type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
 import type { Policy } from './policy';
 import type { EndReason, Episode, Turn } from './types';
 
@@ -234,26 +234,5 @@ export async function playEpisode(
     deadline.clear();
   }
 
-  const id = trajGroupId(task);
-  return {
-    mode: task.mode,
-    kind,
-    tag: task.tag,
-    envId: task.envId,
-    groupId: task.groupId,
-    episodeId: task.episodeId,
-    seed: task.seed,
-    ...(task.draw === undefined ? {} : { draw: task.draw }),
-    trajGroupId: id,
-    trajId: `${id}_${task.envId}`,
-    instruction,
-    turns,
-    finalObservation: observation,
-    endReason,
-    score: turns.reduce((sum, t) => sum + t.reward, 0),
-    failure,
-    metrics: episodeMetrics(turns, endReason, policy.remote),
-    responseTokens: turns.reduce((sum, t) => sum + t.responseIds.length, 0),
-    seconds: (performance.now() - started) / 1000,
-  };
+  return recordEpisode(task, { kind, instruction, turns, finalObservation: observation, endReason, failure, remote: policy.remote, started });
 }

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { aggregateMetric } from '../sdk/env_contract';
 import type { SessionMismatchAction } from '../config/schema';
 import type { EpisodeDraw, MetricAgg, MetricValue } from '../sdk/types';
-import type { EndReason, RolloutMode, Turn } from './types';
+import type { EnvManagerKind } from '../config/schema';
+import type { EndReason, Episode, RolloutMode, Turn } from './types';
 
 export interface EpisodeTask {
   mode: RolloutMode;
@@ -66,4 +67,45 @@ export function episodeMetrics(turns: readonly Pick<Turn, 'metrics' | 'metricsAg
   metrics.env_failure = Number(endReason === 'env_failure');
   if (remote) metrics.infer_failure = Number(endReason === 'infer_failure');
   return metrics;
+}
+
+/** How an episode went, as its player saw it; recordEpisode adds the ids and the totals. */
+export interface EpisodeOutcome {
+  kind: EnvManagerKind;
+  instruction: string;
+  turns: Turn[];
+  finalObservation: string;
+  endReason: EndReason;
+  failure: string | null;
+  /** A remote policy (inference servers) answered: the episode carries infer_failure. */
+  remote: boolean;
+  /** performance.now() when the episode started. */
+  started: number;
+}
+
+/** The episode record of `task`: its ids, its turns, and what they add up to. */
+export function recordEpisode(task: EpisodeTask, outcome: EpisodeOutcome): Episode {
+  const id = trajGroupId(task);
+  const { kind, instruction, turns, finalObservation, endReason, failure } = outcome;
+  return {
+    mode: task.mode,
+    kind,
+    tag: task.tag,
+    envId: task.envId,
+    groupId: task.groupId,
+    episodeId: task.episodeId,
+    seed: task.seed,
+    ...(task.draw === undefined ? {} : { draw: task.draw }),
+    trajGroupId: id,
+    trajId: `${id}_${task.envId}`,
+    instruction,
+    turns,
+    finalObservation,
+    endReason,
+    score: turns.reduce((sum, t) => sum + t.reward, 0),
+    failure,
+    metrics: episodeMetrics(turns, endReason, outcome.remote),
+    responseTokens: turns.reduce((sum, t) => sum + t.responseIds.length, 0),
+    seconds: (performance.now() - outcome.started) / 1000,
+  };
 }

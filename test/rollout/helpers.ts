@@ -1,4 +1,5 @@
 /** Shared set-up of the rollout tests: configs from YAML, a small model on the built-in tokenizer. */
+import { expect } from 'bun:test';
 import { join } from 'node:path';
 import { tf } from '../../src/engine/tf';
 import { loadConfig } from '../../src/config/load';
@@ -23,7 +24,7 @@ export const chat = new ChatFormat(tokenizer);
 export const model = Qwen2Model.random(microPolicyConfig(tokenizer.vocabSize), { seed: 3 });
 
 /** log p(inputIds[t] | inputIds[<t]) under the model, by one full forward pass of the row. */
-export async function modelLogProbs(sample: Sample): Promise<Float32Array> {
+async function modelLogProbs(sample: Sample): Promise<Float32Array> {
   const n = sample.inputIds.length;
   return tf.tidy(() => {
     const ids = tf.tensor2d(sample.inputIds, [1, n], 'int32');
@@ -35,6 +36,20 @@ export async function modelLogProbs(sample: Sample): Promise<Float32Array> {
     shifted.set((logProbs.dataSync() as Float32Array).subarray(0, n - 1), 1);
     return shifted;
   });
+}
+
+/**
+ * The largest gap between a row's recorded sampling log-probs and the model's own, over its
+ * sampled ids; every other id must carry log-prob 0.
+ */
+export async function worstLogProbGap(sample: Sample): Promise<number> {
+  const recomputed = await modelLogProbs(sample);
+  let worst = 0;
+  for (let t = 0; t < sample.inputIds.length; t++) {
+    if (sample.responseMask[t]) worst = Math.max(worst, Math.abs(recomputed[t]! - sample.logProbs[t]!));
+    else expect(sample.logProbs[t]).toBe(0);
+  }
+  return worst;
 }
 
 /** A host with the built-ins and `extra` plugins registered. */
