@@ -13,10 +13,23 @@ const ENV_METHODS = ['reset', 'step', 'render', 'close', 'sampleRandomAction'] a
 /**
  * Names other systems give to what a built-in plays, so their configs run as written
  * (docs/roll.md, docs/agentfly.md): ROLL's sandboxed and agent-native Sokoban are the same game
- * (the sandbox and the tool-call wrapper are infrastructure); AgentFly's reward and tool names.
+ * (the sandbox and the tool-call wrapper are infrastructure); GEM's env ids, which ROLL's GEM
+ * examples name; AgentFly's reward and tool names.
  */
 export const FOREIGN_NAMES: Readonly<Record<PluginKind, Readonly<Record<string, string>>>> = {
-  env: { sokoban_sandbox: 'sokoban', sokoban_native_env: 'sokoban' },
+  env: {
+    sokoban_sandbox: 'sokoban',
+    sokoban_native_env: 'sokoban',
+    'game:GuessTheNumber-v0': 'guess_the_number',
+    'game:Mastermind-v0': 'mastermind',
+    'game:Minesweeper-v0': 'minesweeper',
+    'game:Wordle-v0': 'wordle',
+    'game:FifteenPuzzle-v0': 'fifteen_puzzle',
+    'game:Hangman-v0': 'hangman',
+    'game:Sudoku-v0': 'sudoku',
+    'game:TowerofHanoi-v0': 'tower_of_hanoi',
+    'rg:letter_counting': 'letter_counting',
+  },
   reward: { math_reward_string_equal: 'math_string_equal', math_equal_reward_tool: 'math_equal_tool', qa_f1_reward: 'qa_f1' },
   tool: { google_search: 'search' },
 };

@@ -20,6 +20,8 @@ export interface ResetInfo {
   instruction: string;
   /** Function calling: the tools the chat template lists in the system message (OpenAI function definitions). */
   tools?: readonly OpenAiTool[];
+  /** Text that follows the observation in a turn's prompt (`{suffix}` in templates), as GEM's envs give it: "Enter your next guess." */
+  suffix?: string;
   [key: string]: unknown;
 }
 
@@ -42,6 +44,8 @@ export interface StepInfo {
   action?: string | null;
   /** Function calling: the outputs of the tools the response called, shown to the policy as tool messages. */
   tool_results?: readonly string[];
+  /** Text that follows the next observation in the next prompt (`{suffix}`), as ResetInfo.suffix. */
+  suffix?: string;
   [key: string]: unknown;
 }
 
