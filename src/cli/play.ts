@@ -6,7 +6,7 @@
  * `agentic render --trajectories` replays (docs/play.md).
  */
 import { join } from 'node:path';
-import type { AgenticConfig } from '../config/schema';
+import { isStepWise, type AgenticConfig } from '../config/schema';
 import { UsageError } from '../errors';
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
@@ -261,7 +261,7 @@ export default command(
       const custom = config.custom_envs[tag]!;
       const scoredBy = logProbs === 'scored' ? `, scored by the model ${player.source}` : '';
       out(
-        `playing ${tag} (env ${custom.env_type}, ${custom.env_manager_cls === 'step' ? 'step-wise' : 'trajectory-wise'}), seed ${config.seed}; responses: ${label}${scoredBy}`,
+        `playing ${tag} (env ${custom.env_type}, ${isStepWise(custom.env_manager_cls) ? 'step-wise' : 'trajectory-wise'}), seed ${config.seed}; responses: ${label}${scoredBy}`,
       );
       const { playSession } = await import('../play/session');
       const { writePlayRecord } = await import('../play/record');

@@ -212,8 +212,13 @@ export const LlmProxy = z.strictObject({
   proxy_config: ProxyConfig.prefault({}).describe('Where the inference servers of sglang and openai are, and how long to wait for them.'),
 });
 
-export const ENV_MANAGER_KINDS = ['traj', 'step'] as const;
+export const ENV_MANAGER_KINDS = ['traj', 'step', 'step_concat'] as const;
 export type EnvManagerKind = (typeof ENV_MANAGER_KINDS)[number];
+
+/** Whether a manager kind makes one training row per step (both step kinds) rather than one per trajectory. */
+export function isStepWise(kind: EnvManagerKind): boolean {
+  return kind !== 'traj';
+}
 
 /** What the gateway does with an outside agent's session whose call did not extend the conversation so far (docs/agents.md). */
 export const SESSION_MISMATCH_ACTIONS = ['split', 'drop', 'error'] as const;
@@ -223,7 +228,8 @@ export type SessionMismatchAction = (typeof SESSION_MISMATCH_ACTIONS)[number];
 function parseEnvManagerClass(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   if (/(^|\.)TrajEnvManager$/.test(value)) return 'traj';
-  if (/(^|\.)(StepEnvManager|StepConcatEnvManager|AgentNativeStepEnvManager)$/.test(value)) return 'step';
+  if (/(^|\.)StepConcatEnvManager$/.test(value)) return 'step_concat';
+  if (/(^|\.)(StepEnvManager|AgentNativeStepEnvManager)$/.test(value)) return 'step';
   return value;
 }
 
@@ -253,9 +259,13 @@ export const CustomEnv = z.strictObject({
     .preprocess(parseEnvManagerClass, z.enum(ENV_MANAGER_KINDS))
     .default('traj')
     .describe(
-      "traj: one growing chat per episode and one training row per trajectory (StarPO); step: a fresh prompt each turn (instruction, recent history, observation) and one row per step (GiGPO). ROLL's class paths (...TrajEnvManager; ...StepEnvManager, ...StepConcatEnvManager and ...AgentNativeStepEnvManager as step) are accepted.",
+      "traj: one growing chat per episode and one training row per trajectory (StarPO); step: a fresh prompt each turn (instruction, recent history, observation) and one row per step (GiGPO); step_concat: ROLL's StepConcatEnvManager for GEM's games, a fresh prompt each turn holding the earlier observations and the current one with its suffix, one row per step. ROLL's class paths (...TrajEnvManager; ...StepEnvManager and ...AgentNativeStepEnvManager as step; ...StepConcatEnvManager as step_concat) are accepted.",
     ),
-  history_length: nonNegativeInt().default(5).describe('Previous steps shown in a step-wise prompt (env_manager_cls: step).'),
+  history_length: nonNegativeInt()
+    .default(5)
+    .describe(
+      "Previous steps shown in a step-wise prompt (env_manager_cls: step). step_concat reads it as ROLL does: the last history_length - 1 earlier observations, and 0 all of them (Python's history[-0:-1]).",
+    ),
   agent_system_template: z.string().nullable().default(null).describe('The system prompt, literal text (no placeholders); null takes the built-in one.'),
   agent_template: z
     .string()

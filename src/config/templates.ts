@@ -23,13 +23,19 @@ Step {current_step}. Observation:
 {current_observation}
 You have {actions_left} actions left. Reply in at most {max_response_length} tokens.`;
 
+/** The user message of a step_concat turn (ROLL's StepConcatEnvManager): the earlier observations, then the current one and its suffix. */
+export const DEFAULT_STEP_CONCAT_TEMPLATE = `{history}
+{current_observation}`;
+
 export const TEMPLATE_FIELDS: Record<EnvManagerKind, readonly string[]> = {
   traj: ['turn_idx', 'observation', 'actions_left', 'max_response_length', 'suffix'],
   step: ['env_instruction', 'step_count', 'history_length', 'history', 'current_step', 'current_observation', 'actions_left', 'max_response_length', 'suffix'],
+  // ROLL's StepConcatEnvManager fills these two only (the suffix is part of current_observation)
+  step_concat: ['history', 'current_observation'],
 };
 
 export function defaultTemplate(kind: EnvManagerKind): string {
-  return kind === 'traj' ? DEFAULT_TRAJ_TEMPLATE : DEFAULT_STEP_TEMPLATE;
+  return kind === 'traj' ? DEFAULT_TRAJ_TEMPLATE : kind === 'step' ? DEFAULT_STEP_TEMPLATE : DEFAULT_STEP_CONCAT_TEMPLATE;
 }
 
 type Piece = { text: string } | { field: string };

@@ -15,7 +15,7 @@ import { declaredKeys, describeExpected, schemaAt } from './introspect';
 import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
 import { parseAdditionalTarget, parseTarget } from '../model/lora';
-import { ConfigShape, isHttpProxy, type AgenticConfig, type EnvManagerConfig } from './schema';
+import { ConfigShape, isHttpProxy, isStepWise, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { resolveSecrets } from './secrets';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
@@ -176,7 +176,7 @@ function checkRelations(config: AgenticConfig): void {
   checkManager('train_env_manager', config.train_env_manager, 'rollout_batch_size');
   checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
   if (needsOf(config.adv_estimator).stepRows) {
-    const trajTag = config.train_env_manager.tags.find((tag) => config.custom_envs[tag]!.env_manager_cls !== 'step');
+    const trajTag = config.train_env_manager.tags.find((tag) => !isStepWise(config.custom_envs[tag]!.env_manager_cls));
     if (trajTag !== undefined) {
       throw new ConfigError(
         `adv_estimator: ${config.adv_estimator} needs one row per step, but custom_envs.${trajTag}.env_manager_cls is traj; set it to step`,

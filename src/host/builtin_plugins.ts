@@ -5,6 +5,7 @@
 import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
 import frozenLake from '../../plugins/envs/frozen_lake';
+import guessTheNumber from '../../plugins/envs/guess_the_number';
 import sokoban from '../../plugins/envs/sokoban';
 import toolUse from '../../plugins/envs/tool_use';
 import webshop from '../../plugins/envs/webshop';
@@ -24,6 +25,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: agent, source: 'plugins/envs/agent' },
   { definition: bandit, source: 'plugins/envs/bandit' },
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
+  { definition: guessTheNumber, source: 'plugins/envs/guess_the_number' },
   { definition: sokoban, source: 'plugins/envs/sokoban' },
   { definition: toolUse, source: 'plugins/envs/tool_use' },
   { definition: webshop, source: 'plugins/envs/webshop' },

@@ -4,7 +4,7 @@
  * response (action, validity, reward, metrics, tool calls) and the response's tokens, and at the
  * end the episode's score and why it ended.
  */
-import type { EnvManagerKind } from '../config/schema';
+import { isStepWise, type EnvManagerKind } from '../config/schema';
 import type { GuardedStep } from '../sdk/guarded_env';
 import type { MetricValue } from '../sdk/types';
 import type { TurnStart } from '../rollout/episode';
@@ -32,12 +32,11 @@ export function turnStartText(
   options: { kind: EnvManagerKind; maxSteps: number; maxTokensPerStep: number; decode: (ids: readonly number[]) => string; sequenceLength: number },
 ): string {
   const { step, promptIds, contextIds, room } = start;
-  const prompt =
-    options.kind === 'step'
-      ? `prompt (step-wise: the whole prompt, ${promptIds.length} ids, chat template applied)`
-      : step === 0
-        ? `prompt (${promptIds.length} ids, chat template applied)`
-        : `prompt (trajectory-wise: ${promptIds.length} new ids after the ${contextIds.length - promptIds.length} of the chat so far, which holds every earlier response as given)`;
+  const prompt = isStepWise(options.kind)
+    ? `prompt (step-wise: the whole prompt, ${promptIds.length} ids, chat template applied)`
+    : step === 0
+      ? `prompt (${promptIds.length} ids, chat template applied)`
+      : `prompt (trajectory-wise: ${promptIds.length} new ids after the ${contextIds.length - promptIds.length} of the chat so far, which holds every earlier response as given)`;
   const lines = [
     '',
     `=== turn ${step + 1} of at most ${options.maxSteps}`,

@@ -18,7 +18,7 @@
  * conversation that outgrows sequence_length ends the episode as context_full, a call the
  * servers cannot answer as infer_failure.
  */
-import type { CustomEnvConfig } from '../config/schema';
+import { isStepWise, type CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
 import type { GuardedEnv } from '../sdk/guarded_env';
 import type { ChatFormat } from './chat';
@@ -185,7 +185,7 @@ export async function playAgentEpisode(
   const { turns: called, mismatches } = sessionTurns(session.calls);
   const turns: Turn[] = called.map((call, i) => {
     const last = i === called.length - 1;
-    const whole = custom.env_manager_cls === 'step' ? [...session.calls[i]!.promptIds] : call.promptIds;
+    const whole = isStepWise(custom.env_manager_cls) ? [...session.calls[i]!.promptIds] : call.promptIds;
     return {
       observation: i === 0 ? observation : '',
       promptIds: whole,

@@ -89,6 +89,16 @@ function historyText(turns: readonly Turn[], firstStep: number): string {
     .join('\n');
 }
 
+/**
+ * step_concat's {history}: the earlier observations, one per line, as ROLL's StepConcatEnvManager
+ * takes them (`history[-history_length:-1]`: the last history_length - 1, and for 0 every one,
+ * since Python reads -0 as 0).
+ */
+export function concatHistory(earlier: readonly string[], historyLength: number): string {
+  const kept = historyLength === 0 ? earlier : earlier.slice(Math.max(0, earlier.length - (historyLength - 1)));
+  return kept.join('\n');
+}
+
 export async function playEpisode(
   env: GuardedEnv,
   custom: CustomEnvConfig,
@@ -108,6 +118,10 @@ export async function playEpisode(
   const context: number[] = [];
   let instruction = '';
   let observation = '';
+  /** GEM's text after the observation ({suffix}); step_concat's prompt shows it with the current observation. */
+  let suffix = '';
+  /** Every observation so far, for step_concat's history (ROLL's StepConcatEnvManager shows the earlier ones). */
+  const observations: string[] = [];
   /** Function calling: the tools the env gives the chat template, and the last step's tool results. */
   let tools: readonly unknown[] | undefined;
   let toolResults: readonly string[] | null = null;
@@ -126,6 +140,8 @@ export async function playEpisode(
     } else {
       instruction = reset.info.instruction;
       observation = reset.observation;
+      suffix = reset.info.suffix ?? '';
+      observations.push(observation);
       tools = Array.isArray(reset.info.tools) ? reset.info.tools : undefined;
       for (let step = 0; ; step++) {
         if (step >= custom.max_steps) {
@@ -140,11 +156,17 @@ export async function playEpisode(
             observation,
             actions_left: actionsLeft,
             max_response_length: custom.max_tokens_per_step,
-            suffix: '',
+            suffix,
           });
           const next = toolResults ? ({ role: 'tool', results: toolResults } as const) : user;
           promptIds =
             step === 0 ? chat.firstTurn(system, instruction ? `${instruction}\n${user}` : user, tools) : chat.nextTurn(turns[step - 1]!.responseIds, next);
+        } else if (kind === 'step_concat') {
+          const user = fillTemplate(template, {
+            history: concatHistory(observations.slice(0, -1), custom.history_length),
+            current_observation: `${observation}\n${suffix}`,
+          });
+          promptIds = chat.firstTurn(system, user, tools);
         } else {
           const memory = custom.history_length > 0 ? turns.slice(-custom.history_length) : [];
           const user = fillTemplate(template, {
@@ -156,7 +178,7 @@ export async function playEpisode(
             current_observation: observation,
             actions_left: actionsLeft,
             max_response_length: custom.max_tokens_per_step,
-            suffix: '',
+            suffix,
           });
           promptIds = chat.firstTurn(system, user, tools);
         }
@@ -214,6 +236,8 @@ export async function playEpisode(
         await observer.afterTurn?.(turn, result);
         context.push(...promptIds, ...reply.tokens);
         observation = result.observation;
+        suffix = result.info.suffix ?? '';
+        observations.push(observation);
         toolResults = toolResultsOf(result.info.tool_results);
         if (result.failure) {
           endReason = 'env_failure';

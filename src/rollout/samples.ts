@@ -3,6 +3,7 @@
  * the ids exactly as they were fed and sampled, so the trainer recomputes the log-probabilities
  * of the very tokens the policy produced.
  */
+import { isStepWise } from '../config/schema';
 import type { Episode, Sample, Turn, TurnBounds } from './types';
 
 interface Row {
@@ -103,6 +104,6 @@ function splitTrajectorySamples(episode: Episode, policyVersion: number): Sample
 
 /** The training rows of an episode that `policyVersion`'s weights played. */
 export function episodeSamples(episode: Episode, policyVersion = 0): Sample[] {
-  if (episode.kind === 'step') return stepSamples(episode, policyVersion);
+  if (isStepWise(episode.kind)) return stepSamples(episode, policyVersion);
   return episode.turns.some((t) => t.opensRow) ? splitTrajectorySamples(episode, policyVersion) : [trajectorySample(episode, policyVersion)];
 }

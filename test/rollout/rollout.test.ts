@@ -205,6 +205,58 @@ describe('step-wise rollout (GiGPO)', () => {
   });
 });
 
+describe("ROLL's StepConcatEnvManager (step_concat, for GEM's games)", () => {
+  const gameYaml = (historyLength: number) => `
+seed: 7
+sequence_length: 1024
+rollout_batch_size: 4
+val_batch_size: 4
+custom_envs:
+  Guess:
+    env_type: game:GuessTheNumber-v0
+    env_manager_cls: roll.pipeline.agentic.env_manager.step_concat_env_manager.StepConcatEnvManager
+    history_length: ${historyLength}
+    max_steps: 4
+    agent_system_template: Play.
+    agent_template: "Observation:\\n{history}\\n{current_observation}"
+    env_config: {min_number: 1, max_number: 1000, max_turns: 4}
+train_env_manager: {num_env_groups: 2, group_size: 2, tags: [Guess], llm_proxy: {proxy_type: random}}
+val_env_manager: {num_env_groups: 2, group_size: 2, tags: [Guess]}
+`;
+  const userMessage = (sample: { inputIds: Int32Array; promptLength: number }) =>
+    tokenizer
+      .decode([...sample.inputIds.subarray(0, sample.promptLength)])
+      .split('<|im_start|>user\n')[1]!
+      .split('<|im_end|>')[0]!;
+
+  test("each step row's prompt holds the earlier observations, then the current one and its suffix", async () => {
+    const host = hostWith();
+    const config = await configFrom(gameYaml(0), host);
+    expect(config.custom_envs.Guess!.env_manager_cls).toBe('step_concat');
+    const batch = await rollout(config, host);
+    expect(batch.samples).toHaveLength(batch.episodes.reduce((n, e) => n + e.turns.length, 0));
+    let at = 0;
+    for (const episode of batch.episodes) {
+      const seen = episode.turns.map((t) => t.observation);
+      for (const [step, turn] of episode.turns.entries()) {
+        const expected = `Observation:\n${seen.slice(0, step).join('\n')}\n${turn.observation}\nEnter your next guess.`;
+        expect(userMessage(batch.samples[at++]!)).toBe(expected);
+      }
+    }
+    expect(batch.episodes.some((e) => e.turns.length > 2)).toBe(true);
+  });
+
+  test("history_length k shows the last k - 1 earlier observations, as ROLL's history[-k:-1]", async () => {
+    const host = hostWith();
+    const batch = await rollout(await configFrom(gameYaml(2), host), host);
+    const episode = batch.episodes.find((e) => e.turns.length > 2)!;
+    const first = batch.samples.findIndex((s) => s.trajId === episode.trajId);
+    const third = userMessage(batch.samples[first + 2]!);
+    expect(third).toBe(`Observation:\n${episode.turns[1]!.observation}\n${episode.turns[2]!.observation}\nEnter your next guess.`);
+    expect(third).not.toContain('You are playing Guess The Number');
+  });
+});
+
 const Stuck = z.strictObject({ hang: z.boolean().default(false) });
 const stuckEnv = defineEnv({
   name: 'stuck',

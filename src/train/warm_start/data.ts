@@ -21,6 +21,7 @@ import { hasWarmStartHook } from '../../sdk/warm_start_hooks';
 import type { ChatFormat } from '../../rollout/chat';
 import { EnvManager } from '../../rollout/env_manager';
 import { RandomPolicy, SolutionPolicy } from '../../rollout/policy';
+import { concatHistory } from '../../rollout/episode';
 import { episodeSamples } from '../../rollout/samples';
 import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../../config/templates';
 import type { Sample } from '../../rollout/types';
@@ -118,6 +119,8 @@ async function stateRows(
       const reset = await env.reset(hashSeed(config.seed, ...options.stream, tag, episode));
       if (reset.failure) continue;
       let observation = reset.observation;
+      let suffix = reset.info.suffix ?? '';
+      const observations = [observation];
       for (let step = 0; step < custom.max_steps; step++) {
         const user = fillTemplate(template, {
           turn_idx: step + 1,
@@ -125,11 +128,12 @@ async function stateRows(
           env_instruction: reset.info.instruction,
           step_count: step,
           history_length: 0,
-          history: '(none yet)',
+          history: custom.env_manager_cls === 'step_concat' ? concatHistory(observations.slice(0, -1), custom.history_length) : '(none yet)',
           current_step: step + 1,
-          current_observation: observation,
+          current_observation: custom.env_manager_cls === 'step_concat' ? `${observation}\n${suffix}` : observation,
           actions_left: custom.max_steps - step,
           max_response_length: custom.max_tokens_per_step,
+          suffix,
         });
         const first = custom.env_manager_cls === 'traj' && step === 0 ? `${reset.info.instruction}\n${user}` : user;
         let asked: readonly StateQuestion[] = [];
@@ -150,6 +154,8 @@ async function stateRows(
         const result = await env.step(action.response);
         if (result.terminated || result.truncated) break;
         observation = result.observation;
+        suffix = result.info.suffix ?? '';
+        observations.push(observation);
       }
     }
     await env.close();
