@@ -9,6 +9,9 @@ import guessTheNumber from '../../plugins/envs/guess_the_number';
 import sokoban from '../../plugins/envs/sokoban';
 import toolUse from '../../plugins/envs/tool_use';
 import webshop from '../../plugins/envs/webshop';
+import mastermind from '../../plugins/envs/mastermind';
+import minesweeper from '../../plugins/envs/minesweeper';
+import wordle from '../../plugins/envs/wordle';
 import codeTests from '../../plugins/rewards/code_tests';
 import exactMatch from '../../plugins/rewards/exact_match';
 import llmJudge from '../../plugins/rewards/llm_judge';
@@ -39,4 +42,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: calculator, source: 'plugins/tools/calculator' },
   { definition: pythonExecutor, source: 'plugins/tools/python_executor' },
   { definition: search, source: 'plugins/tools/search' },
+  { definition: mastermind, source: 'plugins/envs/mastermind' },
+  { definition: minesweeper, source: 'plugins/envs/minesweeper' },
+  { definition: wordle, source: 'plugins/envs/wordle' },
 ];

@@ -90,7 +90,8 @@ export interface Env {
   reset(seed: number, draw?: EpisodeDraw): ResetResult | Promise<ResetResult>;
   /**
    * Applies the policy's raw response text. An unparseable response is an invalid action: the
-   * state stays, the reward is the configured format penalty, and the metrics say so.
+   * state stays (or the episode ends, as in GEM's games), the reward is the configured format
+   * penalty, and the metrics say so.
    */
   step(response: string): StepResult | Promise<StepResult>;
   /** 'text' returns the state as text; 'rgb' a picture, or null if the env has none. */

@@ -12,7 +12,7 @@ import type { Env, EnvPlugin, ResetResult, StepResult } from '../../src/sdk/type
 
 const context = new PluginHost().envContext();
 
-/** What the Walker below can be made to get wrong. */
+/** What the Walker below can be made to get wrong, or to do as some envs do. */
 interface Defects {
   /** Picks the start with Math.random instead of the seed. */
   unseeded?: boolean;
@@ -28,6 +28,8 @@ interface Defects {
   actionsSeededOnce?: boolean;
   /** Its step() never settles. */
   hangs?: boolean;
+  /** Ends the episode on an unparseable response with reward -0.1 (no defect: GEM's games do that). */
+  endsOnFormatError?: boolean;
 }
 
 /** A walk on `cells` cells from a seeded start; the goal is the last cell. Correct unless told otherwise. */
@@ -53,9 +55,10 @@ function walker(defects: Defects = {}): EnvPlugin {
       const { action } = parseAnswer(response, { actions: ['left', 'right'] });
       if (action === 'right' || (action === null && defects.invalidMoves)) this.cell.position = Math.min(this.goal, this.cell.position + 1);
       if (action === 'left') this.cell.position = Math.max(0, this.cell.position - 1);
-      const done = this.cell.position === this.goal;
-      const metrics = { success: done, action_is_valid: action !== null, ...(defects.camelMetric ? { stepCount: 1 } : {}) };
-      const reward = done ? (defects.nanReward ? Number.NaN : 1) : 0;
+      const formatError = action === null && defects.endsOnFormatError === true;
+      const done = this.cell.position === this.goal || formatError;
+      const metrics = { success: done && !formatError, action_is_valid: action !== null, ...(defects.camelMetric ? { stepCount: 1 } : {}) };
+      const reward = formatError ? -0.1 : done ? (defects.nanReward ? Number.NaN : 1) : 0;
       return { observation: this.text(), reward, terminated: done, truncated: false, info: { action, metrics, metricsAgg: { success: 'last' } } };
     }
     private text(): string {
@@ -106,6 +109,14 @@ describe('envs that keep the contract', () => {
     expect(report.stats.episodes).toBe(3);
     expect(report.stats.steps).toBeLessThanOrEqual(18);
     expect(report.stats.endedByEnv + report.stats.failed).toBeLessThanOrEqual(3);
+  });
+
+  test("an env that ends the episode on an unparseable response, as GEM's games do, passes invalid_action", async () => {
+    const report = await checkEnv(walker({ endsOnFormatError: true }), undefined, { context, episodes: 2 });
+    expect(status(report)).toEqual(allPass as Record<CheckName, string>);
+    expect(check(report, 'invalid_action').message).toBe(
+      'step("gibberish with no answer tag"): ended the episode (a format error), action_is_valid false, reward -0.1',
+    );
   });
 });
 
