@@ -139,8 +139,10 @@ class GuessTheNumber implements Env {
 
   close(): void {}
 
+  /** A number of the range not guessed yet (GEM's sampler may repeat one, which the rules refuse). */
   sampleRandomAction(): string {
-    return `\\boxed{${this.randomActions.intBetween(this.min, this.max)}}`;
+    const open = Array.from({ length: this.max - this.min + 1 }, (_, i) => this.min + i).filter((n) => !this.guesses.has(n));
+    return `\\boxed{${this.randomActions.choice(open)}}`;
   }
 
   /** Binary search: the middle of what the hints leave open. */
