@@ -18,3 +18,8 @@ declare module '*.jinja' {
   const text: string;
   export default text;
 }
+
+declare module '*.txt' {
+  const text: string;
+  export default text;
+}

@@ -18,6 +18,11 @@ import answer from '../../plugins/tools/answer';
 import calculator from '../../plugins/tools/calculator';
 import pythonExecutor from '../../plugins/tools/python_executor';
 import search from '../../plugins/tools/search';
+import fifteenPuzzle from '../../plugins/envs/fifteen_puzzle';
+import hangman from '../../plugins/envs/hangman';
+import sudoku from '../../plugins/envs/sudoku';
+import towerOfHanoi from '../../plugins/envs/tower_of_hanoi';
+import letterCounting from '../../plugins/envs/letter_counting';
 import type { PluginDefinition } from '../sdk/types';
 
 export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; source: string }> = [
@@ -37,4 +42,9 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: calculator, source: 'plugins/tools/calculator' },
   { definition: pythonExecutor, source: 'plugins/tools/python_executor' },
   { definition: search, source: 'plugins/tools/search' },
+  { definition: fifteenPuzzle, source: 'plugins/envs/fifteen_puzzle' },
+  { definition: hangman, source: 'plugins/envs/hangman' },
+  { definition: sudoku, source: 'plugins/envs/sudoku' },
+  { definition: towerOfHanoi, source: 'plugins/envs/tower_of_hanoi' },
+  { definition: letterCounting, source: 'plugins/envs/letter_counting' },
 ];

@@ -28,6 +28,8 @@ interface Defects {
   actionsSeededOnce?: boolean;
   /** Its step() never settles. */
   hangs?: boolean;
+  /** Ends the episode on an unparseable response, as GEM's games do (a rule, not a defect). */
+  endsOnUnparseable?: boolean;
 }
 
 /** A walk on `cells` cells from a seeded start; the goal is the last cell. Correct unless told otherwise. */
@@ -56,7 +58,8 @@ function walker(defects: Defects = {}): EnvPlugin {
       const done = this.cell.position === this.goal;
       const metrics = { success: done, action_is_valid: action !== null, ...(defects.camelMetric ? { stepCount: 1 } : {}) };
       const reward = done ? (defects.nanReward ? Number.NaN : 1) : 0;
-      return { observation: this.text(), reward, terminated: done, truncated: false, info: { action, metrics, metricsAgg: { success: 'last' } } };
+      const terminated = done || (action === null && defects.endsOnUnparseable === true);
+      return { observation: this.text(), reward, terminated, truncated: false, info: { action, metrics, metricsAgg: { success: 'last' } } };
     }
     private text(): string {
       return `You are at cell ${this.cell.position}.`;
@@ -133,6 +136,14 @@ describe('envs that break it', () => {
     expect(invalid.status).toBe('fail');
     expect(invalid.message).toMatch(/^step\("gibberish with no answer tag"\) changed render\('text'\) from "You are at cell \d\." to "You are at cell \d\."$/);
     expect(check(report, 'determinism').status).toBe('pass');
+  });
+
+  test('an env that ends the episode on an unparseable response, reporting it invalid, passes invalid_action', async () => {
+    const report = await checkEnv(walker({ endsOnUnparseable: true }), undefined, { context, episodes: 2 });
+    expect(check(report, 'invalid_action')).toMatchObject({
+      status: 'pass',
+      message: 'step("gibberish with no answer tag"): action_is_valid false, reward 0, and the episode ended',
+    });
   });
 
   test('instances that share state fail isolation (and only isolation)', async () => {
