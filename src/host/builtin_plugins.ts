@@ -4,13 +4,18 @@
  */
 import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
+import fifteenPuzzle from '../../plugins/envs/fifteen_puzzle';
 import frozenLake from '../../plugins/envs/frozen_lake';
 import guessTheNumber from '../../plugins/envs/guess_the_number';
-import sokoban from '../../plugins/envs/sokoban';
-import toolUse from '../../plugins/envs/tool_use';
-import webshop from '../../plugins/envs/webshop';
+import hangman from '../../plugins/envs/hangman';
+import letterCounting from '../../plugins/envs/letter_counting';
 import mastermind from '../../plugins/envs/mastermind';
 import minesweeper from '../../plugins/envs/minesweeper';
+import sokoban from '../../plugins/envs/sokoban';
+import sudoku from '../../plugins/envs/sudoku';
+import toolUse from '../../plugins/envs/tool_use';
+import towerOfHanoi from '../../plugins/envs/tower_of_hanoi';
+import webshop from '../../plugins/envs/webshop';
 import wordle from '../../plugins/envs/wordle';
 import codeTests from '../../plugins/rewards/code_tests';
 import exactMatch from '../../plugins/rewards/exact_match';
@@ -27,11 +32,19 @@ import type { PluginDefinition } from '../sdk/types';
 export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; source: string }> = [
   { definition: agent, source: 'plugins/envs/agent' },
   { definition: bandit, source: 'plugins/envs/bandit' },
+  { definition: fifteenPuzzle, source: 'plugins/envs/fifteen_puzzle' },
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
   { definition: guessTheNumber, source: 'plugins/envs/guess_the_number' },
+  { definition: hangman, source: 'plugins/envs/hangman' },
+  { definition: letterCounting, source: 'plugins/envs/letter_counting' },
+  { definition: mastermind, source: 'plugins/envs/mastermind' },
+  { definition: minesweeper, source: 'plugins/envs/minesweeper' },
   { definition: sokoban, source: 'plugins/envs/sokoban' },
+  { definition: sudoku, source: 'plugins/envs/sudoku' },
   { definition: toolUse, source: 'plugins/envs/tool_use' },
+  { definition: towerOfHanoi, source: 'plugins/envs/tower_of_hanoi' },
   { definition: webshop, source: 'plugins/envs/webshop' },
+  { definition: wordle, source: 'plugins/envs/wordle' },
   { definition: codeTests, source: 'plugins/rewards/code_tests' },
   { definition: exactMatch, source: 'plugins/rewards/exact_match.ts' },
   { definition: llmJudge, source: 'plugins/rewards/llm_judge' },
@@ -42,7 +55,4 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: calculator, source: 'plugins/tools/calculator' },
   { definition: pythonExecutor, source: 'plugins/tools/python_executor' },
   { definition: search, source: 'plugins/tools/search' },
-  { definition: mastermind, source: 'plugins/envs/mastermind' },
-  { definition: minesweeper, source: 'plugins/envs/minesweeper' },
-  { definition: wordle, source: 'plugins/envs/wordle' },
 ];

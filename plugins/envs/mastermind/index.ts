@@ -31,7 +31,7 @@ type MastermindConfig = z.output<typeof Config>;
 
 const SUFFIX = 'Enter your guess.';
 /** GEM's guess pattern: whitespace-separated numbers. */
-const GUESS = String.raw`(\d+(?:\s+\d+)*)`;
+const GUESS = /(\d+(?:\s+\d+)*)/;
 
 /** A list of numbers as Python prints it, which is how GEM's observations show guesses and codes. */
 const pythonList = (digits: readonly number[]) => `[${digits.join(', ')}]`;
@@ -87,7 +87,7 @@ class Mastermind implements Env, WarmStartHooks {
         valid: false,
       });
     }
-    const guess = box[0]!.split(/\s+/).map(Number);
+    const guess = box[1]!.split(/\s+/).map(Number);
     const action = guess.join(' ');
     const { code_length, num_numbers } = this.config;
     let refusal: string | null = null;

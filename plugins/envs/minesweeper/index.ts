@@ -33,7 +33,7 @@ const Config = z
 type MinesweeperConfig = z.output<typeof Config>;
 
 /** GEM's move pattern: a command, a row and a column, one whitespace character apart. */
-const MOVE = String.raw`([a-zA-Z]+)\s(\d+)\s(\d+)`;
+const MOVE = /([a-zA-Z]+)\s(\d+)\s(\d+)/;
 
 const INSTRUCTION_TAIL =
   "The current board layout is shown below. Cells that are unrevealed are represented by a dot ('.'), revealed numbers show the count of adjacent mines, and flagged cells are marked with an 'F'.\n" +
@@ -101,8 +101,8 @@ class Minesweeper implements Env {
         valid: false,
       });
     }
-    const command = box[0]!.toLowerCase();
-    const [row, col] = [Number(box[1]), Number(box[2])];
+    const command = box[1]!.toLowerCase();
+    const [row, col] = [Number(box[2]), Number(box[3])];
     const action = `${command} ${row} ${col}`;
     if (!board.inside(row, col)) {
       return this.afterTurn(`${at} chose cell (${row}, ${col}), which is outside the bounds of the grid.`, LanguageGameReward.invalidAction, action, false);

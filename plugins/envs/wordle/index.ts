@@ -23,7 +23,7 @@ type WordleConfig = z.output<typeof Config>;
 
 const SUFFIX = 'Enter your guess.';
 /** GEM's guess pattern: letters, possibly split by whitespace. */
-const GUESS = String.raw`([a-zA-Z]+(?:\s+[a-zA-Z]+)*)`;
+const GUESS = /([a-zA-Z]+(?:\s+[a-zA-Z]+)*)/;
 /** Half of a solve's reward is paid along the way, one share per position first found. */
 const FOUND_SHARE = LanguageGameReward.success * 0.5;
 
@@ -98,7 +98,7 @@ class Wordle implements Env {
       });
     }
     // GEM joins the parts of a guess split by spaces (only spaces: a tab stays and makes it too long).
-    const guess = box[0]!.toUpperCase().replaceAll(' ', '');
+    const guess = box[1]!.toUpperCase().replaceAll(' ', '');
     const length = this.config.word_length;
     let refusal: string | null = null;
     if (guess.length !== length) {

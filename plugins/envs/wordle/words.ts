@@ -1,5 +1,5 @@
 /** The English words Wordle draws its secrets from and checks guesses against (data/README.md says where they come from). */
-import WORDS_TEXT from './data/words.txt' with { type: 'text' };
+import WORDS_TEXT from '../_gem/words.txt' with { type: 'text' };
 
 let byLength: Map<number, { list: string[]; set: Set<string> }> | null = null;
 
