@@ -78,6 +78,15 @@ const RULES: Array<[string, Fate]> = [
     'train_infer_correction.filters',
     { fate: 'refused', hint: "ROLL's train/infer log-prob filters are not built (train_infer_correction.is_weight is); remove filters" },
   ],
+  // WebShop's server settings: the shop runs in process; ROLL's reset replaces session with a seeded goal index
+  ['custom_envs.*.env_config.server', { fate: 'inert', when: (v) => v === null, otherwise: 'the webshop env simulates its shop in process; remove server' }],
+  ['custom_envs.*.env_config.session', { fate: 'inert' }],
+  [
+    'custom_envs.*.env_config.filter_goals',
+    { fate: 'inert', when: (v) => v === null, otherwise: 'a Python function in ROLL; pick goals with split and limit_goals' },
+  ],
+  ['custom_envs.*.env_config.get_image', { fate: 'inert', when: (v) => !v, otherwise: 'the simulated shop has no product images; remove get_image' }],
+  ['custom_envs.*.env_config.file_path', { fate: 'refused', hint: "webshop reads WebShop's data through products_file and goals_file; set those instead" }],
 ];
 
 /** tracker_kwargs keys that agentic reads (the rest are other trackers' settings: inert). */

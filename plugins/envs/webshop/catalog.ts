@@ -298,6 +298,11 @@ export function readGoals(json: Json, file: string, products: readonly Product[]
   return goals;
 }
 
+/** Whether a goals file's parsed JSON lists goals per asin, as items_human_ins.json does. */
+export function hasGoalLists(json: Json): boolean {
+  return isObject(json) && Object.values(json).some(Array.isArray);
+}
+
 /** Parses a file's text as JSON; the error names the file and stays on one line. */
 export function parseJson(text: string, file: string): Json {
   try {

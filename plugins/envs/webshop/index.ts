@@ -7,6 +7,10 @@
  * WebShop data files (items_shuffle_1000.json with items_ins_v2_1000.json or items_human_ins.json;
  * catalog.ts says how) through products_file and goals_file.
  *
+ * Observations: the page in one of WebShop's observation modes (observation.ts: html, text,
+ * text_rich, url; text by default, as in ROLL), then ROLL's line of the actions the page allows.
+ * The pages (pages.ts) are laid out as WebShop's templates and addressed by its URL scheme (url.ts).
+ *
  * Actions, inside the answer pattern: search[query] (only on the search page) and click[button]
  * (a button of the current page, ignoring case). Anything else is invalid: the page stays, the
  * reward is format_penalty. Buying ends the episode; max_steps actions truncate it.
@@ -29,11 +33,14 @@
  */
 import { actionPattern, defineEnv, type Env, type EnvContext, type MetricAgg, parseAnswer, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import type { Goal, Product } from './catalog';
-import { renderPage } from './pages';
+import type { Element } from './html';
+import { OBSERVATION_MODES, availableActions, observe } from './observation';
+import { donePage, type Purchase, renderPage } from './pages';
 import { scorePurchase, type PurchaseScore } from './scoring';
 import { Shop, type Outcome } from './shop';
 import { openStore, type Store } from './store';
 import { squish } from './text';
+import { pageUrl } from './url';
 
 const Config = z
   .strictObject({
@@ -50,6 +57,39 @@ const Config = z
       .default(null)
       .describe("Goals as JSON in WebShop's items_ins_v2 or items_human_ins format; null: the shipped goals. Set with products_file."),
     split: z.enum(['train', 'val']).default('train').describe('Which goals reset() draws from.'),
+    observation_mode: z
+      .enum(OBSERVATION_MODES)
+      .default('text')
+      .describe("WebShop's observation mode: html (the page's HTML), text (its texts joined by [SEP]), text_rich (buttons marked), url (its address)."),
+    num_products: z
+      .int()
+      .positive()
+      .nullable()
+      .default(null)
+      .describe("Only the catalog's first N products and their goals (WebShop's num_products); null: all."),
+    limit_goals: z
+      .int()
+      .refine((n) => n === -1 || n > 0, 'expected -1 (all goals) or a positive count')
+      .default(-1)
+      .describe('Only the first N goals of the split, in catalog order; -1: all.'),
+    human_goals: z
+      .boolean()
+      .nullable()
+      .default(null)
+      .describe('Whether goals_file must hold human-written goals (items_human_ins form); the shipped goals are generated. null: whatever the goals are.'),
+    show_attrs: z
+      .boolean()
+      .default(false)
+      .describe("An Attributes page on item pages, listing the product's attributes, category and query (WebShop's show_attrs)."),
+    num_prev_obs: z.int().nonnegative().default(0).describe("Earlier pages repeated before a step's page, joined by [SEP] (WebShop's num_prev_obs)."),
+    num_prev_actions: z.int().nonnegative().default(0).describe("Earlier actions repeated before a step's page, joined by [SEP] (WebShop's num_prev_actions)."),
+    session_prefix: z.string().nullable().default(null).describe('Put before the session id in page addresses (url mode); the session id is the goal index.'),
+    env_instruction: z
+      .string()
+      .min(1)
+      .nullable()
+      .default(null)
+      .describe('The rules told to the policy before the goal (ROLL: env_instruction); null: the built-in text.'),
     results_per_page: z.int().positive().default(10).describe('Products on one results page.'),
     max_results: z.int().positive().default(50).describe('Most products a search returns.'),
     max_text_chars: z.int().positive().default(1000).describe('Longest description, feature or review text a page shows.'),
@@ -59,6 +99,10 @@ const Config = z
   })
   .refine((c) => (c.products_file === null) === (c.goals_file === null), {
     message: 'products_file and goals_file go together (both null: the shipped catalog)',
+  })
+  .refine((c) => !(c.human_goals === true && c.goals_file === null), {
+    path: ['human_goals'],
+    message: "the shipped catalog's goals are generated; for human goals set products_file and goals_file (WebShop's items_human_ins.json)",
   });
 type WebShopConfig = z.output<typeof Config>;
 
@@ -87,7 +131,11 @@ class WebShop implements Env {
   private goal: Goal | null = null;
   private target: Product | null = null;
   private steps = 0;
-  private receipt: string | null = null;
+  private purchase: Purchase | null = null;
+  /** The goal's index in the split: WebShop's session id, which ROLL draws from the seed. */
+  private session = '';
+  private previousPages: string[] = [];
+  private previousActions: string[] = [];
   private randomActions = Rng.fromSeed(0, 'webshop', 'random-action');
 
   constructor(
@@ -95,14 +143,23 @@ class WebShop implements Env {
     context: EnvContext,
   ) {
     const files = config.products_file !== null && config.goals_file !== null ? { products: config.products_file, goals: config.goals_file } : null;
-    this.store = openStore(files, context.cwd);
-    this.goals = this.store.catalog.goals.filter((g) => g.split === config.split);
+    this.store = openStore(files, context.cwd, config.num_products);
+    if (config.human_goals !== null && config.human_goals !== this.store.humanGoals)
+      throw new Error(
+        `webshop: human_goals is ${config.human_goals} but ${config.goals_file} holds ${this.store.humanGoals ? 'lists of goals per asin (items_human_ins form)' : 'one goal per asin (items_ins_v2 form)'}`,
+      );
+    const split = this.store.catalog.goals.filter((g) => g.split === config.split);
+    this.goals = config.limit_goals === -1 ? split : split.slice(0, config.limit_goals);
     if (this.goals.length === 0) throw new Error(`webshop: no goals in the ${config.split} split of ${config.goals_file ?? 'the shipped catalog'}`);
     this.shop = this.newShop();
   }
 
   private newShop(): Shop {
-    return new Shop(this.store.index, { resultsPerPage: this.config.results_per_page, maxResults: this.config.max_results });
+    return new Shop(this.store.index, {
+      resultsPerPage: this.config.results_per_page,
+      maxResults: this.config.max_results,
+      showAttributes: this.config.show_attrs,
+    });
   }
 
   reset(seed: number): ResetResult {
@@ -112,11 +169,14 @@ class WebShop implements Env {
     this.target = this.store.catalog.byAsin.get(goal.asin)!;
     this.shop = this.newShop();
     this.steps = 0;
-    this.receipt = null;
+    this.purchase = null;
+    this.session = `${this.config.session_prefix ?? ''}${this.goals.indexOf(goal)}`;
+    this.previousPages = [this.pageText(this.currentPage())];
+    this.previousActions = [];
     return {
       observation: this.page(),
       info: {
-        instruction: `${RULES}\nInstruction: ${goal.instruction}`,
+        instruction: `${this.config.env_instruction ?? RULES}\nInstruction: ${goal.instruction}`,
         goal: { id: goal.id, asin: goal.asin, attributes: [...goal.attributes], options: goal.options.map((o) => ({ ...o })), price_upper: goal.priceUpper },
       },
     };
@@ -126,8 +186,13 @@ class WebShop implements Env {
     this.steps++;
     const parsed = parseAnswer(response, { pattern: this.config.action_pattern });
     if (parsed.action === null) return this.invalid(null, 'The response holds no action in the answer format.');
-    const action = parseAction(parsed.content);
-    if (!action) return this.invalid(parsed.content, `"${parsed.content}" is neither search[...] nor click[...].`);
+    const result = this.act(parsed.content);
+    return { ...result, observation: this.withHistory(parsed.content) };
+  }
+
+  private act(content: string): StepResult {
+    const action = parseAction(content);
+    if (!action) return this.invalid(content, `"${content}" is neither search[...] nor click[...].`);
 
     let outcome: Outcome;
     let written: string;
@@ -151,13 +216,9 @@ class WebShop implements Env {
     });
   }
 
-  private buy(written: string, product: Product, chosen: string[]): StepResult {
+  private buy(written: string, product: Product, chosen: readonly string[]): StepResult {
     const score = scorePurchase(this.goal!, this.target!, product, chosen);
-    const options = chosen.length > 0 ? ` with ${chosen.join(', ')}` : '';
-    this.receipt = [
-      `Order placed: [${product.asin}] ${product.title}${options}, $${product.price.toFixed(2)}.`,
-      `How well it fits the instruction, from 0 to 1: ${roundScore(score.reward)}`,
-    ].join('\n');
+    this.purchase = { product, chosen: new Map(this.shop.chosen), score: pythonFloat(score.reward) };
     return this.result(written, score.reward, {
       valid: true,
       effective: true,
@@ -194,9 +255,37 @@ class WebShop implements Env {
     };
   }
 
-  private page(): string {
-    if (this.receipt !== null) return this.receipt;
+  private currentPage(): Element {
+    if (this.purchase) return donePage(this.purchase);
     return renderPage(this.shop, this.goal?.instruction ?? '', { maxTextChars: this.config.max_text_chars });
+  }
+
+  /** The page in the observation mode, without the actions line. */
+  private pageText(page: Element): string {
+    return observe(this.config.observation_mode, { page, url: pageUrl(this.shop, this.session, this.purchase !== null), visited: this.shop.visited });
+  }
+
+  /** The page as ROLL shows it: the mode's observation, then the actions it allows. */
+  private page(): string {
+    const page = this.currentPage();
+    return this.pageText(page) + actionsLine(page);
+  }
+
+  /**
+   * A step's observation, as WebShop's step builds it: the earlier pages and actions asked for
+   * (num_prev_obs, num_prev_actions), oldest first, then this page, joined by [SEP].
+   */
+  private withHistory(action: string): string {
+    const current = this.currentPage();
+    const page = this.pageText(current);
+    this.previousActions.push(action);
+    const parts = [page];
+    for (let i = 1; i <= Math.max(this.config.num_prev_obs, this.config.num_prev_actions); i++) {
+      if (this.config.num_prev_actions >= i && this.previousActions.length >= i) parts.push(this.previousActions.at(-i)!);
+      if (this.config.num_prev_obs >= i && this.previousPages.length >= i) parts.push(this.previousPages.at(-i)!);
+    }
+    this.previousPages.push(page);
+    return parts.reverse().join(' [SEP] ') + actionsLine(current);
   }
 
   render(mode: 'text' | 'rgb'): string | null {
@@ -223,8 +312,17 @@ class WebShop implements Env {
   }
 }
 
+function actionsLine(page: Element): string {
+  return `\nAvailable actions: ${availableActions(page).join(', ')}`;
+}
+
 function roundScore(reward: number): string {
   return String(Math.round(reward * 10000) / 10000);
+}
+
+/** A number as Python prints a float (WebShop's done page prints the score so): 1.0, 0.6666666666666666. */
+function pythonFloat(value: number): string {
+  return Number.isInteger(value) ? value.toFixed(1) : String(value);
 }
 
 export default defineEnv({

@@ -3,7 +3,8 @@
  *
  *   search --search[q]--> results (page 1) --click[<asin>]--> item --click[Description]--> description
  *                          < Prev / Next >                      < Prev: back to the results     < Prev: back to the item
- *   Back to Search (on every page but search): a fresh search page, options cleared.
+ *   Back to Search (on every page but search): a fresh search page, options and visited items cleared.
+ *   The item's sub-pages are Description, Features and Reviews, and Attributes when showAttributes.
  *
  * On the item page a click on an option value chooses it for its type (one value per type);
  * entering an item from the results clears the choices, visiting its sub-pages keeps them.
@@ -14,18 +15,19 @@ import type { Product } from './catalog';
 import type { SearchIndex } from './search';
 import { squish } from './text';
 
-export type PageKind = 'search' | 'results' | 'item' | 'description' | 'features' | 'reviews';
-export type Section = 'description' | 'features' | 'reviews';
+export type Section = 'description' | 'features' | 'reviews' | 'attributes';
+export type PageKind = 'search' | 'results' | 'item' | Section;
 
 export const BACK_TO_SEARCH = 'Back to Search';
 export const PREV = '< Prev';
 export const NEXT = 'Next >';
 export const BUY_NOW = 'Buy Now';
-export const SECTIONS: ReadonlyArray<{ label: string; page: Section }> = [
+const SECTIONS: ReadonlyArray<{ label: string; page: Section }> = [
   { label: 'Description', page: 'description' },
   { label: 'Features', page: 'features' },
   { label: 'Reviews', page: 'reviews' },
 ];
+const ATTRIBUTES: { label: string; page: Section } = { label: 'Attributes', page: 'attributes' };
 
 export type Clickable =
   | { label: string; does: 'back_to_search' | 'prev' | 'next' | 'buy' }
@@ -36,6 +38,8 @@ export type Clickable =
 export interface ShopSettings {
   resultsPerPage: number;
   maxResults: number;
+  /** An Attributes sub-page on item pages (WebShop's show_attrs). */
+  showAttributes: boolean;
 }
 
 /** What a valid action led to. */
@@ -50,6 +54,8 @@ export class Shop {
   product: Product | null = null;
   /** Option type -> chosen value, in the order chosen. */
   readonly chosen = new Map<string, string>();
+  /** The asins opened since the last search page (WebShop marks their links as clicked in text_rich). */
+  readonly visited = new Set<string>();
 
   constructor(
     private readonly index: SearchIndex,
@@ -64,6 +70,11 @@ export class Shop {
   pageResults(): Product[] {
     const start = (this.resultsPage - 1) * this.settings.resultsPerPage;
     return this.results.slice(start, start + this.settings.resultsPerPage);
+  }
+
+  /** The item page's sub-page buttons, in page order. */
+  get sections(): ReadonlyArray<{ label: string; page: Section }> {
+    return this.settings.showAttributes ? [...SECTIONS, ATTRIBUTES] : SECTIONS;
   }
 
   get canSearch(): boolean {
@@ -82,7 +93,7 @@ export class Shop {
     }
     buttons.push({ label: PREV, does: 'prev' });
     if (this.page !== 'item' || !this.product) return buttons;
-    const fixed = [...SECTIONS.map((s) => ({ label: s.label, does: 'open_section' as const, section: s.page })), { label: BUY_NOW, does: 'buy' as const }];
+    const fixed = [...this.sections.map((s) => ({ label: s.label, does: 'open_section' as const, section: s.page })), { label: BUY_NOW, does: 'buy' as const }];
     const taken = new Set([...buttons, ...fixed].map((b) => b.label.toLowerCase()));
     for (const group of this.product.options) {
       for (const value of group.values) {
@@ -117,6 +128,7 @@ export class Shop {
         this.query = '';
         this.results = [];
         this.resultsPage = 1;
+        this.visited.clear();
         this.leaveItem();
         break;
       case 'next':
@@ -131,6 +143,7 @@ export class Shop {
         break;
       case 'open_item':
         this.product = button.product;
+        this.visited.add(button.product.asin);
         this.chosen.clear();
         this.page = 'item';
         break;

@@ -35,11 +35,14 @@ function fixtureEnvFor(asin: string, files = REAL): Env {
   throw new Error(`no seed draws ${asin}`);
 }
 
+/** The asins a results page offers to click, in page order (lower case, as ROLL lists them). */
+const listedAsins = (observation: string): string[] => [...observation.matchAll(/click\[(b0[0-9a-z]{8})\]/g)].map((m) => m[1]!);
+
 /** search[query], then click[asin] (paging with Next > until it shows up). */
 function openProduct(env: Env, query: string, asin: string): StepResult {
   let page = act(env, `search[${query}]`);
-  while (!page.observation.includes(`[${asin}]`)) {
-    expect(page.observation).toContain('[Next >]');
+  while (!listedAsins(page.observation).includes(asin.toLowerCase())) {
+    expect(page.observation).toContain('click[next >]');
     page = act(env, 'click[Next >]');
   }
   return act(env, `click[${asin}]`);
@@ -72,7 +75,7 @@ describe('webshop env on the shipped catalog', () => {
     const instruction = instructionOf(start);
     expect(instruction).toMatch(/price lower than \d+\.\d\d dollars$/);
     expect(start.info.instruction).toContain('<answer>click[Buy Now]</answer>');
-    expect(start.observation).toBe(`WebShop\nInstruction: ${instruction}\n[Search]\n\nAvailable actions: search[<your query>]`);
+    expect(start.observation).toBe(`WebShop [SEP] Instruction: [SEP] ${instruction} [SEP] Search\nAvailable actions: search[<content>]`);
     expect(env.render('text')).toBe(start.observation);
     expect(env.render('rgb')).toBeNull();
   });
@@ -84,13 +87,14 @@ describe('webshop env on the shipped catalog', () => {
       const goal = goalOf(start);
       const instruction = instructionOf(start);
       const item = openProduct(env, instruction, goal.asin);
-      expect(item.observation).toContain('[Description] [Features] [Reviews] [Buy Now]');
-      for (const option of goal.options) expect(item.observation).toContain(`[${option.value}]`);
+      expect(item.observation).toContain('Description [SEP] Features [SEP] Reviews [SEP] Buy Now');
+      for (const option of goal.options) expect(item.observation).toContain(`click[${option.value}]`);
       for (const option of goal.options) expect(act(env, `click[${option.value}]`).info.metrics.action_is_effective).toBe(true);
       const result = act(env, 'click[Buy Now]');
       expect(result).toMatchObject({ reward: 1, terminated: true, truncated: false });
       expect(result.info.metrics).toMatchObject({ success: true, action_is_valid: true, r_type: 1, r_att: 1, r_option: 1, r_price: 1 });
-      expect(result.observation).toContain(`Order placed: [${goal.asin}]`);
+      expect(result.observation).toContain(`asin [SEP] ${goal.asin} [SEP]`);
+      expect(result.observation).toContain('Your score (min 0.0, max 1.0) [SEP] 1.0');
       expect(env.render('text')).toBe(result.observation);
     }
   });
@@ -99,45 +103,46 @@ describe('webshop env on the shipped catalog', () => {
     const env = make();
     reset(env, 2);
     const first = act(env, 'search[dog cat yoga hair]');
-    expect(first.observation).toContain('page 1 of 5 (50 results)');
-    expect(first.observation).toContain('[Next >]');
-    expect(first.observation).not.toContain('[< Prev]');
-    const asins = (text: string): string[] => text.match(/^\[B0[0-9A-Z]{8}\]$/gm) ?? [];
+    expect(first.observation).toContain('Page 1 (Total results: 50) [SEP] Next > [SEP]');
+    expect(first.observation).toContain('click[next >]');
+    expect(first.observation).not.toContain('click[< prev]');
+    const asins = listedAsins;
     expect(asins(first.observation)).toHaveLength(10);
     const second = act(env, 'click[next >]');
     expect(second.info.metrics).toMatchObject({ action_is_valid: true, action_is_effective: true });
-    expect(second.observation).toContain('page 2 of 5');
-    expect(second.observation).toContain('[< Prev] [Next >]');
+    expect(second.observation).toContain('Page 2 (Total results: 50) [SEP] < Prev [SEP] Next > [SEP]');
     expect(asins(second.observation).filter((a) => asins(first.observation).includes(a))).toEqual([]);
     expect(act(env, 'click[< Prev]').observation).toBe(first.observation);
 
     const small = make({ results_per_page: 4, max_results: 10 });
     reset(small, 2);
-    expect(act(small, 'search[dog cat yoga hair]').observation).toContain('page 1 of 3 (10 results)');
+    expect(act(small, 'search[dog cat yoga hair]').observation).toContain('Page 1 (Total results: 10)');
     act(small, 'click[Next >]');
     const last = act(small, 'click[Next >]');
     expect(asins(last.observation)).toHaveLength(2);
-    expect(last.observation).not.toContain('[Next >]');
+    expect(last.observation).not.toContain('click[next >]');
     expect(act(small, 'click[Next >]').info.metrics.action_is_valid).toBe(false);
   });
 
   test('item pages lead to sub-pages and back, keeping the chosen options; Back to Search starts over', () => {
-    const env = make({ max_steps: 20 });
+    const env = make({ max_steps: 20, observation_mode: 'text_rich' });
     const start = reset(env, 7);
     const goal = goalOf(start);
     openProduct(env, instructionOf(start), goal.asin);
     const item = act(env, `click[${goal.options[0]!.value}]`).observation;
-    expect(item).toContain(`Chosen: ${goal.options[0]!.type}: ${goal.options[0]!.value}`);
+    expect(item).toStartWith(`You have clicked ${goal.options[0]!.value}.\n`);
+    expect(item).toContain(`  [clicked button] ${goal.options[0]!.value} [clicked button_]`);
     for (const section of ['Description', 'Features', 'Reviews']) {
       const page = act(env, `click[${section}]`).observation;
-      expect(page).toContain(`${section}:`);
-      expect(page).toContain('Available actions: click[Back to Search], click[< Prev]');
+      expect(page).not.toContain('[button] Buy Now [button_]');
+      expect(page).toEndWith('Available actions: click[back to search], click[< prev]');
       expect(act(env, 'click[< Prev]').observation).toBe(item);
     }
     const results = act(env, 'click[< Prev]').observation;
-    expect(results).toContain(`Results for "${instructionOf(start)}"`);
+    expect(results).toContain('Page 1 (Total results: ');
+    expect(results).toContain(`\n[clicked button] ${goal.asin} [clicked button_]\n`);
     const search = act(env, 'click[back to search]');
-    expect(search.observation).toContain('Available actions: search[<your query>]');
+    expect(search.observation).toEndWith('Available actions: search[<content>]');
   });
 
   test('invalid actions keep the page and cost format_penalty', () => {
@@ -398,12 +403,12 @@ describe('webshop env on files in the public WebShop format', () => {
     const listed = (query: string): string[] => {
       const page = act(env, `search[${query}]`).observation;
       act(env, 'click[Back to Search]');
-      return page.match(/^\[B0[0-9A-Z]{8}\]$/gm) ?? [];
+      return listedAsins(page);
     };
-    expect(listed('cast iron teapot')).toEqual(['[B0TEAPOT01]', '[B0TEAPOT02]']);
-    expect(listed('wool')).toEqual(['[B0SOCKS004]']); // an attribute from the goals file
-    expect(listed('fashion')).toEqual(['[B0SOCKS004]']); // the category
-    expect(act(env, 'search[velvet sofa]').observation).toContain('No results for "velvet sofa".');
+    expect(listed('cast iron teapot')).toEqual(['b0teapot01', 'b0teapot02']);
+    expect(listed('wool')).toEqual(['b0socks004']); // an attribute from the goals file
+    expect(listed('fashion')).toEqual(['b0socks004']); // the category
+    expect(act(env, 'search[velvet sofa]').observation).toContain('Page 1 (Total results: 0)\nAvailable actions: click[back to search]');
 
     const product = (asin: string, title: string): Product => ({
       asin,
