@@ -14,6 +14,8 @@ import calculatorHermes from '../../configs/calculator_hermes.yaml' with { type:
 import calculatorOpenaiAgent from '../../configs/calculator_openai_agent.yaml' with { type: 'text' };
 import frozenLake from '../../configs/frozen_lake.yaml' with { type: 'text' };
 import frozenLakeGigpo from '../../configs/frozen_lake_gigpo.yaml' with { type: 'text' };
+import gemGuessTheNumber from '../../configs/gem_guess_the_number.yaml' with { type: 'text' };
+import gemMastermind from '../../configs/gem_mastermind.yaml' with { type: 'text' };
 import sokoban from '../../configs/sokoban.yaml' with { type: 'text' };
 import sokobanCompact from '../../configs/sokoban_compact.yaml' with { type: 'text' };
 import toolUse from '../../configs/tool_use.yaml' with { type: 'text' };
@@ -38,6 +40,8 @@ export const BUILTIN_CONFIGS: Readonly<Record<string, string>> = {
   'calculator_openai_agent.yaml': calculatorOpenaiAgent,
   'frozen_lake.yaml': frozenLake,
   'frozen_lake_gigpo.yaml': frozenLakeGigpo,
+  'gem_guess_the_number.yaml': gemGuessTheNumber,
+  'gem_mastermind.yaml': gemMastermind,
   'sokoban.yaml': sokoban,
   'sokoban_compact.yaml': sokobanCompact,
   'tool_use.yaml': toolUse,
