@@ -5,6 +5,9 @@
 import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
 import frozenLake from '../../plugins/envs/frozen_lake';
+import gemLogic from '../../plugins/envs/gem_logic';
+import gemMath from '../../plugins/envs/gem_math';
+import gemQa from '../../plugins/envs/gem_qa';
 import sokoban from '../../plugins/envs/sokoban';
 import toolUse from '../../plugins/envs/tool_use';
 import webshop from '../../plugins/envs/webshop';
@@ -24,6 +27,9 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: agent, source: 'plugins/envs/agent' },
   { definition: bandit, source: 'plugins/envs/bandit' },
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
+  { definition: gemLogic, source: 'plugins/envs/gem_logic' },
+  { definition: gemMath, source: 'plugins/envs/gem_math' },
+  { definition: gemQa, source: 'plugins/envs/gem_qa' },
   { definition: sokoban, source: 'plugins/envs/sokoban' },
   { definition: toolUse, source: 'plugins/envs/tool_use' },
   { definition: webshop, source: 'plugins/envs/webshop' },

@@ -281,6 +281,11 @@ class Checker {
     if (step.info.action !== undefined && step.info.action !== null) {
       return ['invalid_action', 'fail', `${asked} reported info.action ${short(step.info.action)}, expected null`];
     }
+    // One-turn answer envs (GEM's dataset envs) grade every reply without a tool call: an
+    // unreadable answer is a wrong one, and it ends the episode with nothing earned.
+    if (step.terminated && step.reward <= 0 && step.info.final_answer === true) {
+      return ['invalid_action', 'skip', `${asked} was graded as an unreadable final answer (reward ${step.reward}; every reply without a tool call is final)`];
+    }
     if (step.terminated) return ['invalid_action', 'fail', `${asked} ended the episode; an invalid action should leave the state as it was`];
     const after = step.truncated ? { value: before.value, failure: null } : await guard.render('text');
     if (after.failure) return ['invalid_action', 'fail', after.failure.reason];
