@@ -253,6 +253,13 @@ export const EnvManager = z.strictObject({
 export const CustomEnv = z.strictObject({
   env_type: z.string().min(1).describe('A registered environment name (see `agentic plugins`) or the path of a plugin file.'),
   env_config: z.record(z.string(), z.unknown()).default({}).describe("Settings passed to the environment; checked against the plugin's own schema."),
+  tool_wrapper: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .default(null)
+    .describe(
+      "GEM's tool wrapper, {wrapper_args: {tool_reward, tool_success_reward, max_tool_uses}, tool_configs: [{tool_id: python_code | search | mcp, tool_args}]}, for the envs that take one (gem_math, gem_qa, gem_logic; docs/gem.md); checked by the env.",
+    ),
   max_steps: positiveInt().default(10).describe('Most actions (turns) per episode.'),
   max_tokens_per_step: positiveInt().default(128).describe('Most tokens the policy may generate per turn.'),
   env_manager_cls: z

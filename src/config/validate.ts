@@ -340,6 +340,11 @@ function checkRewardSettings(plugin: EnvPlugin, envConfig: unknown, rewardPlugin
   }
 }
 
+/** Whether the env's schema declares a `tool_wrapper` key (GEM's dataset envs). */
+function takesToolWrapper(plugin: EnvPlugin): boolean {
+  return declaredKeys(plugin.config).includes('tool_wrapper');
+}
+
 /** Validates `tree` (interpolations already resolved). */
 export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promise<AgenticConfig> {
   const parsed = ConfigShape.safeParse(tree, { reportInput: true });
@@ -364,8 +369,17 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
       if (error instanceof PluginError) throw new ConfigError(`${formatPath([...at, 'env_type'])}: ${error.message}`, { cause: error });
       throw error;
     }
-    const envConfig = plugin.config.safeParse(entry.env_config, { reportInput: true });
-    if (!envConfig.success) throw issuesError(envConfig.error.issues as Issue[], plugin.config, [...at, 'env_config']);
+    // GEM's tool wrapper sits beside env_config in ROLL's configs; the envs that take one read it from their config
+    if (entry.tool_wrapper !== null && !takesToolWrapper(plugin))
+      throw new ConfigError(
+        `${formatPath([...at, 'tool_wrapper'])}: env '${plugin.name}' takes no tool_wrapper (GEM's dataset envs do: gem_math, gem_qa, gem_logic)`,
+      );
+    const given = entry.tool_wrapper === null ? entry.env_config : { ...entry.env_config, tool_wrapper: entry.tool_wrapper };
+    const envConfig = plugin.config.safeParse(given, { reportInput: true });
+    if (!envConfig.success) {
+      const wrapper = entry.tool_wrapper !== null && envConfig.error.issues[0]!.path[0] === 'tool_wrapper';
+      throw issuesError(envConfig.error.issues as Issue[], plugin.config, wrapper ? at : [...at, 'env_config']);
+    }
     entry.env_config = envConfig.data as Record<string, unknown>;
     if (envs.rewardPlugin) checkRewardSettings(plugin, entry.env_config, envs.rewardPlugin.bind(envs), [...at, 'env_config']);
     if (envs.envContext) {

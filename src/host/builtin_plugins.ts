@@ -6,6 +6,9 @@ import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
 import fifteenPuzzle from '../../plugins/envs/fifteen_puzzle';
 import frozenLake from '../../plugins/envs/frozen_lake';
+import gemLogic from '../../plugins/envs/gem_logic';
+import gemMath from '../../plugins/envs/gem_math';
+import gemQa from '../../plugins/envs/gem_qa';
 import guessTheNumber from '../../plugins/envs/guess_the_number';
 import hangman from '../../plugins/envs/hangman';
 import letterCounting from '../../plugins/envs/letter_counting';
@@ -34,6 +37,9 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: bandit, source: 'plugins/envs/bandit' },
   { definition: fifteenPuzzle, source: 'plugins/envs/fifteen_puzzle' },
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
+  { definition: gemLogic, source: 'plugins/envs/gem_logic' },
+  { definition: gemMath, source: 'plugins/envs/gem_math' },
+  { definition: gemQa, source: 'plugins/envs/gem_qa' },
   { definition: guessTheNumber, source: 'plugins/envs/guess_the_number' },
   { definition: hangman, source: 'plugins/envs/hangman' },
   { definition: letterCounting, source: 'plugins/envs/letter_counting' },

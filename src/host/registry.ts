@@ -29,10 +29,33 @@ export const FOREIGN_NAMES: Readonly<Record<PluginKind, Readonly<Record<string, 
     'game:Sudoku-v0': 'sudoku',
     'game:TowerofHanoi-v0': 'tower_of_hanoi',
     'rg:letter_counting': 'letter_counting',
+    roll_math: 'gem_math',
+    'math:ASDiv2K': 'gem_math',
+    'math:GSM8K': 'gem_math',
+    'math:Math12K': 'gem_math',
+    'math:Math8K-3to5': 'gem_math',
+    'math:Orz57K': 'gem_math',
+    'math:DeepScaleR40K': 'gem_math',
+    roll_qa: 'gem_qa',
+    'qa:NaturalQuestions': 'gem_qa',
+    'qa:HotpotQA': 'gem_qa',
+    'logic:RuleTaker-d0': 'gem_logic',
+    'logic:RuleTaker-d1': 'gem_logic',
+    'logic:RuleTaker-d2': 'gem_logic',
+    'logic:RuleTaker-d3': 'gem_logic',
+    'logic:RuleTaker-d5': 'gem_logic',
   },
   reward: { math_reward_string_equal: 'math_string_equal', math_equal_reward_tool: 'math_equal_tool', qa_f1_reward: 'qa_f1' },
-  tool: { google_search: 'search' },
+  tool: { google_search: 'search', python_code: 'python_executor' },
 };
+
+/** Foreign env ids (by prefix) that name nothing here, with what is missing. */
+const GEM_CODE =
+  "GEM's code envs grade by stdin/stdout tests ({inputs, outputs} rows), which agentic does not run; its code_tests reward runs Python asserts: use env_type tool_use with reward code_tests and {question, tests} rows";
+const REFUSED_ENVS: ReadonlyArray<[prefix: string, why: string]> = [
+  ['code:', GEM_CODE],
+  ['roll_code', GEM_CODE],
+];
 
 export interface PluginEntry<K extends PluginKind = PluginKind> {
   definition: PluginOfKind<K>;
@@ -114,6 +137,8 @@ export class PluginRegistry {
   require<K extends PluginKind>(kind: K, name: string): PluginEntry<K> {
     const entry = this.get(kind, name);
     if (entry) return entry;
+    const refused = kind === 'env' ? REFUSED_ENVS.find(([prefix]) => name.startsWith(prefix)) : undefined;
+    if (refused) throw new PluginError(`env '${name}': ${refused[1]}`);
     const names = this.names(kind);
     const hint = didYouMean(name, names);
     const known = names.length > 0 ? `; registered: ${names.join(', ')}` : '';

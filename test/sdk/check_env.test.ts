@@ -209,13 +209,16 @@ describe('the built-in environments', () => {
   for (const { definition } of host.registry.list('env')) {
     test(`${definition.name} passes every check`, async () => {
       // the agent env needs its program named; the check plays its reset and scoring, not the program
-      const envConfig = definition.name === 'agent' ? { command: ['true'] } : {};
+      // GEM's dataset envs need their data named (nothing is downloaded)
+      const gemData = { dataset_name: 'corpus_qa/val', question_key: 'question' };
+      const envConfig = definition.name === 'agent' ? { command: ['true'] } : definition.name.startsWith('gem_') ? gemData : {};
       const report = await checkEnv(definition, envConfig, { context: host.envContext(), episodes: 4 });
       const failed = report.checks.filter((c) => c.status === 'fail');
       expect(failed).toEqual([]);
       // Only an env that takes free text as a final answer (tool_use, agent) may skip the invalid-action check.
       const skipped = report.checks.filter((c) => c.status === 'skip').map((c) => c.name);
-      expect(skipped).toEqual(definition.name === 'tool_use' || definition.name === 'agent' ? ['invalid_action'] : []);
+      const answersAnything = ['tool_use', 'agent'].includes(definition.name);
+      expect(skipped).toEqual(answersAnything ? ['invalid_action'] : []);
     });
   }
 });

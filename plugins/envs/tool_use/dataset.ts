@@ -4,7 +4,8 @@
  * non-empty `question` string and an `answer` (any JSON value but null: a string, a number, a
  * list of acceptable answers) or, for coding tasks scored by running them, `tests`; other
  * fields pass through to the reward function. A malformed row
- * is a one-line error naming the file and the line the row starts on.
+ * is a one-line error naming the file and the line the row starts on. Envs whose rows have
+ * other fields (GEM's dataset envs) read files the same way with their own row check (loadRecords).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
@@ -16,12 +17,21 @@ export interface Row {
   [field: string]: unknown;
 }
 
-const cache = new Map<string, readonly Row[]>();
+/** Turns one parsed JSON value into a row, or throws naming `where` (file:line). */
+export type RowCheck<T> = (value: unknown, where: string) => T;
+
+/** Parsed rows by row check, then by source and file version. */
+const cache = new WeakMap<RowCheck<unknown>, Map<string, readonly unknown[]>>();
 
 /** The rows `ref` names; relative file paths are read from `cwd`. Parsed once per file version. */
 export function loadRows(ref: string, cwd: string): readonly Row[] {
+  return loadRecords(ref, cwd, checkRow);
+}
+
+/** The rows of a built-in dataset or a .json/.jsonl file, each checked by `check`. */
+export function loadRecords<T>(ref: string, cwd: string, check: RowCheck<T>): readonly T[] {
   const builtin = BUILTIN_DATASETS[ref];
-  if (builtin !== undefined) return cached(`builtin:${ref}`, () => parseRows(builtin, `${ref} (built in)`, 'jsonl'));
+  if (builtin !== undefined) return cached(check, `builtin:${ref}`, () => parseRows(builtin, `${ref} (built in)`, 'jsonl', check));
   const format = ref.endsWith('.jsonl') ? 'jsonl' : ref.endsWith('.json') ? 'json' : null;
   if (format === null) {
     const known = Object.keys(BUILTIN_DATASETS).sort().join(', ');
@@ -30,31 +40,33 @@ export function loadRows(ref: string, cwd: string): readonly Row[] {
   const path = isAbsolute(ref) ? ref : resolve(cwd, ref);
   if (!existsSync(path) || !statSync(path).isFile()) throw new Error(`dataset ${ref}: no such file`);
   const { mtimeMs, size } = statSync(path);
-  return cached(`file:${path}:${mtimeMs}:${size}`, () => parseRows(readFileSync(path, 'utf8'), ref, format));
+  return cached(check, `file:${path}:${mtimeMs}:${size}`, () => parseRows(readFileSync(path, 'utf8'), ref, format, check));
 }
 
-function cached(key: string, load: () => readonly Row[]): readonly Row[] {
-  let rows = cache.get(key);
+function cached<T>(check: RowCheck<T>, key: string, load: () => readonly T[]): readonly T[] {
+  let byKey = cache.get(check);
+  if (!byKey) cache.set(check, (byKey = new Map()));
+  let rows = byKey.get(key) as readonly T[] | undefined;
   if (!rows) {
     rows = load();
-    cache.set(key, rows);
+    byKey.set(key, rows);
   }
   return rows;
 }
 
 /** Parses and checks rows; `shown` names the source in errors. */
-export function parseRows(text: string, shown: string, format: 'json' | 'jsonl'): readonly Row[] {
-  const rows: Row[] = [];
+export function parseRows<T = Row>(text: string, shown: string, format: 'json' | 'jsonl', check: RowCheck<T> = checkRow as RowCheck<T>): readonly T[] {
+  const rows: T[] = [];
   if (format === 'jsonl') {
     text.split('\n').forEach((line, index) => {
       if (line.trim() === '') return;
-      rows.push(checkRow(parseJson(line, `${shown}:${index + 1}`), `${shown}:${index + 1}`));
+      rows.push(check(parseJson(line, `${shown}:${index + 1}`), `${shown}:${index + 1}`));
     });
   } else {
     const list = parseJson(text, shown);
     if (!Array.isArray(list)) throw new Error(`${shown}: a .json dataset must be a list of rows`);
     const lines = elementLines(text);
-    list.forEach((value, index) => rows.push(checkRow(value, `${shown}:${lines[index] ?? 1}`)));
+    list.forEach((value, index) => rows.push(check(value, `${shown}:${lines[index] ?? 1}`)));
   }
   if (rows.length === 0) throw new Error(`${shown}: the dataset has no rows`);
   return Object.freeze(rows);
