@@ -360,7 +360,12 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
     if (error instanceof PluginError) throw new ConfigError(`plugins: ${error.message}`, { cause: error });
     throw error;
   }
+  const played = new Set([...config.train_env_manager.tags, ...config.val_env_manager.tags]);
   for (const [tag, entry] of Object.entries(config.custom_envs)) {
+    // as in ROLL, an entry no env manager plays is not built (ROLL's example files define more
+    // envs than they play, some with settings only their own users fill in); `agentic play TAG`
+    // plays one by naming it in the managers' tags, which checks it then
+    if (!played.has(tag)) continue;
     const at = ['custom_envs', tag] as const;
     let plugin: EnvPlugin;
     try {
