@@ -31,6 +31,7 @@ export default command(
       const loaded = await loadConfig(request, host);
       const unread = rollKeysWarning(loaded);
       if (unread) log.warn(unread);
+      for (const line of loaded.warnings ?? []) log.warn(line);
       out(stringifyYaml(maskSecrets(loaded.config)));
     },
   },

@@ -26,6 +26,7 @@ export default command(
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
       const unread = rollKeysWarning(loaded);
       if (unread) log.warn(unread);
+      for (const line of loaded.warnings ?? []) log.warn(line);
       const result = await runTraining(loaded, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
       log.success(doneLine(result));
       return 0;

@@ -15,6 +15,8 @@
  * agent's tools, reward, format and turns to both. `agent.init_config.X`, `agent.init_args.X` and
  * AgentFly's later `agent.run_config.X` are all `agent.X`.
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ConfigError } from '../errors';
 import { didYouMean } from '../util/suggest';
 import { declaredKeys } from './introspect';
@@ -81,6 +83,11 @@ function count(value: Value, key: string): number {
   const n = number(value, key);
   if (!Number.isInteger(n) || n < 1) fail(key, value, 'expected a whole number of at least 1');
   return n;
+}
+
+function boolean(value: Value, key: string): boolean {
+  if (typeof value !== 'boolean') fail(key, value, 'expected true or false');
+  return value;
 }
 
 function text(value: Value, key: string): string {
@@ -255,6 +262,8 @@ const TABLE: Array<[string, Fate]> = [
       ];
     }),
   ],
+  // verl recomputes activations in the backward pass when this is on, as our gradient checkpointing
+  ['actor_rollout_ref.model.enable_gradient_checkpointing', same('actor_train.model_args.disable_gradient_checkpointing', (v, key) => !boolean(v, key))],
   ['actor_rollout_ref.model.lora_alpha', joint(loraOn)],
   ['actor_rollout_ref.model.target_modules', joint(loraOn)],
   ['actor_rollout_ref.model.*', inert()],
@@ -338,6 +347,7 @@ const TABLE: Array<[string, Fate]> = [
   ['critic.cliprange_value', same('value_clip')],
   ['critic.grad_clip', same('critic.training_args.max_grad_norm')],
   ['critic.model.path', same('critic.model_args.model_name_or_path')],
+  ['critic.model.enable_gradient_checkpointing', same('critic.model_args.disable_gradient_checkpointing', (v, key) => !boolean(v, key))],
   ['critic.model.*', inert()],
   ['critic.ppo_micro_batch_size_per_gpu', same('critic.training_args.per_device_train_batch_size')],
   ['critic.ppo_mini_batch_size', inert()],
@@ -362,10 +372,7 @@ const TABLE: Array<[string, Fate]> = [
   ],
   ['trainer.save_freq', same('save_steps', offIsZero)],
   ['trainer.test_freq', same('eval_steps', offIsZero)],
-  [
-    'trainer.val_before_train',
-    inert(isTrue, 'validation runs at step 0 whenever eval_steps > 0; remove val_before_train (or set trainer.test_freq=-1: no validation)'),
-  ],
+  ['trainer.val_before_train', same('val_before_train', boolean)],
   ['trainer.val_only', inert(isFalse, 'use agentic eval to validate a checkpoint without training')],
   ['trainer.critic_warmup', same('critic_warmup')],
   ['trainer.logger', same('track_with')],
@@ -375,11 +382,16 @@ const TABLE: Array<[string, Fate]> = [
   [
     'trainer.resume_mode',
     to((v, ctx, key) => {
+      // verl: auto continues from the newest checkpoint of default_local_dir, if any
       if (v === 'auto') return [[['resume_from_checkpoint'], 'auto']];
+      // verl: disable trains from scratch; an earlier run's checkpoints there still stop the run
+      // (overwrite_output_dir=true writes over them) rather than being lost without a word
       if (v === 'disable') return [[['resume_from_checkpoint'], false]];
       if (v !== 'resume_path') fail(key, v, 'expected auto, disable or resume_path');
       const path = ctx.given.get('trainer.resume_from_path');
       if (typeof path !== 'string' || path === '') fail(key, v, 'resume_path needs trainer.resume_from_path=<checkpoint folder>');
+      // verl reads a relative path from the working folder
+      if (!existsSync(resolve(path))) fail('trainer.resume_from_path', path, 'no such checkpoint folder');
       return [[['resume_from_checkpoint'], path]];
     }),
   ],

@@ -11,13 +11,13 @@
  * gets AgentFly's own default instead, the built-in configs/agentfly.yaml. `--config-name` looks
  * in the config folder, then among the built-in configs (search_path.ts).
  */
-import { resolve } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { ConfigError, firstLine, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
 import { BUILTIN_CONFIGS, builtinConfigName } from './builtin';
 import { composeFile, composeText, type ComposedConfig } from './compose';
-import { resolveInterpolations } from './interpolate';
+import { resolveLazily, throwIfRead } from './interpolate';
 import { createKeyOracle } from './keys';
 import { isAgentFlyPath, translateAgentFly } from './agentfly';
 import { applyOverrides, parseOverride } from './overrides';
@@ -52,6 +52,8 @@ export interface LoadedConfig {
   unusedHelpers?: string[];
   /** AgentFly keys read but with no effect here (agentfly.ts); absent: none. */
   agentFlyInert?: string[];
+  /** Warnings of the interpolations (oc.deprecated), one a line; absent: none. */
+  warnings?: string[];
 }
 
 /**
@@ -94,7 +96,7 @@ function notFound(name: string, root: string, configPath: string | undefined): s
 export async function resolveTree(
   request: ConfigRequest,
   envs: EnvResolver,
-): Promise<{ tree: TreeObject; files: string[]; inert: string[]; unusedHelpers: string[]; agentFlyInert: string[] }> {
+): Promise<{ tree: TreeObject; files: string[]; inert: string[]; unusedHelpers: string[]; agentFlyInert: string[]; warnings: string[] }> {
   const parsed = (request.overrides ?? []).map(parseOverride);
   const agentFly = parsed.filter((o) => isAgentFlyPath(o.path));
   const ours = parsed.filter((o) => !isAgentFlyPath(o.path));
@@ -103,14 +105,25 @@ export async function resolveTree(
   const oracle = createKeyOracle(envs);
   const translated = translateAgentFly(agentFly, layered, agentFly.length > 0 ? await datasetRows(envs) : undefined);
   const overridden = await applyOverrides(await applyOverrides(layered, translated.overrides, oracle), ours, oracle);
-  const roll = applyRollKeys(resolveInterpolations(overridden), referencedRoots(overridden));
-  return { ...roll, files: primary.files, agentFlyInert: translated.inert };
+  const cwd = request.cwd ?? process.cwd();
+  const resolved = resolveLazily(overridden, { configName: jobName(request), cwd });
+  const roll = applyRollKeys(resolved.tree, referencedRoots(overridden));
+  // as in OmegaConf, a value whose interpolation fails is an error only where it is read
+  throwIfRead(roll.tree, resolved.unresolved);
+  return { ...roll, files: primary.files, agentFlyInert: translated.inert, warnings: resolved.warnings };
+}
+
+/** The config's name, as Hydra's job.config_name: --config-name, or the file's name without .yaml; null for the built-in config. */
+function jobName(request: ConfigRequest): string | null {
+  if (request.configName) return basename(request.configName, extname(request.configName));
+  if (request.configFile) return basename(request.configFile, extname(request.configFile));
+  return null;
 }
 
 export async function loadConfig(request: ConfigRequest, envs: EnvResolver): Promise<LoadedConfig> {
-  const { tree, files, inert, unusedHelpers, agentFlyInert } = await resolveTree(request, envs);
+  const { tree, files, inert, unusedHelpers, agentFlyInert, warnings } = await resolveTree(request, envs);
   const config = await validateConfig(tree, envs);
-  return { config, files, overrides: [...(request.overrides ?? [])], inert, unusedHelpers, agentFlyInert };
+  return { config, files, overrides: [...(request.overrides ?? [])], inert, unusedHelpers, agentFlyInert, ...(warnings.length ? { warnings } : {}) };
 }
 
 /** How many rows tool_use reads from a dataset (a file or a built-in set): AgentFly's validation covers them all. */

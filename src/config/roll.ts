@@ -18,6 +18,7 @@ import { ConfigError } from '../errors';
 import { closestMatches } from '../util/suggest';
 import { agentFlyInertPhrase } from './agentfly';
 import { declaredKeys } from './introspect';
+import { applyEnvFates } from './roll_envs';
 import { ConfigShape } from './schema';
 import { formatPath, isObject, type Path, type Tree, type TreeObject } from './tree';
 
@@ -87,8 +88,38 @@ const RULES: Array<[string, Fate]> = [
   ],
   ['custom_envs.*.env_config.get_image', { fate: 'inert', when: (v) => !v, otherwise: 'the simulated shop has no product images; remove get_image' }],
   ['custom_envs.*.env_config.file_path', { fate: 'refused', hint: "webshop reads WebShop's data through products_file and goals_file; set those instead" }],
+  ['rpc_timeout', { fate: 'inert' }],
+  ['profiler_memory', { fate: 'inert' }],
+  ['rollout_dump_dir', { fate: 'inert' }],
+  ['ROLE.model_args.flash_attn', { fate: 'inert' }],
+  ['ROLE.model_args.ulysses_size', { fate: 'inert' }],
+  ['ROLE.use_remove_padding', { fate: 'inert' }],
+  [
+    'ROLE.model_args.freeze_module_prefix',
+    {
+      fate: 'inert',
+      when: (v) =>
+        v === null ||
+        String(v)
+          .split(',')
+          .every((prefix) => !freezesOurs(prefix.trim())),
+      otherwise: 'freezing modules is not built; only prefixes of modules text models lack (vision_model) have no effect here',
+    },
+  ],
+  [
+    'GEN.include_stop_str_in_output',
+    { fate: 'inert', when: (v) => v === true || v === null, otherwise: 'a response keeps the stop string that ended it (include_stop_str_in_output: true)' },
+  ],
+  ['MANAGER.system_envs', { fate: 'inert' }],
 ];
 
+/** Whether ROLL's freeze_module_prefix `prefix` would freeze a parameter of the Qwen2 family here (model.*, lm_head). */
+function freezesOurs(prefix: string): boolean {
+  return ['model.', 'lm_head'].some((name) => name.startsWith(prefix) || prefix.startsWith(name));
+}
+
+/** ROLL's helper variables that look like our keys but are not misspellings of them (the env files' custom_env). */
+const KNOWN_HELPERS = ['custom_env'];
 /** tracker_kwargs keys that agentic reads (the rest are other trackers' settings: inert). */
 const TRACKER_KWARGS = ['log_dir'];
 /** ROLL's class path of the agent-native env manager, which builds its prompts without templates. */
@@ -182,10 +213,12 @@ export function applyRollKeys(resolved: TreeObject, referenced: ReadonlySet<stri
       const { value } = take(tree, path);
       if (rule.fate === 'refused') throw new ConfigError(`${formatPath(path)}: ${rule.hint}`);
       if (rule.when && !rule.when(value)) throw new ConfigError(`${formatPath(path)}: ${JSON.stringify(value)}: ${rule.otherwise}`);
-      inert.push(describe(path, value));
+      // a tracker's settings hold its credentials (wandb's api_key): named, never shown
+      inert.push(pattern[0] === 'tracker_kwargs' ? formatPath(path) : describe(path, value));
     }
   }
   agentNativeTemplates(tree, inert);
+  applyEnvFates(tree, inert);
 
   const ours = declaredKeys(ConfigShape);
   const unusedHelpers: string[] = [];
@@ -194,7 +227,7 @@ export function applyRollKeys(resolved: TreeObject, referenced: ReadonlySet<stri
     if (!referenced.has(key)) {
       // a near miss of one of our keys that nothing reads is a typo, not a helper: validation
       // says "did you mean" (ROLL's custom_env, read by ${custom_env.X}, is a helper)
-      if (closestMatches(key, ours, 1).length > 0) continue;
+      if (!KNOWN_HELPERS.includes(key) && closestMatches(key, ours, 1).length > 0) continue;
       unusedHelpers.push(key);
     }
     delete tree[key];

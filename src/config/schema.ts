@@ -108,7 +108,14 @@ export const GeneratingArgs = z.strictObject({
   max_new_tokens: positiveInt().default(128).describe('Most tokens generated per turn.'),
   temperature: z.number().min(0).default(1).describe('Sampling temperature; 0 is greedy.'),
   top_p: z.number().gt(0).max(1).default(1).describe('Nucleus sampling mass; 1 turns it off.'),
-  top_k: nonNegativeInt().default(0).describe('Sample among the k most likely tokens; 0 turns it off.'),
+  top_k: z
+    .preprocess(
+      // vLLM's and SGLang's -1 (off) is read as 0, so both settings give the same run
+      (v) => (v === -1 ? 0 : v),
+      z.int().refine((k) => k >= 0, { message: 'expected k >= 1, or 0 or -1 to turn top-k off (as vLLM and SGLang)' }),
+    )
+    .default(0)
+    .describe('Sample among the k most likely tokens; 0 or -1 (vLLM and SGLang) turns it off.'),
   do_sample: z.boolean().default(true).describe('Sample (true) or decode greedily (false).'),
   answer_temperature: z
     .number()
@@ -530,6 +537,10 @@ export const ConfigShape = z.strictObject({
     .describe('Save a checkpoint (checkpoint_config.output_dir/checkpoint-N) every this many steps and after the last; 0 saves after the last step only.'),
   logging_steps: positiveInt().default(1).describe('Log metrics every this many steps.'),
   eval_steps: nonNegativeInt().default(10).describe('Validate every this many steps; 0 never validates.'),
+  val_before_train: z
+    .boolean()
+    .default(true)
+    .describe("Validate before the first training step (step 0) when eval_steps > 0; false starts training at once (verl's trainer.val_before_train)."),
   resume_from_checkpoint: z
     .union([z.boolean(), z.string().min(1)])
     .refine((v) => typeof v !== 'string' || v === 'auto' || !RESUME_WORDS.test(v), {

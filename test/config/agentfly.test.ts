@@ -6,6 +6,8 @@
  * what cannot be honoured is a one-line error.
  */
 import { describe, expect, test } from 'bun:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isAgentFlyPath, translateAgentFly } from '../../src/config/agentfly';
 import { AGENTFLY_CONFIG_NAME, loadConfig } from '../../src/config/load';
 import { parseOverride } from '../../src/config/overrides';
@@ -136,7 +138,7 @@ describe('AgentFly command lines through agentic config', () => {
     expect(c.custom_envs.AgentFlyVal!.env_config.dataset).toBe('arithmetic/val');
     expect(c.train_env_manager.generating_args!.max_new_tokens).toBe(512);
     expect(rollKeysWarning(loaded)).toBe(
-      'AgentFly keys with no effect here: template=qwen2.5, backend=async_verl, use_remove_padding=false, name=vllm, gpu_memory_utilization=0.5, tensor_model_parallel_size=1, param_offload=false, n_gpus_per_node=1, nnodes=1, val_before_train=true (docs/agentfly.md)',
+      'AgentFly keys with no effect here: template=qwen2.5, backend=async_verl, use_remove_padding=false, name=vllm, gpu_memory_utilization=0.5, tensor_model_parallel_size=1, param_offload=false, n_gpus_per_node=1, nnodes=1 (docs/agentfly.md)',
     );
   });
 
@@ -200,7 +202,8 @@ describe('AgentFly command lines through agentic config', () => {
     await fails(['actor_rollout_ref.rollout.n=4'], /rollout\.n=4: chains of one question are agent\.num_chains/);
     await fails(['agent.agent_type=gui'], /agent\.agent_type=gui: agent types here: hf, react, code/);
     await fails(['data.train_files=[a.json,b.json]'], /one dataset per custom_envs entry/);
-    await fails(['trainer.val_before_train=False'], /validation runs at step 0/);
+    await fails(['trainer.val_before_train=maybe'], /^trainer\.val_before_train=maybe: expected true or false$/);
+    await fails(['actor_rollout_ref.model.enable_gradient_checkpointing=1'], /enable_gradient_checkpointing=1: expected true or false/);
     await fails(
       ['actor_rollout_ref.actor.optim.lrr=1'],
       /optim\.lrr: an AgentFly key agentic does not read \(did you mean actor_rollout_ref\.actor\.optim\.lr\?\)/,
@@ -246,6 +249,28 @@ describe('AgentFly command lines through agentic config', () => {
       ['resume_from_checkpoint', false],
     ]);
   });
+
+  test("verl's trainer keys: val_before_train, gradient checkpointing, resume_mode", async () => {
+    const base = ['agent.model_name_or_path=agentic:nano'];
+    expect((await load([...base, 'trainer.val_before_train=False'])).config.val_before_train).toBe(false);
+    expect((await load([...base, 'trainer.val_before_train=True'])).config.val_before_train).toBe(true);
+    const on = (await load([...base, 'actor_rollout_ref.model.enable_gradient_checkpointing=True', 'critic.model.enable_gradient_checkpointing=True'])).config;
+    expect([on.actor_train.model_args.disable_gradient_checkpointing, on.critic.model_args.disable_gradient_checkpointing]).toEqual([false, false]);
+    const off = (await load([...base, 'actor_rollout_ref.model.enable_gradient_checkpointing=False'])).config;
+    expect(off.actor_train.model_args.disable_gradient_checkpointing).toBe(true);
+    // auto: the newest checkpoint of default_local_dir, if any; disable: from scratch (an earlier run's checkpoints still stop it)
+    const auto = (await load([...base, 'trainer.resume_mode=auto', 'trainer.resume_from_path=ignored'])).config;
+    expect(auto.resume_from_checkpoint).toBe('auto');
+    const disable = (await load([...base, 'trainer.resume_mode=disable'])).config;
+    expect([disable.resume_from_checkpoint, disable.overwrite_output_dir]).toEqual([false, false]);
+    const folder = scratch({ 'checkpoint-3/.keep': '' });
+    const path = (await load([...base, 'trainer.resume_mode=resume_path', `trainer.resume_from_path=${folder}/checkpoint-3`])).config;
+    expect(path.resume_from_checkpoint).toBe(`${folder}/checkpoint-3`);
+    await fails(
+      [...base, 'trainer.resume_mode=resume_path', `trainer.resume_from_path=${folder}/checkpoint-9`],
+      /^trainer\.resume_from_path=.*checkpoint-9: no such checkpoint folder$/,
+    );
+  });
 });
 
 describe('AgentFly command lines train 2 steps', () => {
@@ -262,6 +287,34 @@ describe('AgentFly command lines train 2 steps', () => {
       expect(run.code).toBe(0);
     }, 60_000);
   }
+
+  test('trainer.val_before_train=False starts training without the step-0 validation; later ones run', async () => {
+    const cwd = scratch();
+    const line = [...MATH, ...FAST, 'trainer.logger=[console,jsonl]', 'trainer.test_freq=1', 'trainer.val_before_train=False'];
+    const run = await agentic(['train', ...line], { cwd });
+    expect(run.code).toBe(0);
+    const steps = readFileSync(join(cwd, 'output', 'agentfly', 'logs', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step: number; metrics: Record<string, number> });
+    const validated = steps.filter((s) => Object.keys(s.metrics).some((k) => k.startsWith('val/'))).map((s) => s.step);
+    expect(validated).toEqual([1, 2]);
+  }, 60_000);
+
+  test('trainer.resume_mode=resume_path continues from trainer.resume_from_path', async () => {
+    const cwd = scratch();
+    const line = [...MATH, ...FAST, 'trainer.test_freq=-1', 'trainer.default_local_dir=ckpt', 'trainer.save_freq=1'];
+    const first = await agentic(['train', ...line, 'trainer.total_training_steps=1'], { cwd });
+    expect(first.code).toBe(0);
+    const resumed = await agentic(
+      ['train', ...line, 'trainer.total_training_steps=2', 'trainer.resume_mode=resume_path', 'trainer.resume_from_path=ckpt/checkpoint-1'],
+      { cwd },
+    );
+    const output = resumed.stdout + resumed.stderr;
+    expect(output).toContain('resuming from ckpt/checkpoint-1: step 1 of 2');
+    expect(output).toContain('done: 1 step');
+    expect(resumed.code).toBe(0);
+  }, 60_000);
 
   test('trainer.total_epochs ends the run after that many passes over data.train_files', async () => {
     const rows = Array.from({ length: 6 }, (_, i) => JSON.stringify({ question: `What is ${i} + 1?`, answer: String(i + 1) })).join('\n');

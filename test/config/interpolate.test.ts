@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test';
-import { resolveInterpolations } from '../../src/config/interpolate';
+import { resolveInterpolations, resolveLazily, throwIfRead } from '../../src/config/interpolate';
+import { strftime } from '../../src/config/strftime';
 
 const resolve = (tree: Record<string, unknown>) => resolveInterpolations(tree as never) as Record<string, any>;
 
@@ -95,7 +96,9 @@ describe('interpolation', () => {
 
   test('other errors', () => {
     expect(() => resolve({ a: '${oc.env:AGENTIC_TEST_UNSET}' })).toThrow('a: environment variable AGENTIC_TEST_UNSET is not set');
-    expect(() => resolve({ a: '${now:%Y}' })).toThrow("a: unknown resolver 'now'");
+    expect(() => resolve({ a: '${oc.nope:x}' })).toThrow(
+      "a: unknown resolver 'oc.nope' (available: oc.env, oc.decode, oc.select, oc.create, oc.deprecated, now, hydra)",
+    );
     expect(() => resolve({ a: 'x${b}', b: { c: 1 } })).toThrow('a: ${b} is a mapping and cannot be part of a string');
     expect(() => resolve({ a: '${b' })).toThrow('a: unclosed interpolation');
     expect(() => resolve({ a: '${...x}' })).toThrow('climbs above the top');
@@ -105,5 +108,76 @@ describe('interpolation', () => {
   test('a tree without interpolations comes back equal', () => {
     const tree = { a: 1, b: [true, null, 'x', { c: 1.5 }] };
     expect(resolve(tree)).toEqual(tree);
+  });
+
+  test('oc.env: a variable that is not set and has no default is an error; a default of null is null', () => {
+    expect(() => resolve({ a: '${oc.env:AGENTIC_TEST_UNSET}' })).toThrow('a: environment variable AGENTIC_TEST_UNSET is not set');
+    expect(resolve({ a: '${oc.env:AGENTIC_TEST_UNSET,null}', b: '${oc.env:AGENTIC_TEST_UNSET,3}' })).toEqual({ a: null, b: '3' });
+  });
+
+  test('now: the local time in Python strftime codes, one time for the whole config', () => {
+    const now = new Date(2024, 0, 5, 7, 8, 9, 123);
+    const out = resolveInterpolations(
+      { model_name: 'run-${now:%Y%m%d_%H%M%S}', day: '${now:%a %b %d %j %I%p %y}', f: '${now:%f}', again: '${now:%H%M%S}' } as never,
+      { now },
+    ) as Record<string, unknown>;
+    expect(out).toEqual({ model_name: 'run-20240105_070809', day: 'Fri Jan 05 005 07AM 24', f: '123000', again: '070809' });
+    expect(() => resolveInterpolations({ a: '${now:%Q}' } as never, { now })).toThrow('a: ${now:%Q}: %Q is not a strftime code');
+  });
+
+  test('strftime: week numbers, ISO weeks and the C locale forms', () => {
+    const sunday = new Date(2023, 0, 1, 13, 0, 0);
+    expect(strftime('%U %W %G-%V %u %w', sunday)).toBe('01 00 2022-52 7 0');
+    expect(strftime('%c|%x|%X|%%', sunday)).toBe('Sun Jan  1 13:00:00 2023|01/01/23|13:00:00|%');
+  });
+
+  test('oc.create: a mapping or list from a literal or from a YAML string', () => {
+    const out = resolve({ n: 2, a: '${oc.create:{x: 1, y: [a, b]}}', b: "${oc.create:'{k: ${n}}'}", c: '${oc.create:${yaml}}', yaml: '[1, 2]' });
+    expect(out.a).toEqual({ x: 1, y: ['a', 'b'] });
+    expect(out.b).toEqual({ k: 2 });
+    expect(out.c).toEqual([1, 2]);
+  });
+
+  test('oc.deprecated: reads the new key and warns, in OmegaConf words or the message given', () => {
+    const { tree, warnings } = resolveLazily({
+      new_key: 5,
+      old_key: '${oc.deprecated:new_key}',
+      other: "${oc.deprecated:new_key,'use $NEW_KEY, not $OLD_KEY'}",
+    } as never);
+    expect(tree).toEqual({ new_key: 5, old_key: 5, other: 5 });
+    expect(warnings).toEqual(["'old_key' is deprecated. Change your code and config to use 'new_key'", 'use new_key, not other']);
+    expect(() => resolve({ old: '${oc.deprecated:gone}' })).toThrow('old: ${oc.deprecated:gone} points to gone, which does not exist');
+  });
+
+  test("hydra: Hydra's runtime values of one run", () => {
+    const run = { configName: 'agentic_val_sokoban', cwd: '/work/here', now: new Date(2024, 0, 5, 7, 8, 9) };
+    const tree = {
+      cwd: '${hydra:runtime.cwd}',
+      out: '${hydra:runtime.output_dir}',
+      job: '${hydra:job.name}',
+      config: '${hydra:job.config_name}',
+    };
+    expect(resolveInterpolations(tree as never, run)).toEqual({
+      cwd: '/work/here',
+      out: '/work/here/outputs/2024-01-05/07-08-09',
+      job: 'agentic_val_sokoban',
+      config: 'agentic_val_sokoban',
+    });
+    // ROLL's hydra.run.dir: . is the output folder; hydra.job.name names the job
+    const own = resolveInterpolations({ hydra: { run: { dir: '.' }, job: { name: 'sweep' } }, ...tree } as never, run) as Record<string, unknown>;
+    expect(own).toMatchObject({ out: '/work/here', job: 'sweep', config: 'agentic_val_sokoban' });
+    expect(() => resolveInterpolations({ n: '${hydra:job.num}' } as never, run)).toThrow('n: ${hydra:job.num} is set only in a multirun sweep');
+    expect(() => resolveInterpolations({ n: '${hydra:job.id}' } as never, run)).toThrow('n: ${hydra:job.id} is set only in a multirun sweep');
+    expect(() => resolveInterpolations({ n: '${hydra:nope}' } as never, run)).toThrow('n: ${hydra:nope}: not a Hydra value agentic knows');
+  });
+
+  test('lazy, as OmegaConf: a value that fails is an error only if it is read', () => {
+    const { tree, unresolved } = resolveLazily({ tracker_kwargs: { api_key: '${oc.env:AGENTIC_TEST_UNSET}', log_dir: 'x' }, seed: 1 } as never);
+    expect(tree).toEqual({ tracker_kwargs: { api_key: '${oc.env:AGENTIC_TEST_UNSET}', log_dir: 'x' }, seed: 1 });
+    expect(() => throwIfRead(tree, unresolved)).toThrow('tracker_kwargs.api_key: environment variable AGENTIC_TEST_UNSET is not set');
+    delete (tree.tracker_kwargs as Record<string, unknown>).api_key;
+    expect(() => throwIfRead(tree, unresolved)).not.toThrow();
+    // a value that reads a failing one fails itself
+    expect(() => resolve({ a: { k: '${oc.env:AGENTIC_TEST_UNSET}' }, b: '${a}' })).toThrow('environment variable AGENTIC_TEST_UNSET is not set');
   });
 });

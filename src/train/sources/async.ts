@@ -30,6 +30,7 @@ import type { RolloutBatch } from '../../rollout/types';
 import { copyWeights } from '../../model/copy_weights';
 import type { Roles } from '../roles';
 import type { StepLog } from '../step_log';
+import { validatesBefore } from '../schedule';
 import { type InFlight, logValidation, type PlayedStep, type RemoteRollout, type RolloutSource, type SourceState, type StepRollout } from './source';
 
 /** The version that plays the batch of `step` (header). */
@@ -227,7 +228,7 @@ export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements R
 
   private requestValidation(step: number): void {
     const c = this.config;
-    const due = step === c.max_steps || (c.eval_steps > 0 && step % c.eval_steps === 0);
+    const due = step === c.max_steps || validatesBefore(c, step);
     if (due && c.eval_steps > 0 && c.val_env_manager.tags.length > 0) this.validations.set(step, quiet(this.worker.validate(step)));
   }
 

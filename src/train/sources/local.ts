@@ -17,6 +17,7 @@ import type { RolloutBatch } from '../../rollout/types';
 import { copyWeights } from '../../model/copy_weights';
 import type { Roles } from '../roles';
 import type { StepLog } from '../step_log';
+import { validatesBefore } from '../schedule';
 import { Lineage } from '../../remote/lineage';
 import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from './source';
 import type { WeightSync } from '../../remote/weight_sync';
@@ -56,7 +57,7 @@ export class LocalRollouts implements RolloutSource {
     } else if (copy) {
       await log.timed('model_update', () => copyWeights(roles.actor, roles.infer));
     }
-    if (this.val && step % c.eval_steps === 0) logValidation(log, await this.validate());
+    if (this.val && validatesBefore(c, step)) logValidation(log, await this.validate());
     const batch = await this.train.play(c.rollout_batch_size, roles.infer, this.chat, version);
     const baselines = needsOf(c.adv_estimator).greedyBaseline
       ? await log.timed('gen_max', () => this.train.greedyBaselines(batch.episodes, roles.infer, this.chat))
