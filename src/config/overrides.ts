@@ -263,6 +263,16 @@ function sameValue(a: Tree, b: Tree): boolean {
 
 /** An error naming the first segment of the override's key that neither exists nor is declared. */
 async function unknownKeyError(override: Override, tree: TreeObject, oracle: KeyOracle): Promise<ConfigError> {
+  // a key inside a node that is one interpolation (ROLL's `dapo_17k: ${gem_math.dapo_17k}`) is set where that node comes from
+  for (let i = 0; i < override.path.length - 1; i++) {
+    const node = lookup(tree, override.path.slice(0, i + 1));
+    const source = node.found && typeof node.value === 'string' ? /^\$\{([A-Za-z_][\w.-]*)\}$/.exec(node.value)?.[1] : undefined;
+    if (source) {
+      const rest = override.path.slice(i + 1).join('.');
+      const value = override.text.slice(override.text.indexOf('=') + 1);
+      return new ConfigError(`${formatPath(override.path.slice(0, i + 1))} is \${${source}}: set ${source}.${rest}=${value} instead`);
+    }
+  }
   let missingAt = override.path.length - 1;
   for (let i = 0; i < override.path.length; i++) {
     const prefix = override.path.slice(0, i + 1);

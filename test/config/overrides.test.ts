@@ -132,6 +132,13 @@ describe('applying overrides', () => {
     await expect(apply('nothing.here=1')).rejects.toThrow('nothing: unknown key; to add it, write +nothing.here=1');
   });
 
+  test("a key inside a node that is one interpolation is set at the interpolation's source", async () => {
+    const tree: TreeObject = { gem: { dapo: { env_config: { dataset_name: 'hub/name' } } }, custom_envs: { dapo: '${gem.dapo}' } };
+    await expect(applyOverrides(tree, [parseOverride('custom_envs.dapo.env_config.dataset_name=./d.jsonl')], oracle)).rejects.toThrow(
+      'custom_envs.dapo is ${gem.dapo}: set gem.dapo.env_config.dataset_name=./d.jsonl instead',
+    );
+  });
+
   test('set of a key the schema declares but the tree lacks', async () => {
     const out = await apply('actor.declared_only=5');
     expect((out.actor as TreeObject).declared_only).toBe(5);
