@@ -4,7 +4,8 @@
  * LoRA adapters and the embedding trained whole (docs/models.md); `learn:sokoban` and `learn:sokoban_grpo`
  * train configs/sokoban_compact.yaml with GiGPO and with GRPO; `learn:calculator` trains
  * configs/calculator.yaml; `learn:calculator_hermes` the same task with function calling, and
- * `learn:calculator_agent` the openai-client agent of examples/agents from that run's base).
+ * `learn:calculator_agent` the openai-client agent of examples/agents from that run's base;
+ * `learn:guess_the_number` and `learn:mastermind` train GEM's games, configs/gem_*.yaml).
  *
  * Trains the shipped config end to end (warm start included) exactly as `agentic train` does,
  * then prints the validation curve against wall time and whether the task's target was met
@@ -42,6 +43,8 @@ const TASKS: Record<string, string> = {
   agentic: 'FrozenLake 4x4',
   sokoban_compact: 'Sokoban 6x6, one box',
   calculator: 'Arithmetic with a calculator',
+  gem_guess_the_number: "GEM's Guess The Number, 1-20 in 5 guesses",
+  gem_mastermind: "GEM's Mastermind, 2 digits of 6 in 5 guesses",
 };
 
 function readReports(outputDir: string): StepReport[] {
