@@ -50,6 +50,8 @@ export interface LoadedConfig {
   /** ROLL keys read but with no effect here, and helper values nothing reads (roll.ts); absent: none. */
   inert?: string[];
   unusedHelpers?: string[];
+  /** custom_envs entries that no env manager's tags name: not built or checked, as in ROLL (validate.ts); absent: none. */
+  unplayedEnvs?: string[];
   /** AgentFly keys read but with no effect here (agentfly.ts); absent: none. */
   agentFlyInert?: string[];
   /** Warnings of the interpolations (oc.deprecated), one a line; absent: none. */
@@ -123,7 +125,23 @@ function jobName(request: ConfigRequest): string | null {
 export async function loadConfig(request: ConfigRequest, envs: EnvResolver): Promise<LoadedConfig> {
   const { tree, files, inert, unusedHelpers, agentFlyInert, warnings } = await resolveTree(request, envs);
   const config = await validateConfig(tree, envs);
-  return { config, files, overrides: [...(request.overrides ?? [])], inert, unusedHelpers, agentFlyInert, ...(warnings.length ? { warnings } : {}) };
+  const unplayed = unplayedEnvs(config);
+  return {
+    config,
+    files,
+    overrides: [...(request.overrides ?? [])],
+    inert,
+    unusedHelpers,
+    agentFlyInert,
+    ...(unplayed.length ? { unplayedEnvs: unplayed } : {}),
+    ...(warnings.length ? { warnings } : {}),
+  };
+}
+
+/** The custom_envs entries neither env manager plays (ROLL's example files define more envs than they play). */
+function unplayedEnvs(config: AgenticConfig): string[] {
+  const played = new Set([...config.train_env_manager.tags, ...config.val_env_manager.tags]);
+  return Object.keys(config.custom_envs).filter((tag) => !played.has(tag));
 }
 
 /** How many rows tool_use reads from a dataset (a file or a built-in set): AgentFly's validation covers them all. */

@@ -250,12 +250,18 @@ function agentNativeTemplates(tree: TreeObject, inert: string[]): void {
   }
 }
 
-/** The one start-up line naming what was read but has no effect (ROLL's and AgentFly's keys), or null when nothing was. */
-export function rollKeysWarning(keys: { inert?: readonly string[]; unusedHelpers?: readonly string[]; agentFlyInert?: readonly string[] }): string | null {
+/** The one start-up line naming what was read but has no effect (ROLL's and AgentFly's keys, envs no manager plays), or null when nothing was. */
+export function rollKeysWarning(keys: {
+  inert?: readonly string[];
+  unusedHelpers?: readonly string[];
+  unplayedEnvs?: readonly string[];
+  agentFlyInert?: readonly string[];
+}): string | null {
   const parts: string[] = [];
   const docs: string[] = [];
   if (keys.inert?.length) parts.push(`ROLL keys with no effect here: ${[...new Set(keys.inert.map(short))].join(', ')}`);
   if (keys.unusedHelpers?.length) parts.push(`top-level values no interpolation reads: ${keys.unusedHelpers.join(', ')}`);
+  if (keys.unplayedEnvs?.length) parts.push(`custom_envs entries no env manager plays (not built or checked): ${keys.unplayedEnvs.join(', ')}`);
   if (parts.length) docs.push('docs/roll.md');
   const agentFly = agentFlyInertPhrase(keys.agentFlyInert);
   if (agentFly) {

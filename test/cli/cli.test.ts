@@ -127,7 +127,8 @@ describe('agentic config', () => {
       "exp_name='007'",
       'logging_dir=${output_dir}/tb',
     ]);
-    expect(stderr).toBe('');
+    // with no val tags, the val entry is played by no env manager: not built or checked
+    expect(stderr).toBe('warning: custom_envs entries no env manager plays (not built or checked): FrozenLake (docs/roll.md)\n');
     expect(code).toBe(0);
     const config = parseYaml(stdout, 'stdout') as Record<string, any>;
     expect(config.vars).toEqual({ note: 'bye' });

@@ -1,7 +1,10 @@
 /**
- * ROLL's example configs run as they are (issue #32): fixtures of our own in the layout of ROLL's
- * examples/qwen2.5-0.5B-agentic/ and examples/config/, with the same keys, includes and
- * interpolations, pass `agentic config` and train 2 steps with only `pretrain` overridden.
+ * ROLL's example configs run as they are: fixtures of our own in the layout of ROLL's examples/
+ * folders (qwen2.5-0.5B-agentic, qwen2.5-7B-agentic_megatron, agentic_demo,
+ * qwen3-30BA3B-agentic_fsdp2, qwen3_agentic_gem, qwen2.5-vl-3B-agentic) and examples/config/, with
+ * the same keys, includes and interpolations, pass `agentic config` and train 2 steps with only
+ * `pretrain` overridden (and a local data file where the config names a Hugging Face dataset), or
+ * stop at start-up with one line naming what is not built.
  */
 import { describe, expect, test } from 'bun:test';
 import { existsSync, readdirSync } from 'node:fs';
@@ -12,6 +15,7 @@ import { ConfigError } from '../../src/errors';
 import { PluginHost } from '../../src/host/plugin_host';
 import { readMetricsJsonl } from '../../src/tracking/jsonl';
 import { agentic, ROOT, scratch } from '../helpers';
+import { missing } from '../system_tools';
 
 const EXAMPLES = join(ROOT, 'test/fixtures/roll/examples/qwen2.5-0.5B-agentic');
 const load = (configName: string, overrides: string[] = []) =>
@@ -194,4 +198,156 @@ describe('ROLL example configs train 2 steps with only pretrain overridden', () 
       expect('actor/clipfrac' in metrics).toBe(false);
     }
   }, 300_000);
+});
+
+const ROLL_EXAMPLES = join(ROOT, 'test/fixtures/roll/examples');
+const GEM_DATA = join(ROOT, 'test/fixtures/gem');
+/** A local file for a GEM entry that names a Hugging Face dataset: the override goes on the interpolation's source. */
+const dataFile = (source: string, file: string) => `${source}.env_config.dataset_name=${join(GEM_DATA, file)}`;
+const loadExample = (folder: string, configName: string, overrides: string[] = []) =>
+  loadConfig({ configPath: join(ROLL_EXAMPLES, folder), configName, overrides: ['pretrain=agentic:nano', ...overrides] } as ConfigRequest, new PluginHost());
+
+interface Example {
+  folder: string;
+  name: string;
+  /** The env file it includes. */
+  envFile: string;
+  /** Beyond pretrain: a local data file where the config names a Hugging Face dataset. */
+  data?: string[];
+  /** The system tool its training needs (test/system_tools.ts). */
+  needs?: 'sandbox';
+}
+
+const RUNS: Example[] = [
+  { folder: 'qwen2.5-7B-agentic_megatron', name: 'agentic_val_webshop', envFile: 'traj_envs.yaml' },
+  { folder: 'qwen2.5-7B-agentic_megatron', name: 'agentic_val_webshop_gigpo', envFile: 'step_envs.yaml' },
+  { folder: 'agentic_demo', name: 'agent_val_frozen_lake_single_node_demo', envFile: 'traj_envs.yaml' },
+  { folder: 'agentic_demo', name: 'agent_val_sokoban_sandbox', envFile: 'traj_envs.yaml' },
+  { folder: 'qwen3-30BA3B-agentic_fsdp2', name: 'agentic_val_sokoban_30a3', envFile: 'traj_envs.yaml' },
+  { folder: 'qwen3_agentic_gem', name: 'gem_game_guess_the_number', envFile: 'traj_envs_gem_games.yaml' },
+  { folder: 'qwen3_agentic_gem', name: 'gem_rg_letter_counting', envFile: 'traj_envs_gem_rg.yaml' },
+  { folder: 'qwen3_agentic_gem', name: 'gem_math_dapo', envFile: 'traj_envs_gem_math.yaml', data: [dataFile('gem_math.dapo_17k', 'dapo.jsonl')] },
+  {
+    folder: 'qwen3_agentic_gem',
+    name: 'gem_math_dapo_python_code',
+    envFile: 'traj_envs_gem_math.yaml',
+    data: [dataFile('gem_math.dapo_17k_with_python_code', 'dapo.jsonl')],
+    needs: 'sandbox',
+  },
+  { folder: 'qwen3_agentic_gem', name: 'gem_math_hotpotqa', envFile: 'traj_envs_gem_qa.yaml', data: [dataFile('gem_qa.HotpotQA', 'hotpotqa/train.jsonl')] },
+];
+
+/** The fixtures that stop at start-up, and the one line that names what is not built. */
+const REFUSED: Array<{ folder: string; name: string; overrides?: string[]; message: string }> = [
+  {
+    folder: 'agentic_demo',
+    name: 'agent_val_rock_swe',
+    message:
+      "custom_envs.RockTBNativeEnvTrain.env_type: rock_tb_native_env runs an agent CLI (iflow -p <<PROMPT>> --yolo) on Terminal-Bench/SWE-bench tasks in ROCK sandboxes (env_config.sandbox_base_url http://localhost:8080); ROCK's sandboxed agent environments are not built",
+  },
+  {
+    folder: 'agentic_demo',
+    name: 'openreward_endless_terminals_reinforce_qwen35_2b',
+    message:
+      "custom_envs.OpenRewardEndlessTerminalsTrain.env_type: openreward_env plays OpenReward's hosted environment kanishk/EndlessTerminals through the OpenReward SDK; OpenReward environments are not built",
+  },
+  {
+    folder: 'agentic_demo',
+    name: 'atropos_gsm8k_grpo_qwen25_0.5b',
+    message:
+      'custom_envs.AtroposGSM8KTrain.env_type: atropos_env takes its tasks and scores from an Atropos environment server (environments.gsm8k_server:GSM8kEnv); Atropos environments are not built',
+  },
+  {
+    folder: 'qwen3_agentic_gem',
+    name: 'gem_math_hotpotqa_search',
+    overrides: [dataFile('gem_qa.HotpotQA_with_search', 'hotpotqa/train.jsonl')],
+    message:
+      "custom_envs.HotpotQA_with_search.tool_wrapper.tool_configs[0].tool_args.search_url: GEM's retrieval server (msgpack over HTTP) is not supported here; leave search_url out to search the built-in BM25 corpus (plugins/datasets/corpus)",
+  },
+  {
+    folder: 'qwen3_agentic_gem',
+    name: 'gem_math_dapo',
+    message:
+      'custom_envs.dapo_17k.env_config.dataset_name: open-r1/DAPO-Math-17k-Processed is a Hugging Face hub dataset, which is not downloaded here; give a local .jsonl/.json file of {prompt, solution} rows (question_key/answer_key) as dataset_name=path/to/file.jsonl (or a folder ./data holding <split>.jsonl)',
+  },
+  {
+    folder: 'qwen2.5-vl-3B-agentic',
+    name: 'agentic_val_sokoban',
+    message:
+      'custom_envs.SimpleSokoban.env_manager_cls: roll.pipeline.agentic.env_manager.vl_traj_env_manager.VLTrajEnvManager: vision-language policies are not supported (the policies here read text only)',
+  },
+];
+
+describe("ROLL's other example folders through agentic config", () => {
+  for (const { folder, name, envFile, data = [] } of RUNS) {
+    test(`${folder}/${name}`, async () => {
+      const loaded = await loadExample(folder, name, data);
+      expect(loaded.files.some((f) => f.endsWith(`examples/config/${envFile}`))).toBe(true);
+      expect(rollKeysWarning(loaded)).toMatch(/^ROLL keys with no effect here: hydra, /);
+    });
+  }
+
+  test('WebShop as the env files set it: trajectory-wise for GRPO, step-wise for GiGPO, text pages', async () => {
+    for (const [name, manager] of [
+      ['agentic_val_webshop', 'traj'],
+      ['agentic_val_webshop_gigpo', 'step'],
+    ] as const) {
+      const { config } = await loadExample('qwen2.5-7B-agentic_megatron', name);
+      expect(config.custom_envs.WebShopEnv!).toMatchObject({ env_type: 'webshop', env_manager_cls: manager, env_config: { observation_mode: 'text' } });
+    }
+  });
+
+  test("GEM's guess-the-number: ROLL's StepConcatEnvManager with the whole history, vLLM's top_k -1 as off", async () => {
+    const { config, unplayedEnvs } = await loadExample('qwen3_agentic_gem', 'gem_game_guess_the_number');
+    expect(config.custom_envs.GuessTheNumber!).toMatchObject({ env_type: 'game:GuessTheNumber-v0', env_manager_cls: 'step_concat', history_length: 4 });
+    expect(config.actor_infer.generating_args.top_k).toBe(0);
+    expect(unplayedEnvs).toBeUndefined();
+  });
+
+  test('a data file given on the interpolation source reaches the env that interpolates it', async () => {
+    const { config } = await loadExample('qwen3_agentic_gem', 'gem_math_dapo', [dataFile('gem_math.dapo_17k', 'dapo.jsonl')]);
+    expect(config.custom_envs.dapo_17k!.env_config).toMatchObject({
+      dataset_name: join(GEM_DATA, 'dapo.jsonl'),
+      question_key: 'prompt',
+      answer_key: 'solution',
+    });
+  });
+
+  test('custom_envs entries no env manager plays are named at start-up (not built or checked)', async () => {
+    const hotpotqa = await loadExample('qwen3_agentic_gem', 'gem_math_hotpotqa', [dataFile('gem_qa.HotpotQA', 'hotpotqa/train.jsonl')]);
+    expect(hotpotqa.unplayedEnvs).toEqual(['HotpotQA_with_mcp', 'HotpotQA_with_search']);
+    expect(rollKeysWarning(hotpotqa)).toEndWith(
+      '; custom_envs entries no env manager plays (not built or checked): HotpotQA_with_mcp, HotpotQA_with_search (docs/roll.md)',
+    );
+    expect(rollKeysWarning({ unplayedEnvs: ['Spare'] })).toBe('custom_envs entries no env manager plays (not built or checked): Spare (docs/roll.md)');
+  });
+
+  for (const { folder, name, overrides = [], message } of REFUSED) {
+    test(`${folder}/${name} is refused in one line${overrides.length ? ' (with its data file)' : ''}`, async () => {
+      const error = await loadExample(folder, name, overrides).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toBe(message);
+    });
+  }
+});
+
+describe("ROLL's other example folders train 2 steps with only pretrain overridden", () => {
+  for (const { folder, name, data = [], needs } of RUNS) {
+    test.skipIf(needs !== undefined && missing(needs))(
+      `${folder}/${name}${data.length ? ' (with a local data file)' : ''}`,
+      async () => {
+        const run = await agentic(['train', '--config-path', join(ROLL_EXAMPLES, folder), '--config-name', name, 'pretrain=agentic:nano', ...data], {
+          cwd: scratch(),
+        });
+        expect(run.stderr).toContain('ROLL keys with no effect here: hydra');
+        if (name === 'gem_math_hotpotqa') expect(run.stderr).toContain('custom_envs entries no env manager plays (not built or checked): HotpotQA_with_mcp');
+        expect(run.code).toBe(0);
+        expect(run.stdout + run.stderr).toContain('done: 2 steps');
+      },
+      300_000,
+    );
+  }
 });

@@ -162,9 +162,9 @@ describe("ROLL's other WebShop keys", () => {
 });
 
 describe("ROLL's WebShop example configs", () => {
-  // copies of ROLL's examples/qwen2.5-7B-agentic_megatron/agentic_val_webshop{,_gigpo}.yaml and the
-  // examples/config/{traj,step}_envs.yaml they include, unchanged
-  const EXAMPLES = join(ROOT, 'test/fixtures/roll/webshop/examples/qwen2.5-7B-agentic_megatron');
+  // our fixtures in the layout of ROLL's examples/qwen2.5-7B-agentic_megatron/agentic_val_webshop{,_gigpo}.yaml
+  // and the examples/config/{traj,step}_envs.yaml they include, with ROLL's WebShopEnv entries' keys
+  const EXAMPLES = join(ROOT, 'test/fixtures/roll/examples/qwen2.5-7B-agentic_megatron');
   for (const [name, manager] of [
     ['agentic_val_webshop', 'traj'],
     ['agentic_val_webshop_gigpo', 'step'],
