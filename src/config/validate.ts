@@ -345,6 +345,15 @@ function takesToolWrapper(plugin: EnvPlugin): boolean {
   return declaredKeys(plugin.config).includes('tool_wrapper');
 }
 
+/** An unplayed entry's env_config with its plugin's defaults, when the plugin resolves and the settings parse; else as given. */
+async function fillUnplayedDefaults(entry: AgenticConfig['custom_envs'][string], envs: EnvResolver): Promise<void> {
+  const plugin = await envs.resolveEnv(entry.env_type).catch(() => null);
+  if (plugin === null) return;
+  const given = entry.tool_wrapper === null ? entry.env_config : { ...entry.env_config, tool_wrapper: entry.tool_wrapper };
+  const parsed = plugin.config.safeParse(given);
+  if (parsed.success) entry.env_config = parsed.data as Record<string, unknown>;
+}
+
 /** Validates `tree` (interpolations already resolved). */
 export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promise<AgenticConfig> {
   const parsed = ConfigShape.safeParse(tree, { reportInput: true });
@@ -362,11 +371,14 @@ export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promi
   }
   const played = new Set([...config.train_env_manager.tags, ...config.val_env_manager.tags]);
   for (const [tag, entry] of Object.entries(config.custom_envs)) {
-    // as in ROLL, an entry no env manager plays is not built (ROLL's example files define more
-    // envs than they play, some with settings only their own users fill in); `agentic play TAG`
-    // plays one by naming it in the managers' tags, which checks it then
-    if (!played.has(tag)) continue;
     const at = ['custom_envs', tag] as const;
+    // as in ROLL, an entry no env manager plays is neither built nor refused (ROLL's example files
+    // define more envs than they play, some with settings only their own users fill in); its
+    // defaults are filled when its settings are valid, for `agentic play TAG`
+    if (!played.has(tag)) {
+      await fillUnplayedDefaults(entry, envs);
+      continue;
+    }
     let plugin: EnvPlugin;
     try {
       plugin = await envs.resolveEnv(entry.env_type);

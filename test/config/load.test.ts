@@ -124,6 +124,23 @@ describe('layers', () => {
   });
 });
 
+describe('custom_envs entries no env manager plays', () => {
+  test('are not refused for bad settings, and get their defaults when their settings are valid (agentic play TAG)', async () => {
+    const { config, unplayedEnvs } = await load({
+      configFile: 'config.yaml',
+      cwd: scratch({
+        'config.yaml': MINIMAL.replace(
+          '  B: {env_type: bandit}\n',
+          '  B: {env_type: bandit}\n  Other: {env_type: bandit, env_config: {risky_prob: 0.5}}\n  Broken: {env_type: bandit, env_config: {risky_prob: 7}}\n',
+        ),
+      }),
+    });
+    expect(unplayedEnvs).toEqual(['Other', 'Broken']);
+    expect(config.custom_envs.Other!.env_config).toMatchObject({ risky_prob: 0.5, safe_arm: 'phoenix', format_penalty: 0 });
+    expect(config.custom_envs.Broken!.env_config).toEqual({ risky_prob: 7 });
+  });
+});
+
 describe('errors name the key', () => {
   const fails = async (request: ConfigRequest, message: string | RegExp) => {
     const error = await load(request).then(
