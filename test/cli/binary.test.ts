@@ -7,6 +7,7 @@ import { copyFileSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILTIN_CONFIGS } from '../../src/config/builtin';
 import { loadConfig } from '../../src/config/load';
+import { rollKeysWarning } from '../../src/config/roll';
 import { maskSecrets } from '../../src/config/secrets';
 import { parseYaml, stringifyYaml } from '../../src/config/yaml';
 import { PluginHost } from '../../src/host/plugin_host';
@@ -176,8 +177,11 @@ describe('the compiled binary in an empty folder', () => {
   test('every shipped config is built in: config --config-name X prints it composed as from the repository', async () => {
     const printed = await Promise.all(SHIPPED.map((name) => run(['config', '--config-name', name])));
     for (const [i, name] of SHIPPED.entries()) {
-      const { config } = await loadConfig({ cwd: ROOT, configName: name }, new PluginHost(ROOT));
-      expect({ name, ...printed[i]! }).toEqual({ name, code: 0, stderr: '', stdout: stringifyYaml(maskSecrets(config)) });
+      const loaded = await loadConfig({ cwd: ROOT, configName: name }, new PluginHost(ROOT));
+      // the start-up line is the repository's too (sokoban_compact keeps agentic.yaml's FrozenLake entries unplayed)
+      const warning = rollKeysWarning(loaded);
+      const stderr = warning ? `warning: ${warning}\n` : '';
+      expect({ name, ...printed[i]! }).toEqual({ name, code: 0, stderr, stdout: stringifyYaml(maskSecrets(loaded.config)) });
     }
   }, 60_000);
 
