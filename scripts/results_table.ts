@@ -1,37 +1,59 @@
 /**
- * The measured learning runs: docs/results.json holds them, and this module renders them as the one
- * results table that README.md and docs/learning.md show between RESULTS_START and RESULTS_END.
- * `bun scripts/experiments/learn.ts <config> --record` adds or replaces a run's row and rewrites
- * both pages; `bun run docs` rewrites the pages from the file; test/readme.test.ts fails when a page
- * and the file disagree. So a measured number lives in one place: the file.
+ * The measured learning runs: results/learning.jsonl holds them, one run a line, and this module
+ * renders them as the one results table that README.md and docs/learning.md show between
+ * RESULTS_START and RESULTS_END. `bun scripts/experiments/learn.ts <config> --record` appends its
+ * run and rewrites both pages; `bun run docs` rewrites the pages from the file;
+ * test/readme.test.ts fails when a page and the file disagree. So a measured number lives in one
+ * place: the file.
+ *
+ * The table has a row per task, command and hardware (the same run on the same machine, any
+ * seed): the mean held-out success over its runs, their range, and the 95% interval of a single
+ * run, so runs of several training seeds read as one line.
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../src/util/atomic';
 
 export const ROOT = resolve(import.meta.dir, '..');
-export const RESULTS_FILE = 'docs/results.json';
+export const RESULTS_FILE = 'results/learning.jsonl';
 /** The pages that show the table, relative to the repository root. */
 export const RESULT_PAGES = ['README.md', 'docs/learning.md'] as const;
-export const RESULTS_START = '<!-- results: generated from docs/results.json by `bun run docs`; do not edit by hand -->';
+export const RESULTS_START = '<!-- results: generated from results/learning.jsonl by `bun run docs`; do not edit by hand -->';
 export const RESULTS_END = '<!-- results: end -->';
+
+const interval = z.strictObject({ low: z.number().min(0).max(1), high: z.number().min(0).max(1) });
 
 const result = z.strictObject({
   /** What was learned, e.g. "FrozenLake 4x4". */
   task: z.string().min(1),
   /** The config name (configs/<config>.yaml). */
   config: z.string().min(1),
+  /** The run's seed. */
+  seed: z.int(),
+  /** Training steps run. */
+  steps: z.int().nonnegative(),
   /** The policy: preset or folder, adapters, warm start. */
   model: z.string().min(1),
   /** adv_estimator. */
   estimator: z.string().min(1),
-  /** Success on held-out episodes (seeds no training episode uses), at `step`. */
-  held_out: z.strictObject({ success: z.number().min(0).max(1), episodes: z.int().positive(), step: z.int().nonnegative() }),
-  /** Seconds from the start of the run (warm start included) to that reading. */
+  /**
+   * Success on held-out episodes at `step`, with its 95% Wilson interval: the suite's episodes
+   * (`suite`), or, where suite is null, episodes drawn by seeds no training episode uses.
+   */
+  held_out: z.strictObject({
+    suite: z.string().min(1).nullable(),
+    success: z.number().min(0).max(1),
+    interval,
+    episodes: z.int().positive(),
+    step: z.int().nonnegative(),
+  }),
+  /** Seconds from the start of the run (warm start included) to the end of training. */
   wall_seconds: z.number().positive(),
-  /** Cores, backend and who computed the matmuls, e.g. "2 CPU cores, wasm (OpenBLAS)". */
+  /** Cores and backend, e.g. "2 CPU cores, wasm". */
   hardware: z.string().min(1),
+  /** Who computed the matmuls (OpenBLAS, XNNPACK, ...), null for backends without a choice. */
+  matmul: z.string().min(1).nullable(),
   /** The command that reproduces the run, from the repository root. */
   command: z.string().min(1),
   /** The commit measured, when known. */
@@ -43,47 +65,80 @@ const result = z.strictObject({
   date: z.iso.date(),
 });
 export type Result = z.infer<typeof result>;
-const resultsFile = z.strictObject({ results: z.array(result) });
 
-/** The runs in `file`; a file that is not valid names the first problem in one line. */
+/** The runs in `file`; a line that is not a valid run is named with its problem in one line. */
 export function readResults(file = join(ROOT, RESULTS_FILE)): Result[] {
-  const parsed = resultsFile.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${file}: ${issue.path.join('.')}: ${issue.message}`);
-  }
-  return parsed.data.results;
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map((line, i) => ({ line, number: i + 1 }))
+    .filter(({ line }) => line.trim() !== '')
+    .map(({ line, number }) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(line);
+      } catch {
+        throw new Error(`${file}:${number}: not valid JSON`);
+      }
+      const parsed = result.safeParse(json);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new Error(`${file}:${number}: ${issue.path.join('.')}: ${issue.message}`);
+      }
+      return parsed.data;
+    });
 }
 
-/** A run is replaced by a later one of the same command on the same hardware. */
-export function withResult(results: readonly Result[], run: Result): Result[] {
-  const same = (r: Result) => r.command === run.command && r.hardware === run.hardware;
-  const at = results.findIndex(same);
-  return at === -1 ? [...results, run] : results.map((r, i) => (i === at ? run : r));
+/** Appends a run to the file (checked first, so a bad row never lands). */
+export function appendResult(run: Result, file = join(ROOT, RESULTS_FILE)): void {
+  appendFileSync(file, `${JSON.stringify(result.parse(run))}\n`);
 }
 
 export function writeResults(results: readonly Result[], file = join(ROOT, RESULTS_FILE)): void {
-  writeFileAtomic(file, `${JSON.stringify({ results }, null, 2)}\n`);
+  writeFileAtomic(file, results.map((r) => `${JSON.stringify(r)}\n`).join(''));
 }
 
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
+const f3 = (x: number) => x.toFixed(3);
 
-/** The markdown table, one row per run in the file's order. */
+/** The runs of one table row: the same task, command and hardware, in the file's order. */
+export function groupedRuns(results: readonly Result[]): Result[][] {
+  const groups = new Map<string, Result[]>();
+  for (const r of results) {
+    const key = JSON.stringify([r.task, r.command, r.hardware, r.matmul]);
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()];
+}
+
+/** The held-out cell of a row: one run's success and interval, or the mean and range of several. */
+function heldOutCell(runs: readonly Result[]): string {
+  const last = runs.at(-1)!;
+  const on = `${last.held_out.episodes} ${last.held_out.suite ? `episodes of ${last.held_out.suite}` : 'episodes by seed'}, step ${last.held_out.step}`;
+  if (runs.length === 1) return `${f3(last.held_out.success)} [${f3(last.held_out.interval.low)}, ${f3(last.held_out.interval.high)}] (${on})`;
+  const successes = runs.map((r) => r.held_out.success);
+  const mean = successes.reduce((a, b) => a + b, 0) / runs.length;
+  return `${f3(mean)} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})`;
+}
+
+/** The markdown table, one row per task, command and hardware, in the order first measured. */
 export function renderResultsTable(results: readonly Result[]): string {
-  const rows = results.map((r) =>
-    [
-      r.task,
-      r.model,
-      `\`${r.estimator}\``,
-      `${r.held_out.success.toFixed(3)} (${r.held_out.episodes} episodes, step ${r.held_out.step})`,
-      `${thousands(r.wall_seconds)} s`,
-      r.hardware,
-      `\`${r.command}\``,
-      r.commit ? `${r.date} (${r.commit})` : r.date,
-    ].join(' | '),
-  );
+  const rows = groupedRuns(results).map((runs) => {
+    const last = runs.at(-1)!;
+    const seconds = runs.map((r) => r.wall_seconds);
+    const wall = runs.length === 1 ? `${thousands(last.wall_seconds)} s` : `${thousands(seconds.reduce((a, b) => a + b, 0) / runs.length)} s mean`;
+    return [
+      last.task,
+      last.model,
+      `\`${last.estimator}\``,
+      heldOutCell(runs),
+      wall,
+      `${last.hardware}${last.matmul ? ` (${last.matmul})` : ''}`,
+      `\`${last.command}\``,
+      last.commit ? `${last.date} (${last.commit})` : last.date,
+    ].join(' | ');
+  });
   return [
-    '| task | model | estimator | held-out success | wall time | hardware | command | date |',
+    '| task | model | estimator | held-out success [95% interval] | wall time | hardware | command | date |',
     '|---|---|---|---|---|---|---|---|',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');

@@ -1,6 +1,6 @@
 /**
  * The README's examples are code users will paste: they must work. Its results table is the one
- * docs/results.json renders, its test command the one CI runs, and its links and the docs' lead
+ * results/learning.jsonl renders, its test command the one CI runs, and its links and the docs' lead
  * somewhere.
  */
 import { expect, test } from 'bun:test';
@@ -47,11 +47,11 @@ test('the config examples run', async () => {
   }
 }, 60_000);
 
-test('the results table on each page is the one docs/results.json renders', () => {
+test('the results table on each page is the one results/learning.jsonl renders', () => {
   const table = renderResultsTable(readResults());
   for (const page of RESULT_PAGES) {
     const text = readFileSync(join(ROOT, page), 'utf8');
-    expect(withResultsTable(text, table, page), `${page}: run \`bun run docs\` after editing docs/results.json`).toBe(text);
+    expect(withResultsTable(text, table, page), `${page}: run \`bun run docs\` after editing results/learning.jsonl`).toBe(text);
   }
 });
 

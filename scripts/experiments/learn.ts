@@ -1,19 +1,26 @@
 /**
- * A learning run with its target: `bun scripts/experiments/learn.ts <config-name> [overrides...] [--record]`
+ * A learning run with its target: `bun scripts/experiments/learn.ts <config-name> [overrides...] [--seed N] [--record]`
  * (`bun run learn:frozen_lake` trains configs/agentic.yaml, `learn:frozen_lake_lora` the same with
  * LoRA adapters and the embedding trained whole (docs/models.md); `learn:sokoban` and `learn:sokoban_grpo`
  * train configs/sokoban_compact.yaml with GiGPO and with GRPO; `learn:calculator` trains
  * configs/calculator.yaml; `learn:calculator_hermes` the same task with function calling, and
  * `learn:calculator_agent` the openai-client agent of examples/agents from that run's base;
- * `learn:guess_the_number` and `learn:mastermind` train GEM's games, configs/gem_*.yaml).
+ * `learn:webshop` trains configs/webshop.yaml, the simulated store; `learn:guess_the_number` and
+ * `learn:mastermind` train GEM's games, configs/gem_*.yaml).
  *
  * Trains the shipped config end to end (warm start included) exactly as `agentic train` does,
  * then prints the validation curve against wall time and whether the task's target was met
- * (validation success over held-out seeds, reached within the time budget). The run writes its
- * curves to <logging_dir>/curves.html; a summary goes to <output_dir>/learn_summary.json.
- * `--record` also puts the run's last validation into docs/results.json (replacing the row of the
- * same command on the same hardware) and rewrites the results table of README.md and
- * docs/learning.md (scripts/results_table.ts).
+ * (validation success, reached within the time budget), then evaluates the last checkpoint on the
+ * held-out episodes (the config's val_suite, every episode; else val_batch_size drawn by seed) and
+ * prints success with its 95% Wilson interval. The run writes its curves to
+ * <logging_dir>/curves.html; a summary goes to <output_dir>/learn_summary.json. `--seed N` runs it
+ * with seed N (and exp_name <exp_name>_seed<N>, so runs of several seeds keep their folders).
+ * `--record` also appends the run to results/learning.jsonl and rewrites the results table of
+ * README.md and docs/learning.md (scripts/results_table.ts).
+ *
+ * `--all [--seeds N] [--record] [--dry-run]` (`bun run learn:all`) runs the four targets (learn:frozen_lake,
+ * learn:sokoban, learn:webshop, learn:calculator) one after another with seeds 1 .. N (default 1);
+ * `--dry-run` prints the commands instead.
  *
  * `--compare a,b` instead draws the curves of finished runs (their output folders) on one page.
  */
@@ -28,21 +35,29 @@ import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../../s
 import { runTraining } from '../../src/cli/training_run';
 import type { StepReport } from '../../src/train/types';
 import { writeFileAtomic } from '../../src/util/atomic';
-import { readResults, type Result, ROOT, withResult, writeResultPages, writeResults } from '../results_table';
+import { checkpointActorConfig } from '../../src/cli/checkpoints';
+import { evaluate } from '../../src/rollout/evaluate';
+import { heldOutLine, type HeldOut } from '../../src/rollout/held_out';
+import { appendResult, type Result, ROOT, writeResultPages } from '../results_table';
 
 /** The tuned configs' targets: validation success and the wall-time budget it must be reached in. */
 const TARGETS: Record<string, { success: number; seconds: number }> = {
-  agentic: { success: 0.8, seconds: 1800 },
-  sokoban_compact: { success: 0.5, seconds: 3600 },
+  agentic: { success: 0.95, seconds: 600 },
+  sokoban_compact: { success: 0.8, seconds: 3600 },
+  webshop: { success: 0.5, seconds: 3600 },
   // held-out arithmetic/val accuracy, from a warm start of at most 200 worked examples
-  calculator: { success: 0.9, seconds: 1800 },
+  calculator: { success: 0.95, seconds: 1800 },
 };
+
+/** What `--all` runs: the four targets' scripts. */
+const ALL = ['learn:frozen_lake', 'learn:sokoban', 'learn:webshop', 'learn:calculator'];
 
 /** How the results table names the tuned configs' tasks; other configs by their validation tags. */
 const TASKS: Record<string, string> = {
   agentic: 'FrozenLake 4x4',
   sokoban_compact: 'Sokoban 6x6, one box',
   calculator: 'Arithmetic with a calculator',
+  webshop: 'WebShop, simulated store',
   gem_guess_the_number: "GEM's Guess The Number, 1-20 in 5 guesses",
   gem_mastermind: "GEM's Mastermind, 2 digits of 6 in 5 guesses",
 };
@@ -78,9 +93,10 @@ async function compare(outputDirs: string[]): Promise<void> {
   console.log(`curves: ${out}`);
 }
 
-async function learn(name: string, overrides: string[], record: boolean): Promise<void> {
+async function learn(name: string, overrides: string[], seed: number | null, record: boolean): Promise<void> {
   const host = new PluginHost();
-  const loaded = await loadConfig({ configName: name, overrides: [...overrides, 'track_with=[console,jsonl,html]'] }, host);
+  const seeded = seed === null ? [] : [`seed=${seed}`, `exp_name=${(await loadConfig({ configName: name, overrides }, host)).config.exp_name}_seed${seed}`];
+  const loaded = await loadConfig({ configName: name, overrides: [...overrides, ...seeded, 'track_with=[console,jsonl,html]'] }, host);
   const result = await runTraining(loaded, host, { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) });
   const c = loaded.config;
   const vals = readReports(resolve(c.output_dir)).filter((r) => r.metrics['val/success'] !== undefined || r.metrics['val/score/mean'] !== undefined);
@@ -128,31 +144,53 @@ async function learn(name: string, overrides: string[], record: boolean): Promis
     );
   }
   console.log(`curves: ${result.curvesFile}`);
+  const held = await heldOutOfLastCheckpoint(name, [...overrides, ...seeded], host);
+  console.log(heldOutLine(`held out, step ${held.step}`, held.result));
+  writeFileAtomic(
+    join(resolve(c.output_dir), 'learn_summary.json'),
+    `${JSON.stringify({ ...summary, held_out: { step: held.step, ...held.result } }, null, 2)}\n`,
+  );
   if (record) {
-    const last = vals.at(-1);
-    if (!last) {
-      console.error('error: --record: the run made no validation (eval_steps=0?), so there is nothing to record');
+    if (!held.result.success) {
+      console.error(`error: --record: ${c.val_env_manager.tags.join(', ')} report no success metric, so there is no success to record`);
       process.exit(2);
     }
-    const run = measured(name, overrides, c, { success: value(last), episodes: c.val_batch_size, step: last.step }, last.metrics['time/elapsed'] ?? 0);
-    writeResults(withResult(readResults(), run));
+    const success = held.result.success;
+    const heldOut: Result['held_out'] = {
+      suite: c.val_suite,
+      success: success.rate,
+      interval: { low: success.low, high: success.high },
+      episodes: held.result.episodes,
+      step: held.step,
+    };
+    appendResult(measured(name, overrides, c, heldOut, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0));
     const pages = writeResultPages();
-    console.log(`recorded in docs/results.json${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
+    console.log(`recorded in results/learning.jsonl${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
   }
 }
 
+/** The run's last checkpoint played on the held-out episodes (its config's val_suite, every episode). */
+async function heldOutOfLastCheckpoint(name: string, overrides: string[], host: PluginHost): Promise<{ step: number; result: HeldOut }> {
+  const { checkpoint, config } = await checkpointActorConfig('auto', { 'config-name': name }, overrides, host);
+  const evaluated = await evaluate(config, host, (line) => console.error(line));
+  return { step: checkpoint.step, result: evaluated.json.held_out };
+}
+
 /** The results-table row of a finished run (scripts/results_table.ts). */
-function measured(name: string, overrides: string[], c: AgenticConfig, heldOut: Result['held_out'], seconds: number): Result {
+function measured(name: string, overrides: string[], c: AgenticConfig, heldOut: Result['held_out'], steps: number, seconds: number): Result {
   const model = c.actor_train.model_args;
   const adapters = model.lora_target ? `, LoRA r${model.lora_rank}${model.additional_target ? ` + ${model.additional_target} whole` : ''}` : '';
   return {
     task: TASKS[name] ?? c.val_env_manager.tags.join(', '),
     config: name,
+    seed: c.seed,
+    steps,
     model: `${c.pretrain ?? 'agentic:tiny'}${adapters}${c.warm_start.enabled ? ', warm-started' : ''}`,
     estimator: c.adv_estimator,
     held_out: heldOut,
     wall_seconds: Math.round(seconds),
-    hardware: `${availableParallelism()} CPU cores, ${c.backend}${c.backend === 'wasm' ? ` (${matmuls()})` : ''}`,
+    hardware: `${availableParallelism()} CPU cores, ${c.backend}`,
+    matmul: c.backend === 'wasm' ? matmuls() : null,
     command: reproducing(name, overrides),
     commit: commit(),
     date: new Date().toISOString().slice(0, 10),
@@ -190,10 +228,49 @@ function commit(): string | null {
   return `${head.stdout.toString().trim()}${status.stdout.toString().trim() ? '-dirty' : ''}`;
 }
 
-const args = process.argv.slice(2);
-const words = args.filter((arg) => arg !== '--record');
-if (args[0] === '--compare') await compare(args.slice(1).join(',').split(',').filter(Boolean));
-else if (!words[0] || words[0].startsWith('-')) {
-  console.error('usage: bun scripts/experiments/learn.ts <config-name> [overrides...] [--record] | --compare <output-dir>,<output-dir>');
+/** The commands `--all` runs: each target's script once per seed 1 .. seeds. */
+function allCommands(seeds: number, record: boolean): string[] {
+  return Array.from({ length: seeds }, (_, k) => k + 1).flatMap((seed) => ALL.map((script) => `bun run ${script} --seed ${seed}${record ? ' --record' : ''}`));
+}
+
+function fail(line: string): never {
+  console.error(`error: ${line}`);
   process.exit(2);
-} else await learn(words[0], words.slice(1), args.includes('--record'));
+}
+
+/** `--name N`'s whole number (N >= 1), removed from `args`; null when absent. */
+function takeCount(args: string[], name: string): number | null {
+  const at = args.indexOf(name);
+  if (at === -1) return null;
+  const value = args[at + 1];
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < 1) fail(`${name}: expected a whole number, 1 or more, got '${value ?? ''}'`);
+  args.splice(at, 2);
+  return n;
+}
+
+const USAGE =
+  'usage: bun scripts/experiments/learn.ts <config-name> [overrides...] [--seed N] [--record] | --all [--seeds N] [--record] [--dry-run] | --compare <output-dir>,<output-dir>';
+const args = process.argv.slice(2);
+const record = args.includes('--record');
+const dryRun = args.includes('--dry-run');
+const words = args.filter((arg) => arg !== '--record' && arg !== '--dry-run');
+if (words[0] === '--compare') await compare(words.slice(1).join(',').split(',').filter(Boolean));
+else if (words[0] === '--all') {
+  const seeds = takeCount(words, '--seeds') ?? 1;
+  if (words.length > 1) fail(`--all takes only --seeds, --record and --dry-run, not '${words[1]}'`);
+  for (const command of allCommands(seeds, record)) {
+    console.log(command);
+    if (dryRun) continue;
+    const run = Bun.spawnSync(['sh', '-c', command], { cwd: ROOT, stdio: ['inherit', 'inherit', 'inherit'] });
+    if (run.exitCode !== 0) fail(`${command}: exit ${run.exitCode}`);
+  }
+} else {
+  const seed = takeCount(words, '--seed');
+  if (dryRun) fail('--dry-run goes with --all');
+  if (!words[0] || words[0].startsWith('-')) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  await learn(words[0], words.slice(1), seed, record);
+}

@@ -17,6 +17,7 @@ import type { BackendName } from '../engine/names';
 import { parseAdditionalTarget, parseTarget } from '../model/lora';
 import { ConfigShape, isHttpProxy, isStepWise, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { resolveSecrets } from './secrets';
+import { loadSuite } from './suites';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
 export interface EnvResolver {
@@ -128,6 +129,19 @@ function checkProxy(config: AgenticConfig, name: 'train_env_manager' | 'val_env_
   }
 }
 
+/** val_suite: a known suite, for the env every val tag plays, with an episode for each group of a validation. */
+function checkSuite(config: AgenticConfig, name: string): void {
+  const suite = loadSuite(name);
+  const manager = config.val_env_manager;
+  for (const tag of manager.tags) {
+    const type = config.custom_envs[tag]!.env_type;
+    if (type !== suite.env) throw new ConfigError(`val_suite: ${name} is played by ${suite.env} envs, but val_env_manager's tag ${tag} is a ${type} env`);
+  }
+  const groups = config.val_batch_size / manager.group_size;
+  if (groups > suite.episodes.length)
+    throw new ConfigError(`val_batch_size: ${config.val_batch_size} trajectories are ${groups} groups, but ${name} has ${suite.episodes.length} episodes`);
+}
+
 /** Rules that involve several keys. */
 function checkRelations(config: AgenticConfig): void {
   const defined = Object.keys(config.custom_envs);
@@ -175,6 +189,7 @@ function checkRelations(config: AgenticConfig): void {
   }
   checkManager('train_env_manager', config.train_env_manager, 'rollout_batch_size');
   checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
+  if (config.val_suite !== null) checkSuite(config, config.val_suite);
   if (needsOf(config.adv_estimator).stepRows) {
     const trajTag = config.train_env_manager.tags.find((tag) => !isStepWise(config.custom_envs[tag]!.env_manager_cls));
     if (trajTag !== undefined) {

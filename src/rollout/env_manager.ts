@@ -17,6 +17,10 @@
  * gets the number with the stream's seed. An env reading a dataset reads row after row in seeded
  * epochs by it (plugins/epochs.ts), so the checkpoint's episode counters say which row is next,
  * and a validation (counters back at 0) plays draws 0 .. val_batch_size/group_size - 1.
+ *
+ * With val_suite, validation's group episode of rank r replays the suite's episode r instead
+ * (reset's options.episode), with the seed above for its randomness: every validation, every run,
+ * plays the suite's first val_batch_size/group_size episodes.
  */
 import { isHttpProxy, type AgenticConfig, type CustomEnvConfig, type EnvManagerConfig, type GeneratingConfig } from '../config/schema';
 import { hashSeed } from '../engine/rng';
@@ -26,7 +30,8 @@ import type { SamplingParams } from '../model/sampling';
 import { ANSWER_OPENING } from '../sdk/answer';
 import { GuardedEnv } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
-import type { EnvContext, EnvPlugin, EpisodeDraw } from '../sdk/types';
+import type { EnvContext, EnvPlugin, EpisodeDraw, SuiteEpisode } from '../sdk/types';
+import { loadSuite, type Suite } from '../config/suites';
 import type { ChatFormat } from './chat';
 import { stopGateway } from './agent_episode';
 import { playEpisode } from './episode';
@@ -125,14 +130,16 @@ export interface GroupEpisode {
   episodeId: number;
   seed: number;
   draw: EpisodeDraw;
+  /** The suite episode the group replays (validation with val_suite: the batch's rank-th). */
+  episode?: SuiteEpisode;
   /** The group's envs, one trajectory each. */
   envIds: number[];
 }
 
 /** The task of one env of a group episode. */
 export function memberTask(group: GroupEpisode, envId: number): EpisodeTask {
-  const { mode, tag, groupId, episodeId, seed, draw } = group;
-  return { mode, tag, envId, groupId, episodeId, seed, draw };
+  const { mode, tag, groupId, episodeId, seed, draw, episode } = group;
+  return { mode, tag, envId, groupId, episodeId, seed, draw, ...(episode === undefined ? {} : { episode }) };
 }
 
 /** The limits and settings `mode`'s episodes are played under. */
@@ -226,6 +233,11 @@ export class EnvManager {
     return drawn;
   }
 
+  /** The suite validation replays (val_suite), or null: episodes drawn by seed. */
+  get suite(): Suite | null {
+    return this.mode === 'val' && this.config.val_suite !== null ? loadSuite(this.config.val_suite) : null;
+  }
+
   get groupSize(): number {
     return managerOf(this.config, this.mode).group_size;
   }
@@ -249,6 +261,8 @@ export class EnvManager {
     if (batchSize % groupSize !== 0) throw new AgenticError(`a batch of ${batchSize} trajectories is not whole groups of ${groupSize}`);
     if (this.mode === 'val') this.nextEpisode.fill(0);
     const groups = batchSize / groupSize;
+    const suite = this.suite;
+    if (suite && groups > suite.episodes.length) throw new AgenticError(`a batch of ${groups} groups, but ${suite.name} has ${suite.episodes.length} episodes`);
     const drawn = new Map(this.drawsByTag);
     const groupTags = this.groupTags;
     const planned: GroupEpisode[] = [];
@@ -266,6 +280,7 @@ export class EnvManager {
         episodeId,
         seed: hashSeed(this.config.seed, this.mode, tag, group, episodeId),
         draw: this.drawOf(tag, draw),
+        ...(suite ? { episode: suite.episodes[order]! } : {}),
         envIds: this.slots.filter((s) => s.groupId === group).map((s) => s.envId),
       });
     }

@@ -129,7 +129,7 @@ export async function playEpisode(
   let failure: string | null = null;
 
   try {
-    const reset = await deadline.race(env.reset(task.seed, task.draw));
+    const reset = await deadline.race(env.reset(task.seed, task.draw, task.episode ? { episode: task.episode } : undefined));
     if (reset === EXPIRED) {
       env.abandon();
       endReason = 'timeout';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { aggregateMetric } from '../sdk/env_contract';
 import type { SessionMismatchAction } from '../config/schema';
-import type { EpisodeDraw, MetricAgg, MetricValue } from '../sdk/types';
+import type { EpisodeDraw, MetricAgg, MetricValue, SuiteEpisode } from '../sdk/types';
 import type { EnvManagerKind } from '../config/schema';
 import type { EndReason, Episode, RolloutMode, Turn } from './types';
 
@@ -19,6 +19,8 @@ export interface EpisodeTask {
   seed: number;
   /** The episode's place in its tag's stream of episodes (env_manager.ts); absent: reset by the seed alone. */
   draw?: EpisodeDraw;
+  /** The suite episode it replays (val_suite), the seed then seeding only its randomness. */
+  episode?: SuiteEpisode;
 }
 
 export interface EpisodeLimits {

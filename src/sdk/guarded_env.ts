@@ -31,6 +31,7 @@ import type {
   EnvContext,
   EnvPlugin,
   EpisodeDraw,
+  ResetOptions,
   MetricAgg,
   RenderMode,
   ResetResult,
@@ -189,7 +190,7 @@ export class GuardedEnv {
    * failed). The MCP servers the config names are opened first (a dead one reopened), within the
    * reset's time limit: a server that cannot start fails the episode like the constructor.
    */
-  async reset(seed: number, draw?: EpisodeDraw): Promise<GuardedReset> {
+  async reset(seed: number, draw?: EpisodeDraw, options?: ResetOptions): Promise<GuardedReset> {
     this.expectPhase('reset', ['idle', 'running', 'ended', 'failed']);
     if (this.mcpServers.length > 0) {
       const connected = await this.call(
@@ -208,7 +209,12 @@ export class GuardedEnv {
       }
     }
     const env = this.instance;
-    const called = await this.call('reset', () => (draw === undefined ? env.reset(seed) : env.reset(seed, draw)), this.timeouts.reset, resetResultProblem);
+    const called = await this.call(
+      'reset',
+      () => (options !== undefined ? env.reset(seed, draw, options) : draw === undefined ? env.reset(seed) : env.reset(seed, draw)),
+      this.timeouts.reset,
+      resetResultProblem,
+    );
     if (called.failure) return { failure: called.failure };
     const result = called.value as ResetResult;
     this.current = 'running';

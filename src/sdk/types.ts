@@ -22,7 +22,26 @@ export interface ResetInfo {
   tools?: readonly OpenAiTool[];
   /** Text that follows the observation in a turn's prompt (`{suffix}` in templates), as GEM's envs give it: "Enter your next guess." */
   suffix?: string;
+  /**
+   * What the episode is, as an evaluation suite lists it (the map, the room, the question): an
+   * env that can replay episodes gives it, and reset(seed, draw, {episode}) with it plays the
+   * same episode again.
+   */
+  episode?: SuiteEpisode;
   [key: string]: unknown;
+}
+
+/** One episode of an evaluation suite (suites/<env>/<version>.jsonl): plain JSON, in its env's own form. */
+export type SuiteEpisode = Readonly<Record<string, unknown>>;
+
+/** reset()'s options, as Gymnasium's `reset(seed, options)`. */
+export interface ResetOptions {
+  /**
+   * Play this episode (a suite entry, in the form ResetInfo.episode gives) instead of drawing
+   * one by the seed, which then seeds only the episode's randomness (slips, random actions). An
+   * env that cannot replay episodes, or cannot read this one, throws a one-line error.
+   */
+  episode?: SuiteEpisode;
 }
 
 export interface ResetResult {
@@ -86,8 +105,9 @@ export interface Env {
   /**
    * Starts an episode. The same seed (and draw) gives the same initial state, on every machine.
    * `draw` is given when an env manager plays the episode; without it, pick by the seed alone.
+   * `options.episode` replays a suite's episode instead (ResetOptions).
    */
-  reset(seed: number, draw?: EpisodeDraw): ResetResult | Promise<ResetResult>;
+  reset(seed: number, draw?: EpisodeDraw, options?: ResetOptions): ResetResult | Promise<ResetResult>;
   /**
    * Applies the policy's raw response text. An unparseable response is an invalid action: the
    * state stays (or the episode ends, as in GEM's games), the reward is the configured format

@@ -73,3 +73,46 @@ describe('agentic eval', () => {
     }
   });
 });
+
+describe('agentic eval on a pinned suite', () => {
+  test('plays every episode of val_suite, --seeds N times, and reports success and score with 95% intervals', async () => {
+    const out = join(scratch(), 'eval.json');
+    const { code, stdout, stderr } = await agentic([
+      'eval',
+      '--config-name',
+      'agentic',
+      '--policy',
+      'random',
+      '--seeds',
+      '2',
+      '--out',
+      out,
+      'custom_envs.FrozenLake.max_steps=2',
+    ]);
+    expect(stderr).toContain('seed 43: playing 200 episodes of frozen_lake/v1');
+    expect(code).toBe(0);
+    const json = readJson(out);
+    expect(json).toMatchObject({ suite: 'frozen_lake/v1', seeds: [42, 43], episodes: 400 });
+    const { success, score } = json.held_out;
+    expect(success.low).toBeLessThanOrEqual(success.rate);
+    expect(success.high).toBeGreaterThanOrEqual(success.rate);
+    expect(score.low).toBeLessThanOrEqual(score.mean);
+    const f = (x: number) => x.toFixed(3);
+    expect(stdout).toContain(
+      `frozen_lake/v1: success ${f(success.rate)} [${f(success.low)}, ${f(success.high)}] (${success.successes}/400), score ${f(score.mean)} [${f(score.low)}, ${f(score.high)}]`,
+    );
+  });
+
+  test('--seeds takes a whole number of passes', async () => {
+    const { code, stderr } = await agentic(['eval', '--config-name', 'agentic', '--policy', 'random', '--seeds', '0']);
+    expect(code).toBe(2);
+    expect(lines(stderr)).toEqual(["error: --seeds: expected a whole number of passes, 1 or more, got '0'"]);
+  });
+});
+
+describe('repeated --checkpoint', () => {
+  test('every value is kept, in order', async () => {
+    const { repeatedOption } = await import('../../src/cli/eval');
+    expect(repeatedOption(['--checkpoint', 'a', 'x=1', '--checkpoint=b', '--seeds', '2', '--', '--checkpoint', 'c'], 'checkpoint')).toEqual(['a', 'b']);
+  });
+});

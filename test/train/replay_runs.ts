@@ -29,7 +29,16 @@ export interface ReplayRun {
   blas?: string;
 }
 
-const DEFAULT_SMALL = ['max_steps=8', 'eval_steps=4', 'rollout_batch_size=16', 'val_batch_size=16', 'warm_start.episodes=48', 'warm_start.epochs=1'];
+// validation on seeds, as recorded: the default config's val_suite changes what validation plays, never what training does
+const DEFAULT_SMALL = [
+  'max_steps=8',
+  'eval_steps=4',
+  'rollout_batch_size=16',
+  'val_batch_size=16',
+  'val_suite=null',
+  'warm_start.episodes=48',
+  'warm_start.epochs=1',
+];
 
 export const REPLAY_RUNS: readonly ReplayRun[] = [
   { name: 'default', vowels: false, overrides: DEFAULT_SMALL },

@@ -9,8 +9,10 @@ import {
   defineEnv,
   envInstruction,
   type Env,
+  type EpisodeDraw,
   parseAnswer,
   type RenderMode,
+  type ResetOptions,
   type ResetResult,
   type RgbFrame,
   Rng,
@@ -24,6 +26,7 @@ import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questi
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, type Action, type Lake } from './lake';
 import { lakePicture, lakeText, SYMBOLS } from './render';
+import { lakeEpisode, lakeOf } from './suite';
 
 const Config = z.strictObject({
   size: z.int().min(2).max(32).default(4).describe('Side of the square lake, in cells.'),
@@ -60,13 +63,17 @@ class FrozenLake implements Env, WarmStartHooks {
 
   constructor(private readonly config: FrozenLakeConfig) {}
 
-  reset(seed: number): ResetResult {
-    this.lake = generateLake(this.config.size, this.config.p, Rng.fromSeed(seed, 'frozen_lake', 'map'));
+  reset(seed: number, _draw?: EpisodeDraw, options?: ResetOptions): ResetResult {
+    // a suite's map replays as it is: size and p only shape the maps drawn by the seed
+    this.lake = options?.episode ? lakeOf(options.episode) : generateLake(this.config.size, this.config.p, Rng.fromSeed(seed, 'frozen_lake', 'map'));
     this.slips = Rng.fromSeed(seed, 'frozen_lake', 'slip');
     this.randomActions = Rng.fromSeed(seed, 'frozen_lake', 'random-action');
     this.player = this.lake.start;
     this.turns = 0;
-    return { observation: lakeText(this.lake, this.player), info: { instruction: instruction(this.config.is_slippery, this.config.env_instruction) } };
+    return {
+      observation: lakeText(this.lake, this.player),
+      info: { instruction: instruction(this.config.is_slippery, this.config.env_instruction), episode: lakeEpisode(this.lake) },
+    };
   }
 
   step(response: string): StepResult {

@@ -9,8 +9,10 @@ import {
   defineEnv,
   envInstruction,
   type Env,
+  type EpisodeDraw,
   parseAnswer,
   type RenderMode,
+  type ResetOptions,
   type ResetResult,
   type RgbFrame,
   Rng,
@@ -25,6 +27,7 @@ import { responseFor } from '../_grid/response';
 import { generateRoom } from './generate';
 import { type Content, ROLL_GRID_INDEX, roomPicture, roomText, type RoomSymbols, SYMBOL, SYMBOLS } from './render';
 import { ACTIONS, boxesOnTargets, move, type Action, type Room } from './room';
+import { roomEpisode, roomOf } from './suite';
 
 const STEP_REWARD = -0.1;
 const BOX_ON_TARGET_REWARD = 1;
@@ -115,12 +118,15 @@ class Sokoban implements Env, WarmStartHooks {
     this.board = boardIn(this.symbols);
   }
 
-  reset(seed: number): ResetResult {
+  reset(seed: number, _draw?: EpisodeDraw, options?: ResetOptions): ResetResult {
     const [rows, cols] = this.config.dim_room as [number, number];
-    this.room = generateRoom(rows, cols, this.config.num_boxes, this.config.search_depth, Rng.fromSeed(seed, 'sokoban', 'room'));
+    // a suite's room replays as it is: dim_room, num_boxes and search_depth only shape the rooms drawn by the seed
+    this.room = options?.episode
+      ? roomOf(options.episode)
+      : generateRoom(rows, cols, this.config.num_boxes, this.config.search_depth, Rng.fromSeed(seed, 'sokoban', 'room'));
     this.randomActions = Rng.fromSeed(seed, 'sokoban', 'random-action');
     this.turns = 0;
-    return { observation: roomText(this.room, this.symbols), info: { instruction: this.instruction } };
+    return { observation: roomText(this.room, this.symbols), info: { instruction: this.instruction, episode: roomEpisode(this.room) } };
   }
 
   step(response: string): StepResult {

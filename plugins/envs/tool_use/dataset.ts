@@ -80,7 +80,8 @@ function parseJson(text: string, where: string): unknown {
   }
 }
 
-function checkRow(value: unknown, where: string): Row {
+/** `value` as a row, or a one-line error naming `where` (a suite's episode is checked the same way). */
+export function checkRow(value: unknown, where: string): Row {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${where}: a row must be a JSON object`);
   const row = value as Record<string, unknown>;
   if (typeof row.question !== 'string' || row.question.trim() === '') throw new Error(`${where}: the row needs a non-empty 'question' string`);

@@ -26,6 +26,7 @@ import {
   type Env,
   type EnvContext,
   type EpisodeDraw,
+  type ResetOptions,
   type MetricAgg,
   type MetricValue,
   type ResetResult,
@@ -37,7 +38,7 @@ import {
   toolsFromConfig,
 } from 'agentic';
 import { runCalls, type CallOutcome, type CallRequest } from './calls';
-import { loadRows, type Row } from './dataset';
+import { checkRow, loadRows, type Row } from './dataset';
 import { AGENT_FORMATS, agentFormat, type AgentFormat, type CodeTool } from './formats';
 import { sampleArguments, toolCatalogue, type ToolSpec } from './tools';
 
@@ -128,9 +129,15 @@ class ToolUse implements Env, WarmStartHooks {
     this.rows = loadRows(config.dataset, context.cwd);
   }
 
-  reset(seed: number, draw?: EpisodeDraw): ResetResult {
-    const { index, epoch } = draw === undefined ? { index: Rng.fromSeed(seed, 'tool_use').int(this.rows.length), epoch: null } : rowAt(draw, this.rows.length);
-    this.row = this.rows[index]!;
+  reset(seed: number, draw?: EpisodeDraw, options?: ResetOptions): ResetResult {
+    // a suite's episode is a dataset row of its own, played whatever `dataset` says
+    const { index, epoch } =
+      options?.episode !== undefined
+        ? { index: null, epoch: null }
+        : draw === undefined
+          ? { index: Rng.fromSeed(seed, 'tool_use').int(this.rows.length), epoch: null }
+          : rowAt(draw, this.rows.length);
+    this.row = index === null ? checkRow(options!.episode, 'tool_use: the suite episode') : this.rows[index]!;
     this.messages = [
       { role: 'system', content: this.instruction },
       { role: 'user', content: this.row.question },
@@ -142,7 +149,13 @@ class ToolUse implements Env, WarmStartHooks {
     const tools = this.format.templateTools ? { tools: [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.description, spec.schema)) } : {};
     return {
       observation: this.row.question,
-      info: { instruction: this.instruction, ...tools, row_index: index, ...(epoch === null ? {} : { epoch }) },
+      info: {
+        instruction: this.instruction,
+        ...tools,
+        ...(index === null ? {} : { row_index: index }),
+        ...(epoch === null ? {} : { epoch }),
+        episode: this.row,
+      },
     };
   }
 

@@ -31,8 +31,23 @@
  * Success means r = 1. The step that buys reports r_type, r_att, r_option, r_price (the three
  * fractions, 1 where nothing was asked); earlier steps report them as 0.
  */
-import { actionPattern, defineEnv, type Env, type EnvContext, type MetricAgg, parseAnswer, type ResetResult, Rng, type StepResult, z } from 'agentic';
+import {
+  actionPattern,
+  defineEnv,
+  type Env,
+  type EnvContext,
+  type EpisodeDraw,
+  type MetricAgg,
+  parseAnswer,
+  type ResetOptions,
+  type ResetResult,
+  Rng,
+  type StepResult,
+  type SuiteEpisode,
+  z,
+} from 'agentic';
 import type { Goal, Product } from './catalog';
+import { goalEpisode, goalOf } from './suite';
 import type { Element } from './html';
 import { OBSERVATION_MODES, availableActions, observe } from './observation';
 import { donePage, type Purchase, renderPage } from './pages';
@@ -57,6 +72,12 @@ const Config = z
       .default(null)
       .describe("Goals as JSON in WebShop's items_ins_v2 or items_human_ins format; null: the shipped goals. Set with products_file."),
     split: z.enum(['train', 'val']).default('train').describe('Which goals reset() draws from.'),
+    hold_out_products: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Skip every goal whose product also has a goal in the other split, so no instruction of one split asks for a product of the other's (the train split then never asks for a held-out product).",
+      ),
     observation_mode: z
       .enum(OBSERVATION_MODES)
       .default('text')
@@ -148,7 +169,8 @@ class WebShop implements Env {
       throw new Error(
         `webshop: human_goals is ${config.human_goals} but ${config.goals_file} holds ${this.store.humanGoals ? 'lists of goals per asin (items_human_ins form)' : 'one goal per asin (items_ins_v2 form)'}`,
       );
-    const split = this.store.catalog.goals.filter((g) => g.split === config.split);
+    const others = new Set(this.store.catalog.goals.filter((g) => g.split !== config.split).map((g) => g.asin));
+    const split = this.store.catalog.goals.filter((g) => g.split === config.split && !(config.hold_out_products && others.has(g.asin)));
     this.goals = config.limit_goals === -1 ? split : split.slice(0, config.limit_goals);
     if (this.goals.length === 0) throw new Error(`webshop: no goals in the ${config.split} split of ${config.goals_file ?? 'the shipped catalog'}`);
     this.shop = this.newShop();
@@ -162,15 +184,15 @@ class WebShop implements Env {
     });
   }
 
-  reset(seed: number): ResetResult {
-    const goal = Rng.fromSeed(seed, 'webshop').choice(this.goals);
+  reset(seed: number, _draw?: EpisodeDraw, options?: ResetOptions): ResetResult {
+    const goal = options?.episode ? this.suiteGoal(options.episode) : Rng.fromSeed(seed, 'webshop').choice(this.goals);
     this.randomActions = Rng.fromSeed(seed, 'webshop', 'random-action');
     this.goal = goal;
     this.target = this.store.catalog.byAsin.get(goal.asin)!;
     this.shop = this.newShop();
     this.steps = 0;
     this.purchase = null;
-    this.session = `${this.config.session_prefix ?? ''}${this.goals.indexOf(goal)}`;
+    this.session = `${this.config.session_prefix ?? ''}${options?.episode ? goal.id : this.goals.indexOf(goal)}`;
     this.previousPages = [this.pageText(this.currentPage())];
     this.previousActions = [];
     return {
@@ -178,8 +200,17 @@ class WebShop implements Env {
       info: {
         instruction: `${this.config.env_instruction ?? RULES}\nInstruction: ${goal.instruction}`,
         goal: { id: goal.id, asin: goal.asin, attributes: [...goal.attributes], options: goal.options.map((o) => ({ ...o })), price_upper: goal.priceUpper },
+        episode: goalEpisode(goal),
       },
     };
+  }
+
+  /** The goal of a suite entry, for a product of this catalog; a malformed entry throws a one-line error. */
+  private suiteGoal(episode: SuiteEpisode): Goal {
+    const goal = goalOf(episode);
+    if (!this.store.catalog.byAsin.has(goal.asin))
+      throw new Error(`webshop: cannot replay the episode ${goal.id}: product ${goal.asin} is not in ${this.config.products_file ?? 'the shipped catalog'}`);
+    return goal;
   }
 
   step(response: string): StepResult {

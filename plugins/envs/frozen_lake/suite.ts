@@ -1,0 +1,42 @@
+/**
+ * A lake as an evaluation suite lists it: `{map: ["SFFF", "FHFH", ...]}`, rows from the top, in
+ * Gymnasium's map letters (S start, F frozen, H hole, G goal), so a suite file reads like gym's
+ * own maps and replays whatever the config's size and p say.
+ */
+import type { SuiteEpisode } from 'agentic';
+import type { Lake, Tile } from './lake';
+
+const LETTER: Record<Tile, string> = { frozen: 'F', hole: 'H', goal: 'G' };
+
+export function lakeEpisode(lake: Lake): SuiteEpisode {
+  const rows: string[] = [];
+  for (let row = 0; row < lake.size; row++) {
+    let text = '';
+    for (let col = 0; col < lake.size; col++) {
+      const cell = row * lake.size + col;
+      text += cell === lake.start ? 'S' : LETTER[lake.tiles[cell]!];
+    }
+    rows.push(text);
+  }
+  return { map: rows };
+}
+
+/** The lake of a suite entry; a malformed one throws a one-line error saying what is wrong. */
+export function lakeOf(episode: SuiteEpisode): Lake {
+  const map = episode.map;
+  const bad = (why: string) => new Error(`frozen_lake: cannot replay the episode ${JSON.stringify(episode).slice(0, 80)}: ${why}`);
+  if (!Array.isArray(map) || map.length < 2 || !map.every((row) => typeof row === 'string' && row.length === map.length))
+    throw bad('expected {map: [...]}, a square of equal rows of at least 2');
+  const size = map.length;
+  const tiles: Tile[] = [];
+  let start = -1;
+  let goal = -1;
+  for (const [cell, letter] of [...(map as string[]).join('')].entries()) {
+    if (letter === 'S') start = start === -1 ? cell : -2;
+    if (letter === 'G') goal = goal === -1 ? cell : -2;
+    if (!'SFHG'.includes(letter)) throw bad(`'${letter}' is not one of S, F, H, G`);
+    tiles.push(letter === 'H' ? 'hole' : letter === 'G' ? 'goal' : 'frozen');
+  }
+  if (start < 0 || goal < 0) throw bad('the map needs exactly one S and one G');
+  return { size, tiles, start, goal };
+}

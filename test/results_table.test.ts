@@ -1,0 +1,81 @@
+import { describe, expect, test } from 'bun:test';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { appendResult, readResults, renderResultsTable, type Result } from '../scripts/results_table';
+import { lines, ROOT, scratch } from './helpers';
+
+const run = (seed: number, success: number): Result => ({
+  task: 'FrozenLake 4x4',
+  config: 'agentic',
+  seed,
+  steps: 250,
+  model: 'agentic:nano, warm-started',
+  estimator: 'gigpo',
+  held_out: { suite: 'frozen_lake/v1', success, interval: { low: success - 0.05, high: success + 0.03 }, episodes: 200, step: 250 },
+  wall_seconds: 500 + seed,
+  hardware: '2 CPU cores, wasm',
+  matmul: 'OpenBLAS',
+  command: 'bun run learn:frozen_lake',
+  commit: 'abcdef1',
+  date: '2026-11-28',
+});
+
+describe('results/learning.jsonl', () => {
+  test('a recorded run is appended, never replacing an earlier one', () => {
+    const file = join(scratch(), 'learning.jsonl');
+    writeFileSync(file, '');
+    appendResult(run(1, 0.9), file);
+    appendResult(run(2, 0.96), file);
+    expect(readResults(file).map((r) => r.seed)).toEqual([1, 2]);
+  });
+
+  test('one table row per task, command and hardware: the mean and range over seeds', () => {
+    const rows = renderResultsTable([run(1, 0.9), run(2, 0.96), run(3, 0.93)])
+      .split('\n')
+      .slice(2);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain(
+      '| 0.930 mean, 0.900-0.960 over 3 seeds (200 episodes of frozen_lake/v1, step 250) | 502 s mean | 2 CPU cores, wasm (OpenBLAS) |',
+    );
+    const single = renderResultsTable([run(1, 0.9)]).split('\n')[2]!;
+    expect(single).toContain('| 0.900 [0.850, 0.930] (200 episodes of frozen_lake/v1, step 250) | 501 s |');
+  });
+
+  test('a bad line is named by its number', () => {
+    const file = join(scratch(), 'learning.jsonl');
+    writeFileSync(file, `${JSON.stringify(run(1, 0.9))}\n${JSON.stringify({ ...run(2, 0.9), seed: 'two' })}\n`);
+    expect(() => readResults(file)).toThrow(`${file}:2: seed:`);
+  });
+
+  test('the shipped file reads, with an interval on every run', () => {
+    for (const r of readResults()) expect(r.held_out.interval.low).toBeLessThanOrEqual(r.held_out.success);
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('results/learning.jsonl');
+  });
+});
+
+describe('learn:all', () => {
+  test('--dry-run prints the four targets for each seed, in order', async () => {
+    const child = Bun.spawnSync([process.execPath, 'scripts/experiments/learn.ts', '--all', '--seeds', '3', '--record', '--dry-run'], { cwd: ROOT });
+    expect(child.exitCode).toBe(0);
+    const commands = lines(child.stdout.toString());
+    expect(commands).toHaveLength(12);
+    expect(commands.slice(0, 5)).toEqual([
+      'bun run learn:frozen_lake --seed 1 --record',
+      'bun run learn:sokoban --seed 1 --record',
+      'bun run learn:webshop --seed 1 --record',
+      'bun run learn:calculator --seed 1 --record',
+      'bun run learn:frozen_lake --seed 2 --record',
+    ]);
+    const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
+    expect(scripts['learn:all']).toBe('bun scripts/experiments/learn.ts --all');
+    expect(scripts['learn:webshop']).toBe('bun scripts/experiments/learn.ts webshop');
+  });
+
+  test('bad arguments are one-line errors', () => {
+    const bad = (args: string[]) => Bun.spawnSync([process.execPath, 'scripts/experiments/learn.ts', ...args], { cwd: ROOT });
+    const zero = bad(['--all', '--seeds', '0']);
+    expect(zero.exitCode).toBe(2);
+    expect(zero.stderr.toString().trim()).toBe("error: --seeds: expected a whole number, 1 or more, got '0'");
+    expect(bad(['--all', 'agentic']).stderr.toString().trim()).toBe("error: --all takes only --seeds, --record and --dry-run, not 'agentic'");
+  });
+});
