@@ -5,9 +5,8 @@
  * 95% Wilson interval and the mean score with its 95% bootstrap interval.
  *
  * `--seeds N` plays the episodes N times, with seeds seed .. seed+N-1 (each pass's sampling and
- * env randomness; the intervals pool every pass). Where val_env_manager decodes greedily the
- * passes differ only in the envs' own randomness, and on deterministic envs they are identical;
- * it says so in one line.
+ * env randomness; the intervals pool every pass). A model decoding greedily would play every pass
+ * the same way, counting each episode N times in the interval, so N > 1 is refused for it.
  *
  * The policy is actor_infer's model (actor_infer.model_args.model_name_or_path, else pretrain:
  * a built-in preset, a Hugging Face folder or a hub id), decoding with val_env_manager's
@@ -137,7 +136,7 @@ async function evaluateOne(
 ): Promise<{ checkpoint: string; result: EvaluationResult }> {
   const { loadConfig } = await import('../config/load');
   const { isHttpProxy } = await import('../config/schema');
-  const { withProxyType } = await import('../rollout/env_manager');
+  const { generatingArgs, withProxyType } = await import('../rollout/env_manager');
   let config: AgenticConfig;
   let path: string;
   let checkpoint: { checkpoint: string; global_step: number } | null = null;
@@ -162,10 +161,11 @@ async function evaluateOne(
   checkOutputPath(path);
   const { checkPythonSandbox } = await import('../config/sandbox_check');
   await checkPythonSandbox(config, host, { tags: config.val_env_manager.tags, warn: (line) => log.warn(line) });
-  const { generatingArgs } = await import('../rollout/env_manager');
   const gen = generatingArgs(config, 'val');
   if (passes > 1 && config.val_env_manager.llm_proxy.proxy_type !== 'random' && (!gen.do_sample || gen.temperature === 0))
-    log.info(`val_env_manager decodes greedily: the ${passes} passes differ only in the envs' own randomness, and on deterministic envs they are identical`);
+    throw new UsageError(
+      `--seeds ${passes}: val_env_manager decodes greedily, so the passes would replay the same episodes the same way and the interval would count each ${passes} times; sample (val_env_manager.generating_args.do_sample=true, temperature > 0) or play one pass`,
+    );
   const { evaluate, evaluationEpisodes } = await import('../rollout/evaluate');
   const { heldOutLine } = await import('../rollout/held_out');
   const result = await evaluate(config, host, (line) => log.info(line), evaluationEpisodes(config), passes);

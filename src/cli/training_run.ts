@@ -239,7 +239,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     for (const [role, source] of Object.entries(trainer.roles.sources)) options.info(`${role}: ${source}`);
     options.info(
       `${c.max_steps} steps of ${c.rollout_batch_size} trajectories (${c.train_env_manager.tags.join(', ')}), adv_estimator ${c.adv_estimator}` +
-        (c.eval_steps > 0 ? `, validating every ${c.eval_steps} steps on ${c.val_batch_size} episodes` : '') +
+        (c.eval_steps > 0 ? `, validating every ${c.eval_steps} steps on ${c.val_batch_size} episodes${c.val_suite ? ` of ${c.val_suite}` : ''}` : '') +
         `; checkpoints ${c.save_steps > 1 ? `every ${c.save_steps} steps and ` : c.save_steps === 1 ? 'every step and ' : ''}after the last in ${displayPath(checkpointRoot)}`,
     );
     const summary = await trainer.run(from);

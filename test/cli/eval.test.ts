@@ -103,6 +103,12 @@ describe('agentic eval on a pinned suite', () => {
     );
   });
 
+  test('--seeds N > 1 is refused for a model that decodes greedily: its passes would be copies', async () => {
+    const { code, stderr } = await agentic(['eval', '--config-name', 'agentic', '--seeds', '3']);
+    expect(code).toBe(2);
+    expect(lines(stderr).at(-1)).toStartWith('error: --seeds 3: val_env_manager decodes greedily, so the passes would replay the same episodes the same way');
+  });
+
   test('--seeds takes a whole number of passes', async () => {
     const { code, stderr } = await agentic(['eval', '--config-name', 'agentic', '--policy', 'random', '--seeds', '0']);
     expect(code).toBe(2);
