@@ -370,7 +370,7 @@ export const WarmStart = z.strictObject({
     .boolean()
     .default(true)
     .describe(
-      'Learn the random actions of those episodes (the answer format). false keeps only what the episodes show of the states: their state questions (and think notes, which come with their action); for envs whose worked examples teach the format.',
+      'Learn the random actions of those episodes (the answer format). false keeps only what the episodes show of the states: their state questions, and with think the notes (the random action after them stays in the row, unlearned); for envs whose worked examples teach the format and the actions.',
     ),
   state_questions: nonNegativeInt()
     .default(0)

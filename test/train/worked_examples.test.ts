@@ -12,7 +12,7 @@ import { ChatFormat } from '../../src/rollout/chat';
 import { EnvManager } from '../../src/rollout/env_manager';
 import { SolutionPolicy } from '../../src/rollout/policy';
 import { FINGERPRINT_FILE, warmStartFingerprint } from '../../src/train/warm_start/base_cache';
-import { workedRows } from '../../src/train/warm_start/data';
+import { generateRows, workedRows } from '../../src/train/warm_start/data';
 import { warmStart } from '../../src/train/warm_start/train_base';
 import { ROOT, scratch } from '../helpers';
 import { microPolicyFolder, shippedConfig } from './helpers';
@@ -109,11 +109,11 @@ describe('worked examples', () => {
   });
 
   test('an env without worked solutions is a one-line error', async () => {
-    const config = await shippedConfig('agentic', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
+    const config = await shippedConfig('sokoban_compact', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
     const error = await workedRows(config, new PluginHost(), chat).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toBe(
-      'warm_start.worked_examples: env frozen_lake (custom_envs.FrozenLakeTrain) has no solutionAction(), so it has no worked examples to give',
+      'warm_start.worked_examples: env sokoban (custom_envs.SokobanNear) has no solutionAction(), so it has no worked examples to give',
     );
   });
 
@@ -170,5 +170,36 @@ describe('worked examples among random-action rows', () => {
       `warm_start.output_dir=${out}/base`,
     ]);
     expect((await warmStart(config, new PluginHost(), { info: () => {} })).rows).toBe(8);
+  });
+});
+
+describe('worked examples with think notes (FrozenLake)', () => {
+  const lake = (overrides: string[]) =>
+    shippedConfig('agentic', [`pretrain=${folder}`, `output_dir=${scratch()}`, 'warm_start.episodes=64', 'warm_start.worked_repeats=1', ...overrides]);
+  const learnedText = (rows: { ids: Int32Array[]; masks: Uint8Array[] }, r: number) => decode(Array.from(rows.ids[r]!).filter((_, t) => rows.masks[r]![t]));
+
+  test('each solution move comes after the notes, all of it learned; every example is solved, on a seed stream of its own', async () => {
+    const rows = await generateRows(await lake(['warm_start.worked_examples=8', 'warm_start.random_actions=false']), new PluginHost(), chat);
+    expect(rows.worked).toEqual({ played: 8, solved: 8 });
+    const notesThenMove = /^<think>goal [^<]+<\/think><answer>(Left|Down|Right|Up)<\/answer><\|im_end\|>$/;
+    // the worked rows come first: learned whole; the random rows after them teach the notes alone
+    const worked = rows.ids.findIndex((_, r) => !notesThenMove.test(learnedText(rows, r)));
+    expect(worked).toBeGreaterThanOrEqual(8);
+    for (let r = worked; r < rows.ids.length; r++) expect(learnedText(rows, r)).toMatch(/^<think>goal [^<]+<\/think><?$/);
+    const again = await generateRows(await lake(['warm_start.worked_examples=8', 'warm_start.random_actions=false']), new PluginHost(), chat);
+    expect(again.ids).toEqual(rows.ids);
+  });
+
+  test('beside worked examples, a random episode that reaches the goal is left out: the base sees no solutions but theirs', async () => {
+    const host = new PluginHost();
+    const random = await generateRows(await lake([]), host, chat);
+    const worked = await generateRows(await lake(['warm_start.worked_examples=8', 'warm_start.episodes=0']), host, chat);
+    const both = await generateRows(await lake(['warm_start.worked_examples=8']), host, chat);
+    expect(both.ids.slice(0, worked.ids.length)).toEqual(worked.ids);
+    const kept = both.ids.slice(worked.ids.length);
+    // the same random episodes, less the rows of those that reached the goal
+    expect(kept.length).toBeLessThan(random.ids.length);
+    const keys = new Set(random.ids.map((ids) => ids.join()));
+    for (const ids of kept) expect(keys.has(ids.join())).toBe(true);
   });
 });

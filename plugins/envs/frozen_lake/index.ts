@@ -24,7 +24,7 @@ import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
 import { responseFor } from '../_grid/response';
-import { ACTIONS, generateLake, neighbour, type Action, type Lake } from './lake';
+import { ACTIONS, generateLake, neighbour, shortestMove, type Action, type Lake } from './lake';
 import { lakePicture, lakeText, SYMBOLS } from './render';
 import { lakeEpisode, lakeOf } from './suite';
 
@@ -137,6 +137,12 @@ class FrozenLake implements Env, WarmStartHooks {
 
   stateNotes(): string {
     return gridNotes(lakeText(this.lake!, this.player), BOARD);
+  }
+
+  /** The first move of a shortest walk to the goal around the holes (on slippery ice, the move intended). */
+  solutionAction(): string | null {
+    const move = shortestMove(this.lake!, this.player);
+    return move === null ? null : responseFor(move, this.config.action_pattern, ACTIONS);
   }
 }
 

@@ -63,3 +63,41 @@ export function generateLake(size: number, p: number, rng: Rng): Lake {
   }
   throw new Error(`found no solvable ${size}x${size} lake with p=${p} in ${MAX_TRIES} tries; raise p`);
 }
+
+/**
+ * A first move of a shortest walk from `cell` to the goal that steps on no hole, or null where the
+ * goal cannot be reached (never from a solvable map's frozen cells). Of equally short moves it takes
+ * the one along the axis with more of the way left, then gym's order: one rule a policy can learn.
+ */
+export function shortestMove(lake: Lake, cell: number): Action | null {
+  const distance = distancesToGoal(lake);
+  if (!Number.isFinite(distance[cell]!)) return null;
+  const [rowsLeft, colsLeft] = [
+    Math.abs(Math.floor(lake.goal / lake.size) - Math.floor(cell / lake.size)),
+    Math.abs((lake.goal % lake.size) - (cell % lake.size)),
+  ];
+  const alongLongerAxis = (action: Action) => (STEP[action][0] !== 0) === rowsLeft > colsLeft;
+  const shortest = ACTIONS.filter((action) => {
+    const next = neighbour(lake.size, cell, action);
+    return next !== cell && distance[next]! === distance[cell]! - 1;
+  });
+  return shortest.find(alongLongerAxis) ?? shortest[0] ?? null;
+}
+
+/** Steps from each cell to the goal over frozen cells (a breadth-first search from the goal); Infinity for holes and cut-off cells. */
+function distancesToGoal(lake: Lake): number[] {
+  const distance = lake.tiles.map(() => Number.POSITIVE_INFINITY);
+  distance[lake.goal] = 0;
+  const queue = [lake.goal];
+  for (let head = 0; head < queue.length; head++) {
+    const cell = queue[head]!;
+    for (const action of ACTIONS) {
+      const from = neighbour(lake.size, cell, action);
+      if (lake.tiles[from] === 'frozen' && distance[from] === Number.POSITIVE_INFINITY) {
+        distance[from] = distance[cell]! + 1;
+        queue.push(from);
+      }
+    }
+  }
+  return distance;
+}

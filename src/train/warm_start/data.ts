@@ -65,6 +65,12 @@ interface StateRowsOptions {
   episodes: number;
   /** Learn only the reading: an action row's loss covers its <think> notes, not the random move. */
   readingOnly: boolean;
+  /**
+   * Whose actions are played: the env's random ones, or its worked solution (worked examples with
+   * notes, kept only when the episode ends solved). Where the run has worked examples, a random
+   * episode that happens to solve its task is left out: the base sees no solutions but theirs.
+   */
+  actions: 'random' | 'solution';
 }
 
 async function stateRows(
@@ -72,16 +78,22 @@ async function stateRows(
   host: PluginHost,
   chat: ChatFormat,
   options: StateRowsOptions,
-): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number }> {
+): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number; worked: number }> {
   const ids: Int32Array[] = [];
   const masks: Uint8Array[] = [];
   let questions = 0;
+  let worked = 0;
   const { state_questions: perState, think } = config.warm_start;
-  if (perState === 0 && !think) return { ids, masks, questions };
+  if (perState === 0 && !think) return { ids, masks, questions, worked };
   const manager = config.train_env_manager;
   const stop = chat.stopTokenIds[0]!;
   const context = host.envContext();
   const encode = (text: string) => chat.tokenizer.encode(text, { addSpecialTokens: false });
+  const solving = options.actions === 'solution';
+  const dropSolved = !solving && !options.readingOnly && config.warm_start.worked_examples > 0;
+  // an episode's rows wait here until it ends: whether it solved its task decides whether they are kept
+  let episodeIds: Int32Array[] = [];
+  let episodeMasks: Uint8Array[] = [];
   const push = (prompt: readonly number[], response: string, learned: 'all' | 'notes' = 'all') => {
     const responseIds = encode(response);
     const row = Int32Array.from([...prompt, ...responseIds, stop]);
@@ -89,8 +101,17 @@ async function stateRows(
     const notes = learned === 'notes' ? tokensCovering(responseIds, response.indexOf('</think>') + '</think>'.length, chat, response) : null;
     if (learned === 'notes' && notes === null) return;
     mask.fill(1, prompt.length, notes === null ? row.length : prompt.length + notes);
-    ids.push(row);
-    masks.push(mask);
+    episodeIds.push(row);
+    episodeMasks.push(mask);
+  };
+  const endEpisode = (solved: boolean) => {
+    if (solving ? solved : !(dropSolved && solved)) {
+      ids.push(...episodeIds);
+      masks.push(...episodeMasks);
+      if (solving) worked += 1;
+    }
+    episodeIds = [];
+    episodeMasks = [];
   };
   for (const [t, tag] of manager.tags.entries()) {
     const custom = config.custom_envs[tag]!;
@@ -121,6 +142,7 @@ async function stateRows(
       let observation = reset.observation;
       let suffix = reset.info.suffix ?? '';
       const observations = [observation];
+      let solved = false;
       for (let step = 0; step < custom.max_steps; step++) {
         const user = fillTemplate(template, {
           turn_idx: step + 1,
@@ -144,7 +166,7 @@ async function stateRows(
         }
         for (const { question, answer } of asked) push(chat.firstTurn(system, `${first}\n${question}`), answer);
         questions += asked.length;
-        const action = await env.sampleRandomAction();
+        const action = solving ? await env.solutionAction() : await env.sampleRandomAction();
         if (action.failure) break;
         if (think) {
           const notes = await env.stateNotes();
@@ -152,15 +174,20 @@ async function stateRows(
           push(chat.firstTurn(system, first), `<think>${notes.value}</think>${action.response}`, options.readingOnly ? 'notes' : 'all');
         }
         const result = await env.step(action.response);
-        if (result.terminated || result.truncated) break;
+        if (result.failure) break;
+        if (result.terminated || result.truncated) {
+          solved = result.terminated && Number(result.info.metrics.success) === 1;
+          break;
+        }
         observation = result.observation;
         suffix = result.info.suffix ?? '';
         observations.push(observation);
       }
+      endEpisode(solved);
     }
     await env.close();
   }
-  return { ids, masks, questions };
+  return { ids, masks, questions, worked };
 }
 
 /**
@@ -192,6 +219,7 @@ export async function rehearsalRows(
     stream: ['rehearsal', step],
     episodes: config.warm_start.rehearsal_episodes,
     readingOnly: true,
+    actions: 'random',
   });
   return { ids, masks };
 }
@@ -200,6 +228,16 @@ export async function rehearsalRows(
 export interface WorkedCount {
   played: number;
   solved: number;
+}
+
+async function requireSolutions(config: AgenticConfig, host: PluginHost): Promise<void> {
+  for (const tag of config.train_env_manager.tags) {
+    const type = config.custom_envs[tag]!.env_type;
+    const plugin = await host.resolveEnv(type);
+    if (!hasWarmStartHook(plugin.env.prototype, 'solutionAction')) {
+      throw new ConfigError(`warm_start.worked_examples: env ${type} (custom_envs.${tag}) has no solutionAction(), so it has no worked examples to give`);
+    }
+  }
 }
 
 /**
@@ -217,13 +255,7 @@ export async function workedRows(
   const wanted = config.warm_start.worked_examples;
   if (wanted === 0) return { ids: [], masks: [], count: { played: 0, solved: 0 } };
   const manager = config.train_env_manager;
-  for (const tag of manager.tags) {
-    const type = config.custom_envs[tag]!.env_type;
-    const plugin = await host.resolveEnv(type);
-    if (!hasWarmStartHook(plugin.env.prototype, 'solutionAction')) {
-      throw new ConfigError(`warm_start.worked_examples: env ${type} (custom_envs.${tag}) has no solutionAction(), so it has no worked examples to give`);
-    }
-  }
+  await requireSolutions(config, host);
   const seeded: AgenticConfig = {
     ...config,
     seed: hashSeed(config.seed, 'warm_start', 'worked'),
@@ -243,15 +275,33 @@ export async function workedRows(
   }
 }
 
+/**
+ * Worked examples where the warm start teaches notes (warm_start.think): each solution move comes
+ * after the env's notes on its state, as every action row does, so the examples show the format RL
+ * will sample. Played straight on the envs (the step-wise prompts think requires), on their own seed stream.
+ */
+async function workedRowsWithNotes(config: AgenticConfig, host: PluginHost, chat: ChatFormat) {
+  const played = config.warm_start.worked_examples;
+  if (played === 0) return { ids: [], masks: [], count: { played: 0, solved: 0 } };
+  await requireSolutions(config, host);
+  const rows = await stateRows(config, host, chat, { stream: ['warm_start', 'worked'], episodes: played, readingOnly: false, actions: 'solution' });
+  return { ids: rows.ids, masks: rows.masks, count: { played, solved: rows.worked } };
+}
+
 /** The warm start's rows: worked examples, state rows and random-action rows, as the settings ask. */
 export async function generateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat) {
-  const worked = await workedRows(config, host, chat);
+  const worked = config.warm_start.think ? await workedRowsWithNotes(config, host, chat) : await workedRows(config, host, chat);
   if (worked.count.played > 0 && worked.count.solved === 0) {
     throw new AgenticError(
       `warm_start.worked_examples: none of the ${worked.count.played} episodes played with the envs' worked solutions ended solved (does the dataset give solutions, e.g. an expression per row?)`,
     );
   }
-  const state = await stateRows(config, host, chat, { stream: ['warm_start', 'states'], episodes: config.warm_start.episodes, readingOnly: false });
+  const state = await stateRows(config, host, chat, {
+    stream: ['warm_start', 'states'],
+    episodes: config.warm_start.episodes,
+    readingOnly: !config.warm_start.random_actions,
+    actions: 'random',
+  });
   const repeat = <T>(rows: T[]) => Array.from({ length: config.warm_start.worked_repeats }, () => rows).flat();
   const shared = {
     ids: [...repeat(worked.ids), ...state.ids],

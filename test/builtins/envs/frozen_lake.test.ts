@@ -1,10 +1,11 @@
 import { describe, expect, test } from 'bun:test';
 import frozenLake from '../../../plugins/envs/frozen_lake';
+import { shortestMove, type Lake, type Tile } from '../../../plugins/envs/frozen_lake/lake';
 import { COLOURS } from '../../../plugins/envs/frozen_lake/render';
 import { loadConfig } from '../../../src/config/load';
 import { THINK_ANSWER_PATTERN } from '../../../src/sdk/answer';
 import { PluginHost } from '../../../src/host/plugin_host';
-import type { Env, ResetResult, RgbFrame, StepResult } from '../../../src/sdk/types';
+import type { Env, ResetResult, RgbFrame, StepResult, WarmStartHooks } from '../../../src/sdk/types';
 import { ROOT } from '../../helpers';
 import { beforeReset, guarded, guardedAfter, stepAfterEnd } from './guarded';
 
@@ -283,6 +284,36 @@ describe('frozen_lake env', () => {
     reset(env, 5);
     expect(Array.from({ length: 40 }, () => env.sampleRandomAction())).toEqual(samples);
     expect(step(env, samples[0]!).info.metrics.action_is_valid).toBe(true);
+  });
+
+  test('solutionAction walks a shortest way around the holes: the goal in as many moves as a search needs (300 lakes, more holes)', () => {
+    for (let seed = 0; seed < 300; seed++) {
+      const env = make({ p: 0.6 }) as Env & Required<Pick<WarmStartHooks, 'solutionAction'>>;
+      let grid = reset(env, seed);
+      const shortest = shortestWalk(grid)!.length;
+      for (let turn = 1; turn <= shortest; turn++) {
+        const response = env.solutionAction()!;
+        expect(response).toMatch(/^<answer>(Left|Down|Right|Up)<\/answer>$/);
+        const result = step(env, response);
+        expect(result.terminated).toBe(turn === shortest);
+        if (turn === shortest) expect(result.reward).toBe(1);
+        grid = result.observation;
+      }
+    }
+  });
+
+  test('of equally short moves, solutionAction takes the axis with more of the way left', () => {
+    // P at the top left of an open lake: the goal 2 rows below and 1 column east, then 1 below and 3 east
+    const open = (goal: number): Lake => ({ size: 4, tiles: Array.from({ length: 16 }, (_, i): Tile => (i === goal ? 'goal' : 'frozen')), start: 0, goal });
+    expect(shortestMove(open(9), 0)).toBe('Down');
+    expect(shortestMove(open(7), 0)).toBe('Right');
+    // the longer axis is a hole: the other shortest move
+    const holed = open(9);
+    holed.tiles[4] = 'hole';
+    expect(shortestMove(holed, 0)).toBe('Right');
+    // walled in: no move
+    holed.tiles[1] = 'hole';
+    expect(shortestMove(holed, 0)).toBeNull();
   });
 
   test('misuse and bad config are one-line errors', async () => {
