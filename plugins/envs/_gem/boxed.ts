@@ -14,7 +14,8 @@ export function lastBoxed(response: string, inner: RegExp): RegExpExecArray | nu
 
 /**
  * What stands inside the last `\boxed{...}` (nested braces kept), or null when there is none or
- * its braces never close: GEM's extract_last_boxed_answer.
+ * its braces never close: GEM's extract_last_boxed_answer (which also finds a last `\fbox{...}`
+ * when there is no `\boxed`, then refuses it for not starting with `\boxed{`: null all the same).
  */
 export function lastBoxedContent(response: string): string | null {
   const start = response.lastIndexOf('\\boxed');

@@ -4,9 +4,22 @@
  * tool_wrapper is set). A reply that calls a tool is answered by the tool (tool_wrapper.ts);
  * any other reply is the final answer: the task extracts and grades it, 1 if right, else 0, and
  * the episode ends. An env manager's episodes read the rows in epochs (every row once per epoch,
- * in a seeded order); an episode reset by its seed alone picks a row by the seed.
+ * in a seeded order); an episode reset by its seed alone picks a row by the seed. Each env is
+ * its GemTask (how the question is put, how a reply is graded) made a plugin by defineGemDatasetEnv.
  */
-import { Rng, rowAt, z, type Env, type EnvContext, type EpisodeDraw, type MetricAgg, type ResetResult, type StepResult } from 'agentic';
+import {
+  defineEnv,
+  Rng,
+  rowAt,
+  z,
+  type Env,
+  type EnvContext,
+  type EnvPlugin,
+  type EpisodeDraw,
+  type MetricAgg,
+  type ResetResult,
+  type StepResult,
+} from 'agentic';
 import { dataShape, loadQaRows, type QaRow } from './data';
 import { makeTools, ToolWrapperShape, type GemTool, type ToolWrapperConfig } from './tool_wrapper';
 
@@ -52,7 +65,7 @@ const METRICS_AGG: Record<string, MetricAgg> = {
   tool_success_counter: 'last',
 };
 
-export class GemDatasetEnv implements Env {
+class GemDatasetEnv implements Env {
   private readonly rows: readonly QaRow[];
   private readonly tools: readonly GemTool[];
   private row: QaRow | null = null;
@@ -173,4 +186,23 @@ export class GemDatasetEnv implements Env {
     }
     return this.task.answerText(rng.choice(words));
   }
+}
+
+/** A GEM dataset env as a plugin: `task` makes its GemTask from the validated env_config; an epoch is every row once. */
+export function defineGemDatasetEnv<S extends z.ZodType<GemEnvConfig>>(definition: {
+  name: string;
+  description: string;
+  config: S;
+  task: (config: z.output<S>) => GemTask;
+}): EnvPlugin<S> {
+  const { task, ...plugin } = definition;
+  return defineEnv({
+    ...plugin,
+    env: class extends GemDatasetEnv {
+      constructor(config: z.output<S>, context: EnvContext) {
+        super(config, context, task(config));
+      }
+    },
+    epochRows: (config, context) => loadQaRows(config, context.cwd).length,
+  });
 }

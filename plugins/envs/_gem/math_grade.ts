@@ -11,29 +11,14 @@
  * grade as GEM grades them.
  */
 import { evaluate } from '../../tools/calculator/expression';
-
-/** The content of the last \boxed{...} of `text` (GEM's extract_last_boxed_answer), or null. */
-export function lastBoxed(text: string): string | null {
-  let start = text.lastIndexOf('\\boxed');
-  if (start < 0) start = text.lastIndexOf('\\fbox');
-  if (start < 0) return null;
-  let depth = 0;
-  for (let i = start; i < text.length; i++) {
-    if (text[i] === '{') depth++;
-    else if (text[i] === '}' && --depth === 0) {
-      const boxed = text.slice(start, i + 1);
-      return boxed.startsWith('\\boxed{') ? boxed.slice('\\boxed{'.length, -1) : null;
-    }
-  }
-  return null;
-}
+import { lastBoxedContent } from './boxed';
 
 /** Whether `given` (an extracted answer) matches the reference `reference`, or one of a list. */
 export function mathAnswerCorrect(given: string, reference: unknown): boolean {
   const references = Array.isArray(reference) ? reference : [reference];
   return references.some((ref) => {
     const text = String(ref);
-    const truth = text.includes('\\boxed') ? lastBoxed(text) : text;
+    const truth = text.includes('\\boxed') ? lastBoxedContent(text) : text;
     return truth !== null && (mathdNormalize(given) === mathdNormalize(truth) || elementsAgree(given, truth));
   });
 }

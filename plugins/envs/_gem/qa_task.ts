@@ -6,8 +6,8 @@
 import { z } from 'agentic';
 import { normalizeAnswer } from '../../rewards/exact_match';
 import { refuseHubDatasets } from './data';
-import { gemShape, type GemEnvConfig, type GemTask } from './dataset_env';
-import { lastBoxed } from './math_grade';
+import { gemShape, type GemTask } from './dataset_env';
+import { lastBoxedContent } from './boxed';
 
 export function qaConfig(defaults: { question_key: string; extract_boxed: boolean }) {
   return z
@@ -18,8 +18,6 @@ export function qaConfig(defaults: { question_key: string; extract_boxed: boolea
     .superRefine(refuseHubDatasets);
 }
 
-export type QaConfig = GemEnvConfig & { extract_boxed: boolean };
-
 const PROMPT = (question: string) =>
   'For any question, always reason through your thought process using:\n<think> your reasoning here </think>\n' +
   `Then, provide your final answer using:\n<answer> your answer here </answer>\n\nQuestion: ${question}\n`;
@@ -29,7 +27,7 @@ export function qaTask(name: string, extractBoxed: boolean): GemTask {
     name,
     observation: PROMPT,
     grade(reply, answer) {
-      const given = extractBoxed ? lastBoxed(reply) : lastTagged(reply);
+      const given = extractBoxed ? lastBoxedContent(reply) : lastTagged(reply);
       if (given === null) return { answer: null, correct: false };
       const normalized = normalizeAnswer(given);
       return { answer: given, correct: (Array.isArray(answer) ? answer : [answer]).some((a) => normalizeAnswer(String(a)) === normalized) };

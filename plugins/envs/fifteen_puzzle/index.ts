@@ -7,6 +7,7 @@
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import { lastBoxed } from '../_gem/boxed';
+import { formatError, gameStep, type GameTurn } from '../_gem/game_step';
 import { LanguageGameReward } from '../_gem/rewards';
 
 const Config = z.strictObject({
@@ -24,8 +25,6 @@ const SOURCE: Record<Direction, [number, number]> = { up: [1, 0], down: [-1, 0],
 
 /** Tiles row by row; 0 is the gap. */
 type Board = number[];
-/** What a turn's response asked for (null: no boxed direction) and whether a tile slid. */
-type Move = { action: Direction | null; moved: boolean };
 
 class FifteenPuzzle implements Env {
   private board: Board = [];
@@ -43,23 +42,24 @@ class FifteenPuzzle implements Env {
 
   step(response: string): StepResult {
     this.turn++;
+    const played = this.play(response);
+    return gameStep(played, { turn: this.turn, maxTurns: this.config.max_turns, suffix: this.suffix(), metrics: { tiles_in_place: this.shareInPlace() } });
+  }
+
+  private play(response: string): GameTurn {
     const action = (lastBoxed(response, /(up|down|left|right)/)?.[1] as Direction | undefined) ?? null;
-    if (action === null) {
-      const end = { terminated: true, truncated: this.turn === this.config.max_turns };
-      return this.result(`At turn ${this.turn}, you did not provide a valid guess`, LanguageGameReward.formatError, { action, moved: false }, end);
+    if (action === null) return formatError(`At turn ${this.turn}, you did not provide a valid guess`);
+    const moved = this.slide(action);
+    if (moved && this.solved()) {
+      return { feedback: 'Congratulations! You have solved the puzzle!', reward: LanguageGameReward.success, action, effective: true, outcome: 'won' };
     }
-    const move = { action, moved: this.slide(action) };
-    if (move.moved && this.solved()) {
-      return this.result('Congratulations! You have solved the puzzle!', LanguageGameReward.success, move, { terminated: true, truncated: false });
-    }
-    const reward = move.moved ? LanguageGameReward.internalStep : LanguageGameReward.invalidAction;
-    if (this.turn >= this.config.max_turns) {
-      return this.result('You have reached the maximum number of turns.', reward + this.shareInPlace(), move, { terminated: true, truncated: true });
-    }
-    const feedback = move.moved
+    const reward = moved ? LanguageGameReward.internalStep : LanguageGameReward.invalidAction;
+    // GEM's soft reward at the turn limit: the turn's own plus the share of tiles in place.
+    const lastTurnBonus = this.turn >= this.config.max_turns ? this.shareInPlace() : 0;
+    const feedback = moved
       ? `At turn ${this.turn}, you made a valid move: ${action}.\n`
       : `At turn ${this.turn}, you chose a move ${action} that is outside the bounds of the board.`;
-    return this.result(feedback, reward, move, { terminated: false, truncated: false });
+    return { feedback, reward: reward + lastTurnBonus, action, effective: moved };
   }
 
   render(mode: 'text' | 'rgb'): string | null {
@@ -71,25 +71,6 @@ class FifteenPuzzle implements Env {
   /** A boxed direction, any of the four (GEM draws from all four, off-board moves included). */
   sampleRandomAction(): string {
     return `\\boxed{${this.randomActions.choice(DIRECTIONS)}}`;
-  }
-
-  private result(observation: string, reward: number, move: Move, end: { terminated: boolean; truncated: boolean }): StepResult {
-    return {
-      observation,
-      reward,
-      ...end,
-      info: {
-        action: move.action,
-        suffix: this.suffix(),
-        metrics: {
-          success: move.moved && this.solved(),
-          action_is_valid: move.action !== null,
-          action_is_effective: move.moved,
-          tiles_in_place: this.shareInPlace(),
-        },
-        metricsAgg: { success: 'last', tiles_in_place: 'last' },
-      },
-    };
   }
 
   /** Slides the tile next to the gap in `direction` into it; false when there is no such tile. */

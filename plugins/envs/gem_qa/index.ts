@@ -6,23 +6,12 @@
  * em_check): 1 if right, else 0, and the episode ends. A tool_wrapper adds GEM's tools (search,
  * python code, MCP) before the answer. Rows come from a local file (../_gem/data.ts).
  */
-import { defineEnv } from 'agentic';
-import { loadQaRows } from '../_gem/data';
-import { GemDatasetEnv } from '../_gem/dataset_env';
-import { qaConfig, qaTask, type QaConfig } from '../_gem/qa_task';
+import { defineGemDatasetEnv } from '../_gem/dataset_env';
+import { qaConfig, qaTask } from '../_gem/qa_task';
 
-const Config = qaConfig({ question_key: 'problem', extract_boxed: false });
-
-class GemQa extends GemDatasetEnv {
-  constructor(config: QaConfig, context: ConstructorParameters<typeof GemDatasetEnv>[1]) {
-    super(config, context, qaTask('gem_qa', config.extract_boxed));
-  }
-}
-
-export default defineEnv({
+export default defineGemDatasetEnv({
   name: 'gem_qa',
   description: "GEM's QA datasets (qa:*, roll_qa): a question, an <answer> graded by exact match as GEM does; optional GEM tools.",
-  config: Config,
-  env: GemQa,
-  epochRows: (config, context) => loadQaRows(config, context.cwd).length,
+  config: qaConfig({ question_key: 'problem', extract_boxed: false }),
+  task: (config) => qaTask('gem_qa', config.extract_boxed),
 });

@@ -7,8 +7,10 @@
  * episode. The worked solution is binary search over what the hints leave open.
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, z } from 'agentic';
+import { lastBoxed } from '../_gem/boxed';
+import { formatError, gameStep, type GameTurn, refused } from '../_gem/game_step';
+import { LanguageGameReward } from '../_gem/rewards';
 
-const GEM_REWARD = { success: 1, internalStep: 0, invalidAction: 0, formatError: -0.1 } as const;
 const SUFFIX = 'Enter your next guess.';
 
 const Config = z
@@ -58,65 +60,35 @@ class GuessTheNumber implements Env {
 
   step(response: string): StepResult {
     this.turns += 1;
-    const guess = lastBoxedNumber(response);
-    const lastTurn = this.turns >= this.maxTurns;
-    // GEM reads a guess of 0 as no guess (Python's `not player_guess`)
-    if (guess === null || guess === 0) {
-      return this.result(`At turn ${this.turns}, you did not provide a valid guess.`, GEM_REWARD.formatError, true, this.turns === this.maxTurns, guess, false);
-    }
-    const inRange = guess >= this.min && guess <= this.max;
-    if (inRange && !this.guesses.has(guess) && guess === this.target) {
-      this.guesses.add(guess);
-      return this.result(
-        `Congratulations! You guessed the correct number ${this.target} in ${this.turns} turns.`,
-        GEM_REWARD.success,
-        true,
-        false,
-        guess,
-        true,
-      );
-    }
-    let observation: string;
-    let valid = false;
-    if (!inRange) observation = `At turn ${this.turns}, you guessed ${guess}, which is outside the range specified.`;
-    else if (this.guesses.has(guess)) observation = `At turn ${this.turns}, you guessed ${guess}, which has been already guessed before.`;
-    else {
-      valid = true;
-      this.guesses.add(guess);
-      const hint = guess > this.target ? 'lower' : 'higher';
-      if (hint === 'lower') this.high = Math.min(this.high, guess - 1);
-      else this.low = Math.max(this.low, guess + 1);
-      observation = `At turn ${this.turns}, you guessed ${guess}, and the target number is ${hint} than ${guess}.`;
-    }
-    if (lastTurn) {
-      const reward = inRange ? 1 - Math.abs(guess - this.target) / (this.max - this.min) : GEM_REWARD.invalidAction;
-      return this.result('You have reached the maximum number of turns.', reward, true, true, guess, false, valid);
-    }
-    return this.result(observation, valid ? GEM_REWARD.internalStep : GEM_REWARD.invalidAction, false, false, guess, false, valid);
+    const step = gameStep(this.play(response), { turn: this.turns, maxTurns: this.maxTurns, suffix: SUFFIX, metrics: { turns: this.turns } });
+    return { ...step, info: { ...step.info, actionDesc: step.observation } };
   }
 
-  private result(
-    observation: string,
-    reward: number,
-    terminated: boolean,
-    truncated: boolean,
-    guess: number | null,
-    success: boolean,
-    valid = success,
-  ): StepResult {
-    return {
-      observation,
-      reward,
-      terminated,
-      truncated,
-      info: {
-        action: guess === null ? null : String(guess),
-        actionDesc: observation,
-        suffix: SUFFIX,
-        metrics: { success, action_is_valid: valid, format_error: guess === null || guess === 0, turns: this.turns },
-        metricsAgg: { success: 'last', format_error: 'max', turns: 'last' },
-      },
-    };
+  private play(response: string): GameTurn {
+    const guess = Number(lastBoxed(response, /(\d+)/)?.[1] ?? 0);
+    // GEM reads a guess of 0 as no guess (Python's `not player_guess`)
+    if (guess === 0) return formatError(`At turn ${this.turns}, you did not provide a valid guess.`);
+    const inRange = guess >= this.min && guess <= this.max;
+    const refusal = !inRange ? 'which is outside the range specified' : this.guesses.has(guess) ? 'which has been already guessed before' : null;
+    const turn = refusal === null ? this.newGuess(guess) : refused(`At turn ${this.turns}, you guessed ${guess}, ${refusal}.`, String(guess));
+    // GEM scores a guess in the range on the last turn by its distance from the number.
+    if (turn.outcome === 'won' || this.turns < this.maxTurns || !inRange) return turn;
+    return { ...turn, reward: 1 - Math.abs(guess - this.target) / (this.max - this.min) };
+  }
+
+  /** A guess in the range not made before: the win, or a hint that narrows what is left open. */
+  private newGuess(guess: number): GameTurn {
+    const action = String(guess);
+    this.guesses.add(guess);
+    if (guess === this.target) {
+      const feedback = `Congratulations! You guessed the correct number ${this.target} in ${this.turns} turns.`;
+      return { feedback, reward: LanguageGameReward.success, action, effective: true, outcome: 'won' };
+    }
+    const hint = guess > this.target ? 'lower' : 'higher';
+    if (hint === 'lower') this.high = Math.min(this.high, guess - 1);
+    else this.low = Math.max(this.low, guess + 1);
+    const feedback = `At turn ${this.turns}, you guessed ${guess}, and the target number is ${hint} than ${guess}.`;
+    return { feedback, reward: LanguageGameReward.internalStep, action, effective: true };
   }
 
   private instructions(): string {
@@ -149,12 +121,6 @@ class GuessTheNumber implements Env {
   solutionAction(): string {
     return `\\boxed{${Math.floor((this.low + this.high) / 2)}}`;
   }
-}
-
-/** The number in the last \boxed{...} that holds only digits (GEM's `\\boxed{(\d+)}`), or null. */
-export function lastBoxedNumber(response: string): number | null {
-  const matches = [...response.matchAll(/\\boxed\{(\d+)\}/g)];
-  return matches.length === 0 ? null : Number(matches.at(-1)![1]);
 }
 
 export default defineEnv({

@@ -7,6 +7,7 @@
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import { lastBoxed } from '../_gem/boxed';
+import { formatError, gameStep, type GameTurn, refused } from '../_gem/game_step';
 import { LanguageGameReward } from '../_gem/rewards';
 import { WORD_LENGTHS, words } from './words';
 
@@ -22,14 +23,10 @@ type HangmanConfig = z.output<typeof Config>;
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
 
-/** What a turn did: the guess as read (upper case; null when none was), and whether the rules took it. */
-type Turn = { guess: string | null; accepted: boolean };
-
 class Hangman implements Env {
   private secret = '';
   private shown: string[] = [];
   private guessedLetters = new Set<string>();
-  private won = false;
   private turn = 0;
   private candidates: readonly string[] = [];
   private randomActions = Rng.fromSeed(0, 'hangman', 'random-action');
@@ -42,7 +39,6 @@ class Hangman implements Env {
     this.secret = rng.choice(this.candidates).toUpperCase();
     this.shown = Array.from(this.secret, () => '_');
     this.guessedLetters = new Set();
-    this.won = false;
     this.turn = 0;
     this.randomActions = Rng.fromSeed(seed, 'hangman', 'random-action');
     return { observation: this.instructions(boxedWord(rng, this.candidates), boxedLetter(rng)), info: { instruction: '', suffix: this.suffix() } };
@@ -50,49 +46,40 @@ class Hangman implements Env {
 
   step(response: string): StepResult {
     this.turn++;
+    const played = this.play(response);
+    return gameStep(played, { turn: this.turn, maxTurns: this.config.max_turns, suffix: this.suffix(), metrics: { letters_shown: this.lettersShown() } });
+  }
+
+  /** The share of the secret's letters shown so far. */
+  private lettersShown(): number {
+    return this.shown.filter((c) => c !== '_').length / this.secret.length;
+  }
+
+  private play(response: string): GameTurn {
     const guess = lastBoxed(response, /([a-z]+)/i)?.[1]?.toUpperCase() ?? null;
-    if (guess === null) {
-      const end = { terminated: true, truncated: this.turn === this.config.max_turns };
-      return this.result('You did not provide a valid guess.', LanguageGameReward.formatError, { guess, accepted: false }, end);
-    }
+    if (guess === null) return formatError('You did not provide a valid guess.');
     const length = this.secret.length;
-    let feedback: string;
-    let reward: number;
-    let accepted = true;
     if (guess.length > 1) {
       if (guess === this.secret) {
-        this.won = true;
         const hidden = this.shown.filter((c) => c === '_').length / length;
-        const reward = hidden * 0.5 + LanguageGameReward.success * 0.5;
         const feedback = `Congratulations! You guessed the word '${this.secret}' correctly!`;
-        return this.result(feedback, reward, { guess, accepted }, { terminated: true, truncated: false });
+        return { feedback, reward: hidden * 0.5 + LanguageGameReward.success * 0.5, action: guess, effective: true, outcome: 'won' };
       }
       if (guess.length !== length) {
-        feedback = `At turn ${this.turn}, You guessed '${guess}' which is of length ${guess.length}, but the secret word is of length ${length}.`;
-        reward = LanguageGameReward.invalidAction;
-        accepted = false;
-      } else {
-        feedback = `At turn ${this.turn}, You guessed '${guess}' which is incorrect.`;
-        reward = LanguageGameReward.internalStep;
+        return refused(`At turn ${this.turn}, You guessed '${guess}' which is of length ${guess.length}, but the secret word is of length ${length}.`, guess);
       }
-    } else if (this.guessedLetters.has(guess)) {
-      feedback = `At turn ${this.turn}, you guessed '${guess}', which has been already guessed before.`;
-      reward = LanguageGameReward.invalidAction;
-      accepted = false;
-    } else if (this.secret.includes(guess)) {
-      this.guessedLetters.add(guess);
-      const revealed = this.reveal(guess);
-      feedback = `At turn ${this.turn}, you successfully guessed a letter '${guess}' that is in the secret word.`;
-      reward = (revealed / length) * 0.5;
-    } else {
-      this.guessedLetters.add(guess);
-      feedback = `At turn ${this.turn}, you guessed a letter '${guess}' that is not in the secret word.`;
-      reward = LanguageGameReward.internalStep;
+      const feedback = `At turn ${this.turn}, You guessed '${guess}' which is incorrect.`;
+      return { feedback, reward: LanguageGameReward.internalStep, action: guess, effective: true };
     }
-    if (this.turn >= this.config.max_turns) {
-      return this.result('You have reached the maximum number of turns.', reward, { guess, accepted }, { terminated: true, truncated: true });
+    if (this.guessedLetters.has(guess)) return refused(`At turn ${this.turn}, you guessed '${guess}', which has been already guessed before.`, guess);
+    this.guessedLetters.add(guess);
+    if (!this.secret.includes(guess)) {
+      const feedback = `At turn ${this.turn}, you guessed a letter '${guess}' that is not in the secret word.`;
+      return { feedback, reward: LanguageGameReward.internalStep, action: guess, effective: true };
     }
-    return this.result(feedback, reward, { guess, accepted }, { terminated: false, truncated: false });
+    const revealed = this.reveal(guess);
+    const feedback = `At turn ${this.turn}, you successfully guessed a letter '${guess}' that is in the secret word.`;
+    return { feedback, reward: (revealed / length) * 0.5, action: guess, effective: true };
   }
 
   render(mode: 'text' | 'rgb'): string | null {
@@ -116,25 +103,6 @@ class Hangman implements Env {
       }
     }
     return revealed;
-  }
-
-  private result(observation: string, reward: number, turn: Turn, end: { terminated: boolean; truncated: boolean }): StepResult {
-    return {
-      observation,
-      reward,
-      ...end,
-      info: {
-        action: turn.guess,
-        suffix: this.suffix(),
-        metrics: {
-          success: this.won,
-          action_is_valid: turn.guess !== null,
-          action_is_effective: turn.accepted,
-          letters_shown: this.shown.filter((c) => c !== '_').length / this.secret.length,
-        },
-        metricsAgg: { success: 'last', letters_shown: 'last' },
-      },
-    };
   }
 
   /**

@@ -8,7 +8,7 @@
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, type WarmStartHooks, z } from 'agentic';
 import { lastBoxed } from '../_gem/boxed';
-import { LanguageGameReward } from '../_gem/rewards';
+import { formatError, gameStep, type GameTurn, refused } from '../_gem/game_step';
 import { type CodeRules, fittingCodes, pegsFor, type ScoredGuess } from './code';
 
 const Config = z
@@ -77,43 +77,34 @@ class Mastermind implements Env, WarmStartHooks {
 
   step(response: string): StepResult {
     this.turns += 1;
+    return gameStep(this.play(response), { turn: this.turns, maxTurns: this.config.max_turns, suffix: SUFFIX });
+  }
+
+  private play(response: string): GameTurn {
     const at = `At turn ${this.turns}, you`;
     const box = lastBoxed(response, GUESS);
-    if (box === null) {
-      return this.result(`${at} did not provide a valid guess.`, LanguageGameReward.formatError, {
-        action: null,
-        terminated: true,
-        truncated: this.turns === this.config.max_turns,
-        valid: false,
-      });
-    }
+    if (box === null) return formatError(`${at} did not provide a valid guess.`);
     const guess = box[1]!.split(/\s+/).map(Number);
     const action = guess.join(' ');
     const { code_length, num_numbers } = this.config;
-    let refusal: string | null = null;
     if (guess.length !== code_length) {
-      refusal = `${at} guessed ${pythonList(guess)} which has ${guess.length} entries but the code has length ${code_length}.`;
-    } else if (guess.some((digit) => digit < 1 || digit > num_numbers)) {
-      refusal = `${at} guessed ${pythonList(guess)}, which has numbers outside the range 1 to ${num_numbers}.`;
-    } else if (this.guessed.has(action)) {
-      refusal = `${at} guessed ${pythonList(guess)}, which has been already guessed before.`;
+      return refused(`${at} guessed ${pythonList(guess)} which has ${guess.length} entries but the code has length ${code_length}.`, action);
     }
-    if (refusal !== null) return this.afterTurn(refusal, LanguageGameReward.invalidAction, action, false);
+    if (guess.some((digit) => digit < 1 || digit > num_numbers)) {
+      return refused(`${at} guessed ${pythonList(guess)}, which has numbers outside the range 1 to ${num_numbers}.`, action);
+    }
+    if (this.guessed.has(action)) return refused(`${at} guessed ${pythonList(guess)}, which has been already guessed before.`, action);
 
     this.guessed.add(action);
     const pegs = pegsFor(this.secret, guess);
     this.history.push({ guess, pegs });
     const reward = this.newBlackPegsReward(pegs.black);
     if (pegs.black === code_length) {
-      const won = `Congratulations! You guessed the correct code ${pythonList(this.secret)} in ${this.turns} turns.`;
-      return this.result(won, reward, { action, terminated: true, truncated: false, valid: true, success: true });
+      const feedback = `Congratulations! You guessed the correct code ${pythonList(this.secret)} in ${this.turns} turns.`;
+      return { feedback, reward, action, effective: true, outcome: 'won' };
     }
-    return this.afterTurn(
-      `${at} guessed ${pythonList(guess)}. This guess receives ${pegs.black} black peg(s) and ${pegs.white} white peg(s).`,
-      reward,
-      action,
-      true,
-    );
+    const feedback = `${at} guessed ${pythonList(guess)}. This guess receives ${pegs.black} black peg(s) and ${pegs.white} white peg(s).`;
+    return { feedback, reward, action, effective: true };
   }
 
   /** GEM's milestone reward: each black peg beyond the best so far pays 1/code_length. */
@@ -122,33 +113,6 @@ class Mastermind implements Env, WarmStartHooks {
     const reward = (black - this.milestone) / this.config.code_length;
     this.milestone = black;
     return reward;
-  }
-
-  /** A turn that did not crack the code: the game goes on, unless that was the last turn. */
-  private afterTurn(observation: string, reward: number, action: string, valid: boolean): StepResult {
-    if (this.turns >= this.config.max_turns) {
-      return this.result('You have reached the maximum number of turns.', reward, { action, terminated: true, truncated: true, valid });
-    }
-    return this.result(observation, reward, { action, terminated: false, truncated: false, valid });
-  }
-
-  private result(
-    observation: string,
-    reward: number,
-    end: { action: string | null; terminated: boolean; truncated: boolean; valid: boolean; success?: boolean },
-  ): StepResult {
-    return {
-      observation,
-      reward,
-      terminated: end.terminated,
-      truncated: end.truncated,
-      info: {
-        action: end.action,
-        suffix: SUFFIX,
-        metrics: { success: end.success ?? false, action_is_valid: end.valid, format_error: end.action === null },
-        metricsAgg: { success: 'last' },
-      },
-    };
   }
 
   private drawCode(rng: Rng): number[] {

@@ -10,6 +10,7 @@
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import { lastBoxed } from '../_gem/boxed';
+import { formatError, gameStep, type GameTurn, refused } from '../_gem/game_step';
 import { LanguageGameReward } from '../_gem/rewards';
 import { Board } from './board';
 
@@ -39,15 +40,6 @@ const INSTRUCTION_TAIL =
   "The current board layout is shown below. Cells that are unrevealed are represented by a dot ('.'), revealed numbers show the count of adjacent mines, and flagged cells are marked with an 'F'.\n" +
   'Use logic and deduction to avoid revealing cells with mines!\n' +
   'Be mindful not to choose revealed or flagged cells.\n';
-
-interface Outcome {
-  action: string | null;
-  terminated: boolean;
-  truncated: boolean;
-  valid: boolean;
-  success?: boolean;
-  hitMine?: boolean;
-}
 
 class Minesweeper implements Env {
   private board: Board;
@@ -90,87 +82,41 @@ class Minesweeper implements Env {
 
   step(response: string): StepResult {
     this.turns += 1;
+    const played = this.play(response);
+    return gameStep(played, { turn: this.turns, maxTurns: this.config.max_turns, suffix: this.suffix(), metrics: { hit_mine: played.outcome === 'lost' } });
+  }
+
+  private play(response: string): GameTurn {
     const board = this.board;
     const at = `At turn ${this.turns}, you`;
     const box = lastBoxed(response, MOVE);
-    if (box === null) {
-      return this.result(`${at} did not provide a valid guess.`, LanguageGameReward.formatError, {
-        action: null,
-        terminated: true,
-        truncated: this.turns === this.config.max_turns,
-        valid: false,
-      });
-    }
+    if (box === null) return formatError(`${at} did not provide a valid guess.`);
     const command = box[1]!.toLowerCase();
     const [row, col] = [Number(box[2]), Number(box[3])];
     const action = `${command} ${row} ${col}`;
-    if (!board.inside(row, col)) {
-      return this.afterTurn(`${at} chose cell (${row}, ${col}), which is outside the bounds of the grid.`, LanguageGameReward.invalidAction, action, false);
-    }
+    if (!board.inside(row, col)) return refused(`${at} chose cell (${row}, ${col}), which is outside the bounds of the grid.`, action);
     if (command === 'reveal') {
       if (!board.minesLaid) board.layMines(row, col, this.mines);
       // GEM looks for a mine before it looks for a flag: revealing a flagged mine loses.
       if (board.isMine(row, col)) {
-        return this.result(`Game over! You hit a mine at (${row}, ${col})`, LanguageGameReward.fail, {
-          action,
-          terminated: true,
-          truncated: false,
-          valid: true,
-          hitMine: true,
-        });
+        return { feedback: `Game over! You hit a mine at (${row}, ${col})`, reward: LanguageGameReward.fail, action, effective: true, outcome: 'lost' };
       }
       if (board.revealed[row]![col] || board.flags[row]![col]) {
-        return this.afterTurn(`${at} chose to reveal cell (${row}, ${col}), which has already been revealed.`, LanguageGameReward.invalidAction, action, false);
+        return refused(`${at} chose to reveal cell (${row}, ${col}), which has already been revealed.`, action);
       }
       const reward = board.reveal(row, col) / (board.rows * board.cols - board.mines);
       if (board.solved()) {
-        return this.result('Congratulations! You have successfully cleared the Minesweeper board.', reward, {
-          action,
-          terminated: true,
-          truncated: false,
-          valid: true,
-          success: true,
-        });
+        return { feedback: 'Congratulations! You have successfully cleared the Minesweeper board.', reward, action, effective: true, outcome: 'won' };
       }
-      return this.afterTurn(`${at} successfully revealed cell (${row}, ${col}).`, reward, action, true);
+      return { feedback: `${at} successfully revealed cell (${row}, ${col}).`, reward, action, effective: true };
     }
     if (command === 'flag') {
-      if (board.revealed[row]![col]) {
-        return this.afterTurn(`${at} chose to flag cell (${row}, ${col}), which has already been revealed.`, LanguageGameReward.invalidAction, action, false);
-      }
+      if (board.revealed[row]![col]) return refused(`${at} chose to flag cell (${row}, ${col}), which has already been revealed.`, action);
       board.flags[row]![col] = !board.flags[row]![col];
       const change = board.flags[row]![col] ? 'added' : 'removed';
-      return this.afterTurn(`${at} ${change} a flag on cell (${row}, ${col}).`, LanguageGameReward.internalStep, action, true);
+      return { feedback: `${at} ${change} a flag on cell (${row}, ${col}).`, reward: LanguageGameReward.internalStep, action, effective: true };
     }
-    return this.afterTurn(`${at} chose an invalid action '${command}'. Valid actions are 'reveal' or 'flag'.`, LanguageGameReward.invalidAction, action, false);
-  }
-
-  /** A turn that did not end the game: it goes on, unless that was the last turn. */
-  private afterTurn(observation: string, reward: number, action: string, valid: boolean): StepResult {
-    if (this.turns >= this.config.max_turns) {
-      return this.result('You have reached the maximum number of turns.', reward, { action, terminated: true, truncated: true, valid });
-    }
-    return this.result(observation, reward, { action, terminated: false, truncated: false, valid });
-  }
-
-  private result(observation: string, reward: number, outcome: Outcome): StepResult {
-    return {
-      observation,
-      reward,
-      terminated: outcome.terminated,
-      truncated: outcome.truncated,
-      info: {
-        action: outcome.action,
-        suffix: this.suffix(),
-        metrics: {
-          success: outcome.success ?? false,
-          action_is_valid: outcome.valid,
-          format_error: outcome.action === null,
-          hit_mine: outcome.hitMine ?? false,
-        },
-        metricsAgg: { success: 'last', hit_mine: 'last' },
-      },
-    };
+    return refused(`${at} chose an invalid action '${command}'. Valid actions are 'reveal' or 'flag'.`, action);
   }
 
   render(mode: 'text' | 'rgb'): string | null {

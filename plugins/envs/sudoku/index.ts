@@ -6,7 +6,7 @@
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import { lastBoxed } from '../_gem/boxed';
-import { LanguageGameReward } from '../_gem/rewards';
+import { formatError, gameStep, type GameTurn, refused } from '../_gem/game_step';
 import { type Grid, makePuzzle } from './grid';
 
 const Config = z
@@ -27,9 +27,6 @@ const Config = z
   })
   .refine((config) => config.clues <= config.scale * config.scale, { message: 'clues: at most scale * scale cells can be emptied' });
 type SudokuConfig = z.output<typeof Config>;
-
-/** A placement as the response wrote it, 1-based. */
-type Placement = { row: number; col: number; digit: number };
 
 class Sudoku implements Env {
   private solution: Grid = { scale: 9, cells: [] };
@@ -52,34 +49,31 @@ class Sudoku implements Env {
 
   step(response: string): StepResult {
     this.turn++;
+    const played = this.play(response);
+    return gameStep(played, { turn: this.turn, maxTurns: this.config.max_turns, suffix: this.suffix(), metrics: { cells_filled: this.cellsFilled() } });
+  }
+
+  /** The share of the cells empty at the start now filled. */
+  private cellsFilled(): number {
+    const filled = this.board.cells.filter((digit, cell) => digit !== 0 && digit === this.solution.cells[cell]).length;
+    return this.emptyAtStart === 0 ? 1 : 1 - (this.board.cells.length - filled) / this.emptyAtStart;
+  }
+
+  private play(response: string): GameTurn {
     const boxed = lastBoxed(response, /(\d+)\s(\d+)\s(\d+)/);
-    if (boxed === null) {
-      const end = { terminated: true, truncated: this.turn === this.config.max_turns };
-      return this.result('You did not provide a valid guess.', LanguageGameReward.formatError, null, false, end);
-    }
-    const placement = { row: Number(boxed[1]), col: Number(boxed[2]), digit: Number(boxed[3]) };
-    const { row, col, digit } = placement;
+    if (boxed === null) return formatError('You did not provide a valid guess.');
+    const [row, col, digit] = [Number(boxed[1]), Number(boxed[2]), Number(boxed[3])];
+    const action = `${row} ${col} ${digit}`;
     const tried = `At turn ${this.turn}, you tried to place ${digit} at R${row} C${col}`;
     const { scale } = this.config;
     const cell = (row - 1) * scale + (col - 1);
-    let feedback: string;
-    let placed = false;
-    if (![row, col, digit].every((n) => n >= 1 && n <= scale)) feedback = `${tried}, which is out of bounds.`;
-    else if (this.board.cells[cell] !== 0) feedback = `${tried}, which is already filled. You cannot overwrite pre-filled cells.`;
-    else if (this.solution.cells[cell] !== digit) feedback = `${tried}, which violates Sudoku rules.`;
-    else {
-      this.board.cells[cell] = digit;
-      placed = true;
-      feedback = `At turn ${this.turn}, you placed ${digit} at R${row} C${col}, which is correct.`;
-    }
-    const reward = placed ? 1 / this.emptyAtStart : LanguageGameReward.invalidAction;
-    if (placed && this.solved()) {
-      return this.result('Congratulations! You have completed the Sudoku puzzle!', reward, placement, true, { terminated: true, truncated: false });
-    }
-    if (this.turn >= this.config.max_turns) {
-      return this.result('You have reached the maximum number of turns.', reward, placement, placed, { terminated: true, truncated: true });
-    }
-    return this.result(feedback, reward, placement, placed, { terminated: false, truncated: false });
+    if (![row, col, digit].every((n) => n >= 1 && n <= scale)) return refused(`${tried}, which is out of bounds.`, action);
+    if (this.board.cells[cell] !== 0) return refused(`${tried}, which is already filled. You cannot overwrite pre-filled cells.`, action);
+    if (this.solution.cells[cell] !== digit) return refused(`${tried}, which violates Sudoku rules.`, action);
+    this.board.cells[cell] = digit;
+    const reward = 1 / this.emptyAtStart;
+    if (this.solved()) return { feedback: 'Congratulations! You have completed the Sudoku puzzle!', reward, action, effective: true, outcome: 'won' };
+    return { feedback: `At turn ${this.turn}, you placed ${digit} at R${row} C${col}, which is correct.`, reward, action, effective: true };
   }
 
   render(mode: 'text' | 'rgb'): string | null {
@@ -99,32 +93,6 @@ class Sudoku implements Env {
 
   private solved(): boolean {
     return this.board.cells.every((digit, cell) => digit === this.solution.cells[cell]);
-  }
-
-  private result(
-    observation: string,
-    reward: number,
-    placement: Placement | null,
-    placed: boolean,
-    end: { terminated: boolean; truncated: boolean },
-  ): StepResult {
-    const filled = this.board.cells.filter((digit, cell) => digit !== 0 && digit === this.solution.cells[cell]).length;
-    return {
-      observation,
-      reward,
-      ...end,
-      info: {
-        action: placement && `${placement.row} ${placement.col} ${placement.digit}`,
-        suffix: this.suffix(),
-        metrics: {
-          success: this.solved(),
-          action_is_valid: placement !== null,
-          action_is_effective: placed,
-          cells_filled: this.emptyAtStart === 0 ? 1 : 1 - (this.board.cells.length - filled) / this.emptyAtStart,
-        },
-        metricsAgg: { success: 'last', cells_filled: 'last' },
-      },
-    };
   }
 
   private instructions(): string {

@@ -6,6 +6,7 @@
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import { lastBoxed } from '../_gem/boxed';
+import { formatError, gameStep, type GameTurn, refused } from '../_gem/game_step';
 import { LanguageGameReward } from '../_gem/rewards';
 
 const Config = z.strictObject({
@@ -36,33 +37,36 @@ class TowerOfHanoi implements Env {
 
   step(response: string): StepResult {
     this.turn++;
+    const played = this.play(response);
+    return gameStep(played, { turn: this.turn, maxTurns: this.config.max_turns, suffix: this.suffix(), metrics: { disks_on_target: this.disksOnTarget() } });
+  }
+
+  /** The share of the disks on tower C. */
+  private disksOnTarget(): number {
+    return this.towers.C.length / this.config.num_disks;
+  }
+
+  private play(response: string): GameTurn {
     const boxed = lastBoxed(response, /([ABCabc])\s*,?\s*([ABCabc])/);
-    if (boxed === null) {
-      const end = { terminated: true, truncated: this.turn === this.config.max_turns };
-      return this.result('You did not provide a valid action.', LanguageGameReward.formatError, null, false, end);
-    }
+    if (boxed === null) return formatError('You did not provide a valid action.');
     const move = { from: boxed[1]!.toUpperCase() as Tower, to: boxed[2]!.toUpperCase() as Tower };
+    const action = `${move.from} ${move.to}`;
     const refusal = this.refusal(move);
-    let feedback: string;
-    if (refusal === null) {
-      const disk = this.towers[move.from].pop()!;
-      this.towers[move.to].push(disk);
-      if (this.solved()) {
-        return this.result('Congratulations! You solved the Tower of Hanoi Puzzle', LanguageGameReward.success, move, true, {
-          terminated: true,
-          truncated: false,
-        });
-      }
-      feedback = `At turn ${this.turn}, you moved disk ${disk} from tower ${move.from} to tower ${move.to}.`;
-    } else {
-      feedback = `At turn ${this.turn}, ${refusal}`;
+    const turn = refusal === null ? this.moveDisk(move) : refused(`At turn ${this.turn}, ${refusal}`, action);
+    // GEM's last turn pays the share of disks on tower C instead of its own reward, unless it wins.
+    return this.turn >= this.config.max_turns && turn.outcome === undefined ? { ...turn, reward: this.disksOnTarget() } : turn;
+  }
+
+  /** Moves the top disk of `from` onto `to`, a move the rules allow. */
+  private moveDisk({ from, to }: Move): GameTurn {
+    const disk = this.towers[from].pop()!;
+    this.towers[to].push(disk);
+    const action = `${from} ${to}`;
+    if (this.solved()) {
+      return { feedback: 'Congratulations! You solved the Tower of Hanoi Puzzle', reward: LanguageGameReward.success, action, effective: true, outcome: 'won' };
     }
-    if (this.turn >= this.config.max_turns) {
-      const onTarget = this.towers.C.length / this.config.num_disks;
-      return this.result('You have reached the maximum number of turns.', onTarget, move, refusal === null, { terminated: true, truncated: true });
-    }
-    const reward = refusal === null ? LanguageGameReward.internalStep : LanguageGameReward.invalidAction;
-    return this.result(feedback, reward, move, refusal === null, { terminated: false, truncated: false });
+    const feedback = `At turn ${this.turn}, you moved disk ${disk} from tower ${from} to tower ${to}.`;
+    return { feedback, reward: LanguageGameReward.internalStep, action, effective: true };
   }
 
   render(mode: 'text' | 'rgb'): string | null {
@@ -91,25 +95,6 @@ class TowerOfHanoi implements Env {
 
   private solved(): boolean {
     return this.towers.C.length === this.config.num_disks;
-  }
-
-  private result(observation: string, reward: number, move: Move | null, moved: boolean, end: { terminated: boolean; truncated: boolean }): StepResult {
-    return {
-      observation,
-      reward,
-      ...end,
-      info: {
-        action: move && `${move.from} ${move.to}`,
-        suffix: this.suffix(),
-        metrics: {
-          success: this.solved(),
-          action_is_valid: move !== null,
-          action_is_effective: moved,
-          disks_on_target: this.towers.C.length / this.config.num_disks,
-        },
-        metricsAgg: { success: 'last', disks_on_target: 'last' },
-      },
-    };
   }
 
   private instructions(): string {

@@ -11,6 +11,7 @@
  */
 import { defineEnv, type Env, type ResetResult, Rng, type StepResult, z } from 'agentic';
 import { lastBoxed } from '../_gem/boxed';
+import { formatError, gameStep, type GameTurn, refused } from '../_gem/game_step';
 import { LanguageGameReward } from '../_gem/rewards';
 import { wordsOfLength } from './words';
 
@@ -87,39 +88,31 @@ class Wordle implements Env {
 
   step(response: string): StepResult {
     this.turns += 1;
+    return gameStep(this.play(response), { turn: this.turns, maxTurns: this.config.max_turns, suffix: SUFFIX });
+  }
+
+  private play(response: string): GameTurn {
     const at = `At turn ${this.turns}, you`;
     const box = lastBoxed(response, GUESS);
-    if (box === null) {
-      return this.result(`${at} did not provide a valid guess.`, LanguageGameReward.formatError, {
-        action: null,
-        terminated: true,
-        truncated: this.turns === this.config.max_turns,
-        valid: false,
-      });
-    }
+    if (box === null) return formatError(`${at} did not provide a valid guess.`);
     // GEM joins the parts of a guess split by spaces (only spaces: a tab stays and makes it too long).
     const guess = box[1]!.toUpperCase().replaceAll(' ', '');
     const length = this.config.word_length;
-    let refusal: string | null = null;
-    if (guess.length !== length) {
-      refusal = `${at} guessed ${guess} which has ${guess.length} letters but the secret word has ${length} letters.`;
-    } else if (this.config.only_real_words && !this.words.set.has(guess.toLowerCase())) {
-      refusal = `${at} guessed ${guess}, which is not a word in the word list.`;
-    } else if (this.guessed.has(guess)) {
-      refusal = `${at} guessed ${guess}, which has been already guessed before.`;
+    if (guess.length !== length) return refused(`${at} guessed ${guess} which has ${guess.length} letters but the secret word has ${length} letters.`, guess);
+    if (this.config.only_real_words && !this.words.set.has(guess.toLowerCase())) {
+      return refused(`${at} guessed ${guess}, which is not a word in the word list.`, guess);
     }
-    if (refusal !== null) return this.afterTurn(refusal, LanguageGameReward.invalidAction, guess, false);
+    if (this.guessed.has(guess)) return refused(`${at} guessed ${guess}, which has been already guessed before.`, guess);
 
     this.guessed.add(guess);
     const marks = marksFor(this.secret, guess);
     this.history.push({ guess, marks });
-    let reward = this.newGreensReward(marks);
+    const reward = this.newGreensReward(marks);
     if (guess === this.secret) {
-      reward += FOUND_SHARE;
-      const won = `Congratulations! You guessed the secret word ${this.secret} in ${this.turns} turns.`;
-      return this.result(won, reward, { action: guess, terminated: true, truncated: false, valid: true, success: true });
+      const feedback = `Congratulations! You guessed the secret word ${this.secret} in ${this.turns} turns.`;
+      return { feedback, reward: reward + FOUND_SHARE, action: guess, effective: true, outcome: 'won' };
     }
-    return this.afterTurn(`${at} guessed ${guess}\nFeedback:\n${guess}\n${pythonList(marks)}`, reward, guess, true);
+    return { feedback: `${at} guessed ${guess}\nFeedback:\n${guess}\n${pythonList(marks)}`, reward, action: guess, effective: true };
   }
 
   /** GEM's milestone reward: each position marked G for the first time pays its share of half a solve. */
@@ -132,33 +125,6 @@ class Wordle implements Env {
       }
     });
     return reward;
-  }
-
-  /** A turn that did not find the word: the game goes on, unless that was the last turn. */
-  private afterTurn(observation: string, reward: number, action: string, valid: boolean): StepResult {
-    if (this.turns >= this.config.max_turns) {
-      return this.result('You have reached the maximum number of turns.', reward, { action, terminated: true, truncated: true, valid });
-    }
-    return this.result(observation, reward, { action, terminated: false, truncated: false, valid });
-  }
-
-  private result(
-    observation: string,
-    reward: number,
-    end: { action: string | null; terminated: boolean; truncated: boolean; valid: boolean; success?: boolean },
-  ): StepResult {
-    return {
-      observation,
-      reward,
-      terminated: end.terminated,
-      truncated: end.truncated,
-      info: {
-        action: end.action,
-        suffix: SUFFIX,
-        metrics: { success: end.success ?? false, action_is_valid: end.valid, format_error: end.action === null },
-        metricsAgg: { success: 'last' },
-      },
-    };
   }
 
   render(mode: 'text' | 'rgb'): string | null {

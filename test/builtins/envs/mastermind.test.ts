@@ -67,7 +67,7 @@ describe('mastermind env', () => {
     const last = step(env, `\\boxed{${secret.join(' ')}}`);
     expect(last).toMatchObject({ reward: 1, terminated: true, truncated: false });
     expect(last.observation).toBe(`Congratulations! You guessed the correct code [${secret.join(', ')}] in 2 turns.`);
-    expect(last.info.metrics).toEqual({ success: true, action_is_valid: true, format_error: false });
+    expect(last.info.metrics).toEqual({ success: true, action_is_valid: true, action_is_effective: true });
     expect(last.info.metricsAgg).toEqual({ success: 'last' });
 
     // partial progress pays once: 2 black pegs, then 2 again (nothing), then the code (the other half)
@@ -91,7 +91,11 @@ describe('mastermind env', () => {
     env.reset(4);
     const bad = step(env, 'my guess is 1 2 3 4');
     expect(bad).toMatchObject({ observation: 'At turn 1, you did not provide a valid guess.', reward: -0.1, terminated: true, truncated: false });
-    expect(bad.info).toMatchObject({ action: null, suffix: 'Enter your guess.', metrics: { success: false, action_is_valid: false, format_error: true } });
+    expect(bad.info).toMatchObject({
+      action: null,
+      suffix: 'Enter your guess.',
+      metrics: { success: false, action_is_valid: false, action_is_effective: false },
+    });
     const last = make({ max_turns: 1 });
     last.reset(4);
     expect(step(last, '\\boxed{}')).toMatchObject({ reward: -0.1, terminated: true, truncated: true });
@@ -103,15 +107,15 @@ describe('mastermind env', () => {
     const short = step(env, '\\boxed{1 2 3}');
     expect(short).toMatchObject({ reward: 0, terminated: false, truncated: false });
     expect(short.observation).toBe('At turn 1, you guessed [1, 2, 3] which has 3 entries but the code has length 4.');
-    expect(short.info.metrics).toEqual({ success: false, action_is_valid: false, format_error: false });
+    expect(short.info.metrics).toEqual({ success: false, action_is_valid: true, action_is_effective: false });
     expect(step(env, '\\boxed{1 2 3 7}').observation).toBe('At turn 2, you guessed [1, 2, 3, 7], which has numbers outside the range 1 to 6.');
     expect(step(env, '\\boxed{01 2 3 0}').observation).toBe('At turn 3, you guessed [1, 2, 3, 0], which has numbers outside the range 1 to 6.');
     const secret = secretOf(5);
     const wrong = [...allCodes({ codeLength: 4, numNumbers: 6, duplicates: false })].find((code) => pegsFor(secret, code).black < 4)!;
-    expect(step(env, `\\boxed{${wrong.join(' ')}}`).info.metrics.action_is_valid).toBe(true);
+    expect(step(env, `\\boxed{${wrong.join(' ')}}`).info.metrics.action_is_effective).toBe(true);
     const repeat = step(env, `\\boxed{${wrong.join(' ')}}`);
     expect(repeat.observation).toBe(`At turn 5, you guessed [${wrong.join(', ')}], which has been already guessed before.`);
-    expect(repeat.info.metrics.action_is_valid).toBe(false);
+    expect(repeat.info.metrics).toMatchObject({ action_is_valid: true, action_is_effective: false });
   });
 
   test('max_turns ends the episode, terminated and truncated as GEM sets them', () => {
@@ -158,7 +162,7 @@ describe('mastermind env', () => {
       expect(seen.has(action)).toBe(false);
       seen.add(action);
       const result = step(env, action);
-      expect(result.info.metrics.action_is_valid).toBe(true);
+      expect(result.info.metrics.action_is_effective).toBe(true);
       if (result.terminated) break;
     }
   });

@@ -65,7 +65,7 @@ describe('minesweeper env', () => {
       terminated: true,
       truncated: false,
     });
-    expect(won.info.metrics).toEqual({ success: true, action_is_valid: true, format_error: false, hit_mine: false });
+    expect(won.info.metrics).toEqual({ success: true, action_is_valid: true, action_is_effective: true, hit_mine: false });
     expect(won.info.action).toBe('reveal 1 1');
   });
 
@@ -102,7 +102,7 @@ describe('minesweeper env', () => {
     step(env, '\\boxed{flag 0 0}');
     const boom = step(env, '\\boxed{reveal 0 0}');
     expect(boom).toMatchObject({ observation: 'Game over! You hit a mine at (0, 0)', reward: 0, terminated: true, truncated: false });
-    expect(boom.info.metrics).toEqual({ success: false, action_is_valid: true, format_error: false, hit_mine: true });
+    expect(boom.info.metrics).toEqual({ success: false, action_is_valid: true, action_is_effective: true, hit_mine: true });
   });
 
   test('a response with no boxed move pays -0.1 and ends the episode', () => {
@@ -110,7 +110,7 @@ describe('minesweeper env', () => {
     env.reset(2);
     const bad = step(env, '\\boxed{reveal 1,2}');
     expect(bad).toMatchObject({ observation: 'At turn 1, you did not provide a valid guess.', reward: -0.1, terminated: true, truncated: false });
-    expect(bad.info).toMatchObject({ action: null, metrics: { action_is_valid: false, format_error: true } });
+    expect(bad.info).toMatchObject({ action: null, metrics: { action_is_valid: false, action_is_effective: false } });
   });
 
   test('a move the rules refuse pays 0 and uses up the turn', () => {
@@ -118,13 +118,13 @@ describe('minesweeper env', () => {
     env.reset(0);
     const off = step(env, '\\boxed{reveal 0 5}');
     expect(off).toMatchObject({ reward: 0, terminated: false, observation: 'At turn 1, you chose cell (0, 5), which is outside the bounds of the grid.' });
-    expect(off.info.metrics.action_is_valid).toBe(false);
+    expect(off.info.metrics).toMatchObject({ action_is_valid: true, action_is_effective: false });
     step(env, '\\boxed{reveal 0 2}');
     expect(step(env, '\\boxed{reveal 0 1}').observation).toBe('At turn 3, you chose to reveal cell (0, 1), which has already been revealed.');
     expect(step(env, '\\boxed{flag 0 1}').observation).toBe('At turn 4, you chose to flag cell (0, 1), which has already been revealed.');
     const dig = step(env, '\\boxed{dig 0 3}');
     expect(dig.observation).toBe("At turn 5, you chose an invalid action 'dig'. Valid actions are 'reveal' or 'flag'.");
-    expect(dig.info.metrics.action_is_valid).toBe(false);
+    expect(dig.info.metrics).toMatchObject({ action_is_valid: true, action_is_effective: false });
     expect(step(env, '\\boxed{flag 0 4}').observation).toBe('At turn 6, you added a flag on cell (0, 4).');
     expect(step(env, '\\boxed{flag 0 4}').observation).toBe('At turn 7, you removed a flag on cell (0, 4).');
   });
@@ -158,7 +158,7 @@ describe('minesweeper env', () => {
         const action = env.sampleRandomAction();
         expect(action).toMatch(/^\\boxed\{(reveal|flag) [0-3] [0-3]\}$/);
         const result = step(env, action);
-        expect(result.info.metrics.action_is_valid).toBe(true);
+        expect(result.info.metrics.action_is_effective).toBe(true);
         if (result.terminated) break;
       }
     }

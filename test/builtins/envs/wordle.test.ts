@@ -66,7 +66,11 @@ describe('wordle env', () => {
     const marks = marksFor(secret, wrong);
     expect(first).toMatchObject({ reward: 0.2, terminated: false, truncated: false });
     expect(first.observation).toBe(`At turn 1, you guessed ${wrong}\nFeedback:\n${wrong}\n[${marks.map((m) => `'${m}'`).join(', ')}]`);
-    expect(first.info).toMatchObject({ action: wrong, suffix: 'Enter your guess.', metrics: { success: false, action_is_valid: true, format_error: false } });
+    expect(first.info).toMatchObject({
+      action: wrong,
+      suffix: 'Enter your guess.',
+      metrics: { success: false, action_is_valid: true, action_is_effective: true },
+    });
     const last = step(env, `\\boxed{${[...secret].join(' ')}}`);
     expect(last.reward).toBeCloseTo(0.8);
     expect(last).toMatchObject({ terminated: true, truncated: false, observation: `Congratulations! You guessed the secret word ${secret} in 2 turns.` });
@@ -78,7 +82,7 @@ describe('wordle env', () => {
     env.reset(2);
     const bad = step(env, 'CRANE \\boxed{CRANE1}');
     expect(bad).toMatchObject({ observation: 'At turn 1, you did not provide a valid guess.', reward: -0.1, terminated: true, truncated: false });
-    expect(bad.info).toMatchObject({ action: null, suffix: 'Enter your guess.', metrics: { action_is_valid: false, format_error: true } });
+    expect(bad.info).toMatchObject({ action: null, suffix: 'Enter your guess.', metrics: { action_is_valid: false, action_is_effective: false } });
   });
 
   test('a guess the rules refuse pays 0 and uses up the turn; only_real_words refuses words not in the list', () => {
@@ -90,17 +94,17 @@ describe('wordle env', () => {
       terminated: false,
       observation: 'At turn 1, you guessed CRANES which has 6 letters but the secret word has 5 letters.',
     });
-    expect(long.info.metrics.action_is_valid).toBe(false);
+    expect(long.info.metrics).toMatchObject({ action_is_valid: true, action_is_effective: false });
     expect(step(env, '\\boxed{QZXVK}').observation).toBe('At turn 2, you guessed QZXVK, which is not a word in the word list.');
     const secret = secretOf(4);
     const word = secret === 'CRANE' ? 'HOUSE' : 'CRANE';
-    expect(step(env, `\\boxed{${word}}`).info.metrics.action_is_valid).toBe(true);
+    expect(step(env, `\\boxed{${word}}`).info.metrics.action_is_effective).toBe(true);
     expect(step(env, `\\boxed{${word}}`).observation).toBe(`At turn 4, you guessed ${word}, which has been already guessed before.`);
 
     const loose = make({ only_real_words: false });
     loose.reset(4);
     const nonsense = step(loose, '\\boxed{QZXVK}');
-    expect(nonsense.info.metrics.action_is_valid).toBe(true);
+    expect(nonsense.info.metrics.action_is_effective).toBe(true);
     expect(nonsense.observation).toStartWith('At turn 1, you guessed QZXVK\nFeedback:\nQZXVK\n');
   });
 
@@ -134,7 +138,7 @@ describe('wordle env', () => {
       expect(seen.has(action)).toBe(false);
       seen.add(action);
       const result = step(env, action);
-      expect(result.info.metrics.action_is_valid).toBe(true);
+      expect(result.info.metrics.action_is_effective).toBe(true);
       if (result.terminated) break;
     }
   });
