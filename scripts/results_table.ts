@@ -100,14 +100,21 @@ export function writeResults(results: readonly Result[], file = join(ROOT, RESUL
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
 const f3 = (x: number) => x.toFixed(3);
 
-/** The runs of one table row: the same task, command and hardware, in the file's order. */
+/**
+ * The runs of one table row: the same task, command, hardware and held-out episodes (a suite, or
+ * episodes drawn by seed, score different episodes), one run per seed: a later run of a seed
+ * stands in for the earlier, so "over k seeds" counts k different seeds. The latest run is last.
+ */
 export function groupedRuns(results: readonly Result[]): Result[][] {
-  const groups = new Map<string, Result[]>();
+  const groups = new Map<string, Map<number, Result>>();
   for (const r of results) {
-    const key = JSON.stringify([r.task, r.command, r.hardware, r.matmul]);
-    groups.set(key, [...(groups.get(key) ?? []), r]);
+    const key = JSON.stringify([r.task, r.command, r.hardware, r.matmul, r.held_out.suite]);
+    const bySeed = groups.get(key) ?? new Map<number, Result>();
+    bySeed.delete(r.seed);
+    bySeed.set(r.seed, r);
+    groups.set(key, bySeed);
   }
-  return [...groups.values()];
+  return [...groups.values()].map((bySeed) => [...bySeed.values()]);
 }
 
 /** The held-out cell of a row: one run's success and interval, or the mean and range of several. */
@@ -120,7 +127,7 @@ function heldOutCell(runs: readonly Result[]): string {
   return `${f3(mean)} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})`;
 }
 
-/** The markdown table, one row per task, command and hardware, in the order first measured. */
+/** The markdown table, one row per task, command, hardware and held-out episodes, in the order first measured. */
 export function renderResultsTable(results: readonly Result[]): string {
   const rows = groupedRuns(results).map((runs) => {
     const last = runs.at(-1)!;

@@ -41,6 +41,22 @@ describe('results/learning.jsonl', () => {
     expect(single).toContain('| 0.900 [0.850, 0.930] (200 episodes of frozen_lake/v1, step 250) | 501 s |');
   });
 
+  test('a rerun of a seed stands in for the earlier run; another suite is another row', () => {
+    const rerun = { ...run(1, 0.8), date: '2026-11-29' };
+    const rows = renderResultsTable([run(1, 0.9), run(2, 0.96), rerun])
+      .split('\n')
+      .slice(2);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain('| 0.880 mean, 0.800-0.960 over 2 seeds (200 episodes of frozen_lake/v1, step 250) |');
+    expect(rows[0]).toContain('| 2026-11-29 (abcdef1) |');
+    const bySeed = { ...run(3, 0.7), held_out: { ...run(3, 0.7).held_out, suite: null, episodes: 256 } };
+    const split = renderResultsTable([run(1, 0.9), bySeed])
+      .split('\n')
+      .slice(2);
+    expect(split).toHaveLength(2);
+    expect(split[1]).toContain('| 0.700 [0.650, 0.730] (256 episodes by seed, step 250) |');
+  });
+
   test('a bad line is named by its number', () => {
     const file = join(scratch(), 'learning.jsonl');
     writeFileSync(file, `${JSON.stringify(run(1, 0.9))}\n${JSON.stringify({ ...run(2, 0.9), seed: 'two' })}\n`);
