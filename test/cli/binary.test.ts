@@ -199,18 +199,19 @@ describe('the compiled binary in an empty folder', () => {
     expect(stderr.trim()).toBe(`error: config 'nope' not found in configs/ or built in; available: ${SHIPPED.join(', ')}`);
   });
 
-  test('the shipped configs that read shipped data play from the binary: WebShop, arithmetic, search over the corpus', async () => {
+  test('the shipped configs that read shipped data play from the binary: WebShop, arithmetic, search over the corpus, the embedded suites', async () => {
     const cwd = scratch();
-    for (const [name, tag] of [
-      ['webshop', 'WebShopVal'],
-      ['tool_use', 'ArithmeticVal'],
-      ['agentfly_search_rpp', 'SearchQAVal'],
+    // webshop names val_suite webshop/v1: eval plays all of its 59 episodes, read from the binary
+    for (const [name, tag, episodes] of [
+      ['webshop', 'WebShopVal', 59],
+      ['tool_use', 'ArithmeticVal', 2],
+      ['agentfly_search_rpp', 'SearchQAVal', 2],
     ] as const) {
       const small = ['--policy', 'random', 'val_batch_size=2', 'val_env_manager.num_env_groups=2', '--out', join(cwd, `${name}.json`)];
       const { code, stdout, stderr } = await agentic(['eval', '--config-name', name, ...small], { bin, cwd, env: { PATH: '/usr/bin:/bin', HOME: home } });
       // the config's name and stderr travel with the exit code, so a failure says which and why
       expect({ name, code, stderr }).toMatchObject({ name, code: 0 });
-      expect(stdout).toMatch(new RegExp(`^${tag} +2 `, 'm'));
+      expect(stdout).toMatch(new RegExp(`^${tag} +${episodes} `, 'm'));
     }
   });
 
