@@ -75,6 +75,9 @@ function savedFrom(saved: SavedEpisode, replay: Replay): SavedEpisode {
   return {
     tag: saved.tag,
     seed: saved.seed,
+    // what the reset needs besides the seed, so the episodes file it writes replays again
+    ...(saved.draw === undefined ? {} : { draw: saved.draw }),
+    ...(saved.suiteEpisode === undefined ? {} : { suiteEpisode: saved.suiteEpisode }),
     instruction: replay.instruction,
     // an env that does not say which action it parsed gets no action field, not null ("none parsed")
     turns: replay.turns.map((t) => ({

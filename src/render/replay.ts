@@ -13,7 +13,7 @@ import type { AgenticConfig } from '../config/schema';
 import { AgenticError, PluginError } from '../errors';
 import { GuardedEnv } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
-import type { EpisodeDraw, MetricAgg, MetricValue, RgbFrame } from '../sdk/types';
+import type { EpisodeDraw, MetricAgg, MetricValue, RgbFrame, SuiteEpisode } from '../sdk/types';
 import type { EndReason } from '../rollout/types';
 
 /** A turn as saved: the response is required, the rest is checked when present. */
@@ -29,6 +29,8 @@ export interface RecordedEpisode {
   seed: number;
   /** Reset's second argument when an env manager played it (datasets read in epochs). */
   draw?: EpisodeDraw;
+  /** The suite episode it replayed (reset's options.episode), when validation played a val_suite. */
+  suiteEpisode?: SuiteEpisode;
   turns: readonly RecordedTurn[];
   finalObservation?: string;
   endReason?: EndReason;
@@ -122,7 +124,7 @@ export async function replayEpisode(
   };
 
   try {
-    const reset = await env.reset(episode.seed, episode.draw);
+    const reset = await env.reset(episode.seed, episode.draw, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined);
     if (reset.failure) {
       if (recordingFailed && episode.turns.length === 0) {
         return { instruction: '', turns: [], finalObservation: '', endReason: 'env_failure', failure: reset.failure.reason, frames: null, captions: [] };

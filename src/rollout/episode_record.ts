@@ -98,6 +98,7 @@ export function recordEpisode(task: EpisodeTask, outcome: EpisodeOutcome): Episo
     episodeId: task.episodeId,
     seed: task.seed,
     ...(task.draw === undefined ? {} : { draw: task.draw }),
+    ...(task.episode === undefined ? {} : { suiteEpisode: task.episode }),
     trajGroupId: id,
     trajId: `${id}_${task.envId}`,
     instruction,

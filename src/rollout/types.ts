@@ -8,7 +8,7 @@
  * `responseMask[t]`.
  */
 import type { EnvManagerKind } from '../config/schema';
-import type { EpisodeDraw, MetricAgg, MetricValue } from '../sdk/types';
+import type { EpisodeDraw, MetricAgg, MetricValue, SuiteEpisode } from '../sdk/types';
 
 export type RolloutMode = 'train' | 'val';
 
@@ -57,6 +57,8 @@ export interface Episode {
   seed: number;
   /** The episode's place in its tag's stream, reset's second argument (absent: reset by the seed alone). */
   draw?: EpisodeDraw;
+  /** The suite episode it replayed (validation with val_suite), reset's options.episode: a replay needs it. */
+  suiteEpisode?: SuiteEpisode;
   /** Same for all episodes of a group that started from the same state: `tag_group_episode_seed`. */
   trajGroupId: string;
   /** `trajGroupId_envId`. */

@@ -1,11 +1,13 @@
 import { describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load';
+import { loadSuite } from '../../src/config/suites';
 import { defaultTokenizer } from '../../src/model/default_tokenizer';
 import { PluginError } from '../../src/errors';
 import { defineEnv } from '../../src/sdk/define';
 import { PluginHost } from '../../src/host/plugin_host';
 import { checkDefinition } from '../../src/host/registry';
+import { savedEpisodeOf } from '../../src/render/episodes_file';
 import { replayEpisode, ReplayError } from '../../src/render/replay';
 import { ChatFormat } from '../../src/rollout/chat';
 import { EnvManager } from '../../src/rollout/env_manager';
@@ -185,5 +187,22 @@ val_env_manager: {num_env_groups: 1, group_size: 1, tags: [Counter]}
     const error = await replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'draw-text' }] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginError);
     expect((error as Error).message).toStartWith('episode (Counter, seed 1): env Counter: render() returned a malformed result');
+  });
+});
+
+describe('replaying a suite episode', () => {
+  test('validation on a val_suite records the suite entry; the replay resets with it, the saved file keeps it', async () => {
+    const suite = { ...config, val_suite: 'frozen_lake/v1', val_env_manager: { ...config.val_env_manager, tags: ['Lake'] } };
+    const chat = new ChatFormat(defaultTokenizer());
+    const manager = await EnvManager.build('val', suite, host);
+    const played = await manager.collect(4, new RandomPolicy(chat), chat).finally(() => manager.close());
+    const first = played.episodes[0]!;
+    expect(first.suiteEpisode).toEqual(loadSuite('frozen_lake/v1').episodes[0]!);
+    const replay = await replayEpisode(suite, host, first);
+    expect(replay.turns.map((t) => t.observation)).toEqual(first.turns.map((t) => t.observation));
+    expect(savedEpisodeOf(first).suiteEpisode).toEqual(first.suiteEpisode);
+    // the seed alone draws another lake
+    const { suiteEpisode: _, ...bySeed } = first;
+    await expect(replayEpisode(suite, host, bySeed)).rejects.toThrow(ReplayError);
   });
 });
