@@ -96,6 +96,9 @@ export default command(
         await evaluateOne(args, overrides, checkpoints[0], host, passes, args.out);
         return 0;
       }
+      // a pooled result that cannot be written is said before any checkpoint is played
+      const path = args.out ?? 'eval.json';
+      checkOutputPath(path);
       const { heldOut, heldOutLine } = await import('../rollout/held_out');
       const results: Array<{ checkpoint: string; result: EvaluationResult }> = [];
       for (const given of checkpoints) results.push(await evaluateOne(args, overrides, given, host, passes, undefined));
@@ -105,8 +108,6 @@ export default command(
       );
       for (const r of results) out(heldOutLine(r.checkpoint, r.result.json.held_out));
       out(heldOutLine(`pooled over ${results.length} checkpoints`, pooled));
-      const path = args.out ?? 'eval.json';
-      checkOutputPath(path);
       const json = { checkpoints: results.map((r) => ({ checkpoint: r.checkpoint, held_out: r.result.json.held_out })), pooled };
       writeFileAtomic(path, `${JSON.stringify(json, null, 2)}\n`);
       log.info(`wrote ${path}`);
