@@ -70,7 +70,7 @@ export default command(
       seeds: {
         type: 'string',
         valueHint: 'N',
-        description: 'Play the episodes N times, with seeds seed .. seed+N-1; the intervals pool every pass (default 1)',
+        description: 'Play the episodes N times, with seeds seed .. seed+N-1, the intervals pooling every pass (default 1); N > 1 needs sampled decoding',
       },
       out: {
         type: 'string',
@@ -121,7 +121,7 @@ EXAMPLES
   agentic eval --config-name frozen_lake pretrain=path/to/hf_folder val_batch_size=64
   agentic eval --checkpoint output/frozen_lake/checkpoints/checkpoint-50 val_batch_size=64
   agentic eval --config-name frozen_lake --checkpoint auto
-  agentic eval --checkpoint output/agentic/checkpoints/checkpoint-250 --seeds 3
+  agentic eval --checkpoint output/agentic/checkpoints/checkpoint-250 --seeds 3 val_env_manager.generating_args.do_sample=true val_env_manager.generating_args.temperature=1
   agentic eval --checkpoint runs/seed1/checkpoint-250 --checkpoint runs/seed2/checkpoint-250 --out pooled.json
   agentic eval --config-name frozen_lake val_env_manager.llm_proxy.proxy_type=sglang val_env_manager.llm_proxy.proxy_config.base_url=http://127.0.0.1:30000`,
 );
