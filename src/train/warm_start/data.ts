@@ -78,13 +78,14 @@ async function stateRows(
   host: PluginHost,
   chat: ChatFormat,
   options: StateRowsOptions,
-): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number; worked: number }> {
+): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number; played: number; worked: number }> {
   const ids: Int32Array[] = [];
   const masks: Uint8Array[] = [];
   let questions = 0;
+  let played = 0;
   let worked = 0;
   const { state_questions: perState, think } = config.warm_start;
-  if (perState === 0 && !think) return { ids, masks, questions, worked };
+  if (perState === 0 && !think) return { ids, masks, questions, played, worked };
   const manager = config.train_env_manager;
   const stop = chat.stopTokenIds[0]!;
   const context = host.envContext();
@@ -105,6 +106,7 @@ async function stateRows(
     episodeMasks.push(mask);
   };
   const endEpisode = (solved: boolean) => {
+    played += 1;
     if (solving ? solved : !(dropSolved && solved)) {
       ids.push(...episodeIds);
       masks.push(...episodeMasks);
@@ -174,7 +176,7 @@ async function stateRows(
           push(chat.firstTurn(system, first), `<think>${notes.value}</think>${action.response}`, options.readingOnly ? 'notes' : 'all');
         }
         const result = await env.step(action.response);
-        if (result.failure) break;
+        // a failed step comes back truncated, never solved
         if (result.terminated || result.truncated) {
           solved = result.terminated && Number(result.info.metrics.success) === 1;
           break;
@@ -187,7 +189,7 @@ async function stateRows(
     }
     await env.close();
   }
-  return { ids, masks, questions, worked };
+  return { ids, masks, questions, played, worked };
 }
 
 /**
@@ -281,11 +283,11 @@ export async function workedRows(
  * will sample. Played straight on the envs (the step-wise prompts think requires), on their own seed stream.
  */
 async function workedRowsWithNotes(config: AgenticConfig, host: PluginHost, chat: ChatFormat) {
-  const played = config.warm_start.worked_examples;
-  if (played === 0) return { ids: [], masks: [], count: { played: 0, solved: 0 } };
+  const wanted = config.warm_start.worked_examples;
+  if (wanted === 0) return { ids: [], masks: [], count: { played: 0, solved: 0 } };
   await requireSolutions(config, host);
-  const rows = await stateRows(config, host, chat, { stream: ['warm_start', 'worked'], episodes: played, readingOnly: false, actions: 'solution' });
-  return { ids: rows.ids, masks: rows.masks, count: { played, solved: rows.worked } };
+  const rows = await stateRows(config, host, chat, { stream: ['warm_start', 'worked'], episodes: wanted, readingOnly: false, actions: 'solution' });
+  return { ids: rows.ids, masks: rows.masks, count: { played: rows.played, solved: rows.worked } };
 }
 
 /** The warm start's rows: worked examples, state rows and random-action rows, as the settings ask. */
