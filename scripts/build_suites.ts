@@ -9,7 +9,7 @@
  * - sokoban/v1 (configs/sokoban_compact.yaml): 200 rooms of the SimpleSokoban tag, the same way.
  * - tool_use/v1 (configs/calculator.yaml): arithmetic/val's 200 questions, none of which
  *   arithmetic/train asks.
- * - webshop/v1 (configs/webshop.yaml): the shipped catalog's val goals whose product no train
+ * - webshop/v1 (configs/webshop.yaml, and webshop_compact.yaml since): the shipped catalog's val goals whose product no train
  *   goal asks for (the train env skips val products besides: hold_out_products).
  *
  * test/config/suites.test.ts checks what this promises against the shipped configs as they are.

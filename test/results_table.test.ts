@@ -84,7 +84,7 @@ describe('learn:all', () => {
     ]);
     const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts;
     expect(scripts['learn:all']).toBe('bun scripts/experiments/learn.ts --all');
-    expect(scripts['learn:webshop']).toBe('bun scripts/experiments/learn.ts webshop');
+    expect(scripts['learn:webshop']).toBe('bun scripts/experiments/learn.ts webshop_compact');
   });
 
   test('bad arguments are one-line errors', () => {

@@ -5,7 +5,7 @@
  * train configs/sokoban_compact.yaml with GiGPO and with GRPO; `learn:calculator` trains
  * configs/calculator.yaml; `learn:calculator_hermes` the same task with function calling, and
  * `learn:calculator_agent` the openai-client agent of examples/agents from that run's base;
- * `learn:webshop` trains configs/webshop.yaml, the simulated store; `learn:guess_the_number` and
+ * `learn:webshop` trains configs/webshop_compact.yaml, the simulated store; `learn:guess_the_number` and
  * `learn:mastermind` train GEM's games, configs/gem_*.yaml).
  *
  * Trains the shipped config end to end (warm start included) exactly as `agentic train` does,
@@ -44,7 +44,8 @@ import { appendResult, type Result, ROOT, writeResultPages } from '../results_ta
 const TARGETS: Record<string, { success: number; seconds: number }> = {
   agentic: { success: 0.95, seconds: 600 },
   sokoban_compact: { success: 0.8, seconds: 3600 },
-  webshop: { success: 0.5, seconds: 3600 },
+  // held-out goals over products no training goal asks for
+  webshop_compact: { success: 0.5, seconds: 3600 },
   // held-out arithmetic/val accuracy, from a warm start of at most 200 worked examples
   calculator: { success: 0.95, seconds: 1800 },
 };
@@ -57,7 +58,8 @@ const TASKS: Record<string, string> = {
   agentic: 'FrozenLake 4x4',
   sokoban_compact: 'Sokoban 6x6, one box',
   calculator: 'Arithmetic with a calculator',
-  webshop: 'WebShop, simulated store',
+  webshop_compact: 'WebShop, simulated store',
+  webshop: 'WebShop, simulated store (text pages)',
   gem_guess_the_number: "GEM's Guess The Number, 1-20 in 5 guesses",
   gem_mastermind: "GEM's Mastermind, 2 digits of 6 in 5 guesses",
 };

@@ -19,7 +19,7 @@ const SUITES = [
   ['frozen_lake/v1', 'agentic'],
   ['sokoban/v1', 'sokoban_compact'],
   ['tool_use/v1', 'calculator'],
-  ['webshop/v1', 'webshop'],
+  ['webshop/v1', 'webshop_compact'],
 ] as const;
 
 async function valEnv(config: AgenticConfig) {
@@ -84,12 +84,15 @@ describe('pinned evaluation suites', () => {
     expect(loadRows('arithmetic/train', ROOT).filter((row) => suite.has(row.question))).toEqual([]);
   }, 60_000);
 
-  test("WebShop's training never asks for a product of a suite goal", async () => {
-    const config = await shipped('webshop');
+  test("WebShop's training never asks for a product of a suite goal (ROLL's recipe and the compact one)", async () => {
     const held = new Set(loadSuite('webshop/v1').episodes.map((e) => e.asin));
-    const resets = (await trainingResets(config, host)).slice(0, 2000);
-    const asked = await episodesOf(config, host, config.train_env_manager.tags[0]!, resets);
-    expect(asked.filter((e: SuiteEpisode) => held.has(e.asin as string))).toEqual([]);
+    for (const name of ['webshop', 'webshop_compact']) {
+      const config = await shipped(name);
+      expect(config.val_suite).toBe('webshop/v1');
+      const resets = (await trainingResets(config, host)).slice(0, 2000);
+      const asked = await episodesOf(config, host, config.train_env_manager.tags[0]!, resets);
+      expect(asked.filter((e: SuiteEpisode) => held.has(e.asin as string))).toEqual([]);
+    }
   }, 60_000);
 
   test('validation replays the suite: the group episode of rank r gets entry r', async () => {

@@ -44,15 +44,18 @@ import {
   Rng,
   type StepResult,
   type SuiteEpisode,
+  type WarmStartHooks,
   z,
 } from 'agentic';
 import type { Goal, Product } from './catalog';
 import { goalEpisode, goalOf } from './suite';
 import type { Element } from './html';
-import { OBSERVATION_MODES, availableActions, observe } from './observation';
+import { compactLabel, compactPage, findCompact } from './compact';
+import { expertAction } from './expert';
+import { ENV_OBSERVATION_MODES, availableActions, observe } from './observation';
 import { donePage, type Purchase, renderPage } from './pages';
 import { scorePurchase, type PurchaseScore } from './scoring';
-import { Shop, type Outcome } from './shop';
+import { type Clickable, Shop, type Outcome } from './shop';
 import { openStore, type Store } from './store';
 import { squish } from './text';
 import { pageUrl } from './url';
@@ -79,9 +82,11 @@ const Config = z
         "Skip every goal whose product also has a goal in the other split, so no instruction of one split asks for a product of the other's (the train split then never asks for a held-out product).",
       ),
     observation_mode: z
-      .enum(OBSERVATION_MODES)
+      .enum(ENV_OBSERVATION_MODES)
       .default('text')
-      .describe("WebShop's observation mode: html (the page's HTML), text (its texts joined by [SEP]), text_rich (buttons marked), url (its address)."),
+      .describe(
+        "WebShop's observation mode: html (the page's HTML), text (its texts joined by [SEP]), text_rich (buttons marked), url (its address); or compact, agentic's own: the page in a few lines with its buttons in [brackets] and no actions line, for small policies.",
+      ),
     num_products: z
       .int()
       .positive()
@@ -145,7 +150,7 @@ function parseAction(content: string): Action | null {
   return { verb: match[1]!.toLowerCase() as Action['verb'], argument: squish(match[2]!) };
 }
 
-class WebShop implements Env {
+class WebShop implements Env, WarmStartHooks {
   private readonly store: Store;
   private readonly goals: Goal[];
   private shop: Shop;
@@ -233,7 +238,7 @@ class WebShop implements Env {
       if (action.argument === '') return this.invalid(written, 'The search query is empty.');
       outcome = this.shop.search(action.argument);
     } else {
-      const button = this.shop.find(action.argument);
+      const button = this.compact ? findCompact(this.shop, action.argument) : this.shop.find(action.argument);
       if (!button) return this.invalid(`click[${action.argument}]`, `There is no button [${action.argument}] on this page.`);
       written = `click[${button.label}]`;
       outcome = this.shop.click(button);
@@ -293,13 +298,15 @@ class WebShop implements Env {
 
   /** The page in the observation mode, without the actions line. */
   private pageText(page: Element): string {
-    return observe(this.config.observation_mode, { page, url: pageUrl(this.shop, this.session, this.purchase !== null), visited: this.shop.visited });
+    const mode = this.config.observation_mode;
+    if (mode === 'compact') return compactPage(this.shop, this.goal?.instruction ?? '', this.purchase, this.config.max_text_chars);
+    return observe(mode, { page, url: pageUrl(this.shop, this.session, this.purchase !== null), visited: this.shop.visited });
   }
 
   /** The page as ROLL shows it: the mode's observation, then the actions it allows. */
   private page(): string {
     const page = this.currentPage();
-    return this.pageText(page) + actionsLine(page);
+    return this.pageText(page) + this.actionsLine(page);
   }
 
   /**
@@ -316,7 +323,12 @@ class WebShop implements Env {
       if (this.config.num_prev_obs >= i && this.previousPages.length >= i) parts.push(this.previousPages.at(-i)!);
     }
     this.previousPages.push(page);
-    return parts.reverse().join(' [SEP] ') + actionsLine(current);
+    return parts.reverse().join(' [SEP] ') + this.actionsLine(current);
+  }
+
+  /** ROLL's line of the actions the page allows; the compact mode shows its buttons in the page instead. */
+  private actionsLine(page: Element): string {
+    return this.compact ? '' : `\nAvailable actions: ${availableActions(page).join(', ')}`;
   }
 
   render(mode: 'text' | 'rgb'): string | null {
@@ -325,15 +337,37 @@ class WebShop implements Env {
 
   close(): void {}
 
+  /**
+   * A valid action at random: on the search page a search for a run of two to eight of the
+   * instruction's words (copying from the page, never the query the goal was written for),
+   * elsewhere a click on one of the page's buttons.
+   */
   sampleRandomAction(): string {
     let action: string;
     if (this.shop.canSearch) {
-      const product = this.randomActions.choice(this.store.catalog.products);
-      action = `search[${product.query || product.title.split(' ').slice(0, 3).join(' ') || product.asin}]`;
+      const words = (this.goal?.instruction ?? '').split(' ').filter((w) => w !== '');
+      const length = Math.min(words.length, this.randomActions.intBetween(2, 8));
+      const start = this.randomActions.int(words.length - length + 1);
+      action = `search[${words.slice(start, start + length).join(' ') || 'shoes'}]`;
     } else {
-      action = `click[${this.randomActions.choice(this.shop.clickables()).label}]`;
+      action = `click[${this.label(this.randomActions.choice(this.shop.clickables()))}]`;
     }
     return this.wrap(action);
+  }
+
+  /** The worked solution's action on the current page (expert.ts); null once the episode is over. */
+  solutionAction(): string | null {
+    if (!this.goal || this.purchase) return null;
+    return this.wrap(expertAction(this.shop, this.goal, (button) => this.label(button)));
+  }
+
+  private get compact(): boolean {
+    return this.config.observation_mode === 'compact';
+  }
+
+  /** A button as the page names it: compact pages number their products. */
+  private label(button: Clickable): string {
+    return this.compact ? compactLabel(this.shop, button) : button.label;
   }
 
   /** `action` in a response form the configured pattern reads back as `action`. */
@@ -341,10 +375,6 @@ class WebShop implements Env {
     const forms = [`<answer>${action}</answer>`, `<think>I will ${action}.</think><answer>${action}</answer>`, action];
     return forms.find((form) => parseAnswer(form, { pattern: this.config.action_pattern }).content === action) ?? forms[0]!;
   }
-}
-
-function actionsLine(page: Element): string {
-  return `\nAvailable actions: ${availableActions(page).join(', ')}`;
 }
 
 function roundScore(reward: number): string {

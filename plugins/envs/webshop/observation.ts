@@ -17,6 +17,8 @@ import { type Element, elements, hasClass, toHtml, visibleTexts } from './html';
 
 export const OBSERVATION_MODES = ['html', 'text', 'text_rich', 'url'] as const;
 export type ObservationMode = (typeof OBSERVATION_MODES)[number];
+/** WebShop's modes and agentic's compact one (compact.ts), which reads the shop rather than the page. */
+export const ENV_OBSERVATION_MODES = [...OBSERVATION_MODES, 'compact'] as const;
 
 /** What a mode may read: the page, its address and the asins opened since the last search page. */
 export interface View {

@@ -6,7 +6,7 @@ import { buildCatalog, parsePrices, type Product } from '../../../plugins/envs/w
 import { SearchIndex } from '../../../plugins/envs/webshop/search';
 import { THINK_ANSWER_PATTERN } from '../../../src/sdk/answer';
 import { PluginHost } from '../../../src/host/plugin_host';
-import type { Env, ResetResult, StepResult } from '../../../src/sdk/types';
+import type { Env, ResetResult, StepResult, WarmStartHooks } from '../../../src/sdk/types';
 import { generateCatalog } from '../../../plugins/envs/webshop/_generate/catalog';
 import { ROOT, scratch } from '../../helpers';
 import { beforeReset, guarded, guardedAfter, stepAfterEnd } from './guarded';
@@ -64,7 +64,7 @@ describe('webshop env on the shipped catalog', () => {
     };
     expect(play(5)).toEqual(play(5));
     // pinned: the seeded Rng draws the same goal on every machine
-    expect([0, 12345].map((seed) => (reset(make(), seed).info.goal as { id: string }).id)).toEqual(['B0ODD1DYOQ#0', 'B0BV4B2RK5#0']);
+    expect([0, 12345].map((seed) => (reset(make(), seed).info.goal as { id: string }).id)).toEqual(['B0QIZ5PFIR#1', 'B065ALMKBP#0']);
     const goals = new Set(Array.from({ length: 30 }, (_, s) => goalOf(reset(make(), s)).asin));
     expect(goals.size).toBeGreaterThan(20);
   });
@@ -214,6 +214,56 @@ describe('webshop env on the shipped catalog', () => {
     expect([a.sampleRandomAction(), a.sampleRandomAction()]).toEqual([b.sampleRandomAction(), b.sampleRandomAction()]);
   });
 
+  test("a random search is a run of two to eight of the instruction's words", () => {
+    const env = make();
+    for (let seed = 0; seed < 20; seed++) {
+      const instruction = instructionOf(reset(env, seed));
+      const query = /search\[(.*)\]/.exec(env.sampleRandomAction())![1]!;
+      expect(query.split(' ').length).toBeGreaterThanOrEqual(2);
+      expect(query.split(' ').length).toBeLessThanOrEqual(8);
+      expect(` ${instruction} `).toContain(` ${query} `);
+    }
+  });
+
+  test('the worked solution searches the instruction up to its options, skips products that lack one, and buys', () => {
+    const env = make({ hold_out_products: true, max_steps: 15 }) as Env & WarmStartHooks;
+    let solved = 0;
+    let wentBack = 0;
+    for (let seed = 0; seed < 60; seed++) {
+      const instruction = instructionOf(reset(env, seed));
+      const actions: string[] = [];
+      for (let action = env.solutionAction!(); action !== null; action = env.solutionAction!()) {
+        actions.push(action);
+        const step = act(env, /<answer>(.*)<\/answer>/.exec(action)![1]!);
+        expect(step.info.metrics.action_is_valid).toBe(true);
+        if (step.terminated || step.truncated) {
+          solved += Number(step.info.metrics.success);
+          break;
+        }
+      }
+      expect(actions[0]).toBe(`<answer>search[${instruction.split(/, with |, and price /)[0]}]</answer>`);
+      const back = actions.indexOf('<answer>click[< Prev]</answer>');
+      if (back !== -1) {
+        wentBack++;
+        // back on the results, the next product opened is one not opened before
+        expect(actions[back + 1]).toMatch(/click\[B0/);
+        expect(actions.slice(0, back)).not.toContain(actions[back + 1]);
+      }
+    }
+    expect(wentBack).toBeGreaterThan(5);
+    expect(solved).toBeGreaterThanOrEqual(55);
+    expect(env.solutionAction!()).toBeNull();
+  });
+
+  test('in compact mode the worked solution and random clicks name products by their number on the page', () => {
+    const env = make({ observation_mode: 'compact', results_per_page: 3 }) as Env & WarmStartHooks;
+    reset(env, 0);
+    act(env, /<answer>(.*)<\/answer>/.exec(env.solutionAction!()!)![1]!);
+    expect(env.solutionAction!()).toBe('<answer>click[1]</answer>');
+    const clicks = new Set(Array.from({ length: 40 }, () => env.sampleRandomAction()));
+    expect(clicks).toEqual(new Set(['1', '2', '3', 'Next >', 'Back to Search'].map((b) => `<answer>click[${b}]</answer>`)));
+  });
+
   test('the split config picks train or val goals', () => {
     const asins = (split: string) => new Set(Array.from({ length: 40 }, (_, s) => goalOf(reset(make({ split }), s)).asin));
     const train = asins('train');
@@ -226,7 +276,7 @@ describe('webshop env on the shipped catalog', () => {
     const data = join(ROOT, 'plugins/envs/webshop/data');
     expect(readFileSync(join(data, 'products.json'), 'utf8')).toBe(generated.products);
     expect(readFileSync(join(data, 'goals.json'), 'utf8')).toBe(generated.goals);
-    expect(generated.products.length + generated.goals.length).toBeLessThan(500_000);
+    expect(generated.products.length + generated.goals.length).toBeLessThan(700_000);
     const catalog = buildCatalog(JSON.parse(generated.products), 'p', JSON.parse(generated.goals), 'g');
     expect(catalog.products.length).toBeGreaterThanOrEqual(250);
     expect(new Set(catalog.products.map((p) => p.query)).size).toBeGreaterThanOrEqual(24);

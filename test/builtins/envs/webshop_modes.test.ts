@@ -1,5 +1,5 @@
 /**
- * WebShop's observation modes (html, text, text_rich, url) over the simulated shop, and the other
+ * WebShop's observation modes (html, text, text_rich, url, and agentic's compact) over the simulated shop, and the other
  * keys of ROLL's WebShop env: what a search page, a results page and an item page look like in
  * each mode, on the small fixture catalog, for a fixed seed.
  */
@@ -70,6 +70,35 @@ describe('webshop observation modes', () => {
     expect(pages.chosen).toBe(`You have clicked jade green.\n${item('[clicked button] jade green [clicked button_]')}`);
   });
 
+  test('compact: the page in a few lines, buttons in [brackets], an opened product and a chosen value marked, no actions line', () => {
+    const pages = tour({ observation_mode: 'compact' });
+    expect(pages.start).toBe(`${INSTRUCTION}\n[Search]`);
+    const results = (mark: string) =>
+      `${INSTRUCTION}\n[1] Kettleworth Cast Iron Teapot with Infuser $24.50${mark}\n[2] Porcelain Teapot, Dishwasher Safe $15.00 to $19.00\n[Back to Search]`;
+    expect(pages.results).toBe(results(''));
+    expect(pages.back).toBe(results(' (seen)'));
+    const item = (jade: string) =>
+      `${INSTRUCTION}\ncolor: [black] [jade green]${jade}\nsize: [34 oz] [40 oz]\nKettleworth Cast Iron Teapot with Infuser $24.50\n[Buy Now] [< Prev] [Back to Search]`;
+    expect(pages.item).toBe(item(''));
+    expect(pages.chosen).toBe(item(' (chosen)'));
+    expect(pages.reviews).toBe(`${INSTRUCTION}\nPours without dripping. Heavier than I thought.\n[< Prev] [Back to Search]`);
+    expect(pages.done).toBe('You bought B0TEAPOT01; score 0.5');
+  });
+
+  test('compact: a product is clicked by its number on the page (or its asin); Next > and < Prev show where there are pages either side', () => {
+    const env = make({ ...FILES, observation_mode: 'compact', results_per_page: 1 });
+    env.reset(0);
+    expect(act(env, 'search[teapot]').split('\n').at(-1)).toBe('[Next >] [Back to Search]');
+    const second = act(env, 'click[Next >]');
+    expect(second.split('\n').slice(1)).toEqual(['[1] Kettleworth Cast Iron Teapot with Infuser $24.50', '[< Prev] [Back to Search]']);
+    const opened = env.step('<answer>click[1]</answer>') as StepResult;
+    expect(opened.info.action).toBe('click[B0TEAPOT01]');
+    expect(opened.observation).toContain('\nKettleworth Cast Iron Teapot with Infuser $24.50\n[Buy Now]');
+    act(env, 'click[< Prev]');
+    expect((env.step('<answer>click[2]</answer>') as StepResult).info.metrics.action_is_valid).toBe(false);
+    expect(act(env, 'click[b0teapot01]')).toContain('[Buy Now]');
+  });
+
   test("url: WebShop's addresses, the session being the goal's index", () => {
     const pages = tour({ observation_mode: 'url' });
     const line = (observation: string) => observation.split('\n')[0];
@@ -99,7 +128,7 @@ describe('webshop observation modes', () => {
   });
 
   test('every mode is the same on the same seed; seeds draw different goals', () => {
-    for (const observation_mode of ['html', 'text', 'text_rich', 'url']) {
+    for (const observation_mode of ['html', 'text', 'text_rich', 'url', 'compact']) {
       const first = (seed: number) => make({ ...FILES, observation_mode }).reset(seed) as ResetResult;
       expect(first(3)).toEqual(first(3));
       expect(new Set([0, 1, 2, 3, 4, 5].map((s) => (first(s).info.goal as { asin: string }).asin)).size).toBe(2);
@@ -150,7 +179,7 @@ describe("ROLL's other WebShop keys", () => {
   });
 
   test('agentic plugins check passes in every mode', async () => {
-    for (const mode of ['text', 'html', 'text_rich', 'url']) {
+    for (const mode of ['text', 'html', 'text_rich', 'url', 'compact']) {
       const { code, stdout, stderr } = await agentic(['plugins', 'check', 'webshop', '--episodes', '2', `observation_mode=${mode}`, 'show_attrs=true'], {
         cwd: ROOT,
       });

@@ -362,6 +362,13 @@ const REVIEW_BODIES = [
 const ASKS = ['i need {what} that is {atts}', 'i am looking for {what}, {atts}', 'find me {what} which is {atts}', 'i want {what}: {atts}'];
 
 const PRODUCTS_PER_TYPE = 11;
+/**
+ * Goals written for each product of the train split besides its first: other attributes, option
+ * values and price limits, as the real WebShop writes several instructions per product. They come
+ * from a stream of their own after every product and first goal is drawn, so those stay as they
+ * were (the suite webshop/v1 pins the val goals); val products get none.
+ */
+const EXTRA_TRAIN_GOALS = 4;
 const SEED = 20220714;
 
 const titleCase = (text: string) => text.replace(/\b[a-z]/g, (c) => c.toUpperCase());
@@ -386,6 +393,32 @@ function asin(rng: Rng, taken: Set<string>): string {
   }
 }
 
+/** What a goal is written from: the product's type, attributes, options and price. */
+interface GoalSource {
+  type: ProductType;
+  attributes: string[];
+  options: Record<string, string[]>;
+  price: number;
+}
+
+/** A goal for the product: some of its attributes, one value of each option, a price limit above its price. */
+function writeGoal(rng: Rng, { type, attributes, options, price }: GoalSource, split: 'train' | 'val') {
+  const wanted = pick(rng, attributes, rng.intBetween(1, 3));
+  const chosen = Object.fromEntries(Object.entries(options).map(([name, values]) => [name, rng.choice(values)]));
+  const priceUpper = (Math.floor(price / 10) + 1 + rng.int(3)) * 10;
+  const optionText = Object.entries(chosen)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join(', and ');
+  const ask = rng.choice(ASKS).replace('{what}', type.ask).replace('{atts}', listing(wanted));
+  return {
+    instruction: `${ask}${optionText ? `, with ${optionText}` : ''}, and price lower than ${priceUpper.toFixed(2)} dollars`,
+    instruction_attributes: wanted,
+    instruction_options: chosen,
+    price_upper: priceUpper,
+    split,
+  };
+}
+
 export interface GeneratedCatalog {
   products: string;
   goals: string;
@@ -397,6 +430,7 @@ export function generateCatalog(): GeneratedCatalog {
   const products: Record<string, unknown>[] = [];
   const goals: Record<string, unknown> = {};
   let goalCount = 0;
+  const trainProducts: Array<GoalSource & { id: string }> = [];
 
   for (const department of DEPARTMENTS) {
     for (const type of department.types) {
@@ -432,24 +466,19 @@ export function generateCatalog(): GeneratedCatalog {
           attributes,
         });
 
-        const wanted = pick(rng, attributes, rng.intBetween(1, 3));
-        const chosen = Object.fromEntries(Object.entries(options).map(([name, values]) => [name, rng.choice(values)]));
-        const priceUpper = (Math.floor(price / 10) + 1 + rng.int(3)) * 10;
-        const optionText = Object.entries(chosen)
-          .map(([name, value]) => `${name}: ${value}`)
-          .join(', and ');
-        const ask = rng.choice(ASKS).replace('{what}', type.ask).replace('{atts}', listing(wanted));
-        goals[id] = [
-          {
-            instruction: `${ask}${optionText ? `, with ${optionText}` : ''}, and price lower than ${priceUpper.toFixed(2)} dollars`,
-            instruction_attributes: wanted,
-            instruction_options: chosen,
-            price_upper: priceUpper,
-            split: goalCount % 5 === 4 ? 'val' : 'train',
-          },
-        ];
+        const split = goalCount % 5 === 4 ? 'val' : 'train';
+        goals[id] = [writeGoal(rng, { type, attributes, options, price }, split)];
+        if (split === 'train') trainProducts.push({ id, type, attributes, options, price });
         goalCount++;
       }
+    }
+  }
+  const extra = Rng.fromSeed(SEED, 'webshop-extra-goals');
+  for (const product of trainProducts) {
+    const written = goals[product.id] as Array<{ instruction: string }>;
+    for (let tries = 0; written.length <= EXTRA_TRAIN_GOALS && tries < 4 * EXTRA_TRAIN_GOALS; tries++) {
+      const goal = writeGoal(extra, product, 'train');
+      if (!written.some((g) => g.instruction === goal.instruction)) written.push(goal);
     }
   }
   const lines = (items: unknown[]) => `[\n${items.map((item) => JSON.stringify(item)).join(',\n')}\n]\n`;
