@@ -9,8 +9,9 @@
  *             since the last search), then the page's navigation buttons. A product's button is
  *             its number on the page: click[2] opens the second (its asin works too), so a small
  *             policy picks a product without copying ten random characters
- *   item      the instruction, a line per option type with its values ("(chosen)" after the one
- *             chosen), the title and price, then [Buy Now] [< Prev] [Back to Search]; the
+ *   item      the instruction, a line per option type with its values as buttons (once one is
+ *             chosen, that value alone and "(chosen)"; the others still work), the title and
+ *             price, then [Buy Now] [< Prev] [Back to Search]; the
  *             Description/Features/Reviews buttons still work but are not shown
  *   sub-page  the instruction, the section's text (clipped), then [< Prev] [Back to Search]
  *   done      what was bought and the score
@@ -39,8 +40,9 @@ export function compactPage(shop: Shop, instruction: string, purchase: Purchase 
     case 'item': {
       const product = shop.product!;
       for (const group of product.options) {
-        const values = group.values.map((v) => `${buttons(v)}${shop.chosen.get(group.type) === v ? ' (chosen)' : ''}`);
-        lines.push(`${group.type}: ${values.join(' ')}`);
+        const chosen = shop.chosen.get(group.type);
+        // a chosen type shows its value alone: the line looks done, not like one more to click
+        lines.push(`${group.type}: ${chosen === undefined ? buttons(...group.values) : `${chosen} (chosen)`}`);
       }
       lines.push(`${product.title} ${product.priceTag}`, buttons(BUY_NOW, PREV, BACK_TO_SEARCH));
       break;

@@ -70,17 +70,17 @@ describe('webshop observation modes', () => {
     expect(pages.chosen).toBe(`You have clicked jade green.\n${item('[clicked button] jade green [clicked button_]')}`);
   });
 
-  test('compact: the page in a few lines, buttons in [brackets], an opened product and a chosen value marked, no actions line', () => {
+  test('compact: the page in a few lines, buttons in [brackets], an opened product marked, a chosen value alone, no actions line', () => {
     const pages = tour({ observation_mode: 'compact' });
     expect(pages.start).toBe(`${INSTRUCTION}\n[Search]`);
     const results = (mark: string) =>
       `${INSTRUCTION}\n[1] Kettleworth Cast Iron Teapot with Infuser $24.50${mark}\n[2] Porcelain Teapot, Dishwasher Safe $15.00 to $19.00\n[Back to Search]`;
     expect(pages.results).toBe(results(''));
     expect(pages.back).toBe(results(' (seen)'));
-    const item = (jade: string) =>
-      `${INSTRUCTION}\ncolor: [black] [jade green]${jade}\nsize: [34 oz] [40 oz]\nKettleworth Cast Iron Teapot with Infuser $24.50\n[Buy Now] [< Prev] [Back to Search]`;
-    expect(pages.item).toBe(item(''));
-    expect(pages.chosen).toBe(item(' (chosen)'));
+    const item = (color: string) =>
+      `${INSTRUCTION}\ncolor: ${color}\nsize: [34 oz] [40 oz]\nKettleworth Cast Iron Teapot with Infuser $24.50\n[Buy Now] [< Prev] [Back to Search]`;
+    expect(pages.item).toBe(item('[black] [jade green]'));
+    expect(pages.chosen).toBe(item('jade green (chosen)'));
     expect(pages.reviews).toBe(`${INSTRUCTION}\nPours without dripping. Heavier than I thought.\n[< Prev] [Back to Search]`);
     expect(pages.done).toBe('You bought B0TEAPOT01; score 0.5');
   });
