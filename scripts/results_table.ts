@@ -47,6 +47,8 @@ const result = z.strictObject({
     interval,
     episodes: z.int().positive(),
     step: z.int().nonnegative(),
+    /** The mean score (the episodes' summed rewards) with its 95% bootstrap interval; absent in runs recorded before it was kept. */
+    score: z.strictObject({ mean: z.number(), low: z.number(), high: z.number() }).optional(),
   }),
   /** Seconds from the start of the run (warm start included) to the end of training. */
   wall_seconds: z.number().positive(),
@@ -121,10 +123,16 @@ export function groupedRuns(results: readonly Result[]): Result[][] {
 function heldOutCell(runs: readonly Result[]): string {
   const last = runs.at(-1)!;
   const on = `${last.held_out.episodes} ${last.held_out.suite ? `episodes of ${last.held_out.suite}` : 'episodes by seed'}, step ${last.held_out.step}`;
-  if (runs.length === 1) return `${f3(last.held_out.success)} [${f3(last.held_out.interval.low)}, ${f3(last.held_out.interval.high)}] (${on})`;
+  const score = last.held_out.score;
+  if (runs.length === 1) {
+    const scored = score ? `; mean score ${f3(score.mean)} [${f3(score.low)}, ${f3(score.high)}]` : '';
+    return `${f3(last.held_out.success)} [${f3(last.held_out.interval.low)}, ${f3(last.held_out.interval.high)}] (${on})${scored}`;
+  }
   const successes = runs.map((r) => r.held_out.success);
   const mean = successes.reduce((a, b) => a + b, 0) / runs.length;
-  return `${f3(mean)} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})`;
+  const scores = runs.flatMap((r) => (r.held_out.score ? [r.held_out.score.mean] : []));
+  const scored = scores.length === runs.length ? `; mean score ${f3(scores.reduce((a, b) => a + b, 0) / scores.length)}` : '';
+  return `${f3(mean)} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})${scored}`;
 }
 
 /** The markdown table, one row per task, command, hardware and held-out episodes, in the order first measured. */

@@ -57,6 +57,19 @@ describe('results/learning.jsonl', () => {
     expect(split[1]).toContain('| 0.700 [0.650, 0.730] (256 episodes by seed, step 250) |');
   });
 
+  test('a run that kept its mean score shows it after the success, with its interval; several seeds their mean', () => {
+    const scored = (seed: number, mean: number): Result => ({
+      ...run(seed, 0.5),
+      held_out: { ...run(seed, 0.5).held_out, score: { mean, low: mean - 0.1, high: mean + 0.1 } },
+    });
+    const single = renderResultsTable([scored(1, 0.7)]).split('\n')[2]!;
+    expect(single).toContain('| 0.500 [0.450, 0.530] (200 episodes of frozen_lake/v1, step 250); mean score 0.700 [0.600, 0.800] | 501 s |');
+    const seeds = renderResultsTable([scored(1, 0.7), scored(2, 0.8)]).split('\n')[2]!;
+    expect(seeds).toContain('over 2 seeds (200 episodes of frozen_lake/v1, step 250); mean score 0.750 |');
+    // a run recorded without it leaves the mean out rather than averaging part of the seeds
+    expect(renderResultsTable([scored(1, 0.7), run(2, 0.5)]).split('\n')[2]).toContain('over 2 seeds (200 episodes of frozen_lake/v1, step 250) |');
+  });
+
   test('a bad line is named by its number', () => {
     const file = join(scratch(), 'learning.jsonl');
     writeFileSync(file, `${JSON.stringify(run(1, 0.9))}\n${JSON.stringify({ ...run(2, 0.9), seed: 'two' })}\n`);

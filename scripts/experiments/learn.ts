@@ -164,6 +164,7 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
       interval: { low: success.low, high: success.high },
       episodes: held.result.episodes,
       step: held.step,
+      score: held.result.score,
     };
     appendResult(measured(name, overrides, c, heldOut, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0));
     const pages = writeResultPages();
