@@ -20,6 +20,7 @@ import sokoban from '../../configs/sokoban.yaml' with { type: 'text' };
 import sokobanCompact from '../../configs/sokoban_compact.yaml' with { type: 'text' };
 import toolUse from '../../configs/tool_use.yaml' with { type: 'text' };
 import webshop from '../../configs/webshop.yaml' with { type: 'text' };
+import webshopCompact from '../../configs/webshop_compact.yaml' with { type: 'text' };
 import envsBandit from '../../configs/envs/bandit.yaml' with { type: 'text' };
 import envsCoding from '../../configs/envs/coding.yaml' with { type: 'text' };
 import envsFrozenLake from '../../configs/envs/frozen_lake.yaml' with { type: 'text' };
@@ -46,6 +47,7 @@ export const BUILTIN_CONFIGS: Readonly<Record<string, string>> = {
   'sokoban_compact.yaml': sokobanCompact,
   'tool_use.yaml': toolUse,
   'webshop.yaml': webshop,
+  'webshop_compact.yaml': webshopCompact,
   'envs/bandit.yaml': envsBandit,
   'envs/coding.yaml': envsCoding,
   'envs/frozen_lake.yaml': envsFrozenLake,

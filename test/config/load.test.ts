@@ -257,7 +257,7 @@ describe('errors name the key', () => {
   test('interpolation and files', async () => {
     await fails({ overrides: ['exp_name=${nosuch}'] }, 'exp_name: ${nosuch} refers to nosuch, which does not exist');
     await fails({ overrides: ['+vars.a=${vars.b}', '+vars.b=${vars.a}'] }, /interpolation cycle: vars\.(a|b) -> vars\.(a|b) -> vars\.(a|b)/);
-    await fails({ configName: 'nosuch' }, /^config 'nosuch' not found in configs\/ or built in; available: agentfly, .*, webshop$/);
+    await fails({ configName: 'nosuch' }, /^config 'nosuch' not found in configs\/ or built in; available: agentfly, .*, webshop, webshop_compact$/);
     await fails({ configName: 'bandit_grp' }, "config 'bandit_grp' not found in configs/ or built in (did you mean bandit_grpo?); available: ");
     await fails({ configFile: 'nosuch.yaml' }, 'nosuch.yaml: no such config file');
     await fails({ configFile: 'configs' }, 'configs: is a folder; name a config file');
