@@ -99,6 +99,8 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
   const host = new PluginHost();
   const seeded = seed === null ? [] : [`seed=${seed}`, `exp_name=${(await loadConfig({ configName: name, overrides }, host)).config.exp_name}_seed${seed}`];
   const loaded = await loadConfig({ configName: name, overrides: [...overrides, ...seeded, 'track_with=[console,jsonl,html]'] }, host);
+  // the code measured is the code the run starts from: a commit made while it trains is not it
+  const measuredCommit = commit();
   const result = await runTraining(loaded, host, { info: (line) => console.error(line), warn: (line) => console.error(`warning: ${line}`) });
   const c = loaded.config;
   const vals = readReports(resolve(c.output_dir)).filter((r) => r.metrics['val/success'] !== undefined || r.metrics['val/score/mean'] !== undefined);
@@ -166,7 +168,7 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
       step: held.step,
       score: held.result.score,
     };
-    appendResult(measured(name, overrides, c, heldOut, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0));
+    appendResult(measured(name, overrides, c, heldOut, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0, measuredCommit));
     const pages = writeResultPages();
     console.log(`recorded in results/learning.jsonl${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
   }
@@ -180,7 +182,15 @@ async function heldOutOfLastCheckpoint(name: string, overrides: string[], host: 
 }
 
 /** The results-table row of a finished run (scripts/results_table.ts). */
-function measured(name: string, overrides: string[], c: AgenticConfig, heldOut: Result['held_out'], steps: number, seconds: number): Result {
+function measured(
+  name: string,
+  overrides: string[],
+  c: AgenticConfig,
+  heldOut: Result['held_out'],
+  steps: number,
+  seconds: number,
+  measuredCommit: string | null,
+): Result {
   const model = c.actor_train.model_args;
   const adapters = model.lora_target ? `, LoRA r${model.lora_rank}${model.additional_target ? ` + ${model.additional_target} whole` : ''}` : '';
   return {
@@ -195,7 +205,7 @@ function measured(name: string, overrides: string[], c: AgenticConfig, heldOut: 
     hardware: `${availableParallelism()} CPU cores, ${c.backend}`,
     matmul: c.backend === 'wasm' ? matmuls() : null,
     command: reproducing(name, overrides),
-    commit: commit(),
+    commit: measuredCommit,
     date: new Date().toISOString().slice(0, 10),
   };
 }
