@@ -23,7 +23,7 @@ export function searchQuery(instruction: string): string {
 }
 
 /** Whether `product` offers every option value `goal` asks for, at no more than its price limit. */
-export function fits(goal: Goal, product: Product): boolean {
+function fits(goal: Goal, product: Product): boolean {
   const offered = new Set(product.options.flatMap((group) => group.values));
   return product.price <= goal.priceUpper && goal.options.every((o) => offered.has(o.value));
 }

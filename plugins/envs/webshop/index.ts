@@ -49,7 +49,6 @@ import {
 } from 'agentic';
 import type { Goal, Product } from './catalog';
 import { goalEpisode, goalOf } from './suite';
-import type { Element } from './html';
 import { compactLabel, compactPage, findCompact } from './compact';
 import { expertAction } from './expert';
 import { ENV_OBSERVATION_MODES, availableActions, observe } from './observation';
@@ -198,7 +197,7 @@ class WebShop implements Env, WarmStartHooks {
     this.steps = 0;
     this.purchase = null;
     this.session = `${this.config.session_prefix ?? ''}${options?.episode ? goal.id : this.goals.indexOf(goal)}`;
-    this.previousPages = [this.pageText(this.currentPage())];
+    this.previousPages = [this.view().text];
     this.previousActions = [];
     return {
       observation: this.page(),
@@ -291,22 +290,25 @@ class WebShop implements Env, WarmStartHooks {
     };
   }
 
-  private currentPage(): Element {
-    if (this.purchase) return donePage(this.purchase);
-    return renderPage(this.shop, this.goal?.instruction ?? '', { maxTextChars: this.config.max_text_chars });
-  }
-
-  /** The page in the observation mode, without the actions line. */
-  private pageText(page: Element): string {
+  /**
+   * The page in the observation mode, and ROLL's line of the actions it allows. The compact mode
+   * shows its buttons in the page and never builds the element tree the other modes read.
+   */
+  private view(): { text: string; actions: string } {
+    const instruction = this.goal?.instruction ?? '';
     const mode = this.config.observation_mode;
-    if (mode === 'compact') return compactPage(this.shop, this.goal?.instruction ?? '', this.purchase, this.config.max_text_chars);
-    return observe(mode, { page, url: pageUrl(this.shop, this.session, this.purchase !== null), visited: this.shop.visited });
+    if (mode === 'compact') return { text: compactPage(this.shop, instruction, this.purchase, this.config.max_text_chars), actions: '' };
+    const page = this.purchase ? donePage(this.purchase) : renderPage(this.shop, instruction, { maxTextChars: this.config.max_text_chars });
+    return {
+      text: observe(mode, { page, url: pageUrl(this.shop, this.session, this.purchase !== null), visited: this.shop.visited }),
+      actions: `\nAvailable actions: ${availableActions(page).join(', ')}`,
+    };
   }
 
   /** The page as ROLL shows it: the mode's observation, then the actions it allows. */
   private page(): string {
-    const page = this.currentPage();
-    return this.pageText(page) + this.actionsLine(page);
+    const { text, actions } = this.view();
+    return text + actions;
   }
 
   /**
@@ -314,8 +316,7 @@ class WebShop implements Env, WarmStartHooks {
    * (num_prev_obs, num_prev_actions), oldest first, then this page, joined by [SEP].
    */
   private withHistory(action: string): string {
-    const current = this.currentPage();
-    const page = this.pageText(current);
+    const { text: page, actions } = this.view();
     this.previousActions.push(action);
     const parts = [page];
     for (let i = 1; i <= Math.max(this.config.num_prev_obs, this.config.num_prev_actions); i++) {
@@ -323,12 +324,7 @@ class WebShop implements Env, WarmStartHooks {
       if (this.config.num_prev_obs >= i && this.previousPages.length >= i) parts.push(this.previousPages.at(-i)!);
     }
     this.previousPages.push(page);
-    return parts.reverse().join(' [SEP] ') + this.actionsLine(current);
-  }
-
-  /** ROLL's line of the actions the page allows; the compact mode shows its buttons in the page instead. */
-  private actionsLine(page: Element): string {
-    return this.compact ? '' : `\nAvailable actions: ${availableActions(page).join(', ')}`;
+    return parts.reverse().join(' [SEP] ') + actions;
   }
 
   render(mode: 'text' | 'rgb'): string | null {
@@ -348,7 +344,7 @@ class WebShop implements Env, WarmStartHooks {
       const words = (this.goal?.instruction ?? '').split(' ').filter((w) => w !== '');
       const length = Math.min(words.length, this.randomActions.intBetween(2, 8));
       const start = this.randomActions.int(words.length - length + 1);
-      action = `search[${words.slice(start, start + length).join(' ') || 'shoes'}]`;
+      action = `search[${words.slice(start, start + length).join(' ')}]`;
     } else {
       action = `click[${this.label(this.randomActions.choice(this.shop.clickables()))}]`;
     }
