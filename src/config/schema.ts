@@ -16,8 +16,11 @@ import { PYTHON_SANDBOX_MODES } from '../sandbox/modes';
 const positiveInt = () => z.int().min(1);
 const nonNegativeInt = () => z.int().min(0);
 const probability = () => z.number().min(0).max(1);
-/** The most worked examples a warm start may use: they show solutions, and RL must do the rest of the learning. */
-export const MAX_WORKED_EXAMPLES = 200;
+/**
+ * The most worked examples a warm start may use: they show solutions of training episodes, and the
+ * warm start must stay a start that RL finishes (the calculator uses 1000 of its 2000 questions).
+ */
+export const MAX_WORKED_EXAMPLES = 1000;
 /** Words that look like a setting of resume_from_checkpoint rather than a folder's name. */
 const RESUME_WORDS = /^(auto|latest|last|newest|true|false|yes|no|none|null)$/i;
 

@@ -1,6 +1,6 @@
 /**
  * Worked examples (warm_start.worked_examples): episodes played with the env's worked solution
- * through the rollout's own prompts, every one solved, at most 200, and part of the fingerprint.
+ * through the rollout's own prompts, every one solved, at most 1000, and part of the fingerprint.
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync, readFileSync } from 'node:fs';
@@ -102,10 +102,10 @@ describe('worked examples', () => {
     }
   });
 
-  test('at most 200: one line naming the key', async () => {
-    const error = await calculator(['warm_start.worked_examples=201']).catch((e: unknown) => e);
+  test('at most 1000: one line naming the key', async () => {
+    const error = await calculator(['warm_start.worked_examples=1001']).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toBe('warm_start.worked_examples: must be <= 200, got 201');
+    expect((error as Error).message).toBe('warm_start.worked_examples: must be <= 1000, got 1001');
   });
 
   test('an env without worked solutions is a one-line error', async () => {
@@ -118,7 +118,7 @@ describe('worked examples', () => {
   });
 
   test('the fingerprint covers the setting: a base is reused only for the same number of worked examples', async () => {
-    const prints = await Promise.all([0, 100, 200].map(async (n) => warmStartFingerprint(await calculator([`warm_start.worked_examples=${n}`]))));
+    const prints = await Promise.all([0, 100, 1000].map(async (n) => warmStartFingerprint(await calculator([`warm_start.worked_examples=${n}`]))));
     expect(new Set(prints).size).toBe(3);
     expect(warmStartFingerprint(await calculator())).toBe(prints[2]!);
 

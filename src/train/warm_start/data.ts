@@ -7,7 +7,7 @@
  * (where the goal is, what lies left of the player) with their answers: reading the state is
  * taught, choosing is not. Envs that know solutions (WarmStartHooks.solutionAction: tool_use with
  * a dataset that gives an expression per question) can add a few worked examples
- * (warm_start.worked_examples, at most 200): whole episodes played with the solution, the only
+ * (warm_start.worked_examples, at most 1000): whole episodes played with the solution, the only
  * rows that show what a good action is. Every env call goes through the guard (GuardedEnv), as in
  * the rollout. Rehearsal rows (warm_start.rehearsal_coef) come from here too.
  */
