@@ -38,7 +38,7 @@ import { writeFileAtomic } from '../../src/util/atomic';
 import { checkpointActorConfig } from '../../src/cli/checkpoints';
 import { evaluate } from '../../src/rollout/evaluate';
 import { heldOutLine, type HeldOut } from '../../src/rollout/held_out';
-import { appendResult, type Result, ROOT, writeResultPages } from '../results_table';
+import { appendResult, type Result, RESULT_PAGES, RESULTS_FILE, ROOT, writeResultPages } from '../results_table';
 
 /** The tuned configs' targets: validation success and the wall-time budget it must be reached in. */
 const TARGETS: Record<string, { success: number; seconds: number }> = {
@@ -233,11 +233,16 @@ function reproducing(name: string, overrides: string[]): string {
   return `${blas ? `AGENTIC_BLAS=${blas} ` : ''}${command.join(' ')}`;
 }
 
-/** The commit measured, `-dirty` when tracked files differ from it. */
+/**
+ * The commit measured, `-dirty` when tracked files differ from it. The files `--record` writes
+ * (the results file and the pages showing its table) do not count: an earlier seed's record
+ * changes them without changing what is measured.
+ */
 function commit(): string | null {
   const head = Bun.spawnSync(['git', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT });
   if (head.exitCode !== 0) return null;
-  const status = Bun.spawnSync(['git', 'status', '--porcelain', '--untracked-files=no'], { cwd: ROOT });
+  const recorded = [RESULTS_FILE, ...RESULT_PAGES].map((file) => `:(exclude)${file}`);
+  const status = Bun.spawnSync(['git', 'status', '--porcelain', '--untracked-files=no', '--', '.', ...recorded], { cwd: ROOT });
   return `${head.stdout.toString().trim()}${status.stdout.toString().trim() ? '-dirty' : ''}`;
 }
 
