@@ -18,8 +18,8 @@ const nonNegativeInt = () => z.int().min(0);
 const probability = () => z.number().min(0).max(1);
 /**
  * The most worked examples a warm start may use: they show solutions of training episodes, and the
- * warm start must stay a start that RL finishes (the calculator plays 1000 episodes of its 2000
- * training questions).
+ * warm start must stay a start that RL finishes (the calculator's are 1000 of its 2000 training
+ * questions).
  */
 export const MAX_WORKED_EXAMPLES = 1000;
 /** Words that look like a setting of resume_from_checkpoint rather than a folder's name. */

@@ -36,16 +36,16 @@ const calculator = (overrides: string[] = []) => shippedConfig('calculator', [`p
 const decode = (ids: ArrayLike<number>) => chat.tokenizer.decode(Array.from(ids), { skipSpecialTokens: false });
 
 describe('worked examples', () => {
-  test("the shipped 200 are played through the env and all score 1: one calculator call, then the calculator's output", async () => {
+  test("the shipped 1000 are played through the env and all score 1: one calculator call, then the calculator's output", async () => {
     const config = await calculator();
-    expect(config.warm_start.worked_examples).toBe(200);
+    expect(config.warm_start.worked_examples).toBe(1000);
     const seeded = {
       ...config,
       train_env_manager: { ...config.train_env_manager, group_size: 1, num_env_groups: 1 },
     };
     const envs = await EnvManager.build('train', seeded, new PluginHost());
     try {
-      const batch = await envs.collect(200, new SolutionPolicy(chat), chat);
+      const batch = await envs.collect(1000, new SolutionPolicy(chat), chat);
       for (const episode of batch.episodes) {
         expect(episode.endReason).toBe('terminated');
         expect(episode.score).toBe(1);
@@ -63,8 +63,8 @@ describe('worked examples', () => {
   test("the rows are RL's prompts (step-wise: the question, then the bare output) with the solution learned; distinct training questions", async () => {
     const config = await calculator();
     const rows = await workedRows(config, new PluginHost(), chat);
-    expect(rows.count).toEqual({ played: 200, solved: 200 });
-    expect(rows.ids).toHaveLength(400);
+    expect(rows.count).toEqual({ played: 1000, solved: 1000 });
+    expect(rows.ids).toHaveLength(2000);
     const questions = new Set<string>();
     for (let r = 0; r < rows.ids.length; r++) {
       const ids = rows.ids[r]!;
@@ -83,8 +83,8 @@ describe('worked examples', () => {
         expect(learned).toBe(`<answer>${user}</answer><|im_end|>`);
       }
     }
-    // seeds of the warm start's own stream, one env per group: hardly any question twice
-    expect(questions.size).toBeGreaterThan(180);
+    // seeds of the warm start's own stream, one env per group: hardly any question twice (1000 distinct)
+    expect(questions.size).toBeGreaterThan(950);
     expect(await workedRows(config, new PluginHost(), chat)).toEqual(rows);
   });
 
