@@ -229,7 +229,7 @@ console.log(
 );
 model.dispose();
 
-// playing: whole held-out episodes as validation plays them (the default config's val seeds,
+// playing: whole held-out episodes as validation plays them (the default config's val_suite,
 // greedy), each failure sorted by kind, and the notes checked at every turn against the env's
 const { batch } = await evaluate(config, host);
 const replayer = new frozenLake.env(envConfig, host.envContext()) as Env & WarmStartHooks;
@@ -239,7 +239,8 @@ const failures = { hole: 0, holeWithWrongNotes: 0, outOfTurns: 0 };
 // PROBE_SHOW=N prints the first N failed episodes turn by turn (board, notes said and true, response)
 let show = Number(process.env.PROBE_SHOW ?? 0);
 for (const episode of batch.episodes) {
-  const reset = await replayer.reset(episode.seed);
+  // a suite's episode replays its own map (reset's options.episode), not the one its seed draws
+  const reset = await replayer.reset(episode.seed, undefined, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined);
   const lines: string[] = [];
   let board = reset.observation;
   for (const turn of episode.turns) {

@@ -29,7 +29,8 @@ export interface ReplayRun {
   blas?: string;
 }
 
-// validation on seeds, as recorded: the default config's val_suite changes what validation plays, never what training does
+// validation on seeds, as recorded: the default config's val_suite changes what validation plays, never what training does;
+// and its recipe as recorded (a random-move base, RL at 1e-3 decaying, lakes of 30% holes): the run pins the step's code, not the recipe
 const DEFAULT_SMALL = [
   'max_steps=8',
   'eval_steps=4',
@@ -38,6 +39,12 @@ const DEFAULT_SMALL = [
   'val_suite=null',
   'warm_start.episodes=48',
   'warm_start.epochs=1',
+  'warm_start.worked_examples=0',
+  'warm_start.random_actions=true',
+  'warm_start.lr_scheduler_type=constant',
+  'actor_train.training_args.learning_rate=1e-3',
+  'actor_train.training_args.lr_scheduler_type=cosine',
+  'custom_envs.FrozenLakeTrain.env_config.p=0.7',
 ];
 
 export const REPLAY_RUNS: readonly ReplayRun[] = [
