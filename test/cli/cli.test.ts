@@ -190,7 +190,7 @@ export default defineEnv({ name: 'coin', description: 'Call a coin flip.', confi
 describe('commands that validate and then say what is missing', () => {
   test('train with no config runs the built-in one (here shortened to a step)', async () => {
     const out = scratch();
-    const warm = ['warm_start.episodes=8', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`];
+    const warm = ['warm_start.episodes=8', 'warm_start.worked_examples=8', 'warm_start.epochs=1', `warm_start.output_dir=${out}/base`];
     const args = ['train', 'max_steps=1', 'eval_steps=0', 'rollout_batch_size=8', 'train_env_manager.num_env_groups=1', `output_dir=${out}`, ...warm];
     const { code, stdout, stderr } = await agentic(args);
     expect(code).toBe(0);

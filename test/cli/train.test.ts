@@ -36,6 +36,7 @@ describe('agentic sft', () => {
       'agentic',
       `pretrain=${pretrain}`,
       'warm_start.episodes=8',
+      'warm_start.worked_examples=8',
       'warm_start.epochs=1',
       `warm_start.output_dir=${out}/base`,
     ];
@@ -43,7 +44,8 @@ describe('agentic sft', () => {
     expect(stderr).not.toContain('error');
     expect(code).toBe(0);
     expect(lines(stderr).at(-1)).toMatch(/base model saved to .*base \(\d+ rows, final loss [\d.]+\)$/);
-    expect(stderr).toContain('(notes in <think>, then a random action)');
+    expect(stderr).toContain('8 worked examples (0 of the 8 played were not solved and are left out)');
+    expect(stderr).toContain('(notes in <think>, then the move; of the random episodes the notes alone)');
     expect(existsSync(join(out, 'base', 'model.safetensors'))).toBe(true);
     expect(JSON.parse(readFileSync(join(out, 'base', 'warm_start.json'), 'utf8')).fingerprint).toMatch(/^[0-9a-f]{16}$/);
   });
