@@ -30,9 +30,11 @@ export default command(
   },
   `${OVERRIDES_HELP}
 
-The data are episodes of train_env_manager's environments played with each env's random valid
-actions, through the prompts RL uses: the policy learns the answer format, never a solution.
-warm_start.* sets the episodes, epochs, batch size, learning rate and output folder; pretrain
+The data are episodes of train_env_manager's environments played through the prompts RL uses:
+with each env's random valid actions (the answer format, never a solution), and where the config
+asks for them (warm_start.worked_examples; the default asks for 1000) with the env's worked
+solution of training episodes. warm_start.* sets the episodes, worked examples, epochs, batch
+size, learning rate and output folder; pretrain
 (null: the tiny preset from seeded random weights) is the model it starts from.
 
 EXAMPLES

@@ -68,7 +68,7 @@ async function keepingProcessHandlers<T>(start: () => Promise<T>): Promise<T> {
 }
 
 /** What running without a system BLAS costs, measured on the default run (docs/engine.md, "The main-job benchmark"). */
-const WITHOUT_BLAS = 'no system BLAS found: the default run takes about 3 times as long as with OpenBLAS; apt-get install libopenblas0-pthread';
+const WITHOUT_BLAS = 'no system BLAS found: the default run takes about twice as long as with OpenBLAS; apt-get install libopenblas0-pthread';
 
 /**
  * Routes wasm's matmuls to the system BLAS the choice names (./blas.ts), or leaves them to
