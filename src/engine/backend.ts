@@ -15,7 +15,7 @@ import type { BackendName, WebGpuAdapterChoice } from './names';
 import { AgenticError } from '../errors';
 import { describeBlas, findBlas } from './blas';
 import { installWasmKernels } from './kernels';
-import { useBlas } from './kernels/matmul';
+import { shareBlasWithAnotherThread, useBlas } from './kernels/matmul';
 import { installMatMulGradient } from './kernels/matmul_grad';
 import { describeSpin, spinChoice } from './kernels/spin_policy';
 import { useWasmThreads, wasmThreadsWanted, type WasmThreadChoice } from './kernels/wasm_threads';
@@ -75,12 +75,14 @@ const WITHOUT_BLAS = 'no system BLAS found: the default run takes about twice as
  * XNNPACK; says which. BLAS gets as many threads as the wasm pool: the two take turns (one op at a
  * time), so neither oversubscribes the cores. The rollout worker of an asynchronous run
  * (wasmThreadsExactly) leaves the library's thread count, which is per process, to the trainer's
- * start.
+ * start, and marks the library shared (no kernel then changes the count for a moment).
  */
 function chooseMatmuls(options: BackendOptions, threads: number): { description: string; onBlas: boolean } {
   const choice = process.env.AGENTIC_BLAS ?? options.blas ?? 'auto';
   const library = findBlas(choice);
   if (library && !options.wasmThreadsExactly) library.setThreads(threads);
+  // the rollout worker's thread shares the library with the trainer's for as long as it lives
+  if (library && options.wasmThreadsExactly) shareBlasWithAnotherThread();
   useBlas(library);
   if (library) return { description: `${describeBlas(library)} (blas=${choice})`, onBlas: true };
   return { description: choice === 'none' ? 'XNNPACK (blas=none)' : `XNNPACK (${WITHOUT_BLAS})`, onBlas: false };

@@ -20,7 +20,7 @@ import type { KernelConfig, KernelFunc, TensorInfo } from '@tensorflow/tfjs-core
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { ptr } from 'bun:ffi';
 import { tf } from '../tf';
-import { blasInUse } from './matmul';
+import { blasInUse, blasSharedWithAnotherThread } from './matmul';
 import { allocate, freeTemp, stockKernel, wasmOffset } from './wasm_heap';
 
 const FORWARD = 'AgenticCausalAttention';
@@ -202,10 +202,14 @@ const backward: KernelFunc = ({ inputs, backend: b }) => {
 /**
  * `kernel` with the library on one thread: its products are small (a block of queries of one
  * head, about a million operations), where waking and joining a second thread costs more than
- * it saves (measured: a layer's forward and backward pass 10-25% faster on 2 busy cores).
+ * it saves (measured: a layer's forward and backward pass 10-25% faster on 2 busy cores). Not
+ * while another thread of the process calls the library too (shareBlasWithAnotherThread): the
+ * count is the process's, and changing it under the other thread's products makes their bits
+ * depend on timing on some CPUs.
  */
 function oneThread(kernel: KernelFunc): KernelFunc {
   return (args) => {
+    if (blasSharedWithAnotherThread()) return kernel(args);
     const blas = blasInUse()!;
     const threads = blas.threads();
     blas.setThreads(1);

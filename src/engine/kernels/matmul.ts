@@ -48,6 +48,31 @@ export function blasInUse(): Blas | null {
   return blas;
 }
 
+/** How many other threads of this process call the library now (an asynchronous run's rollout worker). */
+let otherCallers = 0;
+
+/**
+ * Marks the library as shared with another thread of this process until the returned release is
+ * called. Its thread count is per process, so while it is shared no kernel changes the count for
+ * a moment (attention's oneThread): the other thread's products would take whichever count was
+ * set when they started, and where the library's rows depend on how a product is split among its
+ * threads (OpenBLAS on an AMD EPYC: tilesAreRowStable is false), the run would no longer repeat
+ * bit for bit.
+ */
+export function shareBlasWithAnotherThread(): () => void {
+  otherCallers += 1;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    otherCallers -= 1;
+  };
+}
+
+export function blasSharedWithAnotherThread(): boolean {
+  return otherCallers > 0;
+}
+
 /** The rows per sequence of each withRowStableMatMuls around the products being computed now. */
 const sequenceRows: number[] = [];
 

@@ -11,6 +11,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { AgenticConfig } from '../../config/schema';
+import { shareBlasWithAnotherThread } from '../../engine/kernels/matmul';
 import { AgenticError } from '../../errors';
 import type { Qwen2Model } from '../../model/qwen2';
 import type { RolloutBatch } from '../../rollout/types';
@@ -48,6 +49,7 @@ export class RolloutWorker implements RolloutPlayer {
   private nextId = 0;
   private failure: Error | null = null;
   private closing = false;
+  private releaseBlas: () => void = () => {};
   /** The version of the weights the worker will hold once its queue reaches the end. */
   private queuedVersion = -1;
 
@@ -59,9 +61,10 @@ export class RolloutWorker implements RolloutPlayer {
       else waiting?.reject(new AgenticError(`rollout worker: ${reply.message}`));
     });
     worker.on('error', (error: Error) => this.fail(`rollout worker (actor_infer) failed: ${error.message || 'unknown error'}`));
-    worker.on('exit', (code: number) =>
-      this.fail(this.closing ? 'rollout worker was closed' : `rollout worker (actor_infer) stopped unexpectedly (exit code ${code})`),
-    );
+    worker.on('exit', (code: number) => {
+      this.releaseBlas();
+      this.fail(this.closing ? 'rollout worker was closed' : `rollout worker (actor_infer) stopped unexpectedly (exit code ${code})`);
+    });
   }
 
   /**
@@ -72,6 +75,8 @@ export class RolloutWorker implements RolloutPlayer {
   static async start(config: AgenticConfig, options: { cwd?: string; threads: number }): Promise<RolloutWorker> {
     // node:worker_threads, not the global Worker, which the threaded wasm glue replaces
     const worker = new RolloutWorker(new Worker(workerEntry()));
+    // the worker calls this process's BLAS too, from its own thread, until it is closed
+    worker.releaseBlas = shareBlasWithAnotherThread();
     try {
       await worker.request({ type: 'init', config, cwd: options.cwd ?? process.cwd(), threads: options.threads });
     } catch (error) {
@@ -132,6 +137,7 @@ export class RolloutWorker implements RolloutPlayer {
     if (this.closing) return;
     this.closing = true;
     await this.worker.terminate();
+    this.releaseBlas();
     this.fail('rollout worker was closed');
   }
 
