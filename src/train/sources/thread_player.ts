@@ -49,7 +49,8 @@ export class RolloutWorker implements RolloutPlayer {
   private nextId = 0;
   private failure: Error | null = null;
   private closing = false;
-  private releaseBlas: () => void = () => {};
+  /** The worker calls this process's BLAS too, from its own thread, until it is closed or exits. */
+  private readonly releaseBlas = shareBlasWithAnotherThread();
   /** The version of the weights the worker will hold once its queue reaches the end. */
   private queuedVersion = -1;
 
@@ -75,8 +76,6 @@ export class RolloutWorker implements RolloutPlayer {
   static async start(config: AgenticConfig, options: { cwd?: string; threads: number }): Promise<RolloutWorker> {
     // node:worker_threads, not the global Worker, which the threaded wasm glue replaces
     const worker = new RolloutWorker(new Worker(workerEntry()));
-    // the worker calls this process's BLAS too, from its own thread, until it is closed
-    worker.releaseBlas = shareBlasWithAnotherThread();
     try {
       await worker.request({ type: 'init', config, cwd: options.cwd ?? process.cwd(), threads: options.threads });
     } catch (error) {
