@@ -276,8 +276,8 @@ export class DecodeBatch {
 
 /** A decode step's logits [rows, vocab]: on the host with a row-stable BLAS (./host_decode.ts), else through tfjs. */
 async function decodeLogits(model: Qwen2Model, ids: Int32Array, positions: Int32Array, caches: readonly SequenceCache[]): Promise<Float32Array> {
-  const blas = hostDecoder(model);
-  if (blas) return decodeOnHost(blas, model, ids, positions, caches);
+  const host = hostDecoder(model);
+  if (host) return decodeOnHost(host, model, ids, positions, caches);
   const hidden = await model.decode(ids, positions, caches);
   const logits = lastLogits(model, hidden);
   hidden.dispose();

@@ -7,15 +7,14 @@
  * op for op (each stored in float32, as the tfjs ops do), and attends the same way
  * (./cached_attention.ts).
  *
- * The products run in calls of exactly ROW_TILE rows, the batch padded to a multiple of it, with a
- * BLAS that gives each row the same bits at any place of a tile (rowStableBlas): a sequence's
+ * The products run in calls of exactly a tile's rows, the batch padded to a multiple of it, with a
+ * BLAS that gives each row the same bits at any place of the tile (rowStableBlas): a sequence's
  * tokens never depend on what shares its batch. On another backend, without such a BLAS, or for
  * blocks with Qwen3's q/k norms or LoRA adapters, Qwen2Model.decode's tfjs pass serves.
  */
 import type { BackendWasm } from '@tensorflow/tfjs-backend-wasm';
 import { ptr } from 'bun:ffi';
-import type { Blas } from '../engine/blas';
-import { ROW_TILE, rowStableBlas } from '../engine/kernels/matmul';
+import { type RowStableBlas, rowStableBlas } from '../engine/kernels/matmul';
 import { rmsNormRows } from '../engine/kernels/rms_norm';
 import { wasmOffset } from '../engine/kernels/wasm_heap';
 import { tf } from '../engine/tf';
@@ -29,7 +28,7 @@ import type { SequenceCache } from './sequence_cache';
  * backend, no row-stable BLAS, or a block this file does not compute (Qwen3's q/k norms, LoRA
  * adapters: Qwen2Model.decode applies them).
  */
-export function hostDecoder(model: Qwen2Model): Blas | null {
+export function hostDecoder(model: Qwen2Model): RowStableBlas | null {
   if (tf.getBackend() !== 'wasm' || model.blocks.some((b) => b.qkNorm || Object.keys(b.adapters).length > 0)) return null;
   return rowStableBlas();
 }
@@ -38,10 +37,16 @@ export function hostDecoder(model: Qwen2Model): Blas | null {
  * Logits [rows, vocab] after feeding ids[r] at positions[r] to each sequence r, whose cache gains
  * the fed id's keys and values (as Qwen2Model.decode, then the language-model head).
  */
-export function decodeOnHost(blas: Blas, model: Qwen2Model, ids: Int32Array, positions: Int32Array, caches: readonly SequenceCache[]): Float32Array {
+export function decodeOnHost(
+  { library: blas, tile }: RowStableBlas,
+  model: Qwen2Model,
+  ids: Int32Array,
+  positions: Int32Array,
+  caches: readonly SequenceCache[],
+): Float32Array {
   const c = model.config;
   const rows = ids.length;
-  const padded = Math.ceil(rows / ROW_TILE) * ROW_TILE;
+  const padded = Math.ceil(rows / tile) * tile;
   const [hidden, heads, kvHeads, headDim, ffn, vocab] = [
     c.hidden_size,
     c.num_attention_heads,
@@ -59,10 +64,10 @@ export function decodeOnHost(blas: Blas, model: Qwen2Model, ids: Int32Array, pos
     const from = wasmOffset(backend, w) >> 2;
     return heapFloats.subarray(from, from + w.size);
   };
-  /** out[padded, n] = a[padded, k] w (w [k, n], or [n, k] stored transposed), ROW_TILE rows a call. */
+  /** out[padded, n] = a[padded, k] w (w [k, n], or [n, k] stored transposed), a tile's rows a call. */
   const product = (a: Float32Array, w: tf.Tensor, n: number, k: number, out: Float32Array, transposed = false) => {
     const [aAt, wAt, outAt] = [ptr(a), address(w), ptr(out)];
-    for (let r = 0; r < padded; r += ROW_TILE) blas.sgemm(false, transposed, ROW_TILE, n, k, aAt + 4 * r * k, wAt, outAt + 4 * r * n);
+    for (let r = 0; r < padded; r += tile) blas.sgemm(false, transposed, tile, n, k, aAt + 4 * r * k, wAt, outAt + 4 * r * n);
   };
   const norm = (x: Float32Array, weight: tf.Tensor, out: Float32Array) => rmsNormRows(x, values(weight), out, rows, hidden, c.rms_norm_eps);
 

@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ptr } from 'bun:ffi';
+import { ptr, toArrayBuffer } from 'bun:ffi';
 import { startBackend } from '../../src/engine/backend';
 import { type Blas, blasChoiceProblem, describeBlas, findBlas } from '../../src/engine/blas';
-import { blasInUse, rowStableBlas, tilesAreRowStable, useBlas, withRowStableMatMuls } from '../../src/engine/kernels/matmul';
+import { blasInUse, rowStableBlas, stableRowTile, tilesAreRowStable, useBlas, withRowStableMatMuls } from '../../src/engine/kernels/matmul';
 import { tf } from '../../src/engine/tf';
 import { ConfigError } from '../../src/errors';
 import { agentic, lines, scratch } from '../helpers';
@@ -116,10 +116,29 @@ describe('row-stable products for generation (withRowStableMatMuls)', () => {
   const rowsOf = (rows: number, k: number, seed: number) => Float32Array.from({ length: rows * k }, (_, i) => Math.cos(seed * 7.1 + i * 0.11));
 
   // OpenBLAS picks its kernels by CPU: SkylakeX's give a row the same bits at every place of a
-  // tile, an AMD EPYC's do not. Either way generation stays row-stable; the probe decides who
-  // computes its one-row-per-sequence products: BLAS in tiles, or XNNPACK
-  withBlas("the tile probe decides who computes generation's products: BLAS where its rows are stable in a tile, else XNNPACK", () => {
-    expect(rowStableBlas()).toBe(tilesAreRowStable(found!) ? found : null);
+  // 16-row tile, the Haswell kernels it picks on an AMD EPYC only in tiles of 8. Either way
+  // generation stays row-stable; the probe decides who computes its one-row-per-sequence
+  // products: BLAS in the largest stable tile, else XNNPACK
+  withBlas("the tile probe takes the largest tile at which the library's rows are stable, else leaves generation's products to XNNPACK", () => {
+    const tile = stableRowTile(found!);
+    for (const larger of [16, 8, 4].filter((t) => tile === null || t > tile)) expect(tilesAreRowStable(found!, larger)).toBe(false);
+    if (tile !== null) expect(tilesAreRowStable(found!, tile)).toBe(true);
+    expect(rowStableBlas()).toEqual(tile === null ? null : { library: found!, tile });
+  });
+
+  withBlas('a library whose rows 6 and up of a tile differ from the first six (as Haswell kernels on an EPYC) is given tiles of 4', () => {
+    // the rows from the seventh on are scaled by 1 + 2^-20: their bits differ, as a kernel's edge handling makes them
+    const uneven: Blas = {
+      ...found!,
+      sgemm(transA, transB, m, n, k, a, b, c) {
+        found!.sgemm(transA, transB, m, n, k, a, b, c);
+        if (m <= 6) return;
+        const out = new Float32Array(toArrayBuffer(c, 0, 4 * m * n));
+        for (let i = 6 * n; i < m * n; i++) out[i] = Math.fround(out[i]! * (1 + 2 ** -20));
+      },
+    };
+    expect([16, 8, 4].map((tile) => tilesAreRowStable(uneven, tile))).toEqual([false, false, true]);
+    expect(stableRowTile(uneven)).toBe(4);
   });
 
   withBlas("a row's product has the same bits alone and among any number of other rows, and agrees with the whole product", () => {

@@ -41,7 +41,6 @@ let blas: Blas | null = null;
 /** Routes the wasm matmuls to `library` (null: back to XNNPACK); takes effect from the next call. */
 export function useBlas(library: Blas | null): void {
   blas = library;
-  tiledRowsStable = null;
 }
 
 export function blasInUse(): Blas | null {
@@ -56,7 +55,7 @@ let otherCallers = 0;
  * called. Its thread count is per process, so while it is shared no kernel changes the count for
  * a moment (attention's oneThread): the other thread's products would take whichever count was
  * set when they started, and where the library's rows depend on how a product is split among its
- * threads (OpenBLAS on an AMD EPYC: tilesAreRowStable is false), the run would no longer repeat
+ * threads (OpenBLAS's Haswell kernels on an AMD EPYC), the run would no longer repeat
  * bit for bit.
  */
 export function shareBlasWithAnotherThread(): () => void {
@@ -85,8 +84,8 @@ const sequenceRows: number[] = [];
  * OpenBLAS picks its kernels by the row count (a row's bits change with it), so inside, a product
  * of rows by a shared matrix goes to BLAS in calls of a fixed number of rows: one call per
  * sequence when sequences own several rows (the call is a function of that sequence alone), or
- * ROW_TILE rows (the last tile padded) when each row is a sequence, where the library gives a row
- * the same bits at any place of a tile (probed once: tilesAreRowStable). A batch of matrices
+ * a tile of rows (the last one padded) when each row is a sequence, where the library gives a row
+ * the same bits at any place of a tile (probed once: stableRowTile). A batch of matrices
  * (attention: one per sequence and head) is one call per matrix, as outside. Any other product
  * goes to XNNPACK, whose rows never depend on their neighbours. Training and scoring batches are fixed
  * by the config, so outside, BLAS takes every product whole.
@@ -100,21 +99,31 @@ export function withRowStableMatMuls<T>(work: () => T, rowsPerSequence = 1): T {
   }
 }
 
-/** Rows per BLAS call inside withRowStableMatMuls when each row is its own sequence. */
-export const ROW_TILE = 16;
+/**
+ * Rows per BLAS call inside withRowStableMatMuls when each row is its own sequence, largest first:
+ * a library's kernels may treat some places of a tile apart (OpenBLAS's Haswell kernels on an AMD
+ * EPYC give rows 6 to 15 of a 16-row product other bits than rows 0 to 5, and every row of an
+ * 8-row one the same), so the probe takes the largest tile at which they do not.
+ */
+const ROW_TILES = [16, 8, 4] as const;
 
-/** Whether the BLAS in use passed the tile probe (null: not probed yet). */
-let tiledRowsStable: boolean | null = null;
+/** The BLAS in use with its stable tile, once probed (undefined: not probed yet; tile null: none). */
+let probed: { library: Blas; tile: number | null } | undefined;
+
+/** A BLAS that computes one-row-per-sequence products in calls of exactly `tile` rows. */
+export interface RowStableBlas {
+  library: Blas;
+  tile: number;
+}
 
 /**
- * The BLAS in use when it gives a row the same bits at any place of a ROW_TILE-row product
- * (tilesAreRowStable, probed once), else null: who may compute generation's products on the host
- * in calls of exactly ROW_TILE rows.
+ * The BLAS in use with the largest tile at which it gives a row the same bits at any place
+ * (stableRowTile, probed once), else null: who may compute generation's products on the host.
  */
-export function rowStableBlas(): Blas | null {
+export function rowStableBlas(): RowStableBlas | null {
   if (!blas) return null;
-  tiledRowsStable ??= tilesAreRowStable(blas);
-  return tiledRowsStable ? blas : null;
+  if (probed?.library !== blas) probed = { library: blas, tile: stableRowTile(blas) };
+  return probed.tile === null ? null : { library: blas, tile: probed.tile };
 }
 
 /** How the product `p` being computed now is done: by BLAS (whole, or in calls of `tile` rows), or by XNNPACK (null). */
@@ -127,15 +136,20 @@ function blasForNow(p: Plan, transposeA: boolean): { library: Blas; tile: number
   const rows = sharedRows(p, transposeA);
   if (rows === null) return null;
   if (perSequence > 1) return rows % perSequence === 0 ? { library: blas, tile: perSequence } : null;
-  return rowStableBlas() ? { library: blas, tile: ROW_TILE } : null;
+  return rowStableBlas();
+}
+
+/** The largest of ROW_TILES at which `library`'s rows are stable (tilesAreRowStable), or null. */
+export function stableRowTile(library: Blas): number | null {
+  return ROW_TILES.find((tile) => tilesAreRowStable(library, tile)) ?? null;
 }
 
 /**
- * Whether `library` gives a row the same bits at every place of a ROW_TILE-row product, whatever
+ * Whether `library` gives a row the same bits at every place of a `tile`-row product, whatever
  * the other rows hold, for products shaped like a model's (small and large inner and outer
  * sizes). Deterministic inputs: the answer is the same at every start.
  */
-export function tilesAreRowStable(library: Blas): boolean {
+export function tilesAreRowStable(library: Blas, tile: number): boolean {
   let state = 12345;
   const random = () => {
     state = (Math.imul(state, 1103515245) + 12345) >>> 0;
@@ -152,11 +166,11 @@ export function tilesAreRowStable(library: Blas): boolean {
     const b = Float32Array.from({ length: k * n }, random);
     const row = Float32Array.from({ length: k }, random);
     let first: Float32Array | null = null;
-    for (let place = 0; place < ROW_TILE; place++) {
-      const a = Float32Array.from({ length: ROW_TILE * k }, random);
+    for (let place = 0; place < tile; place++) {
+      const a = Float32Array.from({ length: tile * k }, random);
       a.set(row, place * k);
-      const c = new Float32Array(ROW_TILE * n);
-      library.sgemm(false, false, ROW_TILE, n, k, ptr(a), ptr(b), ptr(c));
+      const c = new Float32Array(tile * n);
+      library.sgemm(false, false, tile, n, k, ptr(a), ptr(b), ptr(c));
       const got = c.subarray(place * n, (place + 1) * n);
       if (!first) first = got.slice();
       else if (got.some((x, j) => x !== first![j])) return false;
