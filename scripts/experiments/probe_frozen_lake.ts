@@ -83,7 +83,7 @@ function towardsOnOpenIce(board: string, move: string): boolean {
   return moveKind(board.replace(/O/g, '_'), move) === 'towards';
 }
 
-const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } = await probeSetup('probe_frozen_lake.ts', 'boards', 256);
+const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } = await probeSetup('probe_frozen_lake.ts', 'boards', 200);
 const { config } = await loadConfig(
   {
     configName: 'agentic',
