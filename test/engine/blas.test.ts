@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ptr, toArrayBuffer } from 'bun:ffi';
 import { startBackend } from '../../src/engine/backend';
 import { type Blas, blasChoiceProblem, describeBlas, findBlas } from '../../src/engine/blas';
-import { blasInUse, rowStableBlas, stableRowTile, tilesAreRowStable, useBlas, withRowStableMatMuls } from '../../src/engine/kernels/matmul';
+import { blasInUse, ROW_TILES, rowStableBlas, stableRowTile, tilesAreRowStable, useBlas, withRowStableMatMuls } from '../../src/engine/kernels/matmul';
 import { tf } from '../../src/engine/tf';
 import { ConfigError } from '../../src/errors';
 import { agentic, lines, scratch } from '../helpers';
@@ -121,7 +121,7 @@ describe('row-stable products for generation (withRowStableMatMuls)', () => {
   // products: BLAS in the largest stable tile, else XNNPACK
   withBlas("the tile probe takes the largest tile at which the library's rows are stable, else leaves generation's products to XNNPACK", () => {
     const tile = stableRowTile(found!);
-    for (const larger of [16, 8, 4].filter((t) => tile === null || t > tile)) expect(tilesAreRowStable(found!, larger)).toBe(false);
+    for (const larger of ROW_TILES.filter((t) => tile === null || t > tile)) expect(tilesAreRowStable(found!, larger)).toBe(false);
     if (tile !== null) expect(tilesAreRowStable(found!, tile)).toBe(true);
     expect(rowStableBlas()).toEqual(tile === null ? null : { library: found!, tile });
   });

@@ -105,10 +105,7 @@ export function withRowStableMatMuls<T>(work: () => T, rowsPerSequence = 1): T {
  * EPYC give rows 6 to 15 of a 16-row product other bits than rows 0 to 5, and every row of an
  * 8-row one the same), so the probe takes the largest tile at which they do not.
  */
-const ROW_TILES = [16, 8, 4] as const;
-
-/** The BLAS in use with its stable tile, once probed (undefined: not probed yet; tile null: none). */
-let probed: { library: Blas; tile: number | null } | undefined;
+export const ROW_TILES = [16, 8, 4] as const;
 
 /** A BLAS that computes one-row-per-sequence products in calls of exactly `tile` rows. */
 export interface RowStableBlas {
@@ -116,14 +113,20 @@ export interface RowStableBlas {
   tile: number;
 }
 
+/** The probe's answer for the library it was asked about (stable: null where no tile is). */
+let probed: { library: Blas; stable: RowStableBlas | null } | undefined;
+
 /**
  * The BLAS in use with the largest tile at which it gives a row the same bits at any place
  * (stableRowTile, probed once), else null: who may compute generation's products on the host.
  */
 export function rowStableBlas(): RowStableBlas | null {
   if (!blas) return null;
-  if (probed?.library !== blas) probed = { library: blas, tile: stableRowTile(blas) };
-  return probed.tile === null ? null : { library: blas, tile: probed.tile };
+  if (probed?.library !== blas) {
+    const tile = stableRowTile(blas);
+    probed = { library: blas, stable: tile === null ? null : { library: blas, tile } };
+  }
+  return probed.stable;
 }
 
 /** How the product `p` being computed now is done: by BLAS (whole, or in calls of `tile` rows), or by XNNPACK (null). */
