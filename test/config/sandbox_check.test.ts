@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from 'bun:test';
+import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load';
@@ -21,6 +21,8 @@ const NO_BWRAP = { AGENTIC_BWRAP: '/nonexistent/bwrap' };
 const SMALL_EVAL = ['--policy', 'random', 'val_batch_size=2', 'val_env_manager.num_env_groups=2'];
 
 afterEach(() => setPythonSandbox('bwrap'));
+// most tests here start one or two agentic processes of about a second each; CI's machine has been 3-6x slower at times
+setDefaultTimeout(30_000);
 
 describe('the Python sandbox check at start-up', () => {
   test("finds the sandboxed tools and rewards the envs' configs name (defaults filled in)", async () => {
