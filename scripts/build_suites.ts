@@ -1,12 +1,17 @@
 /**
- * Makes the v1 evaluation suites (suites/<env>/v1.jsonl) once: `bun scripts/build_suites.ts`.
- * The files are committed and never remade; a new list is a new version. Each suite is drawn for
+ * Makes the evaluation suites (suites/<env>/<version>.jsonl) once: `bun scripts/build_suites.ts
+ * [name...]` writes the named ones (all without names) that do not exist yet. The files are
+ * committed and never remade; a new list is a new version. Each suite is drawn for
  * the val tag of the shipped config that names it, and holds no episode the config's training
  * plays (the RL stream over max_steps and the warm start's streams, twice over, as margin):
  *
  * - frozen_lake/v1 (configs/agentic.yaml): 200 maps of the FrozenLake tag, from seeds of the
  *   suite's own stream, no map twice.
- * - sokoban/v1 (configs/sokoban_compact.yaml): 200 rooms of the SimpleSokoban tag, the same way.
+ * - sokoban/v1 (configs/sokoban_compact.yaml before it had worked examples): 200 rooms of the
+ *   SimpleSokoban tag, the same way.
+ * - sokoban/v2 (configs/sokoban_compact.yaml): 200 rooms of the SimpleSokoban tag whose walls and
+ *   targets are a held-out layout (isHeldOutLayout), which its training envs never draw
+ *   (hold_out_rooms): no seed's training plays a suite room's puzzle.
  * - tool_use/v1 (configs/calculator.yaml): arithmetic/val's 200 questions, none of which
  *   arithmetic/train asks.
  * - webshop/v1 (configs/webshop.yaml, and webshop_compact.yaml since): the shipped catalog's val goals whose product no train
@@ -14,7 +19,9 @@
  *
  * test/config/suites.test.ts checks what this promises against the shipped configs as they are.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { isHeldOutLayout, roomOf } from '../plugins/envs/sokoban/suite';
 import { goalEpisode } from '../plugins/envs/webshop/suite';
 import { openStore } from '../plugins/envs/webshop/store';
 import { loadRows } from '../plugins/envs/tool_use/dataset';
@@ -105,43 +112,82 @@ export async function trainingEpisodeKeys(config: AgenticConfig, host: PluginHos
   return keys;
 }
 
-/** `SIZE` distinct episodes of the val tag, drawn from the suite's own seeds, none of them in `training`. */
-async function drawnSuite(name: string, config: AgenticConfig, host: PluginHost, training: Set<string>): Promise<SuiteEpisode[]> {
+/**
+ * `SIZE` distinct episodes of the val tag, drawn from the suite's own seeds, none of them in
+ * `training` and each one `kept` allows.
+ */
+async function drawnSuite(
+  name: string,
+  config: AgenticConfig,
+  host: PluginHost,
+  training: Set<string>,
+  kept: (episode: SuiteEpisode) => boolean = () => true,
+): Promise<SuiteEpisode[]> {
   const tag = config.val_env_manager.tags[0]!;
   const chosen = new Map<string, SuiteEpisode>();
   for (let i = 0; chosen.size < SIZE; i++) {
     const [episode] = await episodesOf(config, host, tag, [{ tag, seed: hashSeed('suite', name, i) }]);
     const key = episodeKey(episode!);
-    if (!training.has(key) && !chosen.has(key)) chosen.set(key, episode!);
+    if (!training.has(key) && !chosen.has(key) && kept(episode!)) chosen.set(key, episode!);
   }
   return [...chosen.values()];
 }
 
+/** A shipped config, less its val_suite: the suite being built may be the one it names. */
 async function shipped(name: string, host: PluginHost): Promise<AgenticConfig> {
-  return (await loadConfig({ configName: name, overrides: [] }, host)).config;
+  return (await loadConfig({ configName: name, overrides: ['val_suite=null'] }, host)).config;
 }
 
-async function build(): Promise<void> {
+/** How each suite was made, by name. */
+const BUILDERS: Record<string, (host: PluginHost) => Promise<SuiteEpisode[]>> = {
+  'frozen_lake/v1': async (host) => {
+    const config = await shipped('agentic', host);
+    return drawnSuite('frozen_lake/v1', config, host, await trainingEpisodeKeys(config, host, 2));
+  },
+  'sokoban/v1': async (host) => {
+    const config = await shipped('sokoban_compact', host);
+    return drawnSuite('sokoban/v1', config, host, await trainingEpisodeKeys(config, host, 2));
+  },
+  // held-out layouts only, which the shipped config's training envs never draw (hold_out_rooms)
+  'sokoban/v2': async (host) => {
+    const config = await shipped('sokoban_compact', host);
+    return drawnSuite('sokoban/v2', config, host, await trainingEpisodeKeys(config, host, 2), (episode) => isHeldOutLayout(roomOf(episode)));
+  },
+  'tool_use/v1': async () => {
+    const trainQuestions = new Set(loadRows('arithmetic/train', ROOT).map((r) => r.question));
+    return loadRows('arithmetic/val', ROOT)
+      .filter((row) => !trainQuestions.has(row.question))
+      .map((row) => ({ ...row }));
+  },
+  'webshop/v1': async () => {
+    const goals = openStore(null, ROOT).catalog.goals;
+    const trainAsins = new Set(goals.filter((g) => g.split === 'train').map((g) => g.asin));
+    return goals.filter((g) => g.split === 'val' && !trainAsins.has(g.asin)).map(goalEpisode);
+  },
+};
+
+/** Writes the named suites; one that exists already stays as it is (a shipped suite never changes). */
+async function build(names: readonly string[]): Promise<void> {
   const host = new PluginHost(ROOT);
-  const suites: Record<string, SuiteEpisode[]> = {};
-  for (const [name, configName] of [
-    ['frozen_lake/v1', 'agentic'],
-    ['sokoban/v1', 'sokoban_compact'],
-  ] as const) {
-    const config = await shipped(configName, host);
-    suites[name] = await drawnSuite(name, config, host, await trainingEpisodeKeys(config, host, 2));
-  }
-  const trainQuestions = new Set(loadRows('arithmetic/train', ROOT).map((r) => r.question));
-  suites['tool_use/v1'] = loadRows('arithmetic/val', ROOT)
-    .filter((row) => !trainQuestions.has(row.question))
-    .map((row) => ({ ...row }));
-  const goals = openStore(null, ROOT).catalog.goals;
-  const trainAsins = new Set(goals.filter((g) => g.split === 'train').map((g) => g.asin));
-  suites['webshop/v1'] = goals.filter((g) => g.split === 'val' && !trainAsins.has(g.asin)).map(goalEpisode);
-  for (const [name, episodes] of Object.entries(suites)) {
-    writeFileAtomic(join(ROOT, 'suites', `${name}.jsonl`), `${episodes.map(episodeKey).join('\n')}\n`);
+  for (const name of names) {
+    const builder = BUILDERS[name];
+    if (!builder) throw new Error(`no suite '${name}' to build (known: ${Object.keys(BUILDERS).join(', ')})`);
+    const file = join(ROOT, 'suites', `${name}.jsonl`);
+    if (existsSync(file)) {
+      console.log(`suites/${name}.jsonl exists: a shipped suite never changes, so it is left as it is`);
+      continue;
+    }
+    const episodes = await builder(host);
+    writeFileAtomic(file, `${episodes.map(episodeKey).join('\n')}\n`);
     console.log(`suites/${name}.jsonl: ${episodes.length} episodes`);
   }
 }
 
-if (import.meta.main) await build();
+if (import.meta.main) {
+  try {
+    await build(process.argv.length > 2 ? process.argv.slice(2) : Object.keys(BUILDERS));
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}`);
+    process.exit(2);
+  }
+}

@@ -9,8 +9,8 @@
  *     the box, the walls next to the player);
  *   - deciding: the player put on every free cell of the same rooms (the box where it starts), the
  *     env's notes forced into the response, and the move that follows: how often it is a move of
- *     a shortest solution (breadth-first search over the whole puzzle; a diagnosis only, nothing
- *     trains on it), against the share a uniformly random move would get; then on the states
+ *     a shortest solution (the env's breadth-first search over the whole puzzle, which its worked
+ *     examples play too), against the share a uniformly random move would get; then on the states
  *     where the player stands behind the box and a push brings it closer to the target, how
  *     often the move is that push;
  *   - notes: those push states again with the target's offset from the box mirrored in the notes:
@@ -28,48 +28,14 @@ import { greedyRequest, probeSetup } from './probe_setup';
 import sokoban, { BOARD } from '../../plugins/envs/sokoban';
 import { gridNotes } from '../../plugins/envs/_grid/questions';
 import { roomText } from '../../plugins/envs/sokoban/render';
-import { ACTIONS, boxesOnTargets, copyRoom, move, offset, type Action, type Room } from '../../plugins/envs/sokoban/room';
+import { ACTIONS, boxesOnTargets, copyRoom, offset, type Action, type Room } from '../../plugins/envs/sokoban/room';
+import { shortestSolution } from '../../plugins/envs/sokoban/solve';
 import type { Env, WarmStartHooks } from '../../src/sdk/types';
 
 const SYSTEM = 'Push X onto O.';
-const stateKey = (room: Room) => `${room.player}:${room.boxes.join(',')}`;
 
-/** Solution lengths already searched, by the whole room's text (walls and targets included). */
-const depths = new Map<string, number>();
-
-/** Moves of a shortest solution from `room` (one box), by breadth-first search over the puzzle's states. */
-function solutionMoves(room: Room): Set<Action> {
-  const depthOf = (start: Room): number => {
-    const key = roomText(start);
-    if (!depths.has(key)) depths.set(key, searchDepth(start));
-    return depths.get(key)!;
-  };
-  const searchDepth = (start: Room): number => {
-    if (boxesOnTargets(start) === start.boxes.length) return 0;
-    let frontier = [start];
-    const seen = new Set([stateKey(start)]);
-    for (let depth = 1; frontier.length; depth++) {
-      const next: Room[] = [];
-      for (const state of frontier)
-        for (const action of ACTIONS) {
-          const after = copyRoom(state);
-          if (move(after, action).kind === 'blocked' || seen.has(stateKey(after))) continue;
-          if (boxesOnTargets(after) === after.boxes.length) return depth;
-          seen.add(stateKey(after));
-          next.push(after);
-        }
-      frontier = next;
-    }
-    return Infinity;
-  };
-  const here = depthOf(room);
-  return new Set(
-    ACTIONS.filter((action) => {
-      const after = copyRoom(room);
-      return move(after, action).kind !== 'blocked' && depthOf(after) === here - 1;
-    }),
-  );
-}
+/** Moves of a shortest solution from `room`. */
+const solutionMoves = (room: Room): Set<Action> => new Set(shortestSolution(room)?.firstMoves ?? []);
 
 const distance = (room: Room, a: number, b: number) =>
   Math.abs(Math.floor(a / room.cols) - Math.floor(b / room.cols)) + Math.abs((a % room.cols) - (b % room.cols));
@@ -206,7 +172,7 @@ const failures = { stuck: 0, outOfTurns: 0, looped: 0 };
 let turns = 0;
 let exactTurns = 0;
 for (const episode of batch.episodes) {
-  const seen = new Set([(await replayer.reset(episode.seed)).observation]);
+  const seen = new Set([(await replayer.reset(episode.seed, undefined, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined)).observation]);
   let looped = false;
   for (const turn of episode.turns) {
     turns++;

@@ -376,6 +376,12 @@ export const WarmStart = z.strictObject({
     .describe(
       'Learn the random actions of those episodes (the answer format). false keeps only what the episodes show of the states: their state questions, and with think the notes (the random action after them stays in the row, unlearned); for envs whose worked examples teach the format and the actions.',
     ),
+  solution_labels: z
+    .boolean()
+    .default(false)
+    .describe(
+      "With think: each state of those random episodes is shown with the env's worked solution's move from it (WarmStartHooks.solutionAction) after the notes, while the episode goes on with the random move, as DAgger labels an expert's moves on the states a learner visits. The base then learns the way back from states no worked example passes through; a state the solution has no move for (a box in a corner) keeps its notes alone. Only training episodes are labelled.",
+    ),
   state_questions: nonNegativeInt()
     .default(0)
     .describe(
@@ -578,7 +584,7 @@ export const ConfigShape = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      'A pinned evaluation suite, <env>/<version> (frozen_lake/v1, sokoban/v1, tool_use/v1, webshop/v1; docs/learning.md): held-out episodes listed by what they are, replayed instead of episodes drawn by seed. Validation plays its first val_batch_size / val_env_manager.group_size episodes, `agentic eval` all of them, each by a whole group. null: episodes drawn by seed.',
+      'A pinned evaluation suite, <env>/<version> (frozen_lake/v1, sokoban/v1, sokoban/v2, tool_use/v1, webshop/v1; docs/learning.md): held-out episodes listed by what they are, replayed instead of episodes drawn by seed. Validation plays its first val_batch_size / val_env_manager.group_size episodes, `agentic eval` all of them, each by a whole group. null: episodes drawn by seed.',
     ),
   sequence_length: positiveInt().default(1024).describe('Most tokens in one trajectory (prompts and responses).'),
   max_running_requests: positiveInt()

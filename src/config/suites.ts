@@ -9,6 +9,7 @@
  */
 import frozenLakeV1 from '../../suites/frozen_lake/v1.jsonl' with { type: 'text' };
 import sokobanV1 from '../../suites/sokoban/v1.jsonl' with { type: 'text' };
+import sokobanV2 from '../../suites/sokoban/v2.jsonl' with { type: 'text' };
 import toolUseV1 from '../../suites/tool_use/v1.jsonl' with { type: 'text' };
 import webshopV1 from '../../suites/webshop/v1.jsonl' with { type: 'text' };
 import { ConfigError } from '../errors';
@@ -18,6 +19,7 @@ import type { SuiteEpisode } from '../sdk/types';
 export const BUILTIN_SUITES: Readonly<Record<string, string>> = {
   'frozen_lake/v1': frozenLakeV1,
   'sokoban/v1': sokobanV1,
+  'sokoban/v2': sokobanV2,
   'tool_use/v1': toolUseV1,
   'webshop/v1': webshopV1,
 };

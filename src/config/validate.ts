@@ -227,6 +227,11 @@ function checkRelations(config: AgenticConfig): void {
   if (ws.rehearsal_coef > 0 && !ws.think && ws.state_questions === 0) {
     throw new ConfigError('warm_start.rehearsal_coef: rehearsal replays the reading (warm_start.think or warm_start.state_questions), and both are off');
   }
+  if (ws.solution_labels && !ws.think) {
+    throw new ConfigError(
+      "warm_start.solution_labels: the labels are the action rows of think (each state's notes, then the solution's move); set warm_start.think=true",
+    );
+  }
   checkLora(config);
 }
 

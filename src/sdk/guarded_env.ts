@@ -282,6 +282,17 @@ export class GuardedEnv {
     return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
   }
 
+  /**
+   * The env's worked solution's move from the current state, or null where it has none (a state no
+   * solution leaves): the labels of warm_start.solution_labels. A failure ends the episode.
+   */
+  async solutionLabel(): Promise<GuardedValue<string | null>> {
+    const called = await this.callHook('solutionAction', (value) =>
+      typeof value === 'string' || value === null ? null : `${describeValue(value)}, expected a string or null`,
+    );
+    return called as GuardedValue<string | null>;
+  }
+
   /** The env's questions about the current state (WarmStartHooks.stateQuestions). A failure ends the episode. */
   async stateQuestions(): Promise<GuardedValue<readonly StateQuestion[]>> {
     const called = await this.callHook('stateQuestions', (value) =>

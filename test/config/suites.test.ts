@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { episodeKey, episodesOf, trainingEpisodeKeys, trainingResets } from '../../scripts/build_suites';
+import { isHeldOutLayout, roomOf } from '../../plugins/envs/sokoban/suite';
 import { loadRows } from '../../plugins/envs/tool_use/dataset';
 import { loadConfig } from '../../src/config/load';
 import type { AgenticConfig } from '../../src/config/schema';
@@ -14,13 +15,15 @@ import { ROOT } from '../helpers';
 const host = new PluginHost(ROOT);
 const shipped = async (name: string, overrides: string[] = []) => (await loadConfig({ configName: name, overrides }, host)).config;
 
-/** Each suite and the shipped config whose val tag plays it. */
-const SUITES = [
+/** The suite each target config names. */
+const TARGETS = [
   ['frozen_lake/v1', 'agentic'],
-  ['sokoban/v1', 'sokoban_compact'],
+  ['sokoban/v2', 'sokoban_compact'],
   ['tool_use/v1', 'calculator'],
   ['webshop/v1', 'webshop_compact'],
 ] as const;
+/** Each suite and the shipped config whose val tag plays it (sokoban/v1: sokoban_compact's before v2). */
+const SUITES = [...TARGETS, ['sokoban/v1', 'sokoban_compact']] as const;
 
 async function valEnv(config: AgenticConfig) {
   const custom = config.custom_envs[config.val_env_manager.tags[0]!]!;
@@ -40,7 +43,7 @@ describe('pinned evaluation suites', () => {
   });
 
   test('the four target configs name their suite', async () => {
-    for (const [name, config] of SUITES) expect((await shipped(config)).val_suite).toBe(name);
+    for (const [name, config] of TARGETS) expect((await shipped(config)).val_suite).toBe(name);
   });
 
   for (const [name, configName] of SUITES) {
@@ -66,7 +69,7 @@ describe('pinned evaluation suites', () => {
   }
 
   test("the shipped configs' training never plays a FrozenLake or Sokoban suite episode", async () => {
-    for (const [name, configName] of [SUITES[0], SUITES[1]]) {
+    for (const [name, configName] of [TARGETS[0], TARGETS[1]]) {
       const config = await shipped(configName);
       const trained = await trainingEpisodeKeys(config, host);
       // RL's stream alone is max_steps batches of groups
@@ -74,6 +77,25 @@ describe('pinned evaluation suites', () => {
       expect(loadSuite(name).episodes.filter((e) => trained.has(episodeKey(e)))).toEqual([]);
     }
   }, 120_000);
+
+  test("sokoban/v2's rooms are held-out layouts, which sokoban_compact's training envs never draw, whatever the seed", async () => {
+    expect(loadSuite('sokoban/v2').episodes.every((episode) => isHeldOutLayout(roomOf(episode)))).toBe(true);
+    const config = await shipped('sokoban_compact');
+    const envOf = async (tag: string) => {
+      const custom = config.custom_envs[tag]!;
+      const plugin = await host.resolveEnv(custom.env_type);
+      return new plugin.env(plugin.config.parse(custom.env_config), host.envContext());
+    };
+    const heldOut = async (tag: string) => {
+      const env = await envOf(tag);
+      let count = 0;
+      for (let seed = 0; seed < 2000; seed++) if (isHeldOutLayout(roomOf(((await env.reset(seed)) as ResetResult).info.episode!))) count++;
+      return count / 2000;
+    };
+    for (const tag of config.train_env_manager.tags) expect(await heldOut(tag)).toBe(0);
+    // the task's own rooms: about one in eight is a held-out layout
+    expect(await heldOut(config.val_env_manager.tags[0]!)).toBeGreaterThan(0.05);
+  });
 
   test("the calculator's training never asks a suite question", async () => {
     const config = await shipped('calculator');
@@ -110,7 +132,7 @@ describe('pinned evaluation suites', () => {
 
   test('a suite that is unknown, for another env, or too short for a validation is a one-line ConfigError', async () => {
     await expect(shipped('agentic', ['val_suite=frozen_lake/v9'])).rejects.toThrow(
-      "val_suite: no suite 'frozen_lake/v9' (known: frozen_lake/v1, sokoban/v1, tool_use/v1, webshop/v1)",
+      "val_suite: no suite 'frozen_lake/v9' (known: frozen_lake/v1, sokoban/v1, sokoban/v2, tool_use/v1, webshop/v1)",
     );
     await expect(shipped('agentic', ['val_suite=sokoban/v1'])).rejects.toThrow(
       "val_suite: sokoban/v1 is played by sokoban envs, but val_env_manager's tag FrozenLake is a frozen_lake env",

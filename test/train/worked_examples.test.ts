@@ -13,6 +13,8 @@ import { EnvManager } from '../../src/rollout/env_manager';
 import { SolutionPolicy } from '../../src/rollout/policy';
 import { FINGERPRINT_FILE, warmStartFingerprint } from '../../src/train/warm_start/base_cache';
 import { generateRows, workedRows } from '../../src/train/warm_start/data';
+import { shortestSolution } from '../../plugins/envs/sokoban/solve';
+import { roomOf } from '../../plugins/envs/sokoban/suite';
 import { warmStart } from '../../src/train/warm_start/train_base';
 import { ROOT, scratch } from '../helpers';
 import { microPolicyFolder, shippedConfig } from './helpers';
@@ -109,11 +111,11 @@ describe('worked examples', () => {
   });
 
   test('an env without worked solutions is a one-line error', async () => {
-    const config = await shippedConfig('sokoban_compact', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
+    const config = await shippedConfig('bandit_grpo', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
     const error = await workedRows(config, new PluginHost(), chat).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toBe(
-      'warm_start.worked_examples: env sokoban (custom_envs.SokobanNear) has no solutionAction(), so it has no worked examples to give',
+      'warm_start.worked_examples: env bandit (custom_envs.Bandit) has no solutionAction(), so it has no worked solution to give',
     );
   });
 
@@ -201,5 +203,58 @@ describe('worked examples with think notes (FrozenLake)', () => {
     expect(kept.length).toBeLessThan(random.ids.length);
     const keys = new Set(random.ids.map((ids) => ids.join()));
     for (const ids of kept) expect(keys.has(ids.join())).toBe(true);
+  });
+});
+
+describe('solution labels on the random episodes (Sokoban)', () => {
+  const rooms = (overrides: string[]) =>
+    shippedConfig('sokoban_compact', [`pretrain=${folder}`, `output_dir=${scratch()}`, 'warm_start.episodes=24', 'warm_start.worked_examples=4', ...overrides]);
+  /** The row's prompt (what comes before its first learned token) and what it learns. */
+  const split = (rows: { ids: Int32Array[]; masks: Uint8Array[] }, r: number) => {
+    const start = rows.masks[r]!.indexOf(1);
+    return { prompt: decode(rows.ids[r]!.slice(0, start)), learned: decode(Array.from(rows.ids[r]!).filter((_, t) => rows.masks[r]![t])) };
+  };
+  // the room's six lines (the last runs on into the chat template's end of turn)
+  const roomIn = (prompt: string) => roomOf({ room: prompt.split('\n').flatMap((line) => /^#[#_OX√PS]{4}#/.exec(line) ?? []) });
+
+  test("each random state's row learns its notes, then the move of a shortest solution from there; the episodes play on as without labels", async () => {
+    const plain = await generateRows(await rooms([]), new PluginHost(), chat);
+    const labelled = await generateRows(await rooms(['warm_start.solution_labels=true']), new PluginHost(), chat);
+    expect(labelled.worked).toEqual(plain.worked);
+    expect(labelled.ids).toHaveLength(plain.ids.length);
+    const worked = labelled.ids.length - (await generateRows(await rooms(['warm_start.worked_examples=0']), new PluginHost(), chat)).ids.length;
+    let moves = 0;
+    for (let r = worked; r < labelled.ids.length; r++) {
+      const { prompt, learned } = split(labelled, r);
+      expect(prompt).toBe(split(plain, r).prompt);
+      const solution = shortestSolution(roomIn(prompt));
+      const notes = /^<think>box [^<]+<\/think>/.exec(learned)?.[0];
+      expect(notes).toBeDefined();
+      if (solution === null) expect(learned).toMatch(/^<think>box [^<]+<\/think><?$/);
+      else {
+        expect(learned).toBe(`${notes}<answer>${solution.firstMoves[0]}</answer><|im_end|>`);
+        moves++;
+      }
+    }
+    expect(moves).toBeGreaterThan(100);
+    expect(warmStartFingerprint(await rooms(['warm_start.solution_labels=true']))).not.toBe(warmStartFingerprint(await rooms([])));
+  });
+
+  test('without think, or on an env with no worked solution, a one-line error', async () => {
+    const noThink = await rooms(['warm_start.solution_labels=true', 'warm_start.think=false']).catch((e: unknown) => e);
+    expect((noThink as Error).message).toBe(
+      "warm_start.solution_labels: the labels are the action rows of think (each state's notes, then the solution's move); set warm_start.think=true",
+    );
+    const config = await shippedConfig('agentic', [`pretrain=${folder}`, 'warm_start.solution_labels=true', 'warm_start.worked_examples=0']);
+    const lake = config.custom_envs.FrozenLakeTrain!;
+    config.custom_envs.FrozenLakeTrain = { ...lake, env_type: 'sokoban', env_config: {} };
+    const host = new PluginHost();
+    expect((await generateRows(config, host, chat)).ids.length).toBeGreaterThan(0);
+    config.custom_envs.FrozenLakeTrain = { ...lake, env_type: 'bandit', env_config: {} };
+    const error = await generateRows(config, host, chat).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(
+      'warm_start.solution_labels: env bandit (custom_envs.FrozenLakeTrain) has no solutionAction(), so it has no worked solution to give',
+    );
   });
 });

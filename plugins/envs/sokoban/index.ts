@@ -27,7 +27,8 @@ import { responseFor } from '../_grid/response';
 import { generateRoom } from './generate';
 import { type Content, ROLL_GRID_INDEX, roomPicture, roomText, type RoomSymbols, SYMBOL, SYMBOLS } from './render';
 import { ACTIONS, boxesOnTargets, move, type Action, type Room } from './room';
-import { roomEpisode, roomOf } from './suite';
+import { shortestSolution } from './solve';
+import { isHeldOutLayout, roomEpisode, roomOf } from './suite';
 
 const STEP_REWARD = -0.1;
 const BOX_ON_TARGET_REWARD = 1;
@@ -41,6 +42,12 @@ const Config = z
     num_boxes: z.int().min(1).max(4).default(1),
     max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
     search_depth: z.int().min(1).max(1000).default(30).describe('Most reverse moves the room generator plays from the solved room (deeper: harder rooms).'),
+    hold_out_rooms: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Never draw a room whose walls and targets are held out (one layout in eight, by a hash: the rooms sokoban/v2 is drawn from). Training envs set it, so no seed trains on a layout the suite scores.',
+      ),
     format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
     action_pattern: actionPattern(),
     env_instruction: envInstruction(),
@@ -121,12 +128,17 @@ class Sokoban implements Env, WarmStartHooks {
   reset(seed: number, _draw?: EpisodeDraw, options?: ResetOptions): ResetResult {
     const [rows, cols] = this.config.dim_room as [number, number];
     // a suite's room replays as it is: dim_room, num_boxes and search_depth only shape the rooms drawn by the seed
-    this.room = options?.episode
-      ? roomOf(options.episode)
-      : generateRoom(rows, cols, this.config.num_boxes, this.config.search_depth, Rng.fromSeed(seed, 'sokoban', 'room'));
+    this.room = options?.episode ? roomOf(options.episode) : this.drawRoom(rows, cols, Rng.fromSeed(seed, 'sokoban', 'room'));
     this.randomActions = Rng.fromSeed(seed, 'sokoban', 'random-action');
     this.turns = 0;
     return { observation: roomText(this.room, this.symbols), info: { instruction: this.instruction, episode: roomEpisode(this.room) } };
+  }
+
+  private drawRoom(rows: number, cols: number, rng: Rng): Room {
+    for (;;) {
+      const room = generateRoom(rows, cols, this.config.num_boxes, this.config.search_depth, rng);
+      if (!(this.config.hold_out_rooms && isHeldOutLayout(room))) return room;
+    }
   }
 
   step(response: string): StepResult {
@@ -190,6 +202,12 @@ class Sokoban implements Env, WarmStartHooks {
 
   stateNotes(): string {
     return gridNotes(roomText(this.room!, this.symbols), this.board);
+  }
+
+  /** The first move of a shortest solution (breadth-first search); of several, the first in ACTIONS order. */
+  solutionAction(): string | null {
+    const solution = shortestSolution(this.room!);
+    return solution === null ? null : responseFor(solution.firstMoves[0]!, this.config.action_pattern, ACTIONS);
   }
 }
 

@@ -3,7 +3,7 @@
  * in the default symbols (# wall, _ floor, O target, X box, √ box on target, P player, S player on
  * target), so a suite replays whatever the config's dim_room, num_boxes and search_depth say.
  */
-import type { SuiteEpisode } from 'agentic';
+import { hashSeed, type SuiteEpisode } from 'agentic';
 import { roomText, SYMBOL } from './render';
 import type { Room } from './room';
 
@@ -37,4 +37,17 @@ export function roomOf(episode: SuiteEpisode): Room {
   if (players.length !== 1) throw bad('the room needs exactly one player');
   if (boxes.length === 0 || boxes.length !== targets.length) throw bad('the room needs as many targets as boxes, at least one');
   return { rows, cols, walls, targets, boxes, player: players[0]! };
+}
+
+/** One layout in this many is held out. */
+const HELD_OUT_SHARE = 8;
+
+/**
+ * Whether the room's walls and targets are a held-out layout: the rooms sokoban/v2 holds, which an
+ * env with hold_out_rooms never draws. 6x6 rooms of one box repeat (20,000 draws give about 6,500
+ * rooms and 2,900 layouts of walls and targets), so the split is by layout, not by seed: a suite
+ * room's puzzle is one no training seed has played, whoever stands where.
+ */
+export function isHeldOutLayout(room: Room): boolean {
+  return hashSeed('sokoban', 'held-out layout', room.cols, Array.from(room.walls).join(''), room.targets.join(',')) % HELD_OUT_SHARE === 0;
 }

@@ -16,9 +16,10 @@ export const FINGERPRINT_FILE = 'warm_start.json';
 export function warmStartFingerprint(config: AgenticConfig): string {
   const manager = config.train_env_manager;
   // rehearsal acts during RL, not on the base
-  const { output_dir: _, enabled: __, rehearsal_coef: ___, rehearsal_episodes: ____, lr_scheduler_type: schedule, ...rest } = config.warm_start;
-  // bases built before the schedule was a setting had a constant rate: they stay valid
-  const settings = schedule === 'constant' ? rest : { ...rest, lr_scheduler_type: schedule };
+  const { output_dir: _, enabled: __, rehearsal_coef: ___, rehearsal_episodes: ____, ...rest } = config.warm_start;
+  // bases built before the schedule and the labels were settings had a constant rate and no labels: they stay valid
+  const { lr_scheduler_type: schedule, solution_labels: labels, ...settled } = rest;
+  const settings = { ...settled, ...(schedule === 'constant' ? {} : { lr_scheduler_type: schedule }), ...(labels ? { solution_labels: true } : {}) };
   const relevant = {
     settings,
     pretrain: config.pretrain,

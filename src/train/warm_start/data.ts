@@ -65,6 +65,8 @@ interface StateRowsOptions {
   episodes: number;
   /** Learn only the reading: an action row's loss covers its <think> notes, not the random move. */
   readingOnly: boolean;
+  /** A random episode's action rows show the env's solution move from each state instead (warm_start.solution_labels). */
+  solutionLabels: boolean;
   /**
    * Whose actions are played: the env's random ones, or its worked solution (worked examples with
    * notes, kept only when the episode ends solved). Where the run has worked examples, a random
@@ -173,7 +175,11 @@ async function stateRows(
         if (think) {
           const notes = await env.stateNotes();
           if (notes.failure) break;
-          push(chat.firstTurn(system, first), `<think>${notes.value}</think>${action.response}`, options.readingOnly ? 'notes' : 'all');
+          const label = options.solutionLabels ? await env.solutionLabel() : null;
+          if (label?.failure) break;
+          // the episode goes on with the random move; a labelled row shows the solution's move from here
+          if (label?.value) push(chat.firstTurn(system, first), `<think>${notes.value}</think>${label.value}`);
+          else push(chat.firstTurn(system, first), `<think>${notes.value}</think>${action.response}`, options.readingOnly || label ? 'notes' : 'all');
         }
         const result = await env.step(action.response);
         // a failed step comes back truncated, never solved
@@ -221,6 +227,7 @@ export async function rehearsalRows(
     stream: ['rehearsal', step],
     episodes: config.warm_start.rehearsal_episodes,
     readingOnly: true,
+    solutionLabels: false,
     actions: 'random',
   });
   return { ids, masks };
@@ -232,12 +239,12 @@ export interface WorkedCount {
   solved: number;
 }
 
-async function requireSolutions(config: AgenticConfig, host: PluginHost): Promise<void> {
+async function requireSolutions(config: AgenticConfig, host: PluginHost, key = 'warm_start.worked_examples'): Promise<void> {
   for (const tag of config.train_env_manager.tags) {
     const type = config.custom_envs[tag]!.env_type;
     const plugin = await host.resolveEnv(type);
     if (!hasWarmStartHook(plugin.env.prototype, 'solutionAction')) {
-      throw new ConfigError(`warm_start.worked_examples: env ${type} (custom_envs.${tag}) has no solutionAction(), so it has no worked examples to give`);
+      throw new ConfigError(`${key}: env ${type} (custom_envs.${tag}) has no solutionAction(), so it has no worked solution to give`);
     }
   }
 }
@@ -286,7 +293,13 @@ async function workedRowsWithNotes(config: AgenticConfig, host: PluginHost, chat
   const wanted = config.warm_start.worked_examples;
   if (wanted === 0) return { ids: [], masks: [], count: { played: 0, solved: 0 } };
   await requireSolutions(config, host);
-  const rows = await stateRows(config, host, chat, { stream: ['warm_start', 'worked'], episodes: wanted, readingOnly: false, actions: 'solution' });
+  const rows = await stateRows(config, host, chat, {
+    stream: ['warm_start', 'worked'],
+    episodes: wanted,
+    readingOnly: false,
+    solutionLabels: false,
+    actions: 'solution',
+  });
   return { ids: rows.ids, masks: rows.masks, count: { played: rows.played, solved: rows.worked } };
 }
 
@@ -298,10 +311,12 @@ export async function generateRows(config: AgenticConfig, host: PluginHost, chat
       `warm_start.worked_examples: none of the ${worked.count.played} episodes played with the envs' worked solutions ended solved (does the dataset give solutions, e.g. an expression per row?)`,
     );
   }
+  if (config.warm_start.solution_labels) await requireSolutions(config, host, 'warm_start.solution_labels');
   const state = await stateRows(config, host, chat, {
     stream: ['warm_start', 'states'],
     episodes: config.warm_start.episodes,
     readingOnly: !config.warm_start.random_actions,
+    solutionLabels: config.warm_start.solution_labels,
     actions: 'random',
   });
   const repeat = <T>(rows: T[]) => Array.from({ length: config.warm_start.worked_repeats }, () => rows).flat();

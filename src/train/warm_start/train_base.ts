@@ -50,7 +50,12 @@ export async function warmStart(config: AgenticConfig, host: PluginHost, log: Wa
       log.info(`warm start: the base in ${folder} was trained on other rows than these settings make now (the envs changed); building it again`);
     const { played, solved } = rows.worked;
     const worked = played > 0 ? `${solved} worked examples (${played - solved} of the ${played} played were not solved and are left out), ` : '';
-    const think = ws.think ? ` (notes in <think>, then the move${ws.random_actions ? '' : '; of the random episodes the notes alone'})` : '';
+    const randomRows = ws.solution_labels
+      ? "; of the random episodes the notes, then the solution's move"
+      : ws.random_actions
+        ? ''
+        : '; of the random episodes the notes alone';
+    const think = ws.think ? ` (notes in <think>, then the move${randomRows})` : '';
     log.info(
       `warm start: ${worked}${rows.ids.length - rows.questions} action rows${think} from ${worked ? 'them and ' : ''}${ws.episodes} random-action episodes and ${rows.questions} state-question rows (${((performance.now() - started) / 1000).toFixed(1)} s); training ${loaded.source}`,
     );
