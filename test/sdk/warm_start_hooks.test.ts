@@ -11,7 +11,7 @@ const hooks = (env: object) => (['stateQuestions', 'stateNotes', 'solutionAction
 describe('hasWarmStartHook', () => {
   test("reads an env class's optional hooks from its prototype, or an instance's", () => {
     expect(hooks(frozenLake.env.prototype)).toEqual([true, true, true]);
-    expect(hooks(sokoban.env.prototype)).toEqual([true, true, false]);
+    expect(hooks(sokoban.env.prototype)).toEqual([true, true, true]);
     expect(hooks(toolUse.env.prototype)).toEqual([true, false, true]);
     expect(hooks(bandit.env.prototype)).toEqual([false, false, false]);
     expect(hasWarmStartHook({ stateNotes: () => 'notes' }, 'stateNotes')).toBe(true);
