@@ -5,7 +5,7 @@
  * the val tag of the shipped config that names it, and holds no episode the config's training
  * plays (the RL stream over max_steps and the warm start's streams, twice over, as margin):
  *
- * - frozen_lake/v1 (configs/agentic.yaml): 200 maps of the FrozenLake tag, from seeds of the
+ * - frozen_lake/v1 (configs/agentic.yaml of its day: random moves, 250 RL steps): 200 maps of the FrozenLake tag, from seeds of the
  *   suite's own stream, no map twice.
  * - sokoban/v1 (configs/sokoban_compact.yaml before it had worked examples): 200 rooms of the
  *   SimpleSokoban tag, the same way.
@@ -133,19 +133,31 @@ async function drawnSuite(
   return [...chosen.values()];
 }
 
-/** A shipped config, less its val_suite: the suite being built may be the one it names. */
-async function shipped(name: string, host: PluginHost): Promise<AgenticConfig> {
-  return (await loadConfig({ configName: name, overrides: ['val_suite=null'] }, host)).config;
+/** A shipped config, less its val_suite (the suite being built may be the one it names), with `overrides`. */
+async function shipped(name: string, host: PluginHost, overrides: readonly string[] = []): Promise<AgenticConfig> {
+  return (await loadConfig({ configName: name, overrides: ['val_suite=null', ...overrides] }, host)).config;
 }
 
-/** How each suite was made, by name. */
-const BUILDERS: Record<string, (host: PluginHost) => Promise<SuiteEpisode[]>> = {
+/** How each suite was made, by name (test/config/suites.test.ts checks that each file is what its builder makes). */
+export const BUILDERS: Record<string, (host: PluginHost) => Promise<SuiteEpisode[]>> = {
   'frozen_lake/v1': async (host) => {
-    const config = await shipped('agentic', host);
+    // the config as it was: 250 RL steps, 1024 random-move episodes, no worked examples, training lakes of 30% holes
+    const config = await shipped('agentic', host, [
+      'max_steps=250',
+      'warm_start.episodes=1024',
+      'warm_start.worked_examples=0',
+      'custom_envs.FrozenLakeTrain.env_config.p=0.7',
+    ]);
     return drawnSuite('frozen_lake/v1', config, host, await trainingEpisodeKeys(config, host, 2));
   },
   'sokoban/v1': async (host) => {
-    const config = await shipped('sokoban_compact', host);
+    // the config as it was: random moves, no worked examples, 600 RL steps, every layout in training
+    const config = await shipped('sokoban_compact', host, [
+      'warm_start.worked_examples=0',
+      'max_steps=600',
+      'train_env_manager.tags=[SokobanNear,SimpleSokoban]',
+      'custom_envs.SokobanNear.env_config.hold_out_rooms=false',
+    ]);
     return drawnSuite('sokoban/v1', config, host, await trainingEpisodeKeys(config, host, 2));
   },
   // held-out layouts only, which the shipped config's training envs never draw (hold_out_rooms)

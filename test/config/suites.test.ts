@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { episodeKey, episodesOf, trainingEpisodeKeys, trainingResets } from '../../scripts/build_suites';
+import { BUILDERS, episodeKey, episodesOf, trainingEpisodeKeys, trainingResets } from '../../scripts/build_suites';
 import { isHeldOutLayout, roomOf } from '../../plugins/envs/sokoban/suite';
 import { loadRows } from '../../plugins/envs/tool_use/dataset';
 import { loadConfig } from '../../src/config/load';
@@ -67,6 +67,14 @@ describe('pinned evaluation suites', () => {
       }
     });
   }
+
+  test('each suite file is what scripts/build_suites.ts makes of it', async () => {
+    for (const [name, builder] of Object.entries(BUILDERS)) {
+      const made = `${(await builder(host)).map(episodeKey).join('\n')}\n`;
+      expect(made).toBe(readFileSync(join(ROOT, 'suites', `${name}.jsonl`), 'utf8'));
+    }
+    expect(Object.keys(BUILDERS).sort()).toEqual(Object.keys(BUILTIN_SUITES).sort());
+  }, 60_000);
 
   test("the shipped configs' training never plays a FrozenLake or Sokoban suite episode", async () => {
     for (const [name, configName] of [TARGETS[0], TARGETS[1]]) {
