@@ -138,33 +138,38 @@ async function shipped(name: string, host: PluginHost, overrides: readonly strin
   return (await loadConfig({ configName: name, overrides: ['val_suite=null', ...overrides] }, host)).config;
 }
 
+/** Suite `name` drawn for a shipped config's val tag (`overrides` give the config of its day), none of its training episodes in it. */
+async function drawnFor(
+  name: string,
+  host: PluginHost,
+  configName: string,
+  overrides: readonly string[],
+  kept?: (episode: SuiteEpisode) => boolean,
+): Promise<SuiteEpisode[]> {
+  const config = await shipped(configName, host, overrides);
+  return drawnSuite(name, config, host, await trainingEpisodeKeys(config, host, 2), kept);
+}
+
 /** How each suite was made, by name (test/config/suites.test.ts checks that each file is what its builder makes). */
 export const BUILDERS: Record<string, (host: PluginHost) => Promise<SuiteEpisode[]>> = {
-  'frozen_lake/v1': async (host) => {
-    // the config as it was: 250 RL steps, 1024 random-move episodes, no worked examples, training lakes of 30% holes
-    const config = await shipped('agentic', host, [
+  // the config as it was: 250 RL steps, 1024 random-move episodes, no worked examples, training lakes of 30% holes
+  'frozen_lake/v1': (host) =>
+    drawnFor('frozen_lake/v1', host, 'agentic', [
       'max_steps=250',
       'warm_start.episodes=1024',
       'warm_start.worked_examples=0',
       'custom_envs.FrozenLakeTrain.env_config.p=0.7',
-    ]);
-    return drawnSuite('frozen_lake/v1', config, host, await trainingEpisodeKeys(config, host, 2));
-  },
-  'sokoban/v1': async (host) => {
-    // the config as it was: random moves, no worked examples, 600 RL steps, every layout in training
-    const config = await shipped('sokoban_compact', host, [
+    ]),
+  // the config as it was: random moves, no worked examples, 600 RL steps, every layout in training
+  'sokoban/v1': (host) =>
+    drawnFor('sokoban/v1', host, 'sokoban_compact', [
       'warm_start.worked_examples=0',
       'max_steps=600',
       'train_env_manager.tags=[SokobanNear,SimpleSokoban]',
       'custom_envs.SokobanNear.env_config.hold_out_rooms=false',
-    ]);
-    return drawnSuite('sokoban/v1', config, host, await trainingEpisodeKeys(config, host, 2));
-  },
+    ]),
   // held-out layouts only, which the shipped config's training envs never draw (hold_out_rooms)
-  'sokoban/v2': async (host) => {
-    const config = await shipped('sokoban_compact', host);
-    return drawnSuite('sokoban/v2', config, host, await trainingEpisodeKeys(config, host, 2), (episode) => isHeldOutLayout(roomOf(episode)));
-  },
+  'sokoban/v2': (host) => drawnFor('sokoban/v2', host, 'sokoban_compact', [], (episode) => isHeldOutLayout(roomOf(episode))),
   'tool_use/v1': async () => {
     const trainQuestions = new Set(loadRows('arithmetic/train', ROOT).map((r) => r.question));
     return loadRows('arithmetic/val', ROOT)
