@@ -1,8 +1,9 @@
 /**
  * The webgpu backend, on this CPU-only machine through Dawn's OpenGL ES backend on Mesa's
  * llvmpipe (CI installs Mesa; without it the tests are skipped). tfjs keeps one engine per
- * process, so webgpu runs in a child process (webgpu/child.ts) and its results are compared here
- * with the cpu backend's.
+ * process, so webgpu runs in child processes (webgpu/child.ts: the shared cases, whose results are
+ * compared here with the cpu backend's; webgpu/steps_child.ts: 100 training steps and what they
+ * leave behind).
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
 import * as tf from '@tensorflow/tfjs-core';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { startBackend } from '../../src/engine/backend';
 import { missing } from '../system_tools';
 import { CASES, runCases } from './webgpu/cases';
+import type { StepsReport } from './webgpu/steps_child';
 
 import { restoreBackendAfterFile } from '../helpers';
 
@@ -21,17 +23,31 @@ interface ChildReport {
   nullRefusal: string | null;
 }
 
+interface StepsChildReport {
+  plain: StepsReport;
+  recomputed: StepsReport;
+}
+
 let child: ChildReport;
+let steps: StepsChildReport;
 let stderr = '';
+
+/** Runs a child script on the OpenGL ES adapter; returns what it printed on stdout and stderr. */
+async function runChild(script: string): Promise<{ out: string; err: string }> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'webgpu', script), 'opengles'], { stdout: 'pipe', stderr: 'pipe' });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`the webgpu child ${script} failed (exit ${code}): ${err.trim()}`);
+  return { out, err };
+}
 
 describe.skipIf(missing('mesa'))('webgpu on Mesa (OpenGL ES on llvmpipe)', () => {
   beforeAll(async () => {
-    const proc = Bun.spawn([process.execPath, join(import.meta.dir, 'webgpu/child.ts'), 'opengles'], { stdout: 'pipe', stderr: 'pipe' });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    stderr = err;
-    if (code !== 0) throw new Error(`the webgpu child failed (exit ${code}): ${err.trim()}`);
-    child = JSON.parse(out) as ChildReport;
-  }, 60_000);
+    // side by side: the training steps take most of the time (about 30 s on llvmpipe)
+    const [cases, training] = await Promise.all([runChild('child.ts'), runChild('steps_child.ts')]);
+    stderr = cases.err + training.err;
+    child = JSON.parse(cases.out) as ChildReport;
+    steps = JSON.parse(training.out) as StepsChildReport;
+  }, 90_000);
 
   test('starts on the OpenGL ES adapter, passes the matMul self-check, and says nothing on stderr', () => {
     expect(child.started.name).toBe('webgpu');
@@ -58,6 +74,27 @@ describe.skipIf(missing('mesa'))('webgpu on Mesa (OpenGL ES on llvmpipe)', () =>
       });
     }
     expect(tf.getBackend()).toBe('cpu');
+  });
+
+  test('gradient checkpointing gives webgpu the same gradients as an ordinary pass, bit for bit', () => {
+    expect(child.results.qwen2ModelRecomputed).toEqual(child.results.qwen2Model!.slice(1));
+  });
+
+  test('over 100 optimizer steps, ordinary and checkpointed, tensor and GPU buffer counts stay flat after warm-up', () => {
+    for (const report of [steps.plain, steps.recomputed]) {
+      expect(report.counts[1]!.numTensors).toBe(report.tensorsBefore);
+      expect(report.counts[100]).toEqual(report.counts[10]!);
+    }
+  });
+
+  test("AdamW's moments stay on the GPU: its step reads nothing back, and no variable has a copy on the host", () => {
+    for (const report of [steps.plain, steps.recomputed]) {
+      expect(report.readsDuringOptimizerSteps).toBe(0);
+      // the weights, and a first and a second moment for each
+      expect(report.variables.total).toBe(3 * report.variables.model);
+      expect(report.variables.inGpuBuffers).toBe(report.variables.total);
+      expect(report.variables.withHostValues).toBe(0);
+    }
   });
 
   test("Dawn's Null adapter is refused with one line saying how to get a working one", () => {

@@ -6,10 +6,28 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { Rng } from '../../../src/engine/rng';
+import { adaptedProjections, newAdapters, parseTarget, type LoraSpec } from '../../../src/model/lora';
+import { addAdapters } from '../../../src/model/lora_adapters';
+import { AdamW } from '../../../src/model/optim';
 import { Qwen2Model } from '../../../src/model/qwen2';
 import { tinyConfig } from '../../model/tiny';
+import { supervisedStep } from './training';
 
-type Case = (input: (shape: number[]) => tf.Tensor) => tf.Tensor | tf.Tensor[];
+type Input = (shape: number[]) => tf.Tensor;
+type Case = (input: Input) => tf.Tensor | tf.Tensor[] | Promise<tf.Tensor[]>;
+
+const IDS = [1, 5, 9, 33, 2, 30, 7, 7, 0, 12];
+const TARGETS = Int32Array.from([5, 9, 33, 2, 30, 7, 0, 12, 3, 4]);
+
+/** The gradients of the policy's mean token log-prob for every trained variable, with the loss first. */
+function tokenLogProbGradients(model: Qwen2Model, recompute: boolean): tf.Tensor[] {
+  const ids = tf.tensor2d(IDS, [2, 5], 'int32');
+  const { value, grads } = tf.variableGrads(
+    () => model.tokenStats(model.forward(ids, { recompute }).hidden, TARGETS, { chunkRows: 4 }).logProbs.mean() as tf.Scalar,
+    model.trainedVariables,
+  );
+  return [value, ...model.trainedVariables.map((v) => grads[v.name]!)];
+}
 
 export const CASES: Record<string, Case> = {
   matMul: (x) => tf.matMul(x([5, 7]), x([7, 3])),
@@ -49,15 +67,49 @@ export const CASES: Record<string, Case> = {
     // The whole policy: logits, and the gradients of a token log-prob loss for every weight.
     const model = Qwen2Model.random(tinyConfig(), { seed: 3 });
     try {
-      const ids = tf.tensor2d([1, 5, 9, 33, 2, 30, 7, 7, 0, 12], [2, 5], 'int32');
-      const targets = Int32Array.from([5, 9, 33, 2, 30, 7, 0, 12, 3, 4]);
-      const logits = model.logits(model.forward(ids).hidden);
-      const { value, grads } = tf.variableGrads(
-        () => model.tokenStats(model.forward(ids).hidden, targets, { chunkRows: 4 }).logProbs.mean() as tf.Scalar,
-        model.variables,
-      );
-      return [logits, value, ...model.variables.map((v) => grads[v.name]!)];
+      const logits = model.logits(model.forward(tf.tensor2d(IDS, [2, 5], 'int32')).hidden);
+      return [logits, ...tokenLogProbGradients(model, false)];
     } finally {
+      model.dispose();
+    }
+  },
+  qwen2ModelRecomputed: () => {
+    // gradient checkpointing: the same loss and model as qwen2Model, each block run again in the backward pass
+    const model = Qwen2Model.random(tinyConfig(), { seed: 3 });
+    try {
+      return tokenLogProbGradients(model, true);
+    } finally {
+      model.dispose();
+    }
+  },
+  loraGradients: (x) => {
+    // adapters on every projection of a frozen model; B drawn rather than zero, else A would get no gradient
+    const model = Qwen2Model.random(tinyConfig(), { seed: 5 });
+    try {
+      const spec: LoraSpec = { rank: 2, alpha: 4, targets: parseTarget('all-linear') };
+      const adapters = newAdapters(spec, adaptedProjections(spec, model.config.num_hidden_layers), model, 6);
+      addAdapters(model, spec, adapters);
+      for (const layer of adapters) for (const adapter of Object.values(layer)) adapter.b.assign(tf.mul(x(adapter.b.shape), 0.1));
+      return tokenLogProbGradients(model, false);
+    } finally {
+      model.dispose();
+    }
+  },
+  adamWSteps: async () => {
+    // optimizer steps as the trainer takes them (clipped by global norm, decoupled weight decay): the weights and moments after
+    const model = Qwen2Model.random(tinyConfig(), { seed: 4 });
+    const optimizer = new AdamW(model.trainedVariables, { weightDecay: 0.1 });
+    try {
+      const gradNorms = [];
+      for (let step = 0; step < 3; step++) gradNorms.push(await supervisedStep(model, optimizer, step));
+      const { moments } = await optimizer.state();
+      return [
+        tf.tensor1d(gradNorms),
+        ...model.trainedVariables.map((v) => v.clone()),
+        ...moments.flatMap(({ m, v, shape }) => [tf.tensor(m, shape), tf.tensor(v, shape)]),
+      ];
+    } finally {
+      optimizer.dispose();
       model.dispose();
     }
   },
@@ -69,15 +121,20 @@ export async function runCases(seed = 7): Promise<Record<string, number[][]>> {
   for (const [name, run] of Object.entries(CASES)) {
     const rng = Rng.fromSeed(seed, name);
     const before = tf.memory().numTensors;
-    const outputs = tf.tidy(() => {
-      const result = run((shape) =>
+    // a scope of the engine's own rather than tf.tidy, which cannot wait: a training step reads its gradient norm back
+    tf.engine().startScope();
+    let outputs: tf.Tensor[] = [];
+    try {
+      const result = await run((shape) =>
         tf.tensor(
           Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
           shape,
         ),
       );
-      return Array.isArray(result) ? result : [result];
-    });
+      outputs = Array.isArray(result) ? result : [result];
+    } finally {
+      tf.engine().endScope(outputs);
+    }
     results[name] = await Promise.all(outputs.map(async (t) => Array.from(await t.data())));
     tf.dispose(outputs);
     if (tf.memory().numTensors !== before) throw new Error(`${name} leaked ${tf.memory().numTensors - before} tensors`);

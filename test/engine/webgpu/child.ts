@@ -17,5 +17,6 @@ try {
 } catch (error) {
   nullRefusal = (error as Error).message;
 }
-process.stdout.write(`${JSON.stringify({ started, results, nullRefusal })}\n`);
+// written in full before exiting: the report outgrows a pipe's buffer, and exit drops what is still queued
+await Bun.write(Bun.stdout, `${JSON.stringify({ started, results, nullRefusal })}\n`);
 process.exit(0);
