@@ -1,14 +1,20 @@
 /**
  * Where a training step and a decode step spend their time, by tfjs kernel, on the chosen
- * backend (default wasm): `bun scripts/bench/profile_model.ts [wasm|cpu]`. Prints the top kernels.
+ * backend (default wasm): `bun scripts/bench/profile_model.ts [wasm|cpu|webgpu]`. Prints the top
+ * kernels. On webgpu, kernel times need the adapter's timestamp-query feature (a GPU's Vulkan
+ * driver has it; llvmpipe does not: there only the counts mean something), and generation runs
+ * agentic's own WGSL programs, not tfjs kernels: its decode step is wall time only.
  */
 import { startBackend } from '../../src/engine/backend';
 import { tf } from '../../src/engine/tf';
 import { DecodeBatch } from '../../src/model/generate';
 import { peerModel } from './peer_model';
 
-const backend = (process.argv[2] ?? 'wasm') as 'wasm' | 'cpu';
-await startBackend(backend);
+const backend = (process.argv[2] ?? 'wasm') as 'wasm' | 'cpu' | 'webgpu';
+const started = await startBackend(backend);
+if (backend === 'webgpu' && !started.adapter?.features.includes('timestamp-query')) {
+  console.log(`${started.detail}: no timestamp-query, so kernel times read 0; the counts stand`);
+}
 const { model, trainStep: step, generationRequests } = peerModel();
 
 function report(title: string, kernels: Array<{ name: string; kernelTimeMs: number | { error: string }; inputShapes: number[][] }>, wallMs: number) {

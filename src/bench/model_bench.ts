@@ -1,14 +1,21 @@
 /**
- * The model-engine benchmark: training tokens/s (forward + backward + AdamW) and generated
- * tokens/s with the KV cache, for the same Qwen2 shape as ../shared/bench/torch_peer.py, plus
- * achieved GFLOP/s and this backend's 1024^2 sgemm rate as the ceiling to compare against.
+ * The model-engine benchmark: training tokens/s (forward + backward + AdamW, all weights or LoRA
+ * adapters) and generated tokens/s with the KV cache, at the shape of ../shared/bench/torch_peer.py
+ * or Qwen2.5-0.5B's; achieved GFLOP/s against this backend's 1024^2 sgemm rate and against the
+ * card's datasheet peaks (./gpu_peaks.ts); and the most memory tfjs held at once.
  */
+import type { AdapterDescription } from '../engine/webgpu';
 import { Rng } from '../engine/rng';
 import { tf } from '../engine/tf';
-import { modelConfig } from '../model/config';
-import { generate, type GenerationRequest } from '../model/generate';
+import { AgenticError } from '../errors';
+import { type ModelConfig, modelConfig } from '../model/config';
+import { DecodeBatch, type GenerationRequest } from '../model/generate';
+import { expectedWeightShapes } from '../model/hf_folder';
+import { adaptedProjections, newAdapters, parseTarget, type LoraSpec } from '../model/lora';
+import { addAdapters } from '../model/lora_adapters';
 import { AdamW, disposeGradients, lossAndGradients } from '../model/optim';
 import { Qwen2Model } from '../model/qwen2';
+import type { GpuPeak } from './gpu_peaks';
 
 export interface BenchShape {
   hidden: number;
@@ -56,24 +63,165 @@ export const QUICK_SHAPE: BenchShape = {
   steps: 2,
 };
 
+/**
+ * Qwen2.5-0.5B's shape (head dim 64, tied embeddings), with random weights: a training batch of
+ * 4 x 512 and 16 prompts of 128 ids that each get 64 new tokens, sizes a GPU runs in seconds.
+ */
+export const QWEN25_05B_SHAPE: BenchShape = {
+  hidden: 896,
+  layers: 24,
+  heads: 14,
+  kv: 2,
+  ffn: 4864,
+  vocab: 151936,
+  batch: 4,
+  seq: 512,
+  genBatch: 16,
+  prompt: 128,
+  newTokens: 64,
+  steps: 5,
+};
+
+/** `agentic bench --model`: nano is the peer's shape (the default), 0.5b Qwen2.5-0.5B's. */
+export const MODEL_SHAPES = { nano: PEER_SHAPE, '0.5b': QWEN25_05B_SHAPE } as const;
+
+export interface BenchOptions {
+  /** LoRA's rank on every linear projection (alpha 2 x rank, as the trainer's default); null trains every weight. */
+  lora: number | null;
+  /** Gradient checkpointing: each block's activations recomputed in the backward pass. */
+  recompute: boolean;
+  /** The card's peaks to compute MFU against; null leaves those fields null. */
+  peak: GpuPeak | null;
+  /** webgpu's adapter: its limits decide whether the shape's largest tensor fits one buffer binding. */
+  adapter?: AdapterDescription;
+}
+
+/** What tfjs and its backend report; BenchMemory adds generation's own buffers. */
+type TfjsMemory = Omit<BenchMemory, 'generation_gpu_bytes'>;
+
+export interface BenchMemory {
+  /**
+   * The most bytes of tensors tfjs counted at once, seen after every kernel. tfjs counts each
+   * tensor, so a reshape sharing its input's buffer counts again: an upper bound of what was
+   * allocated, which the backends' own figures below are.
+   */
+  tfjs_peak_bytes: number;
+  /** webgpu: the most bytes of GPU buffers in use at once, and what its buffer pool holds at the end. */
+  gpu_peak_bytes: number | null;
+  gpu_allocated_bytes: number | null;
+  /** wasm: its heap, which only grows (its high-water mark). */
+  wasm_heap_bytes: number | null;
+  /** webgpu: the most bytes generation's own buffers held (the KV cache's pages, the workspace), beside tfjs's. */
+  generation_gpu_bytes: number | null;
+}
+
 export interface BenchResult {
   backend: string;
   params: number;
+  trained_params: number;
+  lora: { rank: number; alpha: number; target: 'all-linear' } | null;
+  recompute: boolean;
   train_tok_s: number;
   train_step_ms: number;
   gen_tok_s: number;
   gen_ms: number;
+  /** Model FLOPs of a trained token: 6 per weight (4 per frozen one under LoRA: no weight gradient) plus attention; recomputation not counted. */
+  train_flops_per_token: number;
   train_gflops: number;
+  /** 2 FLOPs per weight per generated token (the prompts' prefill is in the time, not in the count). */
+  gen_gflops: number;
   sgemm_gflops: number;
+  /** Against the sgemm rate above: how close to this backend's own matmul ceiling. */
   train_mfu: number;
+  peak: GpuPeak | null;
+  train_mfu_fp32: number | null;
+  train_mfu_fp16: number | null;
+  gen_mfu_fp32: number | null;
+  gen_mfu_fp16: number | null;
+  memory: BenchMemory;
   shape: BenchShape;
+}
+
+/** The wasm backend addresses 32 bits: every tensor of a run lives in one heap of at most 4 GiB. */
+const WASM_HEAP_BYTES = 4 * 1024 ** 3;
+const GIB = 1024 ** 3;
+
+/**
+ * Refuses, before any weight is made, a shape the backend cannot hold: on wasm, weights (with
+ * gradients and AdamW's two moments when all train) beyond the heap; on webgpu, a weight larger
+ * than one storage buffer binding.
+ */
+function checkFits(config: ModelConfig, options: BenchOptions, backend: string): void {
+  const shapes = [...expectedWeightShapes(config).values()].map((shape) => shape.reduce((a, b) => a * b, 1));
+  const params = shapes.reduce((a, b) => a + b, 0);
+  if (backend === 'wasm') {
+    const bytes = params * 4 * (options.lora === null ? 4 : 1);
+    if (bytes > WASM_HEAP_BYTES) {
+      const what = options.lora === null ? 'weights, gradients and AdamW moments' : 'weights';
+      throw new AgenticError(
+        `bench: ${(params / 1e6).toFixed(0)}M parameters need ${(bytes / GIB).toFixed(1)} GiB for their ${what}, beyond the wasm heap's 4 GiB; use --lora <rank>, or --backend webgpu`,
+      );
+    }
+  }
+  const binding = options.adapter?.limits.maxStorageBufferBindingSize;
+  const largest = Math.max(...shapes) * 4;
+  if (binding !== undefined && largest > binding) {
+    throw new AgenticError(
+      `bench: the largest weight (${(largest / 2 ** 20).toFixed(0)} MiB) exceeds this adapter's maxStorageBufferBindingSize (${(binding / 2 ** 20).toFixed(0)} MiB); use a smaller --model`,
+    );
+  }
+}
+
+interface GpuMemoryInfo extends tf.MemoryInfo {
+  numBytesInGPU?: number;
+  numBytesAllocatedInGPU?: number;
+}
+
+/**
+ * Watches tfjs's memory after every kernel (the engine's runKernel, through which every op and
+ * gradient passes): a step's peak is mid-backward, gone by the time the step returns.
+ */
+function watchMemory(): { read: () => TfjsMemory; stop: () => void } {
+  const engine = tf.engine() as unknown as { runKernel: (...args: unknown[]) => unknown };
+  const runKernel = engine.runKernel;
+  let peakBytes = 0;
+  let peakGpuBytes: number | null = null;
+  const sample = () => {
+    const memory = tf.memory() as GpuMemoryInfo;
+    peakBytes = Math.max(peakBytes, memory.numBytes);
+    if (memory.numBytesInGPU !== undefined) peakGpuBytes = Math.max(peakGpuBytes ?? 0, memory.numBytesInGPU);
+  };
+  engine.runKernel = function (this: unknown, ...args: unknown[]) {
+    const outputs = runKernel.apply(this, args);
+    sample();
+    return outputs;
+  };
+  return {
+    // the instance's wrapper goes; the engine's own method shows through again
+    stop: () => delete (engine as { runKernel?: unknown }).runKernel,
+    read: () => {
+      sample();
+      const memory = tf.memory() as GpuMemoryInfo;
+      const heap = (tf.backend() as unknown as { wasm?: { HEAPU8: Uint8Array } }).wasm?.HEAPU8.buffer.byteLength;
+      return {
+        tfjs_peak_bytes: peakBytes,
+        gpu_peak_bytes: peakGpuBytes,
+        gpu_allocated_bytes: memory.numBytesAllocatedInGPU ?? null,
+        wasm_heap_bytes: heap ?? null,
+      };
+    },
+  };
 }
 
 function randomIds(rng: Rng, count: number, vocab: number): Int32Array {
   return Int32Array.from({ length: count }, () => rng.int(vocab));
 }
 
-export async function runModelBench(shape: BenchShape, onProgress: (line: string) => void = () => {}): Promise<BenchResult> {
+export async function runModelBench(
+  shape: BenchShape,
+  options: BenchOptions = { lora: null, recompute: false, peak: null },
+  onProgress: (line: string) => void = () => {},
+): Promise<BenchResult> {
   const config = modelConfig({
     vocab_size: shape.vocab,
     hidden_size: shape.hidden,
@@ -84,8 +232,27 @@ export async function runModelBench(shape: BenchShape, onProgress: (line: string
     max_position_embeddings: Math.max(shape.seq, shape.prompt + shape.newTokens) + 1,
     tie_word_embeddings: true,
   });
+  checkFits(config, options, tf.getBackend());
+  const watcher = watchMemory();
+  try {
+    return await measure(shape, config, options, onProgress, watcher.read);
+  } finally {
+    watcher.stop();
+  }
+}
+
+async function measure(
+  shape: BenchShape,
+  config: ModelConfig,
+  options: BenchOptions,
+  onProgress: (line: string) => void,
+  readMemory: () => TfjsMemory,
+): Promise<BenchResult> {
   const model = Qwen2Model.random(config, { seed: 0 });
-  const optimizer = new AdamW(model.variables, { weightDecay: 0.01 });
+  const lora: LoraSpec | null = options.lora === null ? null : { rank: options.lora, alpha: 2 * options.lora, targets: parseTarget('all-linear') };
+  if (lora) addAdapters(model, lora, newAdapters(lora, adaptedProjections(lora, config.num_hidden_layers), model, 0));
+  const trained = model.trainedVariables;
+  const optimizer = new AdamW(trained, { weightDecay: 0.01 });
   const rng = Rng.fromSeed(0, 'bench');
   const tokens = randomIds(rng, shape.batch * shape.seq, shape.vocab);
   const length = shape.seq - 1;
@@ -101,10 +268,10 @@ export async function runModelBench(shape: BenchShape, onProgress: (line: string
     const { loss, gradients } = lossAndGradients(
       () =>
         tf.tidy(() => {
-          const { hidden } = model.forward(ids);
+          const { hidden } = model.forward(ids, { recompute: options.recompute });
           return model.tokenStats(hidden, targets).logProbs.mean().neg() as tf.Scalar;
         }),
-      model.variables,
+      trained,
     );
     optimizer.apply(gradients, 1e-4);
     await loss.data();
@@ -132,33 +299,73 @@ export async function runModelBench(shape: BenchShape, onProgress: (line: string
       maxNewTokens: shape.newTokens,
       rng: Rng.fromSeed(i, 'bench-sample'),
     }));
-  await generate(model, requests());
+  await generateAll(model, requests());
   const genStart = performance.now();
-  await generate(model, requests());
+  const generationGpuBytes = await generateAll(model, requests());
   const genMs = performance.now() - genStart;
   onProgress('generation done');
 
+  // before the sgemm's matrices, which are not the model's
+  const memory = { ...readMemory(), generation_gpu_bytes: tf.getBackend() === 'webgpu' ? generationGpuBytes : null };
   const sgemm = await measureSgemm();
   optimizer.dispose();
   const params = model.numParameters;
+  const trainedParams = trained.reduce((n, v) => n + v.size, 0);
   model.dispose();
 
   const trainTokS = (shape.batch * length) / (trainMs / 1000);
-  // The peer's count: 6 FLOPs per parameter per token, plus attention.
-  const flopsPerToken = 6 * params + 12 * shape.layers * shape.hidden * shape.seq;
+  const genTokS = (shape.genBatch * shape.newTokens) / (genMs / 1000);
+  // The peer's count: 6 FLOPs per trained parameter per token, plus attention; a frozen weight
+  // still passes the gradient on to its input (4).
+  const flopsPerToken = 6 * trainedParams + 4 * (params - trainedParams) + 12 * shape.layers * shape.hidden * shape.seq;
   const trainGflops = (trainTokS * flopsPerToken) / 1e9;
+  const genGflops = (genTokS * 2 * params) / 1e9;
+  const mfu = (gflops: number, tflops: number | null | undefined) => (tflops ? round(gflops / (tflops * 1e3)) : null);
   return {
     backend: tf.getBackend(),
     params,
+    trained_params: trainedParams,
+    lora: lora ? { rank: lora.rank, alpha: lora.alpha, target: 'all-linear' } : null,
+    recompute: options.recompute,
     train_tok_s: round(trainTokS),
     train_step_ms: round(trainMs),
-    gen_tok_s: round((shape.genBatch * shape.newTokens) / (genMs / 1000)),
+    gen_tok_s: round(genTokS),
     gen_ms: round(genMs),
+    train_flops_per_token: flopsPerToken,
     train_gflops: round(trainGflops),
+    gen_gflops: round(genGflops),
     sgemm_gflops: round(sgemm),
-    train_mfu: Math.round((trainGflops / sgemm) * 1e4) / 1e4,
+    train_mfu: ratio(trainGflops / sgemm),
+    peak: options.peak,
+    train_mfu_fp32: mfu(trainGflops, options.peak?.fp32_tflops),
+    train_mfu_fp16: mfu(trainGflops, options.peak?.fp16_tflops),
+    gen_mfu_fp32: mfu(genGflops, options.peak?.fp32_tflops),
+    gen_mfu_fp16: mfu(genGflops, options.peak?.fp16_tflops),
+    memory,
     shape,
   };
+}
+
+/** Four decimals, as a fraction: MFU on a CPU path is small but not zero. */
+function ratio(x: number): number {
+  return Math.round(x * 1e4) / 1e4;
+}
+
+/** Generates every request to completion, as generate() does; returns the most GPU bytes the batch held (0 off webgpu). */
+async function generateAll(model: Qwen2Model, requests: readonly GenerationRequest[]): Promise<number> {
+  const batch = new DecodeBatch(model);
+  let peak = 0;
+  try {
+    await batch.join(requests);
+    peak = batch.gpuMemory.bytes;
+    while (batch.size > 0) {
+      await batch.step();
+      peak = Math.max(peak, batch.gpuMemory.bytes);
+    }
+  } finally {
+    batch.dispose();
+  }
+  return peak;
 }
 
 /**

@@ -48,6 +48,15 @@ export default command(
           rows.push([`backend ${backend}`, `ok (matmul checked, ${(performance.now() - started).toFixed(0)} ms)${notes.map((n) => `, ${n}`).join('')}`]);
           if (result.detail) rows.push([backend === 'webgpu' ? '  adapter' : backend === 'wasm' ? '  threads' : '  package', result.detail]);
           if (result.matmuls) rows.push(['  matmuls', result.matmuls]);
+          if (result.adapter) {
+            rows.push(['  features', result.adapter.features.join(', ') || 'none']);
+            rows.push([
+              '  limits',
+              Object.entries(result.adapter.limits)
+                .map(([name, value]) => `${name} ${value}`)
+                .join(', '),
+            ]);
+          }
         } catch (error) {
           failures++;
           rows.push([`backend ${backend}`, `FAILED: ${(error as Error).message}`]);

@@ -12,6 +12,7 @@ import wasmPlain from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm
 import wasmSimd from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm' with { type: 'file' };
 import wasmThreaded from '@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-threaded-simd.wasm' with { type: 'file' };
 import type { BackendName, WebGpuAdapterChoice } from './names';
+import type { AdapterDescription } from './webgpu';
 import { AgenticError } from '../errors';
 import { describeBlas, findBlas } from './blas';
 import { installWasmKernels } from './kernels';
@@ -39,6 +40,8 @@ export interface StartedBackend {
   detail?: string;
   /** wasm: who computes the matmuls (a system BLAS, or XNNPACK). */
   matmuls?: string;
+  /** webgpu: the adapter, with its features and limits. */
+  adapter?: AdapterDescription;
 }
 
 /** What the wasm backend was started with (its thread count and matmuls are fixed by the first start). */
@@ -89,7 +92,7 @@ function chooseMatmuls(options: BackendOptions, threads: number): { description:
 }
 
 /** Makes the named backend available to tf.setBackend; returns what it runs on. */
-async function register(name: BackendName, options: BackendOptions): Promise<string | undefined> {
+async function register(name: BackendName, options: BackendOptions): Promise<{ detail?: string; adapter?: AdapterDescription }> {
   switch (name) {
     case 'wasm':
       // Our faster kernels (./kernels) replace tfjs's; the thread count is fixed at the first
@@ -108,16 +111,17 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
         wasmMatmuls = matmuls.description;
         wasmDetail = choice.threads === 1 ? `1 thread: ${choice.why}` : `${choice.threads} threads: ${choice.why}; ${describeSpin(spin)}`;
       }
-      return wasmDetail;
+      return { detail: wasmDetail };
     case 'cpu':
-      return undefined;
+      return {};
     case 'webgpu': {
       const webgpu = await import('./webgpu');
-      return webgpu.formatAdapter(await webgpu.registerWebGpu(options.webgpuAdapter ?? 'auto'));
+      const adapter = await webgpu.registerWebGpu(options.webgpuAdapter ?? 'auto');
+      return { detail: webgpu.formatAdapter(adapter), adapter };
     }
     case 'tensorflow': {
       const { registerTensorflow } = await import('./tensorflow');
-      return registerTensorflow();
+      return { detail: await registerTensorflow() };
     }
   }
 }
@@ -129,7 +133,7 @@ async function register(name: BackendName, options: BackendOptions): Promise<str
  */
 export async function startBackend(name: BackendName, options: BackendOptions = {}): Promise<StartedBackend> {
   installMatMulGradient();
-  const detail = await register(name, options);
+  const { detail, adapter } = await register(name, options);
   if (!tf.findBackendFactory(name)) {
     // the bundler dropped a registration, or the package registered under another name
     throw new AgenticError(`the ${name} backend is not registered in this build of tfjs`);
@@ -137,10 +141,37 @@ export async function startBackend(name: BackendName, options: BackendOptions = 
   const ok = await keepingProcessHandlers(() => tf.setBackend(name));
   if (!ok || tf.getBackend() !== name) throw new AgenticError(`the ${name} backend did not start`);
   await tf.ready();
+  if (name === 'wasm') refuseFailedAllocations();
   await checkMatMul();
   const started: StartedBackend = detail === undefined ? { name } : { name, detail };
   if (name === 'wasm' && wasmMatmuls) started.matmuls = wasmMatmuls;
+  if (adapter) started.adapter = adapter;
   return started;
+}
+
+let allocationsChecked = false;
+
+/**
+ * The wasm heap ends at 4 GiB (32-bit addresses). There emscripten's malloc returns 0, which tfjs
+ * takes for a tensor's address: it writes over the heap's start, and the run computes garbage or
+ * hangs. A failed allocation is an error instead, one line saying what to shrink.
+ */
+function refuseFailedAllocations(): void {
+  if (allocationsChecked) return;
+  const wasm = (tf.backend() as unknown as { wasm: { _malloc: (bytes: number) => number; _free: (address: number) => void; HEAPU8: Uint8Array } }).wasm;
+  // emscripten's export is a stub that puts the real function in its place on its first call
+  wasm._free(wasm._malloc(16));
+  const malloc = wasm._malloc;
+  wasm._malloc = (bytes: number) => {
+    const address = malloc(bytes);
+    if (address === 0 && bytes > 0) {
+      throw new AgenticError(
+        `the wasm heap is full (${(wasm.HEAPU8.buffer.byteLength / 1024 ** 3).toFixed(1)} GiB of at most 4): a tensor of ${(bytes / 2 ** 20).toFixed(0)} MiB did not fit; train on fewer tokens at once, recompute activations (gradient checkpointing), use LoRA, or backend=webgpu`,
+      );
+    }
+    return address;
+  };
+  allocationsChecked = true;
 }
 
 /** `wasm (2 threads: ...; matmuls: OpenBLAS 0.3.21 (...))`: a started backend in one phrase. */

@@ -27,7 +27,22 @@ export interface AdapterDescription {
   /** Dawn's name of the native API: Vulkan, Metal, D3D12, OpenGLES, ... */
   backendType: string;
   adapterType: string;
+  /** The adapter's optional features (shader-f16, timestamp-query, subgroups, ...), sorted. */
+  features: string[];
+  /** The limits that bound tfjs's kernels (LIMITS_SHOWN), as the adapter states them. */
+  limits: Record<string, number>;
 }
+
+/** The limits that decide how large a tensor and a workgroup can be: doctor shows them, bench records them. */
+export const LIMITS_SHOWN = [
+  'maxBufferSize',
+  'maxStorageBufferBindingSize',
+  'maxStorageBuffersPerShaderStage',
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxComputeWorkgroupsPerDimension',
+] as const;
 
 /** The fields of a GPUAdapterInfo that Dawn fills (bun-webgpu adds backendType and adapterType). */
 interface DawnAdapterInfo {
@@ -44,7 +59,12 @@ export const MESA_PACKAGES = ['libegl1', 'libegl-dev', 'libegl-mesa0', 'libgl1-m
 
 const FIX = `for a GPU install its driver with the Vulkan ICD and libvulkan1 (NVIDIA: the proprietary driver); for the slow CPU path (webgpu_adapter=opengles) install Mesa: apt-get install ${MESA_PACKAGES.join(' ')}; or use backend=wasm`;
 
-export function describeAdapter(info: DawnAdapterInfo): AdapterDescription {
+export function describeAdapter(info: DawnAdapterInfo, capabilities: Pick<GPUAdapter, 'features' | 'limits'> | null = null): AdapterDescription {
+  const limits: Record<string, number> = {};
+  for (const name of LIMITS_SHOWN) {
+    const value = (capabilities?.limits as unknown as Record<string, unknown> | undefined)?.[name];
+    if (typeof value === 'number') limits[name] = value;
+  }
   return {
     vendor: info.vendor ?? '',
     architecture: info.architecture ?? '',
@@ -52,6 +72,8 @@ export function describeAdapter(info: DawnAdapterInfo): AdapterDescription {
     description: info.description ?? '',
     backendType: BACKEND_TYPES[info.backendType ?? 0] ?? `backend type ${info.backendType}`,
     adapterType: ADAPTER_TYPES[info.adapterType ?? 4] ?? 'unknown type',
+    features: capabilities ? [...capabilities.features].map(String).sort() : [],
+    limits,
   };
 }
 
@@ -168,9 +190,12 @@ export async function registerWebGpu(choice: WebGpuAdapterChoice): Promise<Adapt
   const adapter = await chooseAdapter(choice);
   const info = (adapter as unknown as { info: DawnAdapterInfo }).info;
   refuseNullAdapter(info);
-  const device = await adapter.requestDevice({ requiredFeatures: [], requiredLimits: allLimits(adapter) } as GPUDeviceDescriptor);
+  // both cost nothing to ask for: shader-f16 lets half-precision kernels compile where the adapter
+  // has it; timestamp-query lets tf.profile time each kernel (tfjs writes timestamps only then)
+  const requiredFeatures = ['shader-f16', 'timestamp-query'].filter((feature) => adapter.features.has(feature as GPUFeatureName));
+  const device = await adapter.requestDevice({ requiredFeatures, requiredLimits: allLimits(adapter) } as GPUDeviceDescriptor);
   provideResourceClasses(device);
-  const description = describeAdapter(info);
+  const description = describeAdapter(info, adapter);
   tf.registerBackend('webgpu', () => new WebGPUBackend(device, { vendor: description.vendor, architecture: description.architecture } as GPUAdapterInfo));
   const addN = groupedAddNConfig();
   tf.unregisterKernel('AddN', 'webgpu');

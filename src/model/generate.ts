@@ -13,6 +13,7 @@ import { tf } from '../engine/tf';
 import type { Rng } from '../engine/rng';
 import { AgenticError } from '../errors';
 import type { Qwen2Model } from './qwen2';
+import { GpuDecoder, GpuSequence, type RowOutcome, type RowPlan } from './gpu_decode';
 import { decodeOnHost, hostDecoder } from './host_decode';
 import { SequenceCache, type CacheShape, type LayerKV } from './sequence_cache';
 import { type Alternative, sampleToken, temperatureAfter, topAlternatives, type SamplingParams } from './sampling';
@@ -72,8 +73,8 @@ export interface DecodeOptions {
 
 interface Row {
   request: GenerationRequest;
-  /** Keys and values of every id fed so far; its length is the position of the next. */
-  cache: SequenceCache;
+  /** Keys and values of every id fed so far (on the host, or in GPU pages); its length is the position of the next. */
+  cache: SequenceCache | GpuSequence;
   /** The sampled token not yet fed to the model. */
   pending: number;
   tokens: number[];
@@ -86,6 +87,8 @@ export class DecodeBatch {
   private rows: Row[] = [];
   private readonly maxLength: number;
   private readonly cacheShape: CacheShape;
+  /** On the webgpu backend, generation runs on the GPU (./gpu_decode.ts). */
+  private readonly gpu: GpuDecoder | null;
 
   constructor(
     private readonly model: Qwen2Model,
@@ -94,6 +97,7 @@ export class DecodeBatch {
     this.maxLength = options.maxLength ?? model.config.max_position_embeddings;
     const c = model.config;
     this.cacheShape = { layers: c.num_hidden_layers, kvHeads: c.num_key_value_heads, headDim: c.head_dim };
+    this.gpu = tf.getBackend() === 'webgpu' ? new GpuDecoder(model) : null;
   }
 
   /** Sequences currently generating. */
@@ -103,6 +107,11 @@ export class DecodeBatch {
 
   get ids(): Array<string | number> {
     return this.rows.map((r) => r.request.id);
+  }
+
+  /** GPU buffers generation holds on webgpu (the KV pages, the workspace) and their bytes; none elsewhere. */
+  get gpuMemory(): { buffers: number; bytes: number } {
+    return this.gpu?.memory ?? { buffers: 0, bytes: 0 };
   }
 
   /**
@@ -117,9 +126,25 @@ export class DecodeBatch {
       if (seen.has(r.id)) throw new AgenticError(`generation ${r.id}: the id appears twice in one join`);
       seen.add(r.id);
     }
+    if (this.gpu) return this.prefillOnGpu(this.gpu, requests);
     const finished: GenerationResult[] = [];
     for (const chunk of prefillChunks(requests, this.model.config.num_attention_heads)) finished.push(...(await this.prefill(chunk)));
     return finished;
+  }
+
+  /** Prefills on the GPU: every prompt in one feed (cached prefixes first copied into their pages), each row sampled there. */
+  private async prefillOnGpu(gpu: GpuDecoder, requests: readonly GenerationRequest[]): Promise<GenerationResult[]> {
+    const joining: Row[] = requests.map((request) => ({ request, cache: new GpuSequence(), pending: -1, tokens: [], logProbs: [] }));
+    for (const row of joining) if (row.request.past) await gpu.adopt(row.cache as GpuSequence, row.request.past);
+    const ids = joining.map((row) => row.request.promptIds.slice(row.cache.length));
+    return this.settle(
+      joining,
+      await gpu.feed(
+        joining.map((row) => row.cache as GpuSequence),
+        ids,
+        joining.map((row) => this.planFor(row)),
+      ),
+    );
   }
 
   /**
@@ -170,13 +195,22 @@ export class DecodeBatch {
   async step(): Promise<GenerationResult[]> {
     if (this.rows.length === 0) return [];
     const rows = this.rows;
+    if (this.gpu) {
+      const outcomes = await this.gpu.feed(
+        rows.map((row) => row.cache as GpuSequence),
+        rows.map((row) => [row.pending]),
+        rows.map((row) => this.planFor(row)),
+      );
+      this.rows = [];
+      return this.settle(rows, outcomes);
+    }
     const ids = Int32Array.from(rows, (row) => row.pending);
     const positions = Int32Array.from(rows, (row) => row.cache.length);
     const values = await decodeLogits(
       this.model,
       ids,
       positions,
-      rows.map((row) => row.cache),
+      rows.map((row) => row.cache as SequenceCache),
     );
     this.rows = [];
     return this.sampleAll(rows, values);
@@ -187,11 +221,13 @@ export class DecodeBatch {
     const row = this.rows.find((r) => r.request.id === id);
     if (!row) return null;
     this.rows = this.rows.filter((r) => r !== row);
+    if (row.cache instanceof GpuSequence) this.gpu!.release(row.cache);
     return { ...this.generated(row), finishReason: 'left' };
   }
 
   dispose(): void {
     this.rows = [];
+    this.gpu?.dispose();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -231,19 +267,60 @@ export class DecodeBatch {
       const result = this.accept(row, values.subarray(b * vocab, (b + 1) * vocab));
       if (!result) this.rows.push(row);
       else if (!row.request.keepCache) finished.push(result);
-      else finished.push({ ...result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv: row.cache.toTensors() } });
+      else finished.push({ ...result, cache: { ids: [...row.request.promptIds, ...row.tokens.slice(0, -1)], kv: (row.cache as SequenceCache).toTensors() } });
     });
     return finished;
+  }
+
+  /**
+   * What the GPU gave each row (its token, or its logits where the host samples): the rows that go
+   * on join the batch; the others give their pages back and return their results.
+   */
+  private async settle(rows: readonly Row[], outcomes: readonly RowOutcome[]): Promise<GenerationResult[]> {
+    const finished: GenerationResult[] = [];
+    for (const [b, row] of rows.entries()) {
+      const outcome = outcomes[b]!;
+      const result = 'logits' in outcome ? this.accept(row, outcome.logits) : this.record(row, outcome.token, outcome.logProb);
+      const sequence = row.cache as GpuSequence;
+      if (!result) {
+        this.rows.push(row);
+        continue;
+      }
+      if (row.request.keepCache) {
+        const ids = [...row.request.promptIds, ...row.tokens.slice(0, -1)];
+        finished.push({ ...result, cache: { ids, kv: await this.gpu!.toTensors(sequence) } });
+      } else finished.push(result);
+      this.gpu!.release(sequence);
+    }
+    return finished;
+  }
+
+  /**
+   * How the GPU chooses a row's next token: greedily, or at a uniform drawn here from the row's own
+   * stream (as sampleToken draws it); on the host from its logits where top-k, top-p or top
+   * alternatives apply.
+   */
+  private planFor(row: Row): RowPlan {
+    const sampling = this.samplingFor(row);
+    if (!sampling.doSample || sampling.temperature === 0) return (row.request.topAlternatives ?? 0) > 0 ? { mode: 'host' } : { mode: 'greedy' };
+    const truncated = (sampling.topK > 0 && sampling.topK < this.model.config.vocab_size) || sampling.topP < 1;
+    if (truncated || (row.request.topAlternatives ?? 0) > 0) return { mode: 'host' };
+    return { mode: 'sample', temperature: sampling.temperature, u: row.request.rng.float() };
   }
 
   /** Samples a row's next token; returns its result when that ends it. */
   private accept(row: Row, logits: Float32Array): GenerationResult | null {
     const sampling = this.samplingFor(row);
     const { token, logProb } = sampleToken(logits, sampling, row.request.rng);
-    row.tokens.push(token);
-    row.logProbs.push(logProb);
     const alternatives = row.request.topAlternatives ?? 0;
     if (alternatives > 0) (row.alternatives ??= []).push(topAlternatives(logits, sampling, alternatives));
+    return this.record(row, token, logProb);
+  }
+
+  /** Takes a row's next token; returns its result when that ends it. */
+  private record(row: Row, token: number, logProb: number): GenerationResult | null {
+    row.tokens.push(token);
+    row.logProbs.push(logProb);
     row.pending = token;
     const reason = this.finishReason(row, token);
     return reason ? { ...this.generated(row), finishReason: reason } : null;

@@ -224,9 +224,14 @@ export class Qwen2Model {
           x = this.recomputedBlock(block, x, tables, mask);
           continue;
         }
-        const { output, kv } = this.block(block, x, tables, mask, options.past?.[i]);
+        // each block's intermediates go when it ends, not with the whole pass: a 0.5B prefill of
+        // 16 x 128 ids held over 2 GiB of them at once and filled the wasm heap
+        const [output, k, v] = tf.tidy(() => {
+          const { output, kv } = this.block(block, x, tables, mask, options.past?.[i]);
+          return [output, kv.k, kv.v];
+        }) as [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D];
         x = output;
-        present.push(kv);
+        present.push({ k, v });
       }
       const hidden = rmsNorm(x, this.finalNorm, this.config.rms_norm_eps);
       return { hidden, present: present.flatMap((kv) => [kv.k, kv.v]) };

@@ -318,6 +318,11 @@ test.skipIf(noMesa)('agentic doctor backend=webgpu starts webgpu (Mesa here) and
   expect(stdout).toMatch(/^selected +webgpu \(webgpu_adapter=auto\)$/m);
   expect(stdout).toMatch(/^backend webgpu +ok \(matmul checked, \d+ ms\), selected$/m);
   expect(stdout).toMatch(/^ +adapter +\S+ \(vendor .*, architecture .*\) via (Vulkan|OpenGLES), /m);
+  // the features Dawn offers on any adapter, and every limit doctor shows, with its number
+  expect(stdout).toMatch(/^ +features +.*\bdawn-native\b/m);
+  expect(stdout).toMatch(
+    /^ +limits +maxBufferSize \d+, maxStorageBufferBindingSize \d+, maxStorageBuffersPerShaderStage \d+, maxComputeWorkgroupStorageSize \d+, maxComputeInvocationsPerWorkgroup \d+, maxComputeWorkgroupSizeX \d+, maxComputeWorkgroupsPerDimension \d+$/m,
+  );
 });
 
 test.skipIf(noMesa)('agentic doctor backend=webgpu without a usable adapter: the row says why and how to fix it, exit 1', async () => {
@@ -350,9 +355,64 @@ describe('agentic bench', () => {
     expect(code).toBe(0);
     const result = JSON.parse(readFileSync(out, 'utf8'));
     expect(JSON.parse(stdout)).toEqual(result);
-    expect(result).toMatchObject({ backend: 'wasm', shape: { hidden: 32, steps: 1 } });
-    for (const key of ['train_tok_s', 'gen_tok_s', 'train_gflops', 'sgemm_gflops']) expect(result[key]).toBeGreaterThan(0);
+    expect(result).toMatchObject({ model: 'quick', backend: 'wasm', lora: null, recompute: false, shape: { hidden: 32, steps: 1 } });
+    for (const key of ['train_tok_s', 'gen_tok_s', 'train_gflops', 'gen_gflops', 'sgemm_gflops']) expect(result[key]).toBeGreaterThan(0);
+    // memory: tfjs's peak holds at least the weights; wasm has no GPU buffers but a heap
+    expect(result.memory.tfjs_peak_bytes).toBeGreaterThan(result.params * 4);
+    expect(result.memory.wasm_heap_bytes).toBeGreaterThanOrEqual(result.memory.tfjs_peak_bytes);
+    expect(result.memory).toMatchObject({ gpu_peak_bytes: null, gpu_allocated_bytes: null, generation_gpu_bytes: null });
+    // no card on wasm: the MFU fields against a peak are there, and null
+    expect(result).toMatchObject({ peak: null, train_mfu_fp32: null, train_mfu_fp16: null, gen_mfu_fp32: null, gen_mfu_fp16: null, adapter: null });
   });
+
+  test('--lora trains only the adapters, --recompute checkpoints, --peak-tflops gives the MFU its peaks', async () => {
+    const out = join(scratch(), 'bench.json');
+    const { code, stderr } = await agentic(['bench', '--quick', '--steps', '1', '--lora', '4', '--recompute', '--peak-tflops', '0.5,2', '--out', out]);
+    expect(code).toBe(0);
+    const result = JSON.parse(readFileSync(out, 'utf8'));
+    expect(result).toMatchObject({
+      lora: { rank: 4, alpha: 8, target: 'all-linear' },
+      recompute: true,
+      peak: { gpu: '--peak-tflops', fp32_tflops: 0.5, fp16_tflops: 2 },
+    });
+    expect(result.trained_params).toBeGreaterThan(0);
+    expect(result.trained_params).toBeLessThan(result.params);
+    // a frozen weight costs 4 FLOPs a token, a trained one 6
+    const attention = 12 * 1 * 32 * 16;
+    expect(result.train_flops_per_token).toBe(6 * result.trained_params + 4 * (result.params - result.trained_params) + attention);
+    expect(result.train_mfu_fp32).toBeCloseTo(result.train_gflops / 500, 3);
+    expect(result.gen_mfu_fp16).toBeCloseTo(result.gen_gflops / 2000, 3);
+    expect(stderr).toContain('MFU against --peak-tflops: 0.5 TFLOPS float32, 2 float16');
+  });
+
+  test('a shape the backend cannot hold is one line, before any weight is made', async () => {
+    const { code, stdout, stderr } = await agentic(['bench', '--model', '0.5b', '--out', join(scratch(), 'bench.json')]);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(lines(stderr).at(-1)).toBe(
+      "error: bench: 494M parameters need 7.4 GiB for their weights, gradients and AdamW moments, beyond the wasm heap's 4 GiB; use --lora <rank>, or --backend webgpu",
+    );
+    expect(stderr).not.toContain('    at ');
+  });
+
+  test.skipIf(noMesa)(
+    'on webgpu the JSON has the adapter with its limits and the GPU memory',
+    async () => {
+      const out = join(scratch(), 'bench.json');
+      const { code } = await agentic(['bench', '--backend', 'webgpu', '--quick', '--steps', '1', '--out', out]);
+      expect(code).toBe(0);
+      const result = JSON.parse(readFileSync(out, 'utf8'));
+      expect(result.adapter.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
+      expect(result.memory.gpu_peak_bytes).toBeGreaterThan(0);
+      expect(result.memory.gpu_allocated_bytes).toBeGreaterThanOrEqual(result.memory.gpu_peak_bytes);
+      // generation's KV pages and workspace: at least the keys and values of every position generated
+      const { layers, kv, hidden, heads, genBatch, prompt, newTokens } = result.shape;
+      expect(result.memory.generation_gpu_bytes).toBeGreaterThan(2 * 4 * layers * kv * (hidden / heads) * genBatch * (prompt + newTokens));
+      // llvmpipe is no card of the table
+      expect(result.peak).toBeNull();
+    },
+    60_000,
+  );
 
   test('bad options are one line and exit 2 before any benchmark runs', async () => {
     for (const [args, message] of [
@@ -360,6 +420,11 @@ describe('agentic bench', () => {
       [['bench', '--steps', '0'], "--steps: expected a positive integer, got '0'"],
       [['bench', '--out', '/proc/agentic/x.json'], '--out /proc/agentic/x.json: cannot write there'],
       [['bench', '--rollout', '--steps', '3'], '--steps: --rollout times a fixed set of episodes, not training steps'],
+      [['bench', '--model', '7b'], "--model: expected one of nano, 0.5b, got '7b'"],
+      [['bench', '--quick', '--model', '0.5b'], '--model: --quick is a tiny shape of its own; leave --model out'],
+      [['bench', '--lora', 'eight'], "--lora: expected a positive integer rank, got 'eight'"],
+      [['bench', '--peak-tflops', '67,989,1'], "--peak-tflops: expected <fp32>[,<fp16>] in TFLOPS, positive numbers, got '67,989,1'"],
+      [['bench', '--rollout', '--recompute'], '--recompute: applies to the model benchmark, not --rollout'],
     ] as const) {
       const { code, stderr } = await agentic([...args]);
       expect(code).toBe(2);

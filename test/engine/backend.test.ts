@@ -23,6 +23,14 @@ describe('tfjs backends', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
+  test('an allocation the wasm heap cannot make is one error saying so, not an address of 0', async () => {
+    await startBackend('wasm');
+    // what tfjs asks of it for every tensor; no heap of 32-bit addresses holds 4 GiB less 16 bytes
+    const wasm = (tf.backend() as unknown as { wasm: { _malloc: (bytes: number) => number } }).wasm;
+    expect(() => wasm._malloc(2 ** 32 - 16)).toThrow(/^the wasm heap is full \(\d+\.\d GiB of at most 4\): a tensor of 4096 MiB did not fit; /);
+    await checkMatMul();
+  });
+
   test('cpu starts too, and the two agree', async () => {
     const product = async () => {
       const a = tf.tensor2d([0.5, -1, 2, 3, 4, -0.25], [2, 3]);
