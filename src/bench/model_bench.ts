@@ -101,7 +101,8 @@ type TfjsMemory = Omit<BenchMemory, 'generation_gpu_bytes'>;
 
 export interface BenchMemory {
   /**
-   * The most bytes of tensors tfjs counted at once, seen after every kernel. tfjs counts each
+   * The most bytes of tensors tfjs counted at once, seen after every kernel of the untimed
+   * warm-up step and generation (the timed ones are the same shapes). tfjs counts each
    * tensor, so a reshape sharing its input's buffer counts again: an upper bound of what was
    * allocated, which the backends' own figures below are.
    */
@@ -179,11 +180,11 @@ interface GpuMemoryInfo extends tf.MemoryInfo {
 
 /**
  * Watches tfjs's memory after every kernel (the engine's runKernel, through which every op and
- * gradient passes): a step's peak is mid-backward, gone by the time the step returns.
+ * gradient passes) while `during` runs: a step's peak is mid-backward, gone by the time the step
+ * returns. Only untimed warm-ups are watched, so the timed steps carry no sampling.
  */
-function watchMemory(): { read: () => TfjsMemory; stop: () => void } {
+function memoryWatch(): { during: <T>(run: () => Promise<T>) => Promise<T>; read: () => TfjsMemory } {
   const engine = tf.engine() as unknown as { runKernel: (...args: unknown[]) => unknown };
-  const runKernel = engine.runKernel;
   let peakBytes = 0;
   let peakGpuBytes: number | null = null;
   const sample = () => {
@@ -191,14 +192,21 @@ function watchMemory(): { read: () => TfjsMemory; stop: () => void } {
     peakBytes = Math.max(peakBytes, memory.numBytes);
     if (memory.numBytesInGPU !== undefined) peakGpuBytes = Math.max(peakGpuBytes ?? 0, memory.numBytesInGPU);
   };
-  engine.runKernel = function (this: unknown, ...args: unknown[]) {
-    const outputs = runKernel.apply(this, args);
-    sample();
-    return outputs;
-  };
   return {
-    // the instance's wrapper goes; the engine's own method shows through again
-    stop: () => delete (engine as { runKernel?: unknown }).runKernel,
+    during: async (run) => {
+      const runKernel = engine.runKernel;
+      engine.runKernel = function (this: unknown, ...args: unknown[]) {
+        const outputs = runKernel.apply(this, args);
+        sample();
+        return outputs;
+      };
+      try {
+        return await run();
+      } finally {
+        // the instance's wrapper goes; the engine's own method shows through again
+        delete (engine as { runKernel?: unknown }).runKernel;
+      }
+    },
     read: () => {
       sample();
       const memory = tf.memory() as GpuMemoryInfo;
@@ -233,21 +241,11 @@ export async function runModelBench(
     tie_word_embeddings: true,
   });
   checkFits(config, options, tf.getBackend());
-  const watcher = watchMemory();
-  try {
-    return await measure(shape, config, options, onProgress, watcher.read);
-  } finally {
-    watcher.stop();
-  }
+  return measure(shape, config, options, onProgress);
 }
 
-async function measure(
-  shape: BenchShape,
-  config: ModelConfig,
-  options: BenchOptions,
-  onProgress: (line: string) => void,
-  readMemory: () => TfjsMemory,
-): Promise<BenchResult> {
+async function measure(shape: BenchShape, config: ModelConfig, options: BenchOptions, onProgress: (line: string) => void): Promise<BenchResult> {
+  const watch = memoryWatch();
   const model = Qwen2Model.random(config, { seed: 0 });
   const lora: LoraSpec | null = options.lora === null ? null : { rank: options.lora, alpha: 2 * options.lora, targets: parseTarget('all-linear') };
   if (lora) addAdapters(model, lora, newAdapters(lora, adaptedProjections(lora, config.num_hidden_layers), model, 0));
@@ -280,7 +278,7 @@ async function measure(
   };
 
   const tensorsBefore = tf.memory().numTensors;
-  await trainStep();
+  await watch.during(trainStep);
   const trainStart = performance.now();
   for (let i = 0; i < shape.steps; i++) {
     await trainStep();
@@ -299,14 +297,14 @@ async function measure(
       maxNewTokens: shape.newTokens,
       rng: Rng.fromSeed(i, 'bench-sample'),
     }));
-  await generateAll(model, requests());
+  const generationGpuBytes = await watch.during(() => generateAll(model, requests()));
   const genStart = performance.now();
-  const generationGpuBytes = await generateAll(model, requests());
+  await generateAll(model, requests());
   const genMs = performance.now() - genStart;
   onProgress('generation done');
 
   // before the sgemm's matrices, which are not the model's
-  const memory = { ...readMemory(), generation_gpu_bytes: tf.getBackend() === 'webgpu' ? generationGpuBytes : null };
+  const memory = { ...watch.read(), generation_gpu_bytes: tf.getBackend() === 'webgpu' ? generationGpuBytes : null };
   const sgemm = await measureSgemm();
   optimizer.dispose();
   const params = model.numParameters;

@@ -134,30 +134,6 @@ export class GpuDecoder {
     return layers;
   }
 
-  /** Copies a sequence's first `count` positions between its pages and dense tensors, keys and values of every layer, by `program`. */
-  private async copyKv(program: Program, sequence: GpuSequence, layers: readonly LayerKV[], count: number): Promise<void> {
-    const c = this.model.config;
-    const work = this.workspace(1, 0, sequence.pages.length);
-    const columns = layers[0]!.k.shape[2];
-    const pairs = layers.map(({ k, v }) => [
-      [this.runner.tensorBuffer(k), this.keys!],
-      [this.runner.tensorBuffer(v), this.values!],
-    ]);
-    await this.runner.batch(() => {
-      this.runner.write(work.info, Uint32Array.from(sequence.pages));
-      pairs.forEach((pair, layer) => {
-        for (const buffers of pair) {
-          this.runner.run(
-            program,
-            [...buffers, work.info],
-            [...this.pageParams(layer, 0, sequence.pages.length), 0, columns, count],
-            grid(Math.ceil((c.num_key_value_heads * count * c.head_dim) / 64)),
-          );
-        }
-      });
-    });
-  }
-
   /** Gives a sequence's pages back to the pool. */
   release(sequence: GpuSequence): void {
     this.free.push(...sequence.pages);
@@ -185,9 +161,8 @@ export class GpuDecoder {
     for (const pass of passes(ids.map((row) => row.length))) {
       const sampled = pass.filter((piece) => piece.last);
       const results = await this.pass(
-        pass.map((piece) => ({ sequence: sequences[piece.row]!, ids: ids[piece.row]!.slice(piece.from, piece.to) })),
+        pass.map((piece) => ({ sequence: sequences[piece.row]!, ids: ids[piece.row]!.slice(piece.from, piece.to), last: piece.last })),
         sampled.map((piece) => plans[piece.row]!),
-        pass.map((piece) => piece.last),
       );
       sampled.forEach((piece, i) => {
         outcomes[piece.row] = results[i]!;
@@ -198,11 +173,37 @@ export class GpuDecoder {
 
   // -------------------------------------------------------------------------------------------
 
-  /** One pass: every piece's token rows through the blocks, then the next token of the pieces that end their sequence's feed. */
+  /** Copies a sequence's first `count` positions between its pages and dense tensors, keys and values of every layer, by `program`. */
+  private async copyKv(program: Program, sequence: GpuSequence, layers: readonly LayerKV[], count: number): Promise<void> {
+    const c = this.model.config;
+    const work = this.workspace(1, 0, sequence.pages.length);
+    const columns = layers[0]!.k.shape[2];
+    const pairs = layers.map(({ k, v }) => [
+      [this.runner.tensorBuffer(k), this.keys!],
+      [this.runner.tensorBuffer(v), this.values!],
+    ]);
+    await this.runner.batch(() => {
+      this.runner.write(work.info, Uint32Array.from(sequence.pages));
+      pairs.forEach((pair, layer) => {
+        for (const buffers of pair) {
+          this.runner.run(
+            program,
+            [...buffers, work.info],
+            [...this.pageParams(layer, 0, sequence.pages.length), 0, columns, count],
+            grid(Math.ceil((c.num_key_value_heads * count * c.head_dim) / 64)),
+          );
+        }
+      });
+    });
+  }
+
+  /**
+   * One pass: every piece's token rows through the blocks, then the next token of the pieces that
+   * end their sequence's feed (`last`), chosen by `plans` in their order.
+   */
   private async pass(
-    pieces: ReadonlyArray<{ sequence: GpuSequence; ids: readonly number[] }>,
+    pieces: ReadonlyArray<{ sequence: GpuSequence; ids: readonly number[]; last: boolean }>,
     plans: readonly RowPlan[],
-    sampledPieces: readonly boolean[],
   ): Promise<RowOutcome[]> {
     const c = this.model.config;
     const rows = pieces.reduce((n, piece) => n + piece.ids.length, 0);
@@ -225,7 +226,7 @@ export class GpuDecoder {
         info[idsAt + row] = id;
         row++;
       });
-      if (sampledPieces[s]) info[lastAt + sample++] = row - 1;
+      if (piece.last) info[lastAt + sample++] = row - 1;
       info.set(piece.sequence.pages, tableAt + s * maxPages);
     });
     const { cos, sin } = rotaryAngles(positions, c);

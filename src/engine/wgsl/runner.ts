@@ -6,6 +6,7 @@
  * wrote). Pipelines are compiled once per device; bind groups are kept while their buffers live,
  * so a steady decode step creates no GPU object at all.
  */
+import { AgenticError } from '../../errors';
 import { tf } from '../tf';
 import type { Program } from './programs';
 
@@ -122,7 +123,7 @@ export class WgslRunner {
       if (!error) return this.readBack();
       this.bindGroups.clear();
       compiled.delete(this.device);
-      if (attempt === 2) throw new Error(`webgpu: ${error.message.split('\n')[0]}`);
+      if (attempt === 2) throw new AgenticError(`webgpu: ${error.message.split('\n')[0]}`);
     }
   }
 
