@@ -76,53 +76,36 @@ export interface PolicyLossInput {
 
 export interface PolicyLoss {
   loss: tf.Scalar;
-  /**
-   * Over the sampled tokens: the sums of ratio, approxkl (d^2 / 2) and policykl (d), d the
-   * log-ratio; the ratio's max and min; then the sums of the variant's own `stats`
-   * (readPolicyStats names them).
-   */
-  stats: tf.Tensor1D;
+  stats: PolicyStats;
 }
 
 export type PolicyLossFn = (input: PolicyLossInput, o: PolicyLossOptions, norms: LossNorms) => PolicyLoss;
 
 /**
- * The statistics every variant reports first, in this order (PolicyLoss.stats): over the sampled
- * tokens the sums of ratio, approxkl and policykl, then the ratio's max and min.
+ * The statistics every variant reports, over the sampled tokens: the sums of ratio, approxkl
+ * (d^2 / 2) and policykl (d), d the log-ratio, and the ratio's max and min.
  */
-const COMMON_STAT_NAMES = ['ratio', 'approxkl', 'policykl', 'ratioMax', 'ratioMin'] as const;
-type CommonStat = (typeof COMMON_STAT_NAMES)[number];
+export const COMMON_POLICY_STAT_NAMES = ['ratio', 'approxkl', 'policykl', 'ratio_max', 'ratio_min'] as const;
+type CommonPolicyStat = (typeof COMMON_POLICY_STAT_NAMES)[number];
 
-/** How many statistics every variant reports before its own. */
-export const COMMON_POLICY_STATS = COMMON_STAT_NAMES.length;
-
-/** PolicyLoss.stats read back by name. */
-export type PolicyStats = Record<CommonStat, number> & {
-  /** The sums of the variant's own statistics (PgVariant.stats), in its order. */
-  own: number[];
-};
-
-/** Reads the host copy of PolicyLoss.stats of a variant with `ownCount` statistics of its own. */
-export function readPolicyStats(stats: ArrayLike<number>, ownCount: number): PolicyStats {
-  const common = Object.fromEntries(COMMON_STAT_NAMES.map((name, i) => [name, stats[i]!])) as Record<CommonStat, number>;
-  return { ...common, own: Array.from({ length: ownCount }, (_, j) => stats[COMMON_POLICY_STATS + j]!) };
-}
+/** A policy loss's statistics by name: the common ones, then the sums of the variant's own (PgVariant.stats), in its order. */
+export type PolicyStats = Record<CommonPolicyStat, tf.Scalar> & Record<string, tf.Scalar>;
 
 /** The log-ratio log p - log p_old, clamped to ±20 so that one wild token cannot overflow its exp. */
 const clampedLogRatio = (logProbs: tf.Tensor, oldLogProbs: tf.Tensor) => tf.clipByValue(tf.sub(logProbs, oldLogProbs), -20, 20);
 
-/** The common statistics, then the masked sums of `own`. */
-function policyStats(logRatio: tf.Tensor, ratio: tf.Tensor, mask: tf.Tensor, own: tf.Tensor[]): tf.Tensor1D {
-  const sum = (x: tf.Tensor) => tf.sum(tf.mul(x, mask));
+/** The common statistics, then the masked sums of `own`, by name. */
+function policyStats(logRatio: tf.Tensor, ratio: tf.Tensor, mask: tf.Tensor, own: Record<string, tf.Tensor>): PolicyStats {
+  const sum = (x: tf.Tensor) => tf.sum(tf.mul(x, mask)) as tf.Scalar;
   const visible = tf.greater(mask, 0);
-  const common: Record<CommonStat, tf.Tensor> = {
+  return {
     ratio: sum(ratio),
     approxkl: sum(tf.mul(tf.square(logRatio), 0.5)),
     policykl: sum(logRatio),
-    ratioMax: tf.max(tf.where(visible, ratio, tf.fill(ratio.shape, -Infinity))),
-    ratioMin: tf.min(tf.where(visible, ratio, tf.fill(ratio.shape, Infinity))),
+    ratio_max: tf.max(tf.where(visible, ratio, tf.fill(ratio.shape, -Infinity))),
+    ratio_min: tf.min(tf.where(visible, ratio, tf.fill(ratio.shape, Infinity))),
+    ...Object.fromEntries(Object.entries(own).map(([name, x]) => [name, sum(x)])),
   };
-  return tf.stack([...COMMON_STAT_NAMES.map((name) => common[name]), ...own.map(sum)]) as tf.Tensor1D;
 }
 
 /** x's value as a constant: no gradient flows back through it (torch's detach). */
@@ -149,7 +132,7 @@ export const ppo: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, wei
       losses = tf.where(negative, tf.minimum(losses, bound), losses);
     }
     if (weights) losses = tf.mul(losses, weights);
-    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, ratio, mask, [clipped, dualClipped]) };
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, ratio, mask, { clipfrac: clipped, dual_clipfrac: dualClipped }) };
   });
 
 /**
@@ -176,7 +159,7 @@ export const topr: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, we
     const logRatio = clampedLogRatio(logProbs, oldLogProbs);
     const ratio = tf.exp(logRatio);
     const truncated = tf.mul(tf.cast(tf.greater(ratio, 1), 'float32'), negative);
-    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, ratio, mask, [truncated]) };
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, ratio, mask, { topr_negative_total_clipfrac: truncated }) };
   });
 };
 
@@ -186,7 +169,7 @@ export const vanilla: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask,
     let losses = tf.neg(tf.mul(advantages, logProbs));
     if (weights) losses = tf.mul(losses, weights);
     const logRatio = clampedLogRatio(logProbs, oldLogProbs);
-    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, []) };
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, {}) };
   });
 
 /**
@@ -198,10 +181,10 @@ export const ROLL_PG_CONSTANTS = { tisLowerBound: 0, tisUpperBound: 1, cispoEpsi
 /**
  * -sg(clip(r, lower, upper)) A log p on every token, r = exp(log p - log p_old) unclamped: a
  * REINFORCE term weighted by a truncated importance ratio held constant. Own stat: the tokens
- * whose ratio was truncated.
+ * whose ratio was truncated, as `statName`.
  */
 const truncatedReinforce =
-  (lower: number, upper: number): PolicyLossFn =>
+  (lower: number, upper: number, statName: string): PolicyLossFn =>
   ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
     tf.tidy(() => {
       const rawRatio = tf.exp(tf.sub(logProbs, oldLogProbs));
@@ -210,14 +193,14 @@ const truncatedReinforce =
       if (weights) losses = tf.mul(losses, weights);
       const outside = tf.cast(tf.logicalOr(tf.less(rawRatio, lower), tf.greater(rawRatio, upper)), 'float32');
       const logRatio = clampedLogRatio(logProbs, oldLogProbs);
-      return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, [outside]) };
+      return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, { [statName]: outside }) };
     });
 
 /** tis, truncated importance sampling: -sg(clip(r, 0, 1)) A log p on every token (ROLL's tis). */
-export const tis = truncatedReinforce(ROLL_PG_CONSTANTS.tisLowerBound, ROLL_PG_CONSTANTS.tisUpperBound);
+export const tis = truncatedReinforce(ROLL_PG_CONSTANTS.tisLowerBound, ROLL_PG_CONSTANTS.tisUpperBound, 'tis_total_clipfrac');
 
 /** cispo (MiniMax-M1): -sg(clip(r, 1 - 0.1, 1 + 0.1)) A log p on every token (ROLL's cispo without its unified mask). */
-export const cispo = truncatedReinforce(1 - ROLL_PG_CONSTANTS.cispoEpsilonLow, 1 + ROLL_PG_CONSTANTS.cispoEpsilonHigh);
+export const cispo = truncatedReinforce(1 - ROLL_PG_CONSTANTS.cispoEpsilonLow, 1 + ROLL_PG_CONSTANTS.cispoEpsilonHigh, 'cispo_total_clipfrac');
 
 /** kimi15 (Kimi k1.5): -A log p + tau / 2 (log p - log p_old)^2, tau 0.1 (ROLL's kimi15). */
 export const kimi15: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, weights }, o, norms) =>
@@ -226,12 +209,12 @@ export const kimi15: PolicyLossFn = ({ logProbs, oldLogProbs, advantages, mask, 
     let losses = tf.add(tf.neg(tf.mul(advantages, logProbs)), penalty);
     if (weights) losses = tf.mul(losses, weights);
     const logRatio = clampedLogRatio(logProbs, oldLogProbs);
-    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, []) };
+    return { loss: aggLoss(losses, mask, o.aggMode, norms), stats: policyStats(logRatio, tf.exp(logRatio), mask, {}) };
   });
 
 export interface PgVariant {
   loss: PolicyLossFn;
-  /** Its own statistics, after the common ones: sums over sampled tokens, logged as actor/<name> per token. */
+  /** The names of its own statistics (PolicyLoss.stats after the common ones): sums over sampled tokens, logged as actor/<name> per token. */
   stats: readonly string[];
   /** Whether it reads each row's episode score. */
   scores: boolean;
@@ -270,13 +253,8 @@ export function entropyLoss(entropy: tf.Tensor, mask: tf.Tensor, aggMode: LossAg
 
 export interface ValueLoss {
   loss: tf.Scalar;
-  /** [clipped, prediction] summed over sampled tokens (readValueStats names them). */
-  stats: tf.Tensor1D;
-}
-
-/** ValueLoss.stats read back by name: the sums of the clipped tokens and of the predicted values. */
-export function readValueStats(stats: ArrayLike<number>): { clipped: number; prediction: number } {
-  return { clipped: stats[0]!, prediction: stats[1]! };
+  /** Over the sampled tokens: how many had their value clipped, and the sum of the predicted values. */
+  stats: { clipped: tf.Scalar; prediction: tf.Scalar };
 }
 
 /**
@@ -303,7 +281,6 @@ export function valueLoss(
       losses = tf.maximum(plain, clippedLoss);
     }
     const loss = tf.mul(aggLoss(losses, mask, aggMode, norms), 0.5) as tf.Scalar;
-    const stats = tf.stack([tf.sum(tf.mul(clipped, mask)), tf.sum(tf.mul(values, mask))]) as tf.Tensor1D;
-    return { loss, stats };
+    return { loss, stats: { clipped: tf.sum(tf.mul(clipped, mask)) as tf.Scalar, prediction: tf.sum(tf.mul(values, mask)) as tf.Scalar } };
   });
 }

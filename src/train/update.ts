@@ -4,22 +4,10 @@
  * an optimizer step whose gradients are summed over its micro-batches. An optimizer step whose
  * loss or gradient norm is not finite is skipped: weights and optimizer moments stay as they were.
  */
+import { actorLoss, type ActorLossInput, type ActorLossOptions } from '../algo/actor_loss';
+import { type LossAggMode, type LossNorms, PG_VARIANTS, type PgVariant, valueLoss } from '../algo/loss';
 import { Rng } from '../engine/rng';
 import { tf } from '../engine/tf';
-import {
-  COMMON_POLICY_STATS,
-  entropyLoss,
-  klLoss,
-  PG_VARIANTS,
-  readPolicyStats,
-  readValueStats,
-  valueLoss,
-  type LossAggMode,
-  type LossNorms,
-  type PgVariantName,
-  type PolicyLossOptions,
-} from '../algo/loss';
-import type { KlPenalty } from '../algo/kl';
 import { AdamW, clipByGlobalNorm, disposeGradients, GradientAccumulator, lossAndGradients } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
 import { firstMasked, planMicroBatches, scoredHidden, shiftedIds, shiftedTemperatures, shiftedValues, type MicroBatch } from '../model/micro_batches';
@@ -51,15 +39,6 @@ export interface UpdateSchedule {
   poison?: (optimizerStep: number) => boolean;
 }
 
-export interface ActorLossOptions {
-  /** actor_train.pg_variant: which policy loss (PG_VARIANTS). */
-  pgVariant: PgVariantName;
-  policy: PolicyLossOptions;
-  /** use_kl_loss: coefficient and estimator; null when off. */
-  klLoss: { coef: number; type: KlPenalty } | null;
-  entropyCoef: number;
-}
-
 export interface UpdateResult {
   metrics: Record<string, number>;
   optimizerSteps: number;
@@ -86,18 +65,35 @@ function normsOf(indices: readonly number[], masks: readonly Uint8Array[], sched
   return { tokens, sequences, sumNormScale: schedule.sequenceLength * schedule.gradientAccumulationSteps };
 }
 
-/** One micro-batch's loss; `hidden` runs the model's forward pass (recomputing blocks when the schedule says so). */
+/** Scalars by name: what a micro-batch's loss reports besides itself. */
+type NamedScalars = Record<string, tf.Scalar>;
+
+/** One micro-batch's loss and its statistics; `hidden` runs the model's forward pass (recomputing blocks when the schedule says so). */
 type MicroLoss = (
   batch: MicroBatch,
   inputs: tf.Tensor2D,
   targets: Int32Array,
   norms: LossNorms,
   hidden: (model: Qwen2Model, inputs: tf.Tensor2D) => tf.Tensor3D,
-) => { loss: tf.Scalar; stats: tf.Tensor1D };
+) => { loss: tf.Scalar; stats: NamedScalars };
+
+/** A micro-batch's statistics packed into one tensor, in the order of their names, so that they come back in one read. */
+interface PackedStats {
+  names: string[];
+  values: tf.Tensor1D;
+}
+
+const packStats = (stats: NamedScalars): PackedStats => ({ names: Object.keys(stats), values: tf.stack(Object.values(stats)) as tf.Tensor1D });
+
+async function readStats(packed: PackedStats): Promise<Record<string, number>> {
+  const values = await packed.values.data();
+  return Object.fromEntries(packed.names.map((name, i) => [name, values[i]!]));
+}
 
 /**
  * The shared loop: epochs, shuffled mini-batches, micro-batches, the NaN guard, clipping and the
- * AdamW step. `microLoss` builds one micro-batch's loss and its statistics (kept for metrics).
+ * AdamW step. `microLoss` builds one micro-batch's loss and its statistics, which `onStats` gets
+ * by name (with whether an optimizer step has changed the weights yet).
  */
 async function runUpdate(
   model: Qwen2Model,
@@ -105,7 +101,7 @@ async function runUpdate(
   rows: TokenRows,
   schedule: UpdateSchedule,
   microLoss: MicroLoss,
-  onStats: (stats: Float32Array, loss: number, weightsChanged: boolean) => void,
+  onStats: (stats: Record<string, number>, weightsChanged: boolean) => void,
 ): Promise<{ gradNorms: number[]; optimizerSteps: number; skipped: number; skippedAtEnd: number; losses: number[] }> {
   const gradNorms: number[] = [];
   const losses: number[] = [];
@@ -126,18 +122,19 @@ async function runUpdate(
       const micro = planMicroBatches(indices, lengths, model.config, { maxRows: schedule.microBatchRows, backward: true, firsts });
       for (const batch of micro) {
         const { inputs, targets } = shiftedIds(batch, rows.ids);
-        let stats: tf.Tensor1D | null = null;
+        let stats: PackedStats | null = null;
         const { loss, gradients } = lossAndGradients(() => {
           const out = microLoss(batch, inputs, targets, norms, (m, ids) => hiddenStates(m, ids, schedule.recompute));
-          stats = tf.keep(out.stats);
+          stats = packStats(out.stats);
+          tf.keep(stats.values);
           return poisoned ? (tf.mul(out.loss, Number.NaN) as tf.Scalar) : out.loss;
         }, model.trainedVariables);
         accumulator.add(gradients);
         disposeGradients(gradients);
         const value = (await loss.data())[0]!;
         total += value;
-        onStats((await stats!.data()) as Float32Array, value, optimizerSteps > 0);
-        tf.dispose([loss, stats!, inputs]);
+        onStats(await readStats(stats!), optimizerSteps > 0);
+        tf.dispose([loss, stats!.values, inputs]);
       }
       const summed = accumulator.take('sum');
       const clipped = await clipByGlobalNorm(summed, schedule.maxGradNorm ?? 0);
@@ -158,110 +155,121 @@ async function runUpdate(
   return { gradNorms, optimizerSteps, skipped, skippedAtEnd, losses };
 }
 
+type UpdateRun = Awaited<ReturnType<typeof runUpdate>>;
+
 /** ROLL's topr counts: the rows whose episode score is above 0, and the rest. */
 function scoreSplit(scores: readonly number[]): Record<string, number> {
   const positive = scores.filter((s) => s > 0).length;
   return { 'actor/topr_positive_samples': positive, 'actor/topr_negative_samples': scores.length - positive };
 }
 
-/**
- * What the actor's micro-batch loss reports after the policy statistics, in this order: its
- * parts (the policy loss, the KL loss, the entropy) and the log-prob gap's sum and tokens.
- */
-const ACTOR_PARTS = ['pg', 'kl', 'entropy', 'gapSum', 'gapTokens'] as const;
-type ActorPart = (typeof ACTOR_PARTS)[number];
-
 const average = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
 
-/** actor_train's update with the pg_variant's policy loss. Metrics use ROLL's and verl's names (actor/...). */
-export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: ActorRows, schedule: UpdateSchedule, o: ActorLossOptions): Promise<UpdateResult> {
-  const variant = PG_VARIANTS[o.pgVariant];
-  // sums over sampled tokens of ratio, approxkl, policykl and of the variant's own stats (PolicyLoss.stats)
-  const sums = { ratio: 0, approxkl: 0, policykl: 0, own: new Float64Array(variant.stats.length) };
-  let ratioMax = -Infinity;
-  let ratioMin = Infinity;
-  let tokens = 0;
-  const parts = { pg: 0, kl: 0, entropy: 0 };
-  let partsCount = 0;
-  // |log-prob - old log-prob| over the tokens scored before the first optimizer step: with the
-  // sampler's log-probs as the old ones, how far generation's numbers are from training's
-  const gap = { sum: 0, tokens: 0 };
-  const microLoss: MicroLoss = (batch, inputs, targets, norms, hiddenOf) => {
-    const mask = shiftedValues(batch, rows.masks);
-    const old = shiftedValues(batch, rows.oldLogProbs);
-    const advantages = shiftedValues(batch, rows.advantages);
-    const ref = o.klLoss && rows.refLogProbs ? shiftedValues(batch, rows.refLogProbs) : null;
-    tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
-    const hidden = scoredHidden(batch, hiddenOf(model, inputs));
-    const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, rows.temperature) });
-    const weights = rows.isWeights ? shiftedValues(batch, rows.isWeights) : null;
-    const scores = variant.scores
-      ? tf.tensor2d(
-          batch.rows.map((r) => rows.episodeScores[r]!),
-          [batch.rows.length, 1],
-        )
-      : null;
-    const pg = variant.loss({ logProbs, oldLogProbs: old, advantages, mask, weights, scores }, o.policy, norms);
-    let loss: tf.Scalar = pg.loss;
-    // A scope zeroes the terms of the tokens outside it; the aggregate still divides by the
-    // whole response, so a scoped term is the full term with those tokens' parts removed.
-    const scoped = (scope: readonly Uint8Array[] | null | undefined) => (scope ? tf.mul(mask, shiftedValues(batch, scope)) : mask);
-    const kl = ref && o.klLoss ? klLoss(logProbs, ref, mask, o.klLoss.type, o.policy.aggMode, norms, scoped(rows.klScope)) : null;
-    if (kl && o.klLoss) loss = tf.add(loss, tf.mul(kl, o.klLoss.coef)) as tf.Scalar;
-    // actor/entropy stays the whole response's, whatever the bonus covers
-    const ent = entropyLoss(entropy, mask, o.policy.aggMode, norms);
-    const bonus = rows.entropyScope ? entropyLoss(entropy, mask, o.policy.aggMode, norms, scoped(rows.entropyScope)) : ent;
-    if (o.entropyCoef > 0) loss = tf.sub(loss, tf.mul(bonus, o.entropyCoef)) as tf.Scalar;
-    // the parts, for metrics, travel in the stats vector after the policy statistics
-    const gapSum = tf.sum(tf.mul(tf.abs(tf.sub(logProbs, old)), mask));
-    const reported: Record<ActorPart, tf.Tensor> = { pg: pg.loss, kl: kl ?? tf.scalar(0), entropy: ent, gapSum, gapTokens: tf.sum(mask) };
-    const stats = tf.concat([pg.stats, tf.stack(ACTOR_PARTS.map((name) => reported[name]))]) as tf.Tensor1D;
-    return { loss, stats };
-  };
-  const onStats = (stats: Float32Array, _loss: number, weightsChanged: boolean) => {
-    const policy = readPolicyStats(stats, variant.stats.length);
-    sums.ratio += policy.ratio;
-    sums.approxkl += policy.approxkl;
-    sums.policykl += policy.policykl;
-    ratioMax = Math.max(ratioMax, policy.ratioMax);
-    ratioMin = Math.min(ratioMin, policy.ratioMin);
-    policy.own.forEach((sum, j) => (sums.own[j]! += sum));
-    const at = COMMON_POLICY_STATS + variant.stats.length;
-    const reported = Object.fromEntries(ACTOR_PARTS.map((name, i) => [name, stats[at + i]!])) as Record<ActorPart, number>;
-    parts.pg += reported.pg;
-    parts.kl += reported.kl;
-    parts.entropy += reported.entropy;
-    partsCount++;
-    if (weightsChanged) return;
-    gap.sum += reported.gapSum;
-    gap.tokens += reported.gapTokens;
-  };
-  const run = await runUpdate(model, optimizer, rows, schedule, microLoss, onStats);
-  // micro-batch parts are fractions of their mini-batch's value; per mini-batch they sum to it
-  const miniBatchesSeen = Math.max(1, run.optimizerSteps + run.skipped);
-  const perToken = (sum: number) => (tokens === 0 ? 0 : sum / tokens);
+/** Named statistics over the micro-batches an update saw: each one's sum, max and min. */
+class Tally {
+  count = 0;
+  private readonly sums = new Map<string, number>();
+  private readonly maxima = new Map<string, number>();
+  private readonly minima = new Map<string, number>();
+
+  add(stats: Record<string, number>): void {
+    this.count++;
+    for (const [name, value] of Object.entries(stats)) {
+      this.sums.set(name, (this.sums.get(name) ?? 0) + value);
+      this.maxima.set(name, Math.max(this.maxima.get(name) ?? -Infinity, value));
+      this.minima.set(name, Math.min(this.minima.get(name) ?? Infinity, value));
+    }
+  }
+
+  sum = (name: string): number => this.sums.get(name) ?? 0;
+  max = (name: string): number => this.maxima.get(name) ?? -Infinity;
+  min = (name: string): number => this.minima.get(name) ?? Infinity;
+}
+
+/** The sampled tokens of a micro-batch's rows. */
+const sampledTokens = (batch: MicroBatch, masks: readonly Uint8Array[]) => batch.rows.reduce((n, r) => n + masks[r]!.reduce((a, b) => a + b, 0), 0);
+
+/** actorLoss's inputs for one micro-batch: the policy's log-probs and entropy, and the batch's columns shifted like them. */
+function actorInput(batch: MicroBatch, rows: ActorRows, o: ActorLossOptions, policy: { logProbs: tf.Tensor; entropy: tf.Tensor }): ActorLossInput {
+  const shifted = (column: readonly (Float32Array | Uint8Array)[] | null | undefined) => (column ? shiftedValues(batch, column) : null);
+  const refLogProbs = o.klLoss ? shifted(rows.refLogProbs) : null;
+  const scores = PG_VARIANTS[o.pgVariant].scores
+    ? tf.tensor2d(
+        batch.rows.map((r) => rows.episodeScores[r]!),
+        [batch.rows.length, 1],
+      )
+    : null;
   return {
-    metrics: {
-      'actor/pg_loss': parts.pg / miniBatchesSeen,
-      'actor/kl_loss': parts.kl / miniBatchesSeen,
-      'actor/entropy': parts.entropy / miniBatchesSeen,
-      'actor/total_loss': average(run.losses),
-      'actor/ratio_mean': perToken(sums.ratio),
-      'actor/approxkl': perToken(sums.approxkl),
-      'actor/policykl': perToken(sums.policykl),
-      ...Object.fromEntries(variant.stats.map((name, j) => [`actor/${name}`, perToken(sums.own[j]!)])),
-      ...(variant.scores ? scoreSplit(rows.episodeScores) : {}),
-      'actor/logprob_gap_before_update': gap.tokens ? gap.sum / gap.tokens : 0,
-      'actor/ratio_max': partsCount ? ratioMax : 1,
-      'actor/ratio_min': partsCount ? ratioMin : 1,
-      'actor/grad_norm': average(run.gradNorms),
-      'actor/lr': schedule.learningRate,
-      'actor/optimizer_steps': run.optimizerSteps,
-      'actor/skipped_steps': run.skipped,
-    },
-    optimizerSteps: run.optimizerSteps,
-    skipped: run.skipped,
-    skippedAtEnd: run.skippedAtEnd,
+    ...policy,
+    oldLogProbs: shiftedValues(batch, rows.oldLogProbs),
+    advantages: shiftedValues(batch, rows.advantages),
+    mask: shiftedValues(batch, rows.masks),
+    refLogProbs,
+    weights: shifted(rows.isWeights),
+    scores,
+    klScope: refLogProbs ? shifted(rows.klScope) : null,
+    entropyScope: shifted(rows.entropyScope),
+  };
+}
+
+/**
+ * The actor's metrics, ROLL's and verl's names (actor/...), from actorLoss's parts: the loss
+ * terms per mini-batch (a micro-batch's are fractions of its mini-batch's), the statistics per
+ * sampled token, and the log-prob gap over the tokens scored before the first optimizer step
+ * (with the sampler's log-probs as the old ones: how far generation's numbers are from training's).
+ */
+function actorMetrics(all: Tally, beforeUpdate: Tally, tokens: number, run: UpdateRun, variant: PgVariant, scores: readonly number[]): Record<string, number> {
+  const miniBatchesSeen = Math.max(1, run.optimizerSteps + run.skipped);
+  const perMiniBatch = (name: string) => all.sum(name) / miniBatchesSeen;
+  const perToken = (name: string) => (tokens === 0 ? 0 : all.sum(name) / tokens);
+  const gapTokens = beforeUpdate.sum('tokens');
+  return {
+    'actor/pg_loss': perMiniBatch('pg_loss'),
+    'actor/kl_loss': perMiniBatch('kl_loss'),
+    'actor/entropy': perMiniBatch('entropy'),
+    'actor/total_loss': average(run.losses),
+    'actor/ratio_mean': perToken('ratio'),
+    'actor/approxkl': perToken('approxkl'),
+    'actor/policykl': perToken('policykl'),
+    ...Object.fromEntries(variant.stats.map((name) => [`actor/${name}`, perToken(name)])),
+    ...(variant.scores ? scoreSplit(scores) : {}),
+    'actor/logprob_gap_before_update': gapTokens ? beforeUpdate.sum('logprob_gap') / gapTokens : 0,
+    'actor/ratio_max': all.count ? all.max('ratio_max') : 1,
+    'actor/ratio_min': all.count ? all.min('ratio_min') : 1,
+  };
+}
+
+/** What every update reports of its optimizer steps, as <role>/<name>. */
+function optimizerMetrics(role: string, run: UpdateRun, schedule: UpdateSchedule): Record<string, number> {
+  return {
+    [`${role}/grad_norm`]: average(run.gradNorms),
+    [`${role}/lr`]: schedule.learningRate,
+    [`${role}/optimizer_steps`]: run.optimizerSteps,
+    [`${role}/skipped_steps`]: run.skipped,
+  };
+}
+
+const counts = (run: UpdateRun) => ({ optimizerSteps: run.optimizerSteps, skipped: run.skipped, skippedAtEnd: run.skippedAtEnd });
+
+/** actor_train's update: actorLoss (the pg_variant's policy loss, the KL loss, the entropy bonus) on every micro-batch. */
+export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: ActorRows, schedule: UpdateSchedule, o: ActorLossOptions): Promise<UpdateResult> {
+  const all = new Tally();
+  const beforeUpdate = new Tally();
+  let tokens = 0;
+  const microLoss: MicroLoss = (batch, inputs, targets, norms, hiddenOf) => {
+    tokens += sampledTokens(batch, rows.masks);
+    const hidden = scoredHidden(batch, hiddenOf(model, inputs));
+    const policy = model.tokenStats(hidden, targets, { temperature: shiftedTemperatures(batch, rows.temperature) });
+    const { loss, parts } = actorLoss(actorInput(batch, rows, o, policy), o, norms);
+    return { loss, stats: parts };
+  };
+  const run = await runUpdate(model, optimizer, rows, schedule, microLoss, (stats, weightsChanged) => {
+    all.add(stats);
+    if (!weightsChanged) beforeUpdate.add(stats);
+  });
+  return {
+    metrics: { ...actorMetrics(all, beforeUpdate, tokens, run, PG_VARIANTS[o.pgVariant], rows.episodeScores), ...optimizerMetrics('actor', run, schedule) },
+    ...counts(run),
   };
 }
 
@@ -270,33 +278,18 @@ export async function updateActor(model: Qwen2Model, optimizer: AdamW, rows: Act
  * each mini-batch, through the same mini-batch, clipping and NaN-guard loop as the RL updates.
  */
 export async function updateSupervised(model: Qwen2Model, optimizer: AdamW, rows: TokenRows, schedule: UpdateSchedule): Promise<UpdateResult> {
-  let nll = 0;
-  let tokens = 0;
   const microLoss: MicroLoss = (batch, inputs, targets, norms, hiddenOf) => {
     const mask = shiftedValues(batch, rows.masks);
     const hidden = scoredHidden(batch, hiddenOf(model, inputs));
     const { logProbs, entropy } = model.tokenStats(hidden, targets, { temperature: 1 });
     entropy.dispose();
-    const summed = tf.neg(tf.sum(tf.mul(logProbs, mask))) as tf.Scalar;
-    const stats = tf.stack([summed, tf.sum(mask)]) as tf.Tensor1D;
-    return { loss: tf.div(summed, norms.tokens) as tf.Scalar, stats };
+    const nll = tf.neg(tf.sum(tf.mul(logProbs, mask))) as tf.Scalar;
+    return { loss: tf.div(nll, norms.tokens) as tf.Scalar, stats: { nll, tokens: tf.sum(mask) as tf.Scalar } };
   };
-  const run = await runUpdate(model, optimizer, rows, schedule, microLoss, (stats) => {
-    nll += stats[0]!;
-    tokens += stats[1]!;
-  });
-  return {
-    metrics: {
-      'sft/loss': tokens === 0 ? 0 : nll / tokens,
-      'sft/grad_norm': average(run.gradNorms),
-      'sft/lr': schedule.learningRate,
-      'sft/optimizer_steps': run.optimizerSteps,
-      'sft/skipped_steps': run.skipped,
-    },
-    optimizerSteps: run.optimizerSteps,
-    skipped: run.skipped,
-    skippedAtEnd: run.skippedAtEnd,
-  };
+  const all = new Tally();
+  const run = await runUpdate(model, optimizer, rows, schedule, microLoss, (stats) => all.add(stats));
+  const tokens = all.sum('tokens');
+  return { metrics: { 'sft/loss': tokens === 0 ? 0 : all.sum('nll') / tokens, ...optimizerMetrics('sft', run, schedule) }, ...counts(run) };
 }
 
 /** The critic's update (gae). Metrics: critic/vf_loss, critic/vf_clipfrac, critic/vpred_mean, ... */
@@ -309,32 +302,26 @@ export async function updateCritic(
 ): Promise<UpdateResult> {
   if (!rows.values) throw new Error('the critic update needs the old values');
   const oldValues = rows.values;
-  const sums = { clipped: 0, prediction: 0 };
+  const all = new Tally();
   let tokens = 0;
   const microLoss: MicroLoss = (batch, inputs, _targets, norms, hiddenOf) => {
     const mask = shiftedValues(batch, rows.masks);
     const old = shiftedValues(batch, oldValues);
     const returns = shiftedValues(batch, rows.returns);
-    tokens += batch.rows.reduce((n, r) => n + rows.masks[r]!.reduce((a, b) => a + b, 0), 0);
+    tokens += sampledTokens(batch, rows.masks);
     const hidden = scoredHidden(batch, hiddenOf(critic, inputs));
     return valueLoss(critic.values(hidden), old, returns, mask, o.valueClip, o.aggMode, norms);
   };
-  const run = await runUpdate(critic, optimizer, rows, schedule, microLoss, (stats) => {
-    const value = readValueStats(stats);
-    sums.clipped += value.clipped;
-    sums.prediction += value.prediction;
-  });
+  const run = await runUpdate(critic, optimizer, rows, schedule, microLoss, (stats) => all.add(stats));
   return {
     metrics: {
       'critic/vf_loss': average(run.losses),
-      'critic/vf_clipfrac': tokens ? sums.clipped / tokens : 0,
-      'critic/vpred_mean': tokens ? sums.prediction / tokens : 0,
+      'critic/vf_clipfrac': tokens ? all.sum('clipped') / tokens : 0,
+      'critic/vpred_mean': tokens ? all.sum('prediction') / tokens : 0,
       'critic/grad_norm': average(run.gradNorms),
       'critic/lr': schedule.learningRate,
       'critic/skipped_steps': run.skipped,
     },
-    optimizerSteps: run.optimizerSteps,
-    skipped: run.skipped,
-    skippedAtEnd: run.skippedAtEnd,
+    ...counts(run),
   };
 }

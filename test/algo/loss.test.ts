@@ -1,6 +1,6 @@
 /** The actor's and critic's losses, aggregated with global norms, and their gradients. */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { aggLoss, COMMON_POLICY_STATS, entropyLoss, klLoss, type LossNorms, PG_VARIANTS, type PolicyLossOptions, valueLoss } from '../../src/algo/loss';
+import { aggLoss, COMMON_POLICY_STAT_NAMES, entropyLoss, klLoss, type LossNorms, PG_VARIANTS, type PolicyLossOptions, valueLoss } from '../../src/algo/loss';
 import { LOSS_AGG_MODES, type PgVariantName } from '../../src/algo/names';
 import { startBackend } from '../../src/engine/backend';
 import { tf } from '../../src/engine/tf';
@@ -17,6 +17,8 @@ const read = (x: tf.Tensor) => {
   x.dispose();
   return value;
 };
+/** Reads named scalars and disposes them. */
+const readNamed = (stats: Record<string, tf.Tensor>) => Object.fromEntries(Object.entries(stats).map(([name, x]) => [name, read(x)]));
 
 /** topr's weights when a test is not about them. */
 const EVEN = { positiveWeight: 1, negativeWeight: 1 };
@@ -122,8 +124,8 @@ describe('ppo', () => {
     const k = t2(m);
     const result = policyLoss(logp, old, a, k, o, n);
     const gradient = tf.grad((x: tf.Tensor) => policyLoss(x, old, a, k, o, n).loss)(logp);
-    const out = { loss: read(result.loss), stats: Array.from(result.stats.dataSync()), gradient: gradient.arraySync() as number[][] };
-    tf.dispose([old, logp, a, k, result.stats, gradient]);
+    const out = { loss: read(result.loss), stats: readNamed(result.stats), gradient: gradient.arraySync() as number[][] };
+    tf.dispose([old, logp, a, k, gradient]);
     expect(tf.memory().numTensors).toBe(before);
     return out;
   };
@@ -141,7 +143,9 @@ describe('ppo', () => {
   test('stats: ratio sum, approxkl, policykl, ratio max and min, then clipped and dual-clipped counts', () => {
     const logs = [Math.log(1.5), Math.log(0.5), Math.log(1.2), Math.log(0.7), Math.log(1.5)];
     expect(PG_VARIANTS.ppo.stats).toEqual(['clipfrac', 'dual_clipfrac']);
-    expectClose(run(options).stats, [
+    const { stats } = run(options);
+    expect(Object.keys(stats)).toEqual([...COMMON_POLICY_STAT_NAMES, 'clipfrac', 'dual_clipfrac']);
+    expectClose(Object.values(stats), [
       1.5 + 0.5 + 1.2 + 0.7 + 1.5,
       logs.reduce((a, l) => a + 0.5 * l * l, 0),
       logs.reduce((a, l) => a + l, 0),
@@ -170,8 +174,8 @@ describe('ppo', () => {
     const m = [[1, 1, 1, 1]];
     const { loss, stats, gradient } = run(dual, rows, adv, m, one);
     expect(loss).toBeCloseTo(1.4 + 1.3 - 2.4 + 4.2, 4); // token sum / 1 sequence
-    expect(stats[COMMON_POLICY_STATS]).toBe(1); // clipped
-    expect(stats[COMMON_POLICY_STATS + 1]).toBe(2); // dual-clipped
+    expect(stats.clipfrac).toBe(1); // clipped
+    expect(stats.dual_clipfrac).toBe(2); // dual-clipped
     expectClose(gradient[0]!, [0, 1.3, 0, 0]); // only the unbounded token: -r A
     expect(run({ ...dual, dualClip: null }, rows, adv, m, one).loss).toBeCloseTo(10 + 1.3 - 2.4 + 3000, 1);
   });
@@ -184,8 +188,8 @@ describe('ppo', () => {
     const k = t2([[1]]);
     const { loss, stats } = policyLoss(logp, old, a, k, options, { tokens: 1, sequences: 1, sumNormScale: 1 });
     expect(read(loss) / Math.exp(20)).toBeCloseTo(1, 5);
-    expect(stats.dataSync()[2]).toBeCloseTo(20, 4); // policykl: the clamped log-ratio
-    tf.dispose([old, logp, a, k, stats]);
+    expect(readNamed(stats).policykl).toBeCloseTo(20, 4); // policykl: the clamped log-ratio
+    tf.dispose([old, logp, a, k]);
   });
 });
 
@@ -205,7 +209,7 @@ test('importance weights scale each token term, and carry no gradient of their o
   const old = t2([[-1, -2, -3]]);
   const gradient = tf.grad((x: tf.Tensor) => policyLoss(x, old, a, k, options, n, w).loss)(logp);
   expectClose(Array.from(gradient.dataSync()), [-0.25, 1, 0]);
-  tf.dispose([logp, old, a, k, w, plain.stats, weighted.stats, gradient]);
+  tf.dispose([logp, old, a, k, w, ...Object.values(plain.stats), ...Object.values(weighted.stats), gradient]);
 });
 
 describe('topr, vanilla, tis, cispo, kimi15', () => {
@@ -239,8 +243,8 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
     const input = (logProbs: tf.Tensor) => ({ logProbs, oldLogProbs: old, advantages: a, mask: k, weights: null, scores: s });
     const result = PG_VARIANTS[variant].loss(input(logp), o, norms);
     const gradient = tf.grad((x: tf.Tensor) => PG_VARIANTS[variant].loss(input(x), o, norms).loss)(logp);
-    const out = { loss: read(result.loss), stats: Array.from(result.stats.dataSync()), gradient: gradient.arraySync() as number[][] };
-    tf.dispose([old, logp, a, k, s, result.stats, gradient]);
+    const out = { loss: read(result.loss), stats: readNamed(result.stats), gradient: gradient.arraySync() as number[][] };
+    tf.dispose([old, logp, a, k, s, gradient]);
     expect(tf.memory().numTensors).toBe(before);
     return out;
   };
@@ -269,7 +273,9 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
     const logs = [Math.log(2), Math.log(0.5), 0, Math.log(2), Math.log(0.5)];
     expect(PG_VARIANTS.topr.stats).toEqual(['topr_negative_total_clipfrac']);
     // row 0's r = 2 is not truncated: only the negative row's is
-    expectClose(run('topr').stats, [6, logs.reduce((a, l) => a + 0.5 * l * l, 0), logs.reduce((a, l) => a + l, 0), 2, 0.5, 1]);
+    const { stats } = run('topr');
+    expect(Object.keys(stats)).toEqual([...COMMON_POLICY_STAT_NAMES, 'topr_negative_total_clipfrac']);
+    expectClose(Object.values(stats), [6, logs.reduce((a, l) => a + 0.5 * l * l, 0), logs.reduce((a, l) => a + l, 0), 2, 0.5, 1]);
   });
 
   test('topr: a wild ratio on a negative row is truncated to 1, not overflowed', () => {
@@ -288,7 +294,7 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
         sumNormScale: 1,
       }),
     ).toThrow('episode score');
-    tf.dispose([logp, old, a, k, s, stats]);
+    tf.dispose([logp, old, a, k, s, ...Object.values(stats)]);
   });
 
   test('vanilla: -A log p on every token, whatever the ratio or the score', () => {
@@ -296,7 +302,7 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
     expect(loss).toBeCloseTo((-up + down + 2 + up - down) / 5, 5);
     expectClose(gradient[0]!, [-1 / 5, 1 / 5, -2 / 5]);
     expectClose(gradient[1]!, [1 / 5, -1 / 5, 0]);
-    expect(stats).toHaveLength(COMMON_POLICY_STATS);
+    expect(Object.keys(stats)).toEqual([...COMMON_POLICY_STAT_NAMES]);
   });
 
   test('tis: -clip(r, 0, 1) A log p on every token, the ratio a constant', () => {
@@ -307,7 +313,7 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
     // d/dlog p = -clip(r, 0, 1) A / 5
     expectClose(gradient[0]!, [-1 / 5, 0.5 / 5, -2 / 5]);
     expectClose(gradient[1]!, [1 / 5, -0.5 / 5, 0]);
-    expect(stats[COMMON_POLICY_STATS]).toBe(2); // the two sampled r = 2
+    expect(stats.tis_total_clipfrac).toBe(2); // the two sampled r = 2
   });
 
   test('cispo: -clip(r, 0.9, 1.1) A log p on every token, the ratio a constant', () => {
@@ -315,7 +321,7 @@ describe('topr, vanilla, tis, cispo, kimi15', () => {
     expect(loss).toBeCloseTo((-1.1 * up + 0.9 * down + 2 + 1.1 * up - 0.9 * down) / 5, 5);
     expectClose(gradient[0]!, [-1.1 / 5, 0.9 / 5, -2 / 5]);
     expectClose(gradient[1]!, [1.1 / 5, -0.9 / 5, 0]);
-    expect(stats[COMMON_POLICY_STATS]).toBe(4); // all but row 0's r = 1
+    expect(stats.cispo_total_clipfrac).toBe(4); // all but row 0's r = 1
   });
 
   test('kimi15: -A log p + 0.1 / 2 (log p - log p_old)^2', () => {
@@ -397,15 +403,15 @@ describe('valueLoss', () => {
     const [v, o, r, m] = [values, oldValues, returns, mask].map(t2) as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor];
     const result = valueLoss(v, o, r, m, clip, 'token-mean', norms);
     const gradient = tf.grad((x: tf.Tensor) => valueLoss(x, o, r, m, clip, 'token-mean', norms).loss)(v);
-    const out = { loss: read(result.loss), stats: Array.from(result.stats.dataSync()), gradient: Array.from(gradient.dataSync()) };
-    tf.dispose([v, o, r, m, result.stats, gradient]);
+    const out = { loss: read(result.loss), stats: readNamed(result.stats), gradient: Array.from(gradient.dataSync()) };
+    tf.dispose([v, o, r, m, gradient]);
     return out;
   };
 
   test('with value clip: 0.5 x agg(max(plain, clipped))', () => {
     const { loss, stats, gradient } = run(0.5);
     expect(loss).toBeCloseTo((0.5 * (1 + 2.25 + 0.64)) / 3, 5);
-    expectClose(stats, [1, 2 + 2 + 0.8]); // clipped tokens, sum of predictions
+    expectClose([stats.clipped!, stats.prediction!], [1, 2 + 2 + 0.8]); // clipped tokens, sum of predictions
     // d/dV of 0.5 (V - R)^2 / 3 = (V - R) / 3; 0 where the clipped branch wins (V is out of V_old ± 0.5)
     expectClose(gradient, [1 / 3, 0, 0.8 / 3, 0]);
   });
@@ -413,7 +419,7 @@ describe('valueLoss', () => {
   test('without value clip: 0.5 x agg((V - R)^2)', () => {
     const { loss, stats, gradient } = run(null);
     expect(loss).toBeCloseTo((0.5 * (1 + 1 + 0.64)) / 3, 5);
-    expectClose(stats, [0, 4.8]);
+    expectClose([stats.clipped!, stats.prediction!], [0, 4.8]);
     expectClose(gradient, [1 / 3, -1 / 3, 0.8 / 3, 0]);
   });
 });
