@@ -10,7 +10,7 @@
  *   rollout   ids, masks, samplingLogProbs, the reward rows' ids and scores, versions,
  *             temperature, baselines (remax), sourceRefLogProbs (a source that scored them)
  *   score     refLogProbs, oldLogProbs, recomputedLogProbs, values        (./stages/score.ts)
- *   credit    thinkMasks, advantages, returns                             (./stages/credit.ts)
+ *   credit    thinkMasks, advantages, returns, learnFrom                  (./stages/credit.ts)
  *   losses    klScope, entropyScope, isWeights                            (./stages/credit.ts)
  *
  * and the update stage (./stages/learn.ts) trains on it.
@@ -64,11 +64,22 @@ export interface ScoreColumns {
   values: Rows | null;
 }
 
+/**
+ * The rows actor_train learns from (skip_zero_advantage_samples: those with an advantage), and the
+ * reference's log-probs of them when it scored them after credit (null: refLogProbs holds them).
+ */
+export interface LearnFrom {
+  rows: readonly number[];
+  refLogProbs: Rows | null;
+}
+
 export interface CreditColumns {
   /** Where each row thinks (think tags), when a setting needs it. */
   thinkMasks: Masks | null;
   advantages: Rows;
   returns: Rows;
+  /** null: actor_train learns from every row. */
+  learnFrom: LearnFrom | null;
 }
 
 export interface LossColumns {

@@ -1,18 +1,20 @@
 /**
  * Steps 7-8 of the step: from outcomes to per-token credit. The estimator's response reward of
  * each row (./algo/estimators.ts), then token rewards with the KL penalty, the advantages, and
- * ROLL's whitening and clipping; then the columns the losses read (where the KL loss and the
- * entropy bonus apply, the importance weights of the train/infer gap).
+ * ROLL's whitening and clipping; with skip_zero_advantage_samples, the rows the actor learns from
+ * (the reference scores them now when it waited for the advantages); then the columns the losses
+ * read (where the KL loss and the entropy bonus apply, the importance weights of the train/infer gap).
  */
-import { finishAdvantages, zeroAdvantageFraction } from '../../algo/advantage';
+import { finishAdvantages, zeroAdvantageFraction, zeroAdvantageRows } from '../../algo/advantage';
 import { ESTIMATORS, responseRewards } from '../../algo/estimators';
 import { importanceWeights } from '../../algo/off_policy';
-import { tokenRewards } from '../../algo/rewards';
+import { meanRowKl, tokenKl, tokenRewards } from '../../algo/rewards';
 import { summaryStats } from '../../algo/stats';
 import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../../algo/think';
 import { normalizationStatistics } from '../../config/schema';
-import { type CreditedBatch, type ScoredBatch, type TrainBatch, rewardRows } from '../batch';
-import type { StepContext } from './context';
+import { type CreditedBatch, type LearnFrom, type ScoredBatch, type TrainBatch, rewardRows, selectRows } from '../batch';
+import { referenceAfterCredit, type StepContext } from './context';
+import { referenceLogProbs } from './score';
 
 export async function credit(batch: ScoredBatch, ctx: StepContext): Promise<CreditedBatch> {
   const c = ctx.config;
@@ -21,10 +23,12 @@ export async function credit(batch: ScoredBatch, ctx: StepContext): Promise<Cred
   const needsThink = !c.think_credit || c.kl_loss_tokens === 'think';
   const thinkMasks = needsThink ? batch.ids.map((ids, i) => thinkTokenMask(ids, masks[i]!, ctx.pieceOf)) : null;
   const credited = await ctx.log.timed('adv', () => advantages(batch, thinkMasks, ctx));
-  ctx.log.add(credited.metrics);
-  return { ...batch, thinkMasks, advantages: credited.advantages, returns: credited.returns };
+  const { learnFrom, kl } = await rowsToLearnFrom(batch, credited.advantages, ctx);
+  ctx.log.add(creditMetrics(batch, credited, kl ?? credited.tokens.meanKl, ctx));
+  return { ...batch, thinkMasks, advantages: credited.advantages, returns: credited.returns, learnFrom };
 }
 
+/** From outcomes to advantages: response rewards, token rewards with the KL penalty (which moves the controller), the estimator, whitening and clipping. */
 function advantages(batch: ScoredBatch, thinkMasks: CreditedBatch['thinkMasks'], ctx: StepContext) {
   const c = ctx.config;
   const { masks, refLogProbs, values } = batch;
@@ -52,26 +56,55 @@ function advantages(batch: ScoredBatch, thinkMasks: CreditedBatch['thinkMasks'],
   );
   const finished = finishAdvantages(estimated.advantages, masks, { whitenAdvantages: c.whiten_advantages, advantageClip: c.advantage_clip });
   const thinkTokens = c.think_credit ? null : dropThinkCredit(finished.advantages, thinkMasks!);
+  return { advantages: finished.advantages, returns: estimated.returns, clippedFraction: finished.clippedFraction, response, tokens, beta, thinkTokens };
+}
+
+type Credited = ReturnType<typeof advantages>;
+
+/**
+ * skip_zero_advantage_samples: the rows actor_train learns from (those with an advantage). When
+ * the reference waited for them (referenceAfterCredit) it scores them now, and `kl`, their mean KL
+ * against it, is critic/kl (null: the reward stage's KL over every row is).
+ */
+async function rowsToLearnFrom(
+  batch: ScoredBatch,
+  advantages: readonly Float32Array[],
+  ctx: StepContext,
+): Promise<{ learnFrom: LearnFrom | null; kl: number | null }> {
+  const c = ctx.config;
+  if (!c.skip_zero_advantage_samples) return { learnFrom: null, kl: null };
+  const rows = zeroAdvantageRows(advantages, batch.masks).flatMap((silent, i) => (silent ? [] : [i]));
+  const reference = ctx.roles.reference;
+  if (!reference || !referenceAfterCredit(ctx) || rows.length === 0) return { learnFrom: { rows, refLogProbs: null }, kl: null };
+  const picked = selectRows(batch, rows);
+  const refLogProbs = picked.sourceRefLogProbs ?? (await ctx.log.timed('ref', () => referenceLogProbs(reference, picked)));
+  return { learnFrom: { rows, refLogProbs }, kl: meanRowKl(tokenKl(picked.masks, picked.oldLogProbs, refLogProbs, c.kl_penalty), picked.masks) };
+}
+
+/** The stage's metrics, verl's and ROLL's names; `kl` is critic/kl (the mean KL of the old policy against the reference). */
+function creditMetrics(batch: ScoredBatch, credited: Credited, kl: number, ctx: StepContext): Record<string, number> {
+  const c = ctx.config;
+  const { masks, refLogProbs, values } = batch;
   const metrics: Record<string, number> = {
-    ...response.metrics,
-    ...maskedStats('critic/advantages', finished.advantages, masks),
-    ...maskedStats('critic/returns', estimated.returns, masks),
+    ...credited.response.metrics,
+    ...maskedStats('critic/advantages', credited.advantages, masks),
+    ...maskedStats('critic/returns', credited.returns, masks),
     ...(values ? maskedStats('critic/values', values, masks) : {}),
     ...summaryStats(
       'critic/rewards',
-      tokens.tokenRewards.map((r) => r.reduce((a, b) => a + b, 0)),
+      credited.tokens.tokenRewards.map((r) => r.reduce((a, b) => a + b, 0)),
     ),
-    'critic/kl': tokens.meanKl,
-    'critic/kl_coef': c.add_token_level_kl && refLogProbs !== null ? beta : 0,
+    'critic/kl': kl,
+    'critic/kl_coef': c.add_token_level_kl && refLogProbs !== null ? credited.beta : 0,
   };
-  if (c.advantage_clip !== null) metrics['critic/advantage_clip_frac'] = finished.clippedFraction;
-  if (thinkTokens !== null) {
+  if (c.advantage_clip !== null) metrics['critic/advantage_clip_frac'] = credited.clippedFraction;
+  if (credited.thinkTokens !== null) {
     const responseTokens = masks.reduce((n, m) => n + m.reduce((a, b) => a + b, 0), 0);
-    metrics['critic/think_token_frac'] = responseTokens ? thinkTokens / responseTokens : 0;
+    metrics['critic/think_token_frac'] = responseTokens ? credited.thinkTokens / responseTokens : 0;
   }
   // after the thinking's credit is dropped: what is left for the policy gradient
-  metrics['critic/zero_advantage_frac'] = zeroAdvantageFraction(finished.advantages, masks);
-  return { advantages: finished.advantages, returns: estimated.returns, metrics };
+  metrics['critic/zero_advantage_frac'] = zeroAdvantageFraction(credited.advantages, masks);
+  return metrics;
 }
 
 /** The columns the losses read: the gap between the policy that sampled and the one that trains, and the scopes. */

@@ -1,18 +1,15 @@
 /**
  * Steps 9-10 of the step: the critic's update (gae), then actor_train's once global_step reaches
- * critic_warmup (with skip_zero_advantage_samples, on the rows with an advantage only, which the
- * reference then scores), then the reading's rehearsal (warm_start.rehearsal_coef: one supervised
+ * critic_warmup (with skip_zero_advantage_samples, on the rows with an advantage only, as credit
+ * chose them), then the reading's rehearsal (warm_start.rehearsal_coef: one supervised
  * step on fresh reading rows).
  */
-import { zeroAdvantageRows } from '../../algo/advantage';
-import { meanRowKl, tokenKl } from '../../algo/rewards';
 import { learningRateAt } from '../../model/optim';
 import { rowCount, selectRows, type TrainBatch } from '../batch';
 import { learningRateSchedule } from '../schedule';
 import { updateActor, updateCritic, updateSupervised, type UpdateSchedule } from '../update';
 import { rehearsalRows } from '../warm_start/data';
-import { referenceAfterCredit, type StepContext } from './context';
-import { referenceLogProbs } from './score';
+import type { StepContext } from './context';
 
 type Role = 'actor_train' | 'critic';
 
@@ -27,7 +24,7 @@ export async function learn(batch: TrainBatch, ctx: StepContext): Promise<void> 
     log.add(result.metrics);
     ctx.noteSkipped('critic', result);
   }
-  const actorRows = await rowsToLearnFrom(batch, ctx);
+  const actorRows = rowsToLearnFrom(batch, ctx);
   if (step >= c.critic_warmup && rowCount(actorRows) > 0) {
     const result = await log.timed('actor_train', () =>
       updateActor(roles.actor, roles.actorOptimizer, actorRows, schedule(ctx, 'actor_train'), {
@@ -56,18 +53,13 @@ export async function learn(batch: TrainBatch, ctx: StepContext): Promise<void> 
   }
 }
 
-/** The rows the actor learns from: all, or those with an advantage (skip_zero_advantage_samples), scored by the reference when it waited. */
-async function rowsToLearnFrom(batch: TrainBatch, ctx: StepContext): Promise<TrainBatch> {
-  const { config: c, log } = ctx;
-  if (!c.skip_zero_advantage_samples) return batch;
-  const informative = zeroAdvantageRows(batch.advantages, batch.masks).flatMap((silent, i) => (silent ? [] : [i]));
-  const rows = selectRows(batch, informative);
-  log.metrics['actor/update_samples'] = informative.length;
-  const reference = ctx.roles.reference;
-  if (!reference || !referenceAfterCredit(ctx) || rowCount(rows) === 0) return rows;
-  const ref = rows.sourceRefLogProbs ?? (await log.timed('ref', () => referenceLogProbs(reference, rows)));
-  log.metrics['critic/kl'] = meanRowKl(tokenKl(rows.masks, rows.oldLogProbs, ref, c.kl_penalty), rows.masks);
-  return { ...rows, refLogProbs: ref };
+/** The rows the actor learns from (credit chose them: learnFrom), with the reference's log-probs when it scored them after credit. */
+function rowsToLearnFrom(batch: TrainBatch, ctx: StepContext): TrainBatch {
+  const { learnFrom } = batch;
+  if (!learnFrom) return batch;
+  ctx.log.add({ 'actor/update_samples': learnFrom.rows.length });
+  const rows = selectRows(batch, learnFrom.rows);
+  return learnFrom.refLogProbs ? { ...rows, refLogProbs: learnFrom.refLogProbs } : rows;
 }
 
 /** The schedule moves with the steps that trained: a step that dropped every group does not advance it. */
