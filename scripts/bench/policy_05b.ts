@@ -22,8 +22,8 @@ import { tf } from '../../src/engine/tf';
 import { modelConfig } from '../../src/model/config';
 import { generate, type GenerationRequest } from '../../src/model/generate';
 import { expectedWeightShapes } from '../../src/model/hf_folder';
-import { adaptedProjections, newAdapters, parseTarget } from '../../src/model/lora';
-import { addAdapters } from '../../src/model/lora_adapters';
+import { parseTarget } from '../../src/model/lora';
+import { applyLora } from '../../src/model/lora_adapters';
 import { AdamW, disposeGradients, lossAndGradients } from '../../src/model/optim';
 import { Qwen2Model } from '../../src/model/qwen2';
 
@@ -71,7 +71,7 @@ async function trainCase(name: Case, batch: number, seq: number, steps: number) 
   const model = Qwen2Model.random(config, { seed: 0 });
   if (lora) {
     const spec = { rank: 8, alpha: 16, targets: parseTarget('all-linear') };
-    addAdapters(model, spec, newAdapters(spec, adaptedProjections(spec, config.num_hidden_layers), model, 0));
+    applyLora(model, { use: 'train', spec, folder: null, seed: 0 });
   }
   const optimizer = new AdamW(model.trainedVariables);
   const rng = Rng.fromSeed(0, 'bench');

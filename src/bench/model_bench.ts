@@ -11,8 +11,8 @@ import { AgenticError } from '../errors';
 import { type ModelConfig, modelConfig } from '../model/config';
 import { DecodeBatch, type GenerationRequest } from '../model/generate';
 import { expectedWeightShapes } from '../model/hf_folder';
-import { adaptedProjections, newAdapters, parseTarget, type LoraSpec } from '../model/lora';
-import { addAdapters } from '../model/lora_adapters';
+import { parseTarget, type LoraSpec } from '../model/lora';
+import { applyLora } from '../model/lora_adapters';
 import { AdamW, disposeGradients, lossAndGradients } from '../model/optim';
 import { Qwen2Model } from '../model/qwen2';
 import type { GpuPeak } from './gpu_peaks';
@@ -244,14 +244,44 @@ export async function runModelBench(
   return measure(shape, config, options, onProgress);
 }
 
+type MemoryWatch = ReturnType<typeof memoryWatch>;
+
 async function measure(shape: BenchShape, config: ModelConfig, options: BenchOptions, onProgress: (line: string) => void): Promise<BenchResult> {
   const watch = memoryWatch();
   const model = Qwen2Model.random(config, { seed: 0 });
   const lora: LoraSpec | null = options.lora === null ? null : { rank: options.lora, alpha: 2 * options.lora, targets: parseTarget('all-linear') };
-  if (lora) addAdapters(model, lora, newAdapters(lora, adaptedProjections(lora, config.num_hidden_layers), model, 0));
+  applyLora(model, { use: 'train', spec: lora, folder: null, seed: 0 });
   const trained = model.trainedVariables;
   const optimizer = new AdamW(trained, { weightDecay: 0.01 });
   const rng = Rng.fromSeed(0, 'bench');
+  const trainMs = await timeTraining(model, optimizer, { shape, recompute: options.recompute, rng, watch, onProgress });
+  const generation = await timeGeneration(model, { shape, rng, watch, onProgress });
+
+  // before the sgemm's matrices, which are not the model's
+  const memory = { ...watch.read(), generation_gpu_bytes: tf.getBackend() === 'webgpu' ? generation.gpuBytes : null };
+  const sgemm = await measureSgemm();
+  optimizer.dispose();
+  const params = model.numParameters;
+  const trainedParams = trained.reduce((n, v) => n + v.size, 0);
+  model.dispose();
+  return benchResult({ shape, options, lora, params, trainedParams, trainMs, genMs: generation.ms, sgemm, memory });
+}
+
+interface Timing {
+  shape: BenchShape;
+  /** Draws the training tokens, then the prompts: one stream, in that order. */
+  rng: Rng;
+  watch: MemoryWatch;
+  onProgress: (line: string) => void;
+}
+
+/** Milliseconds per training step (forward, backward, AdamW) on random tokens, after one watched warm-up step. */
+async function timeTraining(
+  model: Qwen2Model,
+  optimizer: AdamW,
+  { shape, recompute, rng, watch, onProgress }: Timing & { recompute: boolean },
+): Promise<number> {
+  const trained = model.trainedVariables;
   const tokens = randomIds(rng, shape.batch * shape.seq, shape.vocab);
   const length = shape.seq - 1;
   const inputs = new Int32Array(shape.batch * length);
@@ -266,7 +296,7 @@ async function measure(shape: BenchShape, config: ModelConfig, options: BenchOpt
     const { loss, gradients } = lossAndGradients(
       () =>
         tf.tidy(() => {
-          const { hidden } = model.forward(ids, { recompute: options.recompute });
+          const { hidden } = model.forward(ids, { recompute });
           return model.tokenStats(hidden, targets).logProbs.mean().neg() as tf.Scalar;
         }),
       trained,
@@ -287,7 +317,11 @@ async function measure(shape: BenchShape, config: ModelConfig, options: BenchOpt
   const trainMs = (performance.now() - trainStart) / shape.steps;
   if (tf.memory().numTensors !== tensorsBefore) throw new Error(`a train step leaked ${tf.memory().numTensors - tensorsBefore} tensors`);
   ids.dispose();
+  return trainMs;
+}
 
+/** Milliseconds to generate every prompt's tokens, after one watched warm-up, and the most GPU bytes the warm-up's batch held. */
+async function timeGeneration(model: Qwen2Model, { shape, rng, watch, onProgress }: Timing): Promise<{ ms: number; gpuBytes: number }> {
   const sampling = { temperature: 1, topP: 1, topK: 0, doSample: true };
   const requests = (): GenerationRequest[] =>
     Array.from({ length: shape.genBatch }, (_, i) => ({
@@ -297,22 +331,29 @@ async function measure(shape: BenchShape, config: ModelConfig, options: BenchOpt
       maxNewTokens: shape.newTokens,
       rng: Rng.fromSeed(i, 'bench-sample'),
     }));
-  const generationGpuBytes = await watch.during(() => generateAll(model, requests()));
+  const gpuBytes = await watch.during(() => generateAll(model, requests()));
   const genStart = performance.now();
   await generateAll(model, requests());
-  const genMs = performance.now() - genStart;
+  const ms = performance.now() - genStart;
   onProgress('generation done');
+  return { ms, gpuBytes };
+}
 
-  // before the sgemm's matrices, which are not the model's
-  const memory = { ...watch.read(), generation_gpu_bytes: tf.getBackend() === 'webgpu' ? generationGpuBytes : null };
-  const sgemm = await measureSgemm();
-  optimizer.dispose();
-  const params = model.numParameters;
-  const trainedParams = trained.reduce((n, v) => n + v.size, 0);
-  model.dispose();
-
-  const trainTokS = (shape.batch * length) / (trainMs / 1000);
-  const genTokS = (shape.genBatch * shape.newTokens) / (genMs / 1000);
+/** The report: rates, FLOPs and MFU from the times measured. */
+function benchResult(m: {
+  shape: BenchShape;
+  options: BenchOptions;
+  lora: LoraSpec | null;
+  params: number;
+  trainedParams: number;
+  trainMs: number;
+  genMs: number;
+  sgemm: number;
+  memory: BenchMemory;
+}): BenchResult {
+  const { shape, options, params, trainedParams } = m;
+  const trainTokS = (shape.batch * (shape.seq - 1)) / (m.trainMs / 1000);
+  const genTokS = (shape.genBatch * shape.newTokens) / (m.genMs / 1000);
   // The peer's count: 6 FLOPs per trained parameter per token, plus attention; a frozen weight
   // still passes the gradient on to its input (4).
   const flopsPerToken = 6 * trainedParams + 4 * (params - trainedParams) + 12 * shape.layers * shape.hidden * shape.seq;
@@ -323,23 +364,23 @@ async function measure(shape: BenchShape, config: ModelConfig, options: BenchOpt
     backend: tf.getBackend(),
     params,
     trained_params: trainedParams,
-    lora: lora ? { rank: lora.rank, alpha: lora.alpha, target: 'all-linear' } : null,
+    lora: m.lora ? { rank: m.lora.rank, alpha: m.lora.alpha, target: 'all-linear' } : null,
     recompute: options.recompute,
     train_tok_s: round(trainTokS),
-    train_step_ms: round(trainMs),
+    train_step_ms: round(m.trainMs),
     gen_tok_s: round(genTokS),
-    gen_ms: round(genMs),
+    gen_ms: round(m.genMs),
     train_flops_per_token: flopsPerToken,
     train_gflops: round(trainGflops),
     gen_gflops: round(genGflops),
-    sgemm_gflops: round(sgemm),
-    train_mfu: ratio(trainGflops / sgemm),
+    sgemm_gflops: round(m.sgemm),
+    train_mfu: ratio(trainGflops / m.sgemm),
     peak: options.peak,
     train_mfu_fp32: mfu(trainGflops, options.peak?.fp32_tflops),
     train_mfu_fp16: mfu(trainGflops, options.peak?.fp16_tflops),
     gen_mfu_fp32: mfu(genGflops, options.peak?.fp32_tflops),
     gen_mfu_fp16: mfu(genGflops, options.peak?.fp16_tflops),
-    memory,
+    memory: m.memory,
     shape,
   };
 }

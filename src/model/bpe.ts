@@ -180,15 +180,7 @@ export function trainBpe(texts: Iterable<string>, options: BpeTrainOptions): Tra
     const changed = new Set<number>();
     for (const w of pairWords.get(key) ?? []) {
       addPairs(w, -1, changed);
-      const symbols = words[w]!;
-      const out: number[] = [];
-      for (let i = 0; i < symbols.length; i++) {
-        if (i + 1 < symbols.length && symbols[i] === left && symbols[i + 1] === right) {
-          out.push(merged);
-          i++;
-        } else out.push(symbols[i]!);
-      }
-      words[w] = out;
+      words[w] = mergePair(words[w]!, left, right, merged);
       addPairs(w, 1, changed);
     }
     pairCounts.delete(key);
@@ -204,6 +196,18 @@ export function trainBpe(texts: Iterable<string>, options: BpeTrainOptions): Tra
     }
   }
   return { vocab, merges, specialTokens };
+}
+
+/** `symbols` with each `left` followed by `right` replaced by `merged`, left to right. */
+function mergePair(symbols: readonly number[], left: number, right: number, merged: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < symbols.length; i++) {
+    if (i + 1 < symbols.length && symbols[i] === left && symbols[i + 1] === right) {
+      out.push(merged);
+      i++;
+    } else out.push(symbols[i]!);
+  }
+  return out;
 }
 
 const BYTE_LEVEL = { add_prefix_space: false, trim_offsets: false, use_regex: false };

@@ -64,6 +64,14 @@ const KV_FILL = kvCopyProgram(true);
 const KV_GATHER = kvCopyProgram(false);
 
 /** The activations of one pass, sized for `rows` token rows and `samples` sampled sequences. */
+/** Where a pass's info buffer holds its ids, its sampled rows and its page table, and the table's width. */
+interface PassOffsets {
+  idsAt: number;
+  lastAt: number;
+  tableAt: number;
+  maxPages: number;
+}
+
 interface Workspace {
   rows: number;
   samples: number;
@@ -261,80 +269,82 @@ export class GpuDecoder {
   }
 
   /**
-   * Records one pass's dispatches: the embedding of each row's id, the blocks (each row's keys and
-   * values written to its pages before any row attends), and, for the sampled rows, the final
-   * norm, the head and the sampler.
+   * Records one pass's dispatches: the embedding of each row's id, the blocks, and, for the sampled
+   * rows, the final norm, the head and the sampler.
    */
-  private record(work: Workspace, rows: number, samples: number, at: { idsAt: number; lastAt: number; tableAt: number; maxPages: number }): void {
+  private record(work: Workspace, rows: number, samples: number, at: PassOffsets): void {
+    const r = this.runner;
+    const { hidden_size: hidden, vocab_size: vocab } = this.model.config;
+    r.run(GATHER_ROWS, [r.tensorBuffer(this.model.embed), work.info, work.x], [hidden, rows, at.idsAt], elementwise(rows * hidden));
+    this.model.blocks.forEach((block, layer) => this.recordBlock(work, block, layer, rows, at));
+    if (samples === 0) return;
+    r.run(GATHER_ROWS, [work.x, work.info, work.last], [hidden, samples, at.lastAt], elementwise(samples * hidden));
+    this.norm(work.last, this.model.finalNorm, work.lastNormed, hidden, samples);
+    const head = this.model.lmHead ?? this.model.embed;
+    r.run(
+      MATMUL_HEAD,
+      [work.lastNormed, r.tensorBuffer(head), work.logits],
+      [samples, vocab, hidden, f32(1)],
+      [Math.ceil(vocab / 32), Math.ceil(samples / 32)],
+    );
+    r.run(SAMPLE, [work.logits, work.plan, work.sampled], [vocab, samples], grid(samples));
+  }
+
+  /** Records one block's dispatches over every row: each row's keys and values go to its pages before any row attends. */
+  private recordBlock(work: Workspace, block: Block, layer: number, rows: number, at: PassOffsets): void {
     const c = this.model.config;
     const r = this.runner;
-    const weight = (t: tf.Tensor) => r.tensorBuffer(t);
-    const [hidden, heads, kvHeads, headDim, ffn, vocab] = [
-      c.hidden_size,
-      c.num_attention_heads,
-      c.num_key_value_heads,
-      c.head_dim,
-      c.intermediate_size,
-      c.vocab_size,
-    ];
-    const elementwise = (size: number) => grid(Math.ceil(size / 64));
-    const norm = (x: GPUBuffer, w: tf.Tensor, out: GPUBuffer, width: number, count: number) =>
-      r.run(RMS_NORM, [x, weight(w), out], [width, count, f32(c.rms_norm_eps)], grid(count));
+    const [hidden, heads, kvHeads, headDim, ffn] = [c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.intermediate_size];
     // Qwen3 normalises each head of q and k before rotating it
     const headNormed = (x: GPUBuffer, into: GPUBuffer, count: number, headNorm: tf.Tensor | undefined) => {
       if (!headNorm) return x;
-      norm(x, headNorm, into, headDim, rows * count);
+      this.norm(x, headNorm, into, headDim, rows * count);
       return into;
     };
+    const pages = this.pageParams(layer, at.tableAt, at.maxPages);
+    this.norm(work.x, block.inputNorm, work.h, hidden, rows);
+    this.linear(block, 'q', work.h, work.q, rows, hidden, heads * headDim, block.bias?.q);
+    this.linear(block, 'k', work.h, work.k, rows, hidden, kvHeads * headDim, block.bias?.k);
+    this.linear(block, 'v', work.h, work.v, rows, hidden, kvHeads * headDim, block.bias?.v);
+    r.run(
+      ROPE,
+      [headNormed(work.q, work.normed, heads, block.qkNorm?.q), work.angles, work.rotated],
+      [heads, headDim, rows],
+      elementwise(rows * heads * headDim),
+    );
+    r.run(
+      ROPE_KV_WRITE,
+      [headNormed(work.k, work.normed, kvHeads, block.qkNorm?.k), work.angles, work.v, this.keys!, this.values!, work.info],
+      [...pages, rows],
+      elementwise(rows * kvHeads * headDim),
+    );
+    r.run(
+      PAGED_ATTENTION,
+      [work.rotated, this.keys!, this.values!, work.info, work.attended],
+      [...pages, heads, rows, f32(1 / Math.sqrt(headDim))],
+      grid(rows * kvHeads),
+    );
+    this.linear(block, 'o', work.attended, work.x, rows, heads * headDim, hidden, undefined, true);
+    this.norm(work.x, block.postNorm, work.h, hidden, rows);
+    if (block.adapters.gate || block.adapters.up) {
+      // adapters add to each product before the gate: the products one at a time
+      this.linear(block, 'gate', work.h, work.gate, rows, hidden, ffn);
+      this.linear(block, 'up', work.h, work.up, rows, hidden, ffn);
+      r.run(SWIGLU, [work.gate, work.up], [rows * ffn], elementwise(rows * ffn));
+    } else {
+      r.run(
+        MATMUL_GATED,
+        [work.h, r.tensorBuffer(block.gate), work.gate, r.tensorBuffer(block.up)],
+        [rows, ffn, hidden, f32(1)],
+        [Math.ceil(ffn / 32), Math.ceil(rows / 32)],
+      );
+    }
+    this.linear(block, 'down', work.gate, work.x, rows, ffn, hidden, undefined, true);
+  }
 
-    r.run(GATHER_ROWS, [weight(this.model.embed), work.info, work.x], [hidden, rows, at.idsAt], elementwise(rows * hidden));
-    this.model.blocks.forEach((block, layer) => {
-      const pages = this.pageParams(layer, at.tableAt, at.maxPages);
-      norm(work.x, block.inputNorm, work.h, hidden, rows);
-      this.linear(block, 'q', work.h, work.q, rows, hidden, heads * headDim, block.bias?.q);
-      this.linear(block, 'k', work.h, work.k, rows, hidden, kvHeads * headDim, block.bias?.k);
-      this.linear(block, 'v', work.h, work.v, rows, hidden, kvHeads * headDim, block.bias?.v);
-      r.run(
-        ROPE,
-        [headNormed(work.q, work.normed, heads, block.qkNorm?.q), work.angles, work.rotated],
-        [heads, headDim, rows],
-        elementwise(rows * heads * headDim),
-      );
-      r.run(
-        ROPE_KV_WRITE,
-        [headNormed(work.k, work.normed, kvHeads, block.qkNorm?.k), work.angles, work.v, this.keys!, this.values!, work.info],
-        [...pages, rows],
-        elementwise(rows * kvHeads * headDim),
-      );
-      r.run(
-        PAGED_ATTENTION,
-        [work.rotated, this.keys!, this.values!, work.info, work.attended],
-        [...pages, heads, rows, f32(1 / Math.sqrt(headDim))],
-        grid(rows * kvHeads),
-      );
-      this.linear(block, 'o', work.attended, work.x, rows, heads * headDim, hidden, undefined, true);
-      norm(work.x, block.postNorm, work.h, hidden, rows);
-      if (block.adapters.gate || block.adapters.up) {
-        // adapters add to each product before the gate: the products one at a time
-        this.linear(block, 'gate', work.h, work.gate, rows, hidden, ffn);
-        this.linear(block, 'up', work.h, work.up, rows, hidden, ffn);
-        r.run(SWIGLU, [work.gate, work.up], [rows * ffn], elementwise(rows * ffn));
-      } else {
-        r.run(
-          MATMUL_GATED,
-          [work.h, weight(block.gate), work.gate, weight(block.up)],
-          [rows, ffn, hidden, f32(1)],
-          [Math.ceil(ffn / 32), Math.ceil(rows / 32)],
-        );
-      }
-      this.linear(block, 'down', work.gate, work.x, rows, ffn, hidden, undefined, true);
-    });
-    if (samples === 0) return;
-    r.run(GATHER_ROWS, [work.x, work.info, work.last], [hidden, samples, at.lastAt], elementwise(samples * hidden));
-    norm(work.last, this.model.finalNorm, work.lastNormed, hidden, samples);
-    const head = this.model.lmHead ?? this.model.embed;
-    r.run(MATMUL_HEAD, [work.lastNormed, weight(head), work.logits], [samples, vocab, hidden, f32(1)], [Math.ceil(vocab / 32), Math.ceil(samples / 32)]);
-    r.run(SAMPLE, [work.logits, work.plan, work.sampled], [vocab, samples], grid(samples));
+  /** RMS norm of `count` rows of `width` (with the weight `w`) into `out`. */
+  private norm(x: GPUBuffer, w: tf.Tensor, out: GPUBuffer, width: number, count: number): void {
+    this.runner.run(RMS_NORM, [x, this.runner.tensorBuffer(w), out], [width, count, f32(this.model.config.rms_norm_eps)], grid(count));
   }
 
   /**
@@ -447,6 +457,11 @@ export class GpuDecoder {
 }
 
 /** One pass's share of a sequence's ids, [from, to); `last` where it ends the sequence's feed. */
+/** Workgroups of 64 for `size` elements, one each. */
+function elementwise(size: number): [number, number] {
+  return grid(Math.ceil(size / 64));
+}
+
 interface Piece {
   row: number;
   from: number;

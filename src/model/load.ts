@@ -20,18 +20,8 @@ import { defaultTokenizer } from './default_tokenizer';
 import { loadHfFolder, saveHfFolder, type ModelHead } from './hf_folder';
 import { resolvePretrained, type ResolveOptions } from './hub';
 import { tf } from '../engine/tf';
-import {
-  adapterBase,
-  adaptersFrom,
-  isAdapterFolder,
-  loraScale,
-  MODULE_PATHS,
-  readAdapterFolder,
-  saveAdapterFolder,
-  type Adapter,
-  type Projection,
-} from './lora';
-import { addAdapters, foldAdapters } from './lora_adapters';
+import { adapterBase, isAdapterFolder, loraScale, MODULE_PATHS, saveAdapterFolder, type Adapter, type Projection } from './lora';
+import { applyLora } from './lora_adapters';
 import { MODEL_PRESETS, PRESET_PREFIX, presetConfig, type PresetName } from './presets';
 import { Qwen2Model } from './qwen2';
 import type { Weights } from './safetensors';
@@ -57,6 +47,11 @@ export interface LoadModelOptions extends ResolveOptions {
   keepAdapters?: boolean;
 }
 
+/** A model as loaded, before its adapter: `adapter` is the PEFT folder to put on it (absolute), or null. */
+export interface BaseModel extends LoadedModel {
+  adapter: string | null;
+}
+
 export const DEFAULT_PRESET: PresetName = 'tiny';
 
 /** The preset a reference names (null: the default one), or null when it names a folder or hub id. */
@@ -79,7 +74,28 @@ export async function loadTokenizer(pretrain: string | null, options: ResolveOpt
   return Tokenizer.fromFolder(await resolvePretrained(pretrain!, options));
 }
 
+/** A model with its adapter, if any: kept as adapters that train (`keepAdapters`) or folded into its weights. */
 export async function loadModel(pretrain: string | null, options: LoadModelOptions): Promise<LoadedModel> {
+  const { adapter, ...loaded } = await loadBaseModel(pretrain, options);
+  try {
+    applyLora(
+      loaded.model,
+      options.keepAdapters
+        ? { use: 'train', spec: null, folder: adapter, seed: options.seed }
+        : { use: 'fold', folder: adapter, trainable: options.trainable ?? true },
+    );
+  } catch (error) {
+    loaded.model.dispose();
+    throw error;
+  }
+  return loaded;
+}
+
+/**
+ * The model a `pretrain` reference names, without its adapter: the adapter comes from `adapter`,
+ * or from `pretrain` naming an adapter folder (whose base is loaded). applyLora puts it on.
+ */
+export async function loadBaseModel(pretrain: string | null, options: LoadModelOptions): Promise<BaseModel> {
   const local = pretrain === null || presetOf(pretrain) !== null ? null : resolve(options.cwd ?? process.cwd(), pretrain);
   if (local && existsSync(local) && isAdapterFolder(local)) {
     if (options.adapter) throw new ModelError(`${pretrain} is a LoRA adapter folder, and adapter_name_or_path names another; give one of them`);
@@ -88,19 +104,15 @@ export async function loadModel(pretrain: string | null, options: LoadModelOptio
       throw new ModelError(
         `${pretrain}: its adapter_config.json names no base_model_name_or_path; give the base as pretrain and the adapter as adapter_name_or_path`,
       );
-    return await loadModel(base, { ...options, adapter: local });
+    return await loadBaseModel(base, { ...options, adapter: local });
   }
-  const loaded = await loadBase(pretrain, options);
-  if (!options.adapter) return loaded;
+  const loaded = await loadWeights(pretrain, options);
+  if (!options.adapter) return { ...loaded, adapter: null };
   const folder = resolve(options.cwd ?? process.cwd(), options.adapter);
-  const { model } = loaded;
-  const adapter = readAdapterFolder(folder, model.config.num_hidden_layers, model);
-  addAdapters(model, adapter.spec, adaptersFrom(adapter), adapter.modules);
-  if (!options.keepAdapters) foldAdapters(model, options.trainable ?? true);
-  return { ...loaded, source: `${loaded.source} with the LoRA adapter ${displayPath(folder)}` };
+  return { ...loaded, source: `${loaded.source} with the LoRA adapter ${displayPath(folder)}`, adapter: folder };
 }
 
-async function loadBase(pretrain: string | null, options: LoadModelOptions): Promise<LoadedModel> {
+async function loadWeights(pretrain: string | null, options: LoadModelOptions): Promise<LoadedModel> {
   const head = options.head ?? 'lm';
   const trainable = options.trainable ?? true;
   const name = presetOf(pretrain);

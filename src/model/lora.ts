@@ -21,11 +21,13 @@
  * ([out, r]), which PeftModel.from_pretrained, vLLM and SGLang load; the whole modules are
  * `base_model.model.model.embed_tokens.weight` and `base_model.model.lm_head.weight` ([vocab,
  * hidden]), which PEFT loads and vLLM refuses.
+ *
+ * This file is the layer's math and PEFT's folder, on plain values; putting adapters on a model and
+ * taking them off (applyLora, the one way a caller gives a model its adapters) is ./lora_adapters.ts.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../engine/tf';
-import { Rng } from '../engine/rng';
 import { ModelError } from '../errors';
 import { writeFileAtomic, writeFolderAtomic } from '../util/atomic';
 import { displayPath } from '../util/paths';
@@ -165,7 +167,7 @@ export interface ModelSizes {
 }
 
 /** The [in, out] of projection `p` of a model of these sizes, input-major like its weights. */
-function projectionShape({ config }: ModelSizes, p: Projection): [number, number] {
+export function projectionShape({ config }: ModelSizes, p: Projection): [number, number] {
   const hidden = config.hidden_size;
   const q = config.num_attention_heads * config.head_dim;
   const kv = config.num_key_value_heads * config.head_dim;
@@ -180,42 +182,6 @@ function projectionShape({ config }: ModelSizes, p: Projection): [number, number
     down: [ffn, hidden],
   };
   return shapes[p];
-}
-
-/** New adapters, seeded: A uniform in ±1/sqrt(in), B zero (the model's output is unchanged). */
-export function newAdapters(spec: LoraSpec, chosen: Projection[][], model: ModelSizes, seed: number): LayerAdapters[] {
-  return chosen.map((projections, layer) => {
-    const adapters: LayerAdapters = {};
-    for (const p of projections) {
-      const [inputs, outputs] = projectionShape(model, p);
-      const rng = Rng.fromSeed(seed, 'lora-init', layer, p);
-      const bound = 1 / Math.sqrt(inputs);
-      const a = Float32Array.from({ length: inputs * spec.rank }, () => (2 * rng.float() - 1) * bound);
-      adapters[p] = { a: owned(tf.tensor2d(a, [inputs, spec.rank])), b: owned(tf.zeros([spec.rank, outputs])) };
-    }
-    return adapters;
-  });
-}
-
-/** A trainable variable holding `tensor`, which it disposes (tf.variable keeps its initial tensor otherwise). */
-function owned(tensor: tf.Tensor): tf.Variable {
-  const variable = tf.variable(tensor, true, `lora_${LORA_ID.next++}`);
-  tensor.dispose();
-  return variable;
-}
-
-const LORA_ID = { next: 0 };
-
-/** Copies of `adapters` (not trainable): a lagging actor_infer's own adapters over the shared base. */
-export function copyAdapters(adapters: readonly LayerAdapters[]): LayerAdapters[] {
-  return adapters.map((layer) =>
-    Object.fromEntries(
-      Object.entries(layer).map(([p, { a, b }]) => [
-        p,
-        { a: tf.variable(a, false, `lora_${LORA_ID.next++}`), b: tf.variable(b, false, `lora_${LORA_ID.next++}`) },
-      ]),
-    ),
-  );
 }
 
 /** Every adapter variable, layer by layer in PROJECTIONS order, A before B. */
@@ -332,9 +298,45 @@ export function readAdapterFolder(folder: string, layers: number, model: ModelSi
   const shown = displayPath(folder);
   const configPath = join(folder, ADAPTER_CONFIG_FILE);
   if (!existsSync(configPath)) throw new ModelError(`${shown}: no ${ADAPTER_CONFIG_FILE} (not a PEFT adapter folder)`);
-  const json = readJsonObject(configPath);
+  const spec = peftSpec(readJsonObject(configPath), displayPath(configPath), model.config.tie_word_embeddings);
+  const chosen = adaptedProjections(spec, layers);
+  const file = join(folder, ADAPTER_WEIGHTS_FILE);
+  if (!existsSync(file)) throw new ModelError(`${shown}: no ${ADAPTER_WEIGHTS_FILE}`);
+  const { tensors } = readSafetensors(file);
+  const expected = new Set<string>();
+  const take = (name: string, shape: number[]): HostTensor => {
+    expected.add(name);
+    const tensor = tensors.get(name);
+    if (!tensor) throw new ModelError(`${displayPath(file)}: tensor '${name}' is missing`);
+    if (tensor.shape.join(',') !== shape.join(',')) {
+      throw new ModelError(`${displayPath(file)}: tensor '${name}' has shape [${tensor.shape.join(', ')}], expected [${shape.join(', ')}]`);
+    }
+    return tensor;
+  };
+  const perLayer = chosen.map((projections, layer) => {
+    const out: Partial<Record<Projection, { a: HostTensor; b: HostTensor }>> = {};
+    for (const p of projections) {
+      const [inputs, outputs] = projectionShape(model, p);
+      const a = take(peftName(layer, p, 'A'), [spec.rank, inputs]);
+      out[p] = { a: transposed(a), b: transposed(take(peftName(layer, p, 'B'), [outputs, spec.rank])) };
+    }
+    return out;
+  });
+  const modules = readModules(tensors, spec.modulesToSave!, model, displayPath(file));
+  for (const module of spec.modulesToSave!) for (const name of moduleTensorNames(module, model.config.tie_word_embeddings)) expected.add(name);
+  const unexpected = [...tensors.keys()].find((name) => !expected.has(name));
+  if (unexpected !== undefined)
+    throw new ModelError(`${displayPath(file)}: unexpected tensor '${unexpected}' (not an adapter of this config's target_modules or modules_to_save)`);
+  return { spec, tensors: perLayer, modules };
+}
+
+/**
+ * The spec an adapter_config.json describes, for a model whose embeddings are `tied` or not; what
+ * this engine cannot apply is a ModelError naming the file (`shown`) and the field.
+ */
+function peftSpec(json: Record<string, unknown>, shown: string, tied: boolean): LoraSpec {
   const refuse = (field: string, why: string): never => {
-    throw new ModelError(`${displayPath(configPath)}: ${field}: ${why}`);
+    throw new ModelError(`${shown}: ${field}: ${why}`);
   };
   if (json.peft_type !== 'LORA') refuse('peft_type', `'${String(json.peft_type)}' is not LORA`);
   for (const flag of ['use_dora', 'use_rslora', 'fan_in_fan_out'] as const) if (json[flag] === true) refuse(flag, 'not supported');
@@ -352,7 +354,6 @@ export function readAdapterFolder(folder: string, layers: number, model: ModelSi
       refuse('modules_to_save', (error as Error).message);
     }
   }
-  const tied = model.config.tie_word_embeddings;
   // without it PEFT unties the head from a trained embedding (or the other way), which a tied model cannot hold
   if (tied && saved.length > 0 && json.ensure_weight_tying !== true) {
     refuse(
@@ -372,36 +373,7 @@ export function readAdapterFolder(folder: string, layers: number, model: ModelSi
       : Array.isArray(targetsJson) && targetsJson.every((t) => typeof t === 'string')
         ? (targetsJson as string[])
         : refuse('target_modules', 'must be a list of module names or a regular expression');
-  const spec: LoraSpec = { rank: rank as number, alpha: alpha as number, targets, modulesToSave: canonicalModules(saved, tied) };
-  const chosen = adaptedProjections(spec, layers);
-  const file = join(folder, ADAPTER_WEIGHTS_FILE);
-  if (!existsSync(file)) throw new ModelError(`${shown}: no ${ADAPTER_WEIGHTS_FILE}`);
-  const { tensors } = readSafetensors(file);
-  const expected = new Set<string>();
-  const perLayer = chosen.map((projections, layer) => {
-    const out: Partial<Record<Projection, { a: HostTensor; b: HostTensor }>> = {};
-    for (const p of projections) {
-      const [inputs, outputs] = projectionShape(model, p);
-      const take = (matrix: 'A' | 'B', shape: number[]): HostTensor => {
-        const name = peftName(layer, p, matrix);
-        expected.add(name);
-        const tensor = tensors.get(name);
-        if (!tensor) throw new ModelError(`${displayPath(file)}: tensor '${name}' is missing`);
-        if (tensor.shape.join(',') !== shape.join(',')) {
-          throw new ModelError(`${displayPath(file)}: tensor '${name}' has shape [${tensor.shape.join(', ')}], expected [${shape.join(', ')}]`);
-        }
-        return tensor;
-      };
-      out[p] = { a: transposed(take('A', [spec.rank, inputs])), b: transposed(take('B', [outputs, spec.rank])) };
-    }
-    return out;
-  });
-  const modules = readModules(tensors, spec.modulesToSave!, model, displayPath(file));
-  for (const module of spec.modulesToSave!) for (const name of moduleTensorNames(module, tied)) expected.add(name);
-  const unexpected = [...tensors.keys()].find((name) => !expected.has(name));
-  if (unexpected !== undefined)
-    throw new ModelError(`${displayPath(file)}: unexpected tensor '${unexpected}' (not an adapter of this config's target_modules or modules_to_save)`);
-  return { spec, tensors: perLayer, modules };
+  return { rank: rank as number, alpha: alpha as number, targets, modulesToSave: canonicalModules(saved, tied) };
 }
 
 /**
@@ -445,11 +417,4 @@ function transposed(t: HostTensor): HostTensor {
   const data = new Float32Array(rows * cols);
   for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) data[c * rows + r] = t.data[r * cols + c]!;
   return { shape: [cols, rows], data };
-}
-
-/** Trainable variables holding an adapter folder's tensors. */
-export function adaptersFrom(folder: AdapterFolder): LayerAdapters[] {
-  return folder.tensors.map((layer) =>
-    Object.fromEntries(Object.entries(layer).map(([p, { a, b }]) => [p, { a: owned(tf.tensor(a.data, a.shape)), b: owned(tf.tensor(b.data, b.shape)) }])),
-  );
 }

@@ -1,26 +1,126 @@
 /**
- * A model with LoRA adapters (./lora.ts): giving a model its adapters (freezing the rest), folding
- * them into its weights, and views of its base weights with other adapters or none. A view shares
- * the base's variables and owns only what it adds, so a LoRA run holds one copy of the base for
- * the actor, its frozen reference and a lagging actor_infer, and a server holds one for every
- * adapter it serves.
+ * Putting LoRA adapters (./lora.ts) on a model and taking them off. `applyLora` is the one way a
+ * caller gives a model its adapters: new ones that train (seeded), a PEFT folder's that train on,
+ * a folder's folded into the weights, or a folder's as a view over the model's weights. Below it
+ * are the pieces it is made of: building the adapters' variables, giving them to a model (freezing
+ * the rest), folding them in, and views of a model's base weights with other adapters or none. A
+ * view shares the base's variables and owns only what it adds, so a LoRA run holds one copy of the
+ * base for the actor, its frozen reference and a lagging actor_infer, and a server holds one for
+ * every adapter it serves.
  */
 import { tf } from '../engine/tf';
+import { Rng } from '../engine/rng';
 import { AgenticError } from '../errors';
 import {
+  adaptedProjections,
   adapterVariables,
   canonicalModules,
-  copyAdapters,
   loraScale,
+  projectionShape,
+  readAdapterFolder,
   type Adapter,
+  type AdapterFolder,
   type LayerAdapters,
   type LoraSpec,
+  type ModelSizes,
   type Projection,
   type SavedModule,
   type SavedModuleValues,
 } from './lora';
 import { uniqueVariableName } from './hf_weights';
 import { type ModelParts, Qwen2Model } from './qwen2';
+
+/** What applyLora does with a model. */
+export type LoraRequest =
+  /**
+   * Adapters that train, every other weight frozen (and the modules trained whole): a PEFT
+   * folder's when `folder` names one, else new ones as `spec` describes, seeded by `seed` (A
+   * uniform, B zero: the model computes what it did), else none. `spec`'s targets must name linear
+   * layers of the model; a folder's adapters are taken as they are (adaptersMatch compares them).
+   */
+  | { use: 'train'; spec: LoraSpec | null; folder: string | null; seed: number }
+  /** A PEFT folder's adapters folded into the weights, which are then all `trainable` or all frozen; no folder: the model as it is. */
+  | { use: 'fold'; folder: string | null; trainable: boolean }
+  /** A new model over `model`'s weights with a PEFT folder's adapters (a server's adapter): `model` is untouched. */
+  | { use: 'view'; folder: string };
+
+/**
+ * Gives `model` its LoRA adapters as `request` says (see LoraRequest) and returns the model that
+ * has them: `model` itself, or for a view a new model that owns only the adapters. A folder this
+ * engine cannot apply, or targets that name no linear layer of the model, is a ModelError.
+ */
+export function applyLora(model: Qwen2Model, request: LoraRequest): Qwen2Model {
+  const layers = model.config.num_hidden_layers;
+  const read = request.folder === null ? null : readAdapterFolder(request.folder, layers, model);
+  if (request.use === 'view') return withAdapters(model, read!.spec, adaptersFrom(read!), read!.modules);
+  if (read) addAdapters(model, read.spec, adaptersFrom(read), read.modules);
+  if (request.use === 'fold') {
+    if (read) foldAdapters(model, request.trainable);
+    return model;
+  }
+  const { spec, seed } = request;
+  if (!spec) return model;
+  const chosen = adaptedProjections(spec, layers);
+  if (!read) addAdapters(model, spec, newAdapters(spec, chosen, model, seed));
+  return model;
+}
+
+/**
+ * Whether `model`'s adapters are the ones `spec` describes: the same rank, alpha, projections of
+ * each layer and modules trained whole (a loaded folder's may be others).
+ */
+export function adaptersMatch(model: Qwen2Model, spec: LoraSpec): boolean {
+  const lora = model.lora;
+  if (!lora) return false;
+  const chosen = adaptedProjections(spec, model.config.num_hidden_layers);
+  return (
+    lora.rank === spec.rank &&
+    lora.alpha === spec.alpha &&
+    model.adapters.every((layer, i) => Object.keys(layer).join() === chosen[i]!.join()) &&
+    lora.modulesToSave!.join() === canonicalModules(spec.modulesToSave, model.config.tie_word_embeddings).join()
+  );
+}
+
+/** New adapters, seeded: A uniform in ±1/sqrt(in), B zero (the model's output is unchanged). */
+export function newAdapters(spec: LoraSpec, chosen: Projection[][], model: ModelSizes, seed: number): LayerAdapters[] {
+  return chosen.map((projections, layer) => {
+    const adapters: LayerAdapters = {};
+    for (const p of projections) {
+      const [inputs, outputs] = projectionShape(model, p);
+      const rng = Rng.fromSeed(seed, 'lora-init', layer, p);
+      const bound = 1 / Math.sqrt(inputs);
+      const a = Float32Array.from({ length: inputs * spec.rank }, () => (2 * rng.float() - 1) * bound);
+      adapters[p] = { a: owned(tf.tensor2d(a, [inputs, spec.rank])), b: owned(tf.zeros([spec.rank, outputs])) };
+    }
+    return adapters;
+  });
+}
+
+/** Trainable variables holding an adapter folder's tensors. */
+export function adaptersFrom(folder: AdapterFolder): LayerAdapters[] {
+  return folder.tensors.map((layer) =>
+    Object.fromEntries(Object.entries(layer).map(([p, { a, b }]) => [p, { a: owned(tf.tensor(a.data, a.shape)), b: owned(tf.tensor(b.data, b.shape)) }])),
+  );
+}
+
+/** Copies of `adapters` (not trainable): a lagging actor_infer's own adapters over the shared base. */
+function copyAdapters(adapters: readonly LayerAdapters[]): LayerAdapters[] {
+  return adapters.map((layer) =>
+    Object.fromEntries(
+      Object.entries(layer).map(([p, { a, b }]) => [
+        p,
+        { a: tf.variable(a, false, uniqueVariableName('lora')), b: tf.variable(b, false, uniqueVariableName('lora')) },
+      ]),
+    ),
+  );
+}
+
+/** A trainable variable holding `tensor`, which it disposes (tf.variable keeps its initial tensor otherwise). */
+function owned(tensor: tf.Tensor): tf.Variable {
+  const variable = tf.variable(tensor, true, uniqueVariableName('lora'));
+  tensor.dispose();
+  return variable;
+}
 
 /**
  * Gives each block of `model` its adapters and freezes every other weight: from here on only the

@@ -34,8 +34,7 @@ import { type TokenizerFingerprint, tokenizerFingerprint } from '../model/finger
 import type { GenerationResult } from '../model/generate';
 import type { Alternative } from '../model/sampling';
 import { loadHfFolder } from '../model/hf_folder';
-import { adaptersFrom, readAdapterFolder } from '../model/lora';
-import { withAdapters } from '../model/lora_adapters';
+import { applyLora } from '../model/lora_adapters';
 import { Qwen2Model } from '../model/qwen2';
 import type { SamplingParams } from '../model/sampling';
 import type { ChatFormat } from '../rollout/chat';
@@ -238,8 +237,7 @@ export class ServingEngine {
     if (this.adapters.has(name)) throw new RequestError(400, `lora_name: an adapter named '${name}' is loaded already; unload it first`, 'lora_name');
     let model: Qwen2Model;
     try {
-      const read = readAdapterFolder(folder, this.model.config.num_hidden_layers, this.model);
-      model = withAdapters(this.model, read.spec, adaptersFrom(read), read.modules);
+      model = applyLora(this.model, { use: 'view', folder });
     } catch (error) {
       throw new RequestError(400, `lora_path: ${oneLine(firstLine(error))}`, 'lora_path');
     }

@@ -18,9 +18,9 @@ import { needsOf } from '../algo/estimators';
 import type { AgenticConfig } from '../config/schema';
 import { ConfigError, ModelError } from '../errors';
 import { copyWeights } from '../model/copy_weights';
-import { loadModel, type LoadedModel } from '../model/load';
-import { adaptedProjections, canonicalModules, newAdapters, parseAdditionalTarget, parseTarget, type LoraSpec } from '../model/lora';
-import { addAdapters, withAdapterCopies, withoutAdapters } from '../model/lora_adapters';
+import { loadBaseModel, loadModel, type LoadedModel } from '../model/load';
+import { parseAdditionalTarget, parseTarget, type LoraSpec } from '../model/lora';
+import { adaptersMatch, applyLora, withAdapterCopies, withoutAdapters } from '../model/lora_adapters';
 import { AdamW } from '../model/optim';
 import type { Qwen2Model } from '../model/qwen2';
 import type { Tokenizer } from '../model/tokenizer';
@@ -84,26 +84,13 @@ function loraSpecOf(config: AgenticConfig): LoraSpec | null {
 export async function loadPolicy(config: AgenticConfig, trainable: boolean): Promise<LoadedModel> {
   const spec = loraSpecOf(config);
   const args = config.actor_train.model_args;
-  const loaded = await loadModel(modelOf(config, 'actor_train'), {
-    seed: config.seed,
-    trainable,
-    adapter: args.adapter_name_or_path,
-    keepAdapters: spec !== null,
-  });
+  const { adapter, ...loaded } = await loadBaseModel(modelOf(config, 'actor_train'), { seed: config.seed, trainable, adapter: args.adapter_name_or_path });
   const { model } = loaded;
-  if (!spec) return loaded;
   try {
-    const chosen = adaptedProjections(spec, model.config.num_hidden_layers);
-    if (!model.lora) {
-      addAdapters(model, spec, newAdapters(spec, chosen, model, config.seed));
-    } else if (
-      model.lora.rank !== spec.rank ||
-      model.lora.alpha !== spec.alpha ||
-      model.adapters.some((layer, i) => Object.keys(layer).join() !== chosen[i]!.join()) ||
-      model.lora.modulesToSave!.join() !== canonicalModules(spec.modulesToSave, model.config.tie_word_embeddings).join()
-    ) {
+    applyLora(model, spec ? { use: 'train', spec, folder: adapter, seed: config.seed } : { use: 'fold', folder: adapter, trainable });
+    if (spec && adapter !== null && !adaptersMatch(model, spec)) {
       throw new ConfigError(
-        `actor_train.model_args: the loaded adapter (r ${model.lora.rank}, alpha ${model.lora.alpha} on ${describeAdapters(model)}) is not the one lora_target, lora_rank, lora_alpha and additional_target describe (r ${spec.rank}, alpha ${spec.alpha} on ${args.lora_target}${spec.modulesToSave!.length ? `, ${spec.modulesToSave!.join(', ')} whole` : ''})`,
+        `actor_train.model_args: the loaded adapter (r ${model.lora!.rank}, alpha ${model.lora!.alpha} on ${describeAdapters(model)}) is not the one lora_target, lora_rank, lora_alpha and additional_target describe (r ${spec.rank}, alpha ${spec.alpha} on ${args.lora_target}${spec.modulesToSave!.length ? `, ${spec.modulesToSave!.join(', ')} whole` : ''})`,
       );
     }
   } catch (error) {

@@ -12,8 +12,8 @@ import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/ch
 import { startBackend } from '../../src/engine/backend';
 import { tf } from '../../src/engine/tf';
 import { loadModel, saveModel } from '../../src/model/load';
-import { adaptedProjections, newAdapters, parseTarget } from '../../src/model/lora';
-import { withAdapters } from '../../src/model/lora_adapters';
+import { adaptedProjections, parseTarget } from '../../src/model/lora';
+import { withAdapters, newAdapters } from '../../src/model/lora_adapters';
 import { ChatFormat } from '../../src/rollout/chat';
 import { ChatCompletionsBody, chatTurn } from '../../src/rollout/gateway/chat_completions';
 import { scratch } from '../helpers';

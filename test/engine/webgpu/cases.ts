@@ -6,8 +6,8 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { Rng } from '../../../src/engine/rng';
-import { adaptedProjections, newAdapters, parseTarget, type LoraSpec } from '../../../src/model/lora';
-import { addAdapters } from '../../../src/model/lora_adapters';
+import { adaptedProjections, parseTarget, type LoraSpec } from '../../../src/model/lora';
+import { addAdapters, newAdapters } from '../../../src/model/lora_adapters';
 import { AdamW } from '../../../src/model/optim';
 import { Qwen2Model } from '../../../src/model/qwen2';
 import { tinyConfig } from '../../model/tiny';
