@@ -14,8 +14,8 @@ const args = process.argv.slice(2);
 const at = args.indexOf('--outfile');
 const outfile = resolve(at === -1 ? 'bin/agentic' : args[at + 1]!);
 const root = resolve(import.meta.dir, '..');
-/** Worker threads' entry files: the binary embeds each as an entrypoint of its own. */
-const WORKERS = ['src/train/sources/thread.ts'];
+/** Worker threads' entry files (the rollout thread's): the binary embeds each as an entrypoint of its own. */
+const WORKERS = ['src/rollout_sources/thread/in_thread.ts'];
 
 const build = Bun.spawnSync(
   [

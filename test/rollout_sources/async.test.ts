@@ -6,21 +6,21 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { cpSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { tf } from '../../../src/engine/tf';
-import { loadModel } from '../../../src/model/load';
-import { PluginHost } from '../../../src/host/plugin_host';
-import { RolloutWorker } from '../../../src/train/sources/thread_player';
-import { readMetricsJsonl } from '../../../src/tracking/jsonl';
-import { keepFresh, playingVersion, stalenessBound } from '../../../src/train/sources/async';
-import type { InFlight, StepRollout } from '../../../src/train/sources/source';
-import { runTraining, type RunResult } from '../../../src/cli/training_run';
-import { comparable } from '../../checkpoint/helpers';
-import { scratch } from '../../helpers';
-import { configOf, microPolicyFolder, vowelsYaml } from '../helpers';
+import { tf } from '../../src/engine/tf';
+import { loadModel } from '../../src/model/load';
+import { PluginHost } from '../../src/host/plugin_host';
+import { RolloutThread } from '../../src/rollout_sources/thread/trainer_side';
+import { readMetricsJsonl } from '../../src/tracking/jsonl';
+import { keepFresh, playingVersion, stalenessBound } from '../../src/rollout_sources/async';
+import type { InFlight, StepRollout } from '../../src/train/rollout_source';
+import { runTraining, type RunResult } from '../../src/cli/training_run';
+import { comparable } from '../checkpoint/helpers';
+import { scratch } from '../helpers';
+import { configOf, microPolicyFolder, vowelsYaml } from '../train/helpers';
 
 setDefaultTimeout(120_000);
 
-const VOWELS_PLUGIN = resolve(import.meta.dir, '../../fixtures/plugins/vowels.ts');
+const VOWELS_PLUGIN = resolve(import.meta.dir, '../fixtures/plugins/vowels.ts');
 
 let pretrain = '';
 beforeAll(async () => {
@@ -101,7 +101,7 @@ describe('the config', () => {
 describe('the rollout worker', () => {
   test("after a weight update its logits are actor_train's", async () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
-    const worker = await RolloutWorker.start(config, { threads: 1 });
+    const worker = await RolloutThread.start(config, { threads: 1 });
     const { model } = await loadModel(pretrain, { seed: 1, trainable: true });
     try {
       const ids = new Int32Array([3, 17, 42, 5, 99, 7]);
@@ -123,7 +123,7 @@ describe('the rollout worker', () => {
 
   test('a crash fails what waits on it, and what comes after, with one line', async () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
-    const worker = await RolloutWorker.start(config, { threads: 1 });
+    const worker = await RolloutThread.start(config, { threads: 1 });
     const { model } = await loadModel(pretrain, { seed: 1, trainable: false });
     await worker.pushWeights(0, model);
     model.dispose();
@@ -137,7 +137,7 @@ describe('the rollout worker', () => {
 
   test('a plugin that kills the worker mid-run stops the run with one line, not a hang', async () => {
     const host = new PluginHost();
-    const exits = resolve(import.meta.dir, '../../fixtures/plugins/exits.ts');
+    const exits = resolve(import.meta.dir, '../fixtures/plugins/exits.ts');
     const yaml = vowelsYaml(pretrain)
       .replace('env_type: vowels', `env_type: ${exits}`)
       .replace(/env_config: \{rounds: \d+\}/, 'env_config: {}');
@@ -148,7 +148,7 @@ describe('the rollout worker', () => {
 
   test('a plugin the worker cannot load fails the start with its message', async () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
-    const error = await rejectionOf(RolloutWorker.start({ ...config, plugins: ['./no/such/plugin.ts'] }, { threads: 1 }));
+    const error = await rejectionOf(RolloutThread.start({ ...config, plugins: ['./no/such/plugin.ts'] }, { threads: 1 }));
     expect(error.message).toContain('no/such/plugin.ts: no such plugin file or folder');
   });
 });
