@@ -31,7 +31,15 @@ import { copyWeights } from '../model/copy_weights';
 import type { Roles } from '../train/roles';
 import type { StepLog } from '../train/step_log';
 import { validatesBefore } from '../train/schedule';
-import { type InFlight, logValidation, type PlayedStep, type RemoteRollout, type RolloutSource, type SourceState, type StepRollout } from '../train/rollout_source';
+import {
+  type InFlight,
+  logValidation,
+  type PlayedStep,
+  type RemoteRollout,
+  type RolloutSource,
+  type SourceState,
+  type StepRollout,
+} from '../train/rollout_source';
 
 /** The version that plays the batch of `step` (header). */
 export function playingVersion(step: number, ratio: number, frequency: number): number {
