@@ -50,7 +50,8 @@ describe('the layer rules', () => {
     const dir = tree({
       'src/train/rollout_source.ts': 'export interface RolloutSource { next(): number }\n',
       'src/train/trainer.ts': "import { openRollouts } from '../rollout_sources/open';\nexport const trainer = openRollouts;\n",
-      'src/rollout_sources/open.ts': "import type { RolloutSource } from '../train/rollout_source';\nexport const openRollouts = (): RolloutSource => ({ next: () => 1 });\n",
+      'src/rollout_sources/open.ts':
+        "import type { RolloutSource } from '../train/rollout_source';\nexport const openRollouts = (): RolloutSource => ({ next: () => 1 });\n",
       'src/rollout_sources/local.ts': "import { run } from '../cli/train';\nexport const local = run;\n",
       'src/cli/train.ts': "import { openRollouts } from '../rollout_sources/open';\nexport const run = openRollouts;\n",
     });
