@@ -21,8 +21,6 @@ import { JobLedger } from './ledger';
 import { type Accepted, JobProducer } from './producer';
 
 export class DistributedPlayer implements RolloutPlayer {
-  /** The histories of this run: whose weights a finished job was played by, and whether they are this run's. */
-  readonly lineage: Lineage;
   /** The jobs whose rows a checkpoint counts. */
   readonly ledger = new JobLedger();
   private readonly fingerprints: Record<RolloutMode, string>;
@@ -31,13 +29,13 @@ export class DistributedPlayer implements RolloutPlayer {
   private constructor(
     private readonly config: AgenticConfig,
     private readonly jobs: JobProducer,
-    lineage: Lineage,
+    /** The histories of this run: whose weights a finished job was played by, and whether they are this run's. */
+    readonly lineage: Lineage,
     private readonly train: EnvManager,
     private readonly val: EnvManager | null,
     private readonly sync: WeightSync | null,
     private readonly tokenizer: Tokenizer,
   ) {
-    this.lineage = lineage;
     this.fingerprints = { train: rolloutFingerprint(config, 'train'), val: rolloutFingerprint(config, 'val') };
   }
 
