@@ -14,6 +14,9 @@ const LAYERS = [
   ['rollout', ['src/rollout']],
   ['remote', ['src/remote']],
   ['loop', ['src/train']],
+  // the rollout seam's implementations (in this thread, a rollout thread, agentic worker processes):
+  // they implement train's RolloutSource and use its stages; the run hands the trainer their opener
+  ['sources', ['src/rollout_sources']],
   ['run', ['src/tracking', 'src/render', 'src/checkpoint', 'src/bench', 'src/play', 'src/serve', 'src/worker', 'src/cli']],
 ];
 const FOLDERS = LAYERS.flatMap(([, folders]) => folders);

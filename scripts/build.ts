@@ -14,8 +14,8 @@ const args = process.argv.slice(2);
 const at = args.indexOf('--outfile');
 const outfile = resolve(at === -1 ? 'bin/agentic' : args[at + 1]!);
 const root = resolve(import.meta.dir, '..');
-/** Worker threads' entry files: the binary embeds each as an entrypoint of its own. */
-const WORKERS = ['src/train/sources/thread.ts'];
+/** The entry files of threads (the rollout thread's): the binary embeds each as an entrypoint of its own. */
+const THREAD_ENTRIES = ['src/rollout_sources/thread/in_thread.ts'];
 
 const build = Bun.spawnSync(
   [
@@ -28,7 +28,7 @@ const build = Bun.spawnSync(
     '--outfile',
     outfile,
     'src/cli/main.ts',
-    ...WORKERS,
+    ...THREAD_ENTRIES,
   ],
   { cwd: root, stdout: 'pipe', stderr: 'pipe' },
 );

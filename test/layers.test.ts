@@ -46,6 +46,23 @@ describe('the layer rules', () => {
     expect(result.out).not.toContain('rollout-imports-up');
   });
 
+  test('keep the rollout sources between the loop and the run: train/ may not import them, nor they the run', () => {
+    const dir = tree({
+      'src/train/rollout_source.ts': 'export interface RolloutSource { next(): number }\n',
+      'src/train/trainer.ts': "import { openRollouts } from '../rollout_sources/open';\nexport const trainer = openRollouts;\n",
+      'src/rollout_sources/open.ts':
+        "import type { RolloutSource } from '../train/rollout_source';\nexport const openRollouts = (): RolloutSource => ({ next: () => 1 });\n",
+      'src/rollout_sources/local.ts': "import { run } from '../cli/train';\nexport const local = run;\n",
+      'src/cli/train.ts': "import { openRollouts } from '../rollout_sources/open';\nexport const run = openRollouts;\n",
+    });
+    const result = cruise(dir);
+    expect(result.code).not.toBe(0);
+    expect(result.out).toContain('train-imports-up: src/train/trainer.ts → src/rollout_sources/open.ts');
+    expect(result.out).toContain('rollout_sources-imports-up: src/rollout_sources/local.ts → src/cli/train.ts');
+    expect(result.out).not.toContain('src/rollout_sources/open.ts →');
+    expect(result.out).not.toContain('cli-imports-up');
+  });
+
   test('refuse a folder with no place in the layers', () => {
     const dir = tree({ 'src/util/a.ts': 'export const a = 1;\n', 'src/misc/b.ts': "import { a } from '../util/a';\nexport const b = a;\n" });
     const result = cruise(dir);

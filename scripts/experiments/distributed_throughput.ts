@@ -1,7 +1,7 @@
 /**
  * Episodes per second of distributed rollouts with 1, 2, 4 and 8 `agentic worker` processes on this
  * machine (docs/distributed.md): a redis-server of its own on a free loopback port, the trainer's
- * player (src/train/sources/distributed.ts) asking for batches of 128 episodes, random policies.
+ * player (src/rollout_sources/distributed/) asking for batches of 128 episodes, random policies.
  *
  *   bun scripts/experiments/distributed_throughput.ts [waits|frozen_lake|both] [--workers 1,2,4,8]
  *
@@ -19,7 +19,7 @@ import { loadModel } from '../../src/model/load';
 import { PluginHost } from '../../src/host/plugin_host';
 import { ChatFormat } from '../../src/rollout/chat';
 import { EnvManager } from '../../src/rollout/env_manager';
-import { DistributedPlayer } from '../../src/train/sources/distributed';
+import { DistributedPlayer } from '../../src/rollout_sources/distributed/player';
 import { freePort } from '../../src/util/free_port';
 
 const ROOT = resolve(import.meta.dir, '../..');

@@ -1,12 +1,12 @@
 /**
  * in_flight_rollouts.json: an asynchronous run's rollouts played ahead with weights the checkpoint
- * does not hold (src/train/sources/async.ts), kept so that a resumed run trains on exactly the batches the
+ * does not hold (src/rollout_sources/async.ts), kept so that a resumed run trains on exactly the batches the
  * uninterrupted one would have. Typed arrays are written as tagged lists of numbers; float32
  * values survive the round trip through JSON's doubles exactly.
  */
 import { readFileSync } from 'node:fs';
 import { CheckpointError, firstLine } from '../errors';
-import type { InFlight } from '../train/sources/source';
+import type { InFlight } from '../train/rollout_source';
 import { displayPath } from '../util/paths';
 
 export const IN_FLIGHT_FILE = 'in_flight_rollouts.json';

@@ -1,6 +1,6 @@
 /**
  * distributed_ledger.json: the BullMQ jobs whose rows a distributed run's checkpoint counts
- * (src/train/sources/distributed.ts), one entry per job id: the steps trained since the previous
+ * (src/rollout_sources/distributed/ledger.ts), one entry per job id: the steps trained since the previous
  * checkpoint and the batches the checkpoint carries. A resumed run never ingests them again, and
  * deletes any still in Redis. The jobs of earlier checkpoints were deleted from Redis once those
  * were on disk: final_jobs counts them (absent in ledgers that still list every job).
@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { CheckpointError, firstLine } from '../errors';
-import type { LedgerState } from '../train/sources/source';
+import type { LedgerState } from '../train/rollout_source';
 import { displayPath } from '../util/paths';
 
 export const LEDGER_FILE = 'distributed_ledger.json';

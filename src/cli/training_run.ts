@@ -32,6 +32,7 @@ import { writeFileAtomic } from '../util/atomic';
 import { displayPath } from '../util/paths';
 import { applyMaxEpochs } from '../rollout/max_epochs';
 import { warmStart } from '../train/warm_start/train_base';
+import { openRollouts } from '../rollout_sources/open';
 import { Trainer, type TrainerHooks, type TrainSummary } from '../train/trainer';
 import type { StepReport } from '../train/types';
 
@@ -192,7 +193,7 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
   let curves: CurvesTracker | null = null;
   let tensorboard: TensorboardTracker | null = null;
   const animate = episodeAnimator(c, host, options.warn);
-  const trainer: Trainer = await Trainer.create(c, host, {
+  const trainer: Trainer = await Trainer.create(c, host, openRollouts, {
     warn: (line) => {
       consoleTracker.clearBar();
       options.warn(line);

@@ -1,5 +1,5 @@
 /**
- * The jobs of distributed rollouts, as the trainer (src/train/sources/distributed.ts) and `agentic worker`
+ * The jobs of distributed rollouts, as the trainer (src/rollout_sources/distributed/) and `agentic worker`
  * (src/worker/) both see them. One BullMQ job is one group's episode: the group_size
  * environments of a group play one episode id from one seed, so a batch is always whole groups and
  * a group's trajectories come from one worker and one policy version.

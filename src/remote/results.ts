@@ -1,5 +1,5 @@
 /**
- * What the trainer checks of a job's result before it is trained on (src/train/sources/distributed.ts): it comes
+ * What the trainer checks of a job's result before it is trained on (src/rollout_sources/distributed/): it comes
  * from another process, perhaps another build or a broken plugin, so nothing in it is assumed. A
  * result is the job's group (one episode per env, in order), played by weights of the job's
  * history at a version no newer than the job's, every token id inside the vocabulary, every row

@@ -11,7 +11,7 @@
  * gateway.on_mismatch: drop) leaves with its group the same way, for the same reason: a group
  * short of a member would be normalised over the others as if it were whole.
  */
-import type { PlayedStep } from './sources/source';
+import type { PlayedStep } from './rollout_source';
 
 export interface KeptGroups {
   /** The step's rollout without the episodes and rows of the groups that hold an infer_failure. */

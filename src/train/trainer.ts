@@ -2,10 +2,10 @@
  * The training loop. One step, in ROLL's order, as a pipeline of stages over one batch
  * (./batch.ts):
  *
- *   1-3. next batch     the rollout source (./sources/source.ts) does the model update (actor_infer
+ *   1-3. next batch     the rollout source (./rollout_source.ts) does the model update (actor_infer
  *                       takes actor_train's weights every model_update_frequency steps), the
  *                       validation every eval_steps steps, and the rollout of rollout_batch_size
- *                       trajectories; in this thread, played ahead by a worker thread, or by
+ *                       trajectories; in this thread, played ahead by a rollout thread, or by
  *                       `agentic worker` processes through Redis. The groups holding an episode
  *                       the inference servers failed leave it (./failed_groups.ts); too many
  *                       failures stop the run, and a step with nothing left trains nothing
@@ -30,8 +30,7 @@ import { ChatFormat } from '../rollout/chat';
 import { fromRollout, rowCount } from './batch';
 import { dropFailedGroups, type KeptGroups } from './failed_groups';
 import { buildRoles, roleNeeds, type Roles } from './roles';
-import { openRollouts } from './sources/open';
-import { logValidation, type RolloutSource } from './sources/source';
+import { logValidation, type OpenRollouts, type RolloutSource } from './rollout_source';
 import type { StepContext } from './stages/context';
 import { credit, lossColumns } from './stages/credit';
 import { learn } from './stages/learn';
@@ -88,7 +87,8 @@ export class Trainer {
     this.kl = klController({ initKlCoef: config.init_kl_coef, targetKl: config.target_kl, klHorizon: config.kl_horizon });
   }
 
-  static async create(config: AgenticConfig, host: PluginHost, hooks: TrainerHooks = {}): Promise<Trainer> {
+  /** `openRollouts` opens the rollout source (the run passes src/rollout_sources/open.ts's). */
+  static async create(config: AgenticConfig, host: PluginHost, openRollouts: OpenRollouts, hooks: TrainerHooks = {}): Promise<Trainer> {
     const roles = await buildRoles(config, roleNeeds(config));
     try {
       const chat = new ChatFormat(roles.tokenizer);

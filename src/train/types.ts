@@ -1,11 +1,11 @@
 /**
  * What the loop shares with the layers above it (trackers, checkpoints, render, the CLI): a
  * step's report and the state that carries from one step to the next. A leaf: it imports types
- * only, from below and from the rollout seam's own (./sources/source.ts).
+ * only, from below and from the rollout seam's own (./rollout_source.ts).
  */
 import type { Episode } from '../rollout/types';
 import type { HistoryEntry } from '../remote/lineage';
-import type { InFlight, LedgerState } from './sources/source';
+import type { InFlight, LedgerState } from './rollout_source';
 
 export interface StepReport {
   /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */

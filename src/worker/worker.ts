@@ -14,9 +14,10 @@
  * differ from this config (it would play other episodes than the trainer asked for), or when a
  * job's weights folder (the trainer's, by its absolute path) is not readable on this machine. A
  * worker with no job for distributed.idle_warning_s says which queues it watches (./idle.ts).
+ * How one job is played: ./play_job.ts.
  */
 import { hostname } from 'node:os';
-import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
 import { isHttpProxy, type AgenticConfig } from '../config/schema';
 import { runBackend } from '../config/validate';
 import { startBackend } from '../engine/backend';
@@ -24,14 +25,14 @@ import { AgenticError, ConfigError, firstLine } from '../errors';
 import { loadTokenizer } from '../model/load';
 import type { PluginHost } from '../host/plugin_host';
 import { ChatFormat } from '../rollout/chat';
-import { EnvManager, episodeLimits, guardedEnv, makePolicy, managerOf, memberTask, proxyServers } from '../rollout/env_manager';
-import { playEpisode } from '../rollout/episode';
-import type { GuardedEnv } from '../sdk/guarded_env';
+import { EnvManager, makePolicy, managerOf, proxyServers } from '../rollout/env_manager';
 import type { RolloutMode } from '../rollout/types';
-import { type GroupJobData, type GroupJobResult, queueName, rolloutFingerprint, workerConcurrency } from '../remote/jobs';
+import { type GroupJobData, type GroupJobResult, queueName, workerConcurrency } from '../remote/jobs';
 import { checkRedis, RedisClock, redisConnection, shownUrl } from '../remote/redis';
+import { EnvPool } from './env_pool';
 import { IdleWatch } from './idle';
-import { LocalWeights, SharedPolicy, unreadableWeights, type WorkerPolicy } from './policies';
+import { jobPlayer, type PlayJob } from './play_job';
+import { LocalWeights, SharedPolicy, type WorkerPolicy } from './policies';
 
 /** How long a worker that must stop at once waits for BullMQ to close. */
 const CLOSE_WAIT_MS = 2_000;
@@ -53,34 +54,10 @@ export interface WorkerSummary {
   completed: number;
 }
 
-/** Spare environments by env id: concurrent jobs of one group each get their own instances. */
-class EnvPool {
-  private readonly free = new Map<number, GuardedEnv[]>();
-  private readonly made: GuardedEnv[] = [];
-
-  constructor(
-    private readonly config: AgenticConfig,
-    private readonly host: PluginHost,
-  ) {}
-
-  async take(tag: string, envId: number): Promise<GuardedEnv> {
-    const spare = this.free.get(envId)?.pop();
-    if (spare) return spare;
-    const custom = this.config.custom_envs[tag]!;
-    const env = guardedEnv(await this.host.resolveEnv(custom.env_type), custom, this.host.envContext(), tag, envId);
-    this.made.push(env);
-    return env;
-  }
-
-  give(envId: number, env: GuardedEnv): void {
-    const list = this.free.get(envId) ?? [];
-    list.push(env);
-    this.free.set(envId, list);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.made.map((env) => env.close()));
-  }
+/** The jobs this worker has in hand now, and those whose results Redis took. */
+interface Tally {
+  inHand: number;
+  completed: number;
 }
 
 /** The modes whose jobs this config plays: train, and val where the run validates. */
@@ -113,6 +90,68 @@ async function workerPolicies(config: AgenticConfig, chat: ChatFormat, modes: re
   return { policies, described: described.join('; ') };
 }
 
+/** An error that stops the worker at once: `failed` rejects with the first one given to `fatal`. */
+function fatalErrors(): { failed: Promise<never>; fatal: (error: Error) => void } {
+  let fatal: (error: Error) => void = () => {};
+  const failed = new Promise<never>((_resolve, reject) => {
+    fatal = reject;
+  });
+  failed.catch(() => {});
+  return { failed, fatal };
+}
+
+interface BullWorkerContext {
+  url: string;
+  clock: RedisClock;
+  name: string;
+  play: PlayJob;
+  fatal: (error: Error) => void;
+  tally: Tally;
+  options: WorkerOptions;
+}
+
+/** BullMQ's worker of `mode`'s queue, as many jobs at once as its concurrency; a job that cannot be played here stops this worker. */
+function bullWorker(config: AgenticConfig, mode: RolloutMode, o: BullWorkerContext): Worker<GroupJobData, GroupJobResult> {
+  const d = config.distributed;
+  const worker = new Worker<GroupJobData, GroupJobResult>(queueName(config, mode), (job) => o.play(mode, job), {
+    connection: redisConnection(o.url, o.clock),
+    name: o.name,
+    concurrency: workerConcurrency(config, mode),
+    lockDuration: d.lock_duration_s * 1000,
+    stalledInterval: d.stalled_interval_s * 1000,
+    maxStalledCount: d.max_stalled_count,
+  });
+  worker.on('completed', () => o.tally.completed++);
+  worker.on('failed', (job, error) => {
+    if (error instanceof UnrecoverableError) o.fatal(new ConfigError(error.message));
+    else if (job) o.options.warn(`job ${job.id} failed: ${firstLine(error)}`);
+  });
+  worker.on('error', (error) => {
+    // BullMQ refuses a result whose lock lapsed: another worker has the job (or has played it)
+    if (/missing lock/i.test(error.message)) o.options.info(`a late result was refused: ${firstLine(error)} (its lock lapsed; the job went back to the queue)`);
+    else if (o.clock.healthy) o.options.warn(`BullMQ: ${firstLine(error)}`);
+  });
+  return worker;
+}
+
+/**
+ * Stops playing: finishes the jobs in hand, unless the worker stops for `error` (Redis is gone or
+ * the jobs are not ours to play); a close that would talk to a Redis that is gone is not waited for.
+ */
+async function stopPlaying(
+  workers: readonly Worker[],
+  error: unknown,
+  clock: RedisClock,
+  policies: ReadonlyMap<RolloutMode, WorkerPolicy>,
+  pool: EnvPool,
+): Promise<void> {
+  const closing = Promise.allSettled(workers.map((w) => w.close(error !== null)));
+  await (error === null ? closing : Promise.race([closing, pause(CLOSE_WAIT_MS)]));
+  clock.stop();
+  await Promise.allSettled([...new Set(policies.values())].map((p) => p.close()));
+  await pool.close();
+}
+
 /** Plays jobs until `options.stop` resolves, or until Redis is lost or a job cannot be played here. */
 export async function runWorker(config: AgenticConfig, host: PluginHost, options: WorkerOptions): Promise<WorkerSummary> {
   const url = config.distributed.redis_url;
@@ -129,93 +168,29 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
   const { policies, described } = await workerPolicies(config, chat, modes, options.info);
   const pool = new EnvPool(config, host);
   const clock = new RedisClock(url, config.distributed.redis_timeout_s);
-  let fatal: (error: Error) => void = () => {};
-  const failed = new Promise<never>((_resolve, reject) => {
-    fatal = reject;
-  });
-  failed.catch(() => {});
+  const { failed, fatal } = fatalErrors();
   clock.lost.catch((error: Error) => fatal(error));
-  let completed = 0;
-  let inHand = 0;
-
-  const d = config.distributed;
+  const tally: Tally = { inHand: 0, completed: 0 };
   const idle = new IdleWatch({
     name,
     queues: modes.map((mode) => queueName(config, mode)),
     at: `Redis at ${shownUrl(url)}`,
-    boundS: d.idle_warning_s,
+    boundS: config.distributed.idle_warning_s,
     client: redisConnection(url, clock, { lazyConnect: true }),
-    inHand: () => inHand,
+    inHand: () => tally.inHand,
     info: options.info,
   });
-
-  const play = async (mode: RolloutMode, job: Job<GroupJobData, GroupJobResult>): Promise<GroupJobResult> => {
-    inHand++;
+  const playJob = jobPlayer(config, name, chat, policies, pool);
+  const play: PlayJob = async (mode, job) => {
+    tally.inHand++;
     idle.took();
     try {
       return await playJob(mode, job);
     } finally {
-      inHand--;
+      tally.inHand--;
     }
   };
-
-  const playJob = async (mode: RolloutMode, job: Job<GroupJobData, GroupJobResult>): Promise<GroupJobResult> => {
-    const { group, fingerprint } = job.data;
-    if (fingerprint !== rolloutFingerprint(config, mode)) {
-      // BullMQ fails the job for good; the 'failed' handler then stops this worker
-      throw new UnrecoverableError(
-        `distributed: job ${job.id} comes from a trainer whose rollout settings (seed, sequence_length, ${mode}_env_manager, custom_envs) differ from this worker's config; start the worker with the trainer's config`,
-      );
-    }
-    const policy = policies.get(mode)!;
-    const unreadable = policy instanceof LocalWeights ? unreadableWeights(job.data.weightsDir) : null;
-    if (unreadable) {
-      throw new UnrecoverableError(
-        `distributed: job ${job.id} asks for the trainer's weights from its model_update_dir, but ${unreadable}; run the worker where that folder is at the same path (a shared folder, docs/distributed.md)`,
-      );
-    }
-    const started = performance.now();
-    const custom = config.custom_envs[group.tag]!;
-    const limits = episodeLimits(config, mode);
-    const lease = await policy.acquire(mode, job.data);
-    try {
-      const episodes = await Promise.all(
-        group.envIds.map(async (envId) => {
-          const env = await pool.take(group.tag, envId);
-          try {
-            return await playEpisode(env, custom, memberTask(group, envId), limits, lease.policy, chat);
-          } finally {
-            pool.give(envId, env);
-          }
-        }),
-      );
-      return { episodes, version: lease.version, history: lease.history, worker: name, seconds: (performance.now() - started) / 1000 };
-    } finally {
-      lease.release();
-    }
-  };
-
-  const workers = modes.map((mode) => {
-    const worker = new Worker<GroupJobData, GroupJobResult>(queueName(config, mode), (job) => play(mode, job), {
-      connection: redisConnection(url, clock),
-      name,
-      concurrency: workerConcurrency(config, mode),
-      lockDuration: d.lock_duration_s * 1000,
-      stalledInterval: d.stalled_interval_s * 1000,
-      maxStalledCount: d.max_stalled_count,
-    });
-    worker.on('completed', () => completed++);
-    worker.on('failed', (job, error) => {
-      if (error instanceof UnrecoverableError) fatal(new ConfigError(error.message));
-      else if (job) options.warn(`job ${job.id} failed: ${firstLine(error)}`);
-    });
-    worker.on('error', (error) => {
-      // BullMQ refuses a result whose lock lapsed: another worker has the job (or has played it)
-      if (/missing lock/i.test(error.message)) options.info(`a late result was refused: ${firstLine(error)} (its lock lapsed; the job went back to the queue)`);
-      else if (clock.healthy) options.warn(`BullMQ: ${firstLine(error)}`);
-    });
-    return worker;
-  });
+  const workers = modes.map((mode) => bullWorker(config, mode, { url, clock, name, play, fatal, tally, options }));
   const queues = modes.map((mode) => `${queueName(config, mode)} (${workerConcurrency(config, mode)} at once)`).join(', ');
   options.info(`worker ${name}: jobs of ${queues} from ${shownUrl(url)}; ${described}`);
 
@@ -225,14 +200,8 @@ export async function runWorker(config: AgenticConfig, host: PluginHost, options
   } catch (caught) {
     error = caught;
   }
-  // stopping: finish the jobs in hand, unless Redis is gone or the jobs are not ours to play; a
-  // close that would talk to a Redis that is gone is not waited for
   idle.stop();
-  const closing = Promise.allSettled(workers.map((w) => w.close(error !== null)));
-  await (error === null ? closing : Promise.race([closing, pause(CLOSE_WAIT_MS)]));
-  clock.stop();
-  await Promise.allSettled([...new Set(policies.values())].map((p) => p.close()));
-  await pool.close();
+  await stopPlaying(workers, error, clock, policies, pool);
   if (error) throw error instanceof AgenticError ? error : new AgenticError(firstLine(error));
-  return { name, completed };
+  return { name, completed: tally.completed };
 }

@@ -14,7 +14,7 @@ import { PluginHost } from '../../src/host/plugin_host';
 import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
 import { call, startServe } from '../serve/helpers';
 import { IN_CI, missing } from '../system_tools';
-import { RedisServer, WorkerProcess } from '../train/sources/distributed_helpers';
+import { RedisServer, WorkerProcess } from '../rollout_sources/distributed/helpers';
 
 let bin = '';
 let home = '';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Subprocess } from 'bun';
 import { agentic, MAIN, scratch } from '../helpers';
 import { missing } from '../system_tools';
-import { otherMachine, RedisServer, WAITS_PLUGIN, WorkerProcess } from '../train/sources/distributed_helpers';
+import { otherMachine, RedisServer, WAITS_PLUGIN, WorkerProcess } from '../rollout_sources/distributed/helpers';
 
 const started: Array<{ stop(): unknown }> = [];
 afterEach(async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { maskOverride, maskUrl } from '../../src/config/secrets';
 import { agentic, lines, scratch } from '../helpers';
 import { missing } from '../system_tools';
-import { RedisServer, WAITS_PLUGIN, WorkerProcess } from '../train/sources/distributed_helpers';
+import { RedisServer, WAITS_PLUGIN, WorkerProcess } from '../rollout_sources/distributed/helpers';
 
 const PASSWORD = 'p/a@ss-7Qz';
 const API_KEY = 'sk-from-env-4Kd9';

@@ -4,7 +4,7 @@
  * tokenizer check, and rollouts against real servers on loopback: a Bun.serve in this file that
  * answers SGLang's /generate by running our own model through the continuous-batching scheduler,
  * and servers that are down, slow, overloaded or talk nonsense. (`agentic serve` itself is the
- * server of test/train/sources/server.test.ts.)
+ * server of test/rollout_sources/server.test.ts.)
  */
 import { afterAll, afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import type { AgenticConfig } from '../../src/config/schema';

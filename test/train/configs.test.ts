@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { AgenticConfig, EnvManagerConfig } from '../../src/config/schema';
 import { tf } from '../../src/engine/tf';
 import { PluginHost } from '../../src/host/plugin_host';
+import { openRollouts } from '../../src/rollout_sources/open';
 import { Trainer } from '../../src/train/trainer';
 import { ROOT, scratch } from '../helpers';
 import { microPolicyFolder, shippedConfig } from './helpers';
@@ -56,7 +57,7 @@ describe('every shipped config trains', () => {
       const config = shrink(await shippedConfig(name, [`pretrain=${folder}`, 'max_steps=2', 'eval_steps=1', `output_dir=${scratch()}`]));
       const host = new PluginHost();
       const before = tf.memory().numTensors;
-      const trainer = await Trainer.create(config, host);
+      const trainer = await Trainer.create(config, host, openRollouts);
       try {
         const { reports } = await trainer.run();
         const steps = reports.filter((r) => r.metrics['system/tensors'] !== undefined);

@@ -13,6 +13,7 @@ import { ChatFormat } from '../../src/rollout/chat';
 import { defaultTokenizer } from '../../src/model/default_tokenizer';
 import type { AgenticConfig } from '../../src/config/schema';
 import { PluginHost } from '../../src/host/plugin_host';
+import { openRollouts } from '../../src/rollout_sources/open';
 import { Trainer } from '../../src/train/trainer';
 import type { StepReport } from '../../src/train/types';
 import { existingBase, FINGERPRINT_FILE } from '../../src/train/warm_start/base_cache';
@@ -27,7 +28,7 @@ setDefaultTimeout(120_000);
 /** Runs a trainer to its end; its step reports. */
 async function reportsOf(config: AgenticConfig, host: PluginHost): Promise<StepReport[]> {
   const reports: StepReport[] = [];
-  const trainer = await Trainer.create(config, host, { onStep: (r) => void reports.push(r) });
+  const trainer = await Trainer.create(config, host, openRollouts, { onStep: (r) => void reports.push(r) });
   try {
     await trainer.run();
   } finally {

@@ -10,6 +10,7 @@ import { tf } from '../../src/engine/tf';
 import { loadModel, saveModel } from '../../src/model/load';
 import { PluginHost } from '../../src/host/plugin_host';
 import { ChatFormat } from '../../src/rollout/chat';
+import { openRollouts } from '../../src/rollout_sources/open';
 import { Trainer } from '../../src/train/trainer';
 import { rehearsalRows } from '../../src/train/warm_start/data';
 import { scratch } from '../helpers';
@@ -82,7 +83,7 @@ describe('a run with rehearsal', () => {
   async function finalWeights(coef: number): Promise<{ weights: Uint8Array; losses: number[] }> {
     const config = await smallConfig([`warm_start.rehearsal_coef=${coef}`]);
     const before = tf.memory().numTensors;
-    const trainer = await Trainer.create(config, new PluginHost());
+    const trainer = await Trainer.create(config, new PluginHost(), openRollouts);
     try {
       const { reports } = await trainer.run();
       const out = join(config.output_dir, 'model');

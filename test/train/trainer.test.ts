@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { tf } from '../../src/engine/tf';
 import { TrainingError } from '../../src/errors';
+import { openRollouts } from '../../src/rollout_sources/open';
 import { Trainer } from '../../src/train/trainer';
 import type { StepReport } from '../../src/train/types';
 import { configOf, hostWithVowels, microPolicyFolder, vowelsYaml } from './helpers';
@@ -26,7 +27,7 @@ async function train(
 ) {
   const config = await configOf(vowelsYaml(folder, { rounds: options.rounds, kind: options.kind }), host, overrides);
   const before = tf.memory().numTensors;
-  const trainer = await Trainer.create(config, host, { poison: options.poison });
+  const trainer = await Trainer.create(config, host, openRollouts, { poison: options.poison });
   try {
     const summary = await trainer.run();
     return summary;
@@ -200,7 +201,7 @@ describe('the roles', () => {
 
   test('the reference exists only when a KL term uses it, the critic only for gae', async () => {
     const config = await configOf(vowelsYaml(folder), host, ['use_kl_loss=true']); // kl_loss_coef 0: no KL term
-    const trainer = await Trainer.create(config, host);
+    const trainer = await Trainer.create(config, host, openRollouts);
     expect(trainer.roles.reference).toBeNull();
     expect(trainer.roles.critic).toBeNull();
     expect(trainer.roles.infer).toBe(trainer.roles.actor);
@@ -212,7 +213,7 @@ describe('a non-finite update', () => {
   test('is skipped, counted and warned about; the weights stay and the run goes on', async () => {
     const config = await configOf(vowelsYaml(folder), host, ['max_steps=3', 'actor_train.training_args.per_device_train_batch_size=8']);
     const warnings: string[] = [];
-    const trainer = await Trainer.create(config, host, {
+    const trainer = await Trainer.create(config, host, openRollouts, {
       warn: (line) => warnings.push(line),
       poison: (step, role) => step === 1 && role === 'actor',
     });
@@ -247,7 +248,7 @@ describe('updates skipped in a row', () => {
     const warnings: string[] = [];
     // two actor updates a step: step 1 skips its first only, steps 2 and 3 skip both
     const poison = (step: number, role: string, update: number) => role === 'actor' && ((step === 1 && update === 0) || step >= 2);
-    const trainer = await Trainer.create(config, host, { warn: (line) => warnings.push(line), poison });
+    const trainer = await Trainer.create(config, host, openRollouts, { warn: (line) => warnings.push(line), poison });
     try {
       const stopped = await trainer.run().then(
         () => null,
@@ -270,7 +271,7 @@ describe('updates skipped in a row', () => {
       'actor_train.training_args.per_device_train_batch_size=4',
       'max_skipped_updates_in_a_row=0',
     ]);
-    const trainer = await Trainer.create(config, host, { poison: (_step, role) => role === 'actor' });
+    const trainer = await Trainer.create(config, host, openRollouts, { poison: (_step, role) => role === 'actor' });
     try {
       const summary = await trainer.run();
       expect(summary.skippedUpdates).toBe(4);
@@ -303,7 +304,7 @@ describe('skip_zero_advantage_samples', () => {
       'kl_loss_coef=0.1',
     ]);
     const before = tf.memory().numTensors;
-    const trainer = await Trainer.create(config, host);
+    const trainer = await Trainer.create(config, host, openRollouts);
     const weights = async () => Promise.all(trainer.roles.actor.variables.map(async (v) => Array.from(await v.data())));
     try {
       const start = await weights();

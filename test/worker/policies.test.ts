@@ -14,7 +14,7 @@ import { agentic, lines, scratch } from '../helpers';
 import { RestartingServe, startServe, type ServeProcess } from '../serve/helpers';
 import { missing } from '../system_tools';
 import { LORA, microPolicyFolder, vowelsYaml } from '../train/helpers';
-import { otherMachine, RedisServer, WorkerProcess, waitsYaml } from '../train/sources/distributed_helpers';
+import { otherMachine, RedisServer, WorkerProcess, waitsYaml } from '../rollout_sources/distributed/helpers';
 
 const started: Array<{ stop(): unknown }> = [];
 afterEach(async () => {

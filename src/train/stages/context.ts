@@ -20,7 +20,7 @@ export interface StepContext {
   pieceOf: (id: number) => string;
   /** The reward's KL coefficient, which an adaptive controller moves. */
   kl: KlController;
-  /** The batch was sampled by weights older than actor_train's or by another engine (../sources/source.ts sampledElsewhere). */
+  /** The batch was sampled by weights older than actor_train's or by another engine (../rollout_source.ts sampledElsewhere). */
   sampledElsewhere: boolean;
   /** Counts a role's skipped updates (the trainer stops a run that diverged). */
   noteSkipped: (role: string, result: Pick<UpdateResult, 'optimizerSteps' | 'skipped' | 'skippedAtEnd'>) => void;

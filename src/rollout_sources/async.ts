@@ -1,8 +1,8 @@
 /**
- * Asynchronous training's schedule (async_generation_ratio = k >= 1): the rollout worker plays
- * the batches of the next k steps while this thread trains on the current one. Distributed runs
- * (./distributed.ts) follow the same schedule with k >= 0, their player being `agentic worker`
- * processes instead of the worker thread.
+ * Asynchronous training's schedule (async_generation_ratio = k >= 1): the rollout thread plays
+ * the batches of the next k steps while the trainer's thread trains on the current one.
+ * Distributed runs (./distributed/) follow the same schedule with k >= 0, their player being
+ * `agentic worker` processes instead of the rollout thread.
  *
  * Policy versions count training steps: version v is actor_train's weights after v steps. actor_infer
  * receives them every model_update_frequency (f) steps, as in synchronous training. The batch of
@@ -22,16 +22,24 @@
  * counters around them; the batches of the newest weights are played again on resume, which
  * gives exactly the numbers the uninterrupted run had.
  */
-import type { AgenticConfig } from '../../config/schema';
-import { AgenticError } from '../../errors';
-import type { Qwen2Model } from '../../model/qwen2';
-import type { EnvManager } from '../../rollout/env_manager';
-import type { RolloutBatch } from '../../rollout/types';
-import { copyWeights } from '../../model/copy_weights';
-import type { Roles } from '../roles';
-import type { StepLog } from '../step_log';
-import { validatesBefore } from '../schedule';
-import { type InFlight, logValidation, type PlayedStep, type RemoteRollout, type RolloutSource, type SourceState, type StepRollout } from './source';
+import type { AgenticConfig } from '../config/schema';
+import { AgenticError } from '../errors';
+import type { Qwen2Model } from '../model/qwen2';
+import type { EnvManager } from '../rollout/env_manager';
+import type { RolloutBatch } from '../rollout/types';
+import { copyWeights } from '../model/copy_weights';
+import type { Roles } from '../train/roles';
+import type { StepLog } from '../train/step_log';
+import { validatesBefore } from '../train/schedule';
+import {
+  type InFlight,
+  logValidation,
+  type PlayedStep,
+  type RemoteRollout,
+  type RolloutSource,
+  type SourceState,
+  type StepRollout,
+} from '../train/rollout_source';
 
 /** The version that plays the batch of `step` (header). */
 export function playingVersion(step: number, ratio: number, frequency: number): number {
@@ -61,8 +69,8 @@ export function keepFresh(inFlight: InFlight, bound: number): { kept: StepRollou
 }
 
 /**
- * Who plays the batches: a worker thread (./thread_player.ts), or `agentic worker` processes through
- * Redis (./distributed.ts). Each serves what it is asked with the weights pushed before the ask.
+ * Who plays the batches: the rollout thread (./thread/trainer_side.ts), or `agentic worker` processes
+ * through Redis (./distributed/player.ts). Each serves what it is asked with the weights pushed before the ask.
  */
 export interface RolloutPlayer {
   /** The version of the weights pushed last; -1 before the first. */
@@ -90,7 +98,7 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-/** The rollout source of asynchronous training (./source.ts): a worker thread (or distributed workers) plays ahead. */
+/** The rollout source of asynchronous training (src/train/rollout_source.ts): the rollout thread (or distributed workers) plays ahead. */
 export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements RolloutSource {
   readonly sampledElsewhere = true;
   private requested: Requested[] = [];
@@ -106,7 +114,7 @@ export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements R
   /** `train`: this thread's train env manager, which keeps the episode counters. */
   constructor(
     private readonly config: AgenticConfig,
-    readonly worker: P,
+    readonly player: P,
     private readonly roles: Roles,
     private readonly train: EnvManager,
   ) {}
@@ -132,11 +140,11 @@ export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements R
     const fresh = carried ? keepFresh(carried, this.bound) : { kept: [], dropped: 0, counters: [...counters] };
     this.unreportedDrops = fresh.dropped;
     this.counters = carried ? [...carried.countersBefore] : [...counters];
-    await this.worker.restoreCounters(fresh.counters);
+    await this.player.restoreCounters(fresh.counters);
     this.requested = fresh.kept.map((b) => ({ step: b.step, version: b.version, result: Promise.resolve(b) }));
     this.nextStep = from + fresh.kept.length;
     const f = this.config.actor_infer.model_update_frequency;
-    await this.worker.pushWeights(from - (from % f), infer);
+    await this.player.pushWeights(from - (from % f), infer);
     this.requestValidation(from);
     this.requestDue();
   }
@@ -154,7 +162,7 @@ export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements R
     return { batch, baselines: baselines ? new Map(baselines) : null, refLogProbs };
   }
 
-  /** After step's updates: the weights go to the worker (which plays on meanwhile), then this step's validation. */
+  /** After step's updates: the weights go to the player (which plays on meanwhile), then this step's validation. */
   async afterUpdate(step: number, log: StepLog): Promise<void> {
     const { roles } = this;
     if (roles.infer !== roles.actor && (step + 1) % this.config.actor_infer.model_update_frequency === 0) copyWeights(roles.actor, roles.infer);
@@ -179,7 +187,7 @@ export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements R
 
   async checkpointed(): Promise<void> {}
 
-  /** The batch of `step`, waiting for the worker if it is not ready. */
+  /** The batch of `step`, waiting for the player if it is not ready. */
   private async take(step: number): Promise<{ rollout: RemoteRollout; dropped: number }> {
     const next = this.requested.shift();
     if (!next || next.step !== step) throw new AgenticError(`async rollouts: step ${step} asked for, ${next ? `step ${next.step}` : 'nothing'} queued`);
@@ -207,14 +215,14 @@ export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements R
    * validation and the batches they make due.
    */
   private async afterStep(done: number, infer: Qwen2Model): Promise<void> {
-    if (done % this.config.actor_infer.model_update_frequency === 0) await this.worker.pushWeights(done, infer);
+    if (done % this.config.actor_infer.model_update_frequency === 0) await this.player.pushWeights(done, infer);
     this.requestValidation(done);
     this.requestDue();
   }
 
   /** For a checkpoint after the steps taken so far: the batches its weights cannot play again. */
   private async inFlight(): Promise<{ state: InFlight; countersAfter: number[] }> {
-    const older = this.requested.filter((r) => r.version < this.worker.version);
+    const older = this.requested.filter((r) => r.version < this.player.version);
     const batches: StepRollout[] = [];
     for (const r of older) batches.push({ ...(await r.result), step: r.step });
     const countersAfter = batches.at(-1)?.countersAfter ?? this.counters;
@@ -222,22 +230,22 @@ export class AsyncRollouts<P extends RolloutPlayer = RolloutPlayer> implements R
   }
 
   async close(): Promise<void> {
-    await this.worker.close();
+    await this.player.close();
     await this.train.close();
   }
 
   private requestValidation(step: number): void {
     const c = this.config;
     const due = step === c.max_steps || validatesBefore(c, step);
-    if (due && c.eval_steps > 0 && c.val_env_manager.tags.length > 0) this.validations.set(step, quiet(this.worker.validate(step)));
+    if (due && c.eval_steps > 0 && c.val_env_manager.tags.length > 0) this.validations.set(step, quiet(this.player.validate(step)));
   }
 
   private requestDue(): void {
     const c = this.config;
     const f = c.actor_infer.model_update_frequency;
-    const held = this.worker.version;
+    const held = this.player.version;
     while (this.nextStep < c.max_steps && playingVersion(this.nextStep, this.ratio, f) <= held) {
-      this.requested.push({ step: this.nextStep, version: held, result: quiet(this.worker.rollout(c.rollout_batch_size, this.nextStep)) });
+      this.requested.push({ step: this.nextStep, version: held, result: quiet(this.player.rollout(c.rollout_batch_size, this.nextStep)) });
       this.nextStep++;
     }
   }

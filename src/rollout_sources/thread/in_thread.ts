@@ -1,7 +1,8 @@
 /**
- * The rollout worker of asynchronous training (./thread_player.ts is its other end): a tfjs engine of
- * its own, actor_infer's model, the train and val environments. Requests are served one at a
- * time in the order they arrive. `bun build --compile` embeds this file as an entrypoint of its own.
+ * Runs inside the rollout thread of asynchronous training (./trainer_side.ts is the trainer's
+ * side of it): a tfjs engine of its own, actor_infer's model, the train and val environments.
+ * Requests are served one at a time in the order they arrive. `bun build --compile` embeds this
+ * file as an entrypoint of its own (scripts/build.ts).
  */
 import { parentPort } from 'node:worker_threads';
 import { needsOf } from '../../algo/estimators';
@@ -13,18 +14,18 @@ import type { Qwen2Model } from '../../model/qwen2';
 import { withoutAdapters } from '../../model/lora_adapters';
 import { PluginHost } from '../../host/plugin_host';
 import { checkPythonSandbox } from '../../config/sandbox_check';
-import { loadPolicy, roleNeeds } from '../roles';
-import { fromRollout } from '../batch';
-import { referenceLogProbs } from '../stages/score';
+import { loadPolicy, roleNeeds } from '../../train/roles';
+import { fromRollout } from '../../train/batch';
+import { referenceLogProbs } from '../../train/stages/score';
 import { ChatFormat } from '../../rollout/chat';
 import { EnvManager } from '../../rollout/env_manager';
-import type { RemoteRollout } from './source';
-import type { WorkerReply, WorkerRequest } from './thread_player';
+import type { RemoteRollout } from '../../train/rollout_source';
+import type { ThreadReply, ThreadRequest } from './messages';
 
 interface State {
   config: AgenticConfig;
   model: Qwen2Model;
-  /** The frozen reference, when a KL term needs it: the worker scores each batch with it. */
+  /** The frozen reference, when a KL term needs it: the thread scores each batch with it. */
   reference: Qwen2Model | null;
   chat: ChatFormat;
   train: EnvManager;
@@ -34,7 +35,7 @@ interface State {
 }
 
 const port = parentPort;
-if (!port) throw new Error('train/sources/thread.ts runs as the worker thread of an asynchronous training run');
+if (!port) throw new Error('rollout_sources/thread/in_thread.ts runs as the rollout thread of an asynchronous training run');
 
 let state: State | null = null;
 
@@ -66,7 +67,7 @@ function ready(): State {
   return state;
 }
 
-async function handle(request: WorkerRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
+async function handle(request: ThreadRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
   switch (request.type) {
     case 'init':
       state = await init(request.config, request.cwd, request.threads);
@@ -127,11 +128,11 @@ async function handle(request: WorkerRequest): Promise<{ value: unknown; transfe
 
 let queue: Promise<void> = Promise.resolve();
 
-port.on('message', ({ id, request }: { id: number; request: WorkerRequest }) => {
+port.on('message', ({ id, request }: { id: number; request: ThreadRequest }) => {
   // the test seam's crash comes at once, in the middle of whatever is running
   if (request.type === 'exit') process.exit(request.code);
   queue = queue.then(async () => {
-    let reply: WorkerReply;
+    let reply: ThreadReply;
     let transfer: ArrayBuffer[] = [];
     try {
       const done = await handle(request);

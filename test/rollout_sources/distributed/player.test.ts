@@ -1,5 +1,5 @@
 /**
- * Distributed rollouts as the trainer's player sees them (src/train/sources/distributed.ts): a real
+ * Distributed rollouts as the trainer's player sees them (src/rollout_sources/distributed/): a real
  * redis-server, real `agentic worker` processes, real BullMQ; a worker killed or stalled with jobs
  * in hand, and what the trainer ingests.
  */
@@ -16,10 +16,10 @@ import { PluginHost } from '../../../src/host/plugin_host';
 import { ChatFormat } from '../../../src/rollout/chat';
 import { EnvManager } from '../../../src/rollout/env_manager';
 import type { Episode } from '../../../src/rollout/types';
-import { DistributedPlayer } from '../../../src/train/sources/distributed';
+import { DistributedPlayer } from '../../../src/rollout_sources/distributed/player';
 import { agentic, lines, scratch } from '../../helpers';
 import { missing } from '../../system_tools';
-import { RedisServer, WAITS_PLUGIN, WorkerProcess } from './distributed_helpers';
+import { RedisServer, WAITS_PLUGIN, WorkerProcess } from './helpers';
 
 let model: Qwen2Model;
 let chat: ChatFormat;
@@ -106,8 +106,8 @@ describe.skipIf(missing('redis'))('distributed rollouts through Redis and BullMQ
     expect(held.length).toBeGreaterThan(0);
     workers[0]!.kill(9);
     const { batch, version } = await rollout;
-    player.count(0, true);
-    const ledger = player.ledgerEntries();
+    player.ledger.count(0, true);
+    const ledger = player.ledger.entries();
 
     expect(version).toBe(0);
     expect(ledger).toHaveLength(32);
@@ -137,8 +137,8 @@ describe.skipIf(missing('redis'))('distributed rollouts through Redis and BullMQ
     await Promise.all([stuck.ready(), other.ready()]);
     const player = await openPlayer(config, host);
     const { batch } = await player.rollout(2, 0);
-    player.count(0, true);
-    const ledger = player.ledgerEntries();
+    player.ledger.count(0, true);
+    const ledger = player.ledger.entries();
     // the other worker played its own job, then the stuck one's once its lock had lapsed
     expect(ledger.map((e) => e.worker)).toEqual(['other', 'other']);
     const replayed = ledger.filter((e) => e.attempts_started > 1);
@@ -172,7 +172,7 @@ describe.skipIf(missing('redis'))('distributed rollouts through Redis and BullMQ
     await good.ready();
     const first = await openPlayer(config, host);
     const { countersAfter } = await first.rollout(2, 0);
-    first.count(0, true);
+    first.ledger.count(0, true);
     good.kill(9);
     await good.done;
     const other = worker('other', dir, {}, ['seed=7']);

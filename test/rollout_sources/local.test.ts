@@ -3,14 +3,14 @@
  * and a state that a second source restores to play the same next batch (what a checkpoint needs).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
-import { PluginHost } from '../../../src/host/plugin_host';
-import { ChatFormat } from '../../../src/rollout/chat';
-import { buildRoles, roleNeeds, type Roles } from '../../../src/train/roles';
-import { LocalRollouts } from '../../../src/train/sources/local';
-import { openRollouts } from '../../../src/train/sources/open';
-import type { RolloutSource } from '../../../src/train/sources/source';
-import { StepLog } from '../../../src/train/step_log';
-import { configOf, hostWithVowels, microPolicyFolder, vowelsYaml } from '../helpers';
+import { PluginHost } from '../../src/host/plugin_host';
+import { ChatFormat } from '../../src/rollout/chat';
+import { buildRoles, roleNeeds, type Roles } from '../../src/train/roles';
+import { LocalRollouts } from '../../src/rollout_sources/local';
+import { openRollouts } from '../../src/rollout_sources/open';
+import type { RolloutSource } from '../../src/train/rollout_source';
+import { StepLog } from '../../src/train/step_log';
+import { configOf, hostWithVowels, microPolicyFolder, vowelsYaml } from '../train/helpers';
 
 setDefaultTimeout(60_000);
 

@@ -1,33 +1,33 @@
 /**
  * Asynchronous training (async_generation_ratio): the schedule of policy versions and its
- * staleness bound, weights reaching the rollout worker intact, runs that play ahead, resume
- * exactly and drop what is too stale, and a worker crash that fails the run instead of hanging it.
+ * staleness bound, weights reaching the rollout thread intact, runs that play ahead, resume
+ * exactly and drop what is too stale, and a thread crash that fails the run instead of hanging it.
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { cpSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { tf } from '../../../src/engine/tf';
-import { loadModel } from '../../../src/model/load';
-import { PluginHost } from '../../../src/host/plugin_host';
-import { RolloutWorker } from '../../../src/train/sources/thread_player';
-import { readMetricsJsonl } from '../../../src/tracking/jsonl';
-import { keepFresh, playingVersion, stalenessBound } from '../../../src/train/sources/async';
-import type { InFlight, StepRollout } from '../../../src/train/sources/source';
-import { runTraining, type RunResult } from '../../../src/cli/training_run';
-import { comparable } from '../../checkpoint/helpers';
-import { scratch } from '../../helpers';
-import { configOf, microPolicyFolder, vowelsYaml } from '../helpers';
+import { tf } from '../../src/engine/tf';
+import { loadModel } from '../../src/model/load';
+import { PluginHost } from '../../src/host/plugin_host';
+import { RolloutThread } from '../../src/rollout_sources/thread/trainer_side';
+import { readMetricsJsonl } from '../../src/tracking/jsonl';
+import { keepFresh, playingVersion, stalenessBound } from '../../src/rollout_sources/async';
+import type { InFlight, StepRollout } from '../../src/train/rollout_source';
+import { runTraining, type RunResult } from '../../src/cli/training_run';
+import { comparable } from '../checkpoint/helpers';
+import { scratch } from '../helpers';
+import { configOf, microPolicyFolder, vowelsYaml } from '../train/helpers';
 
 setDefaultTimeout(120_000);
 
-const VOWELS_PLUGIN = resolve(import.meta.dir, '../../fixtures/plugins/vowels.ts');
+const VOWELS_PLUGIN = resolve(import.meta.dir, '../fixtures/plugins/vowels.ts');
 
 let pretrain = '';
 beforeAll(async () => {
   pretrain = await microPolicyFolder();
 });
 
-/** The rejection of `promise`, or a failure if it resolves (Bun's `rejects` can miss worker messages). */
+/** The rejection of `promise`, or a failure if it resolves (Bun's `rejects` can miss a thread's messages). */
 async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
   try {
     await promise;
@@ -88,7 +88,7 @@ describe('the schedule', () => {
 });
 
 describe('the config', () => {
-  test('async runs need the policy proxy and a backend the worker can start: one line naming the key', async () => {
+  test('async runs need the policy proxy and a backend the rollout thread can start: one line naming the key', async () => {
     const random = await rejectionOf(asyncConfig(scratch(), ['async_generation_ratio=1', 'train_env_manager.llm_proxy.proxy_type=random']));
     expect(random.message).toBe(
       "async_generation_ratio: 1 runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is random; set it to policy or the ratio to 0",
@@ -98,46 +98,46 @@ describe('the config', () => {
   });
 });
 
-describe('the rollout worker', () => {
+describe('the rollout thread', () => {
   test("after a weight update its logits are actor_train's", async () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
-    const worker = await RolloutWorker.start(config, { threads: 1 });
+    const thread = await RolloutThread.start(config, { threads: 1 });
     const { model } = await loadModel(pretrain, { seed: 1, trainable: true });
     try {
       const ids = new Int32Array([3, 17, 42, 5, 99, 7]);
       const ours = () => tf.tidy(() => model.logits(model.forward(tf.tensor2d(ids, [1, ids.length], 'int32')).hidden)).dataSync() as Float32Array;
-      await worker.pushWeights(0, model);
-      const before = await worker.logits(ids);
+      await thread.pushWeights(0, model);
+      const before = await thread.logits(ids);
       expect(maxDifference(before, ours())).toBeLessThan(1e-5);
       // train-like change: every weight moves, so stale weights would show
       tf.tidy(() => model.variables.forEach((v, i) => v.assign(tf.add(v, tf.mul(tf.randomNormal(v.shape, 0, 1, 'float32', i), 0.05)))));
-      expect(maxDifference(await worker.logits(ids), ours())).toBeGreaterThan(1e-3);
-      await worker.pushWeights(1, model);
-      expect(worker.version).toBe(1);
-      expect(maxDifference(await worker.logits(ids), ours())).toBeLessThan(1e-5);
+      expect(maxDifference(await thread.logits(ids), ours())).toBeGreaterThan(1e-3);
+      await thread.pushWeights(1, model);
+      expect(thread.version).toBe(1);
+      expect(maxDifference(await thread.logits(ids), ours())).toBeLessThan(1e-5);
     } finally {
       model.dispose();
-      await worker.close();
+      await thread.close();
     }
   });
 
   test('a crash fails what waits on it, and what comes after, with one line', async () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
-    const worker = await RolloutWorker.start(config, { threads: 1 });
+    const thread = await RolloutThread.start(config, { threads: 1 });
     const { model } = await loadModel(pretrain, { seed: 1, trainable: false });
-    await worker.pushWeights(0, model);
+    await thread.pushWeights(0, model);
     model.dispose();
-    const waiting = worker.rollout(8);
-    worker.crashForTest(3);
+    const waiting = thread.rollout(8);
+    thread.crashForTest(3);
     const error = await rejectionOf(waiting);
     expect(error.message).toBe('rollout worker (actor_infer) stopped unexpectedly (exit code 3)');
-    expect((await rejectionOf(worker.validate())).message).toBe(error.message);
-    await worker.close();
+    expect((await rejectionOf(thread.validate())).message).toBe(error.message);
+    await thread.close();
   });
 
-  test('a plugin that kills the worker mid-run stops the run with one line, not a hang', async () => {
+  test('a plugin that kills the thread mid-run stops the run with one line, not a hang', async () => {
     const host = new PluginHost();
-    const exits = resolve(import.meta.dir, '../../fixtures/plugins/exits.ts');
+    const exits = resolve(import.meta.dir, '../fixtures/plugins/exits.ts');
     const yaml = vowelsYaml(pretrain)
       .replace('env_type: vowels', `env_type: ${exits}`)
       .replace(/env_config: \{rounds: \d+\}/, 'env_config: {}');
@@ -146,9 +146,9 @@ describe('the rollout worker', () => {
     expect(error.message).toBe('rollout worker (actor_infer) stopped unexpectedly (exit code 9)');
   });
 
-  test('a plugin the worker cannot load fails the start with its message', async () => {
+  test('a plugin the thread cannot load fails the start with its message', async () => {
     const config = await asyncConfig(scratch(), ['async_generation_ratio=1']);
-    const error = await rejectionOf(RolloutWorker.start({ ...config, plugins: ['./no/such/plugin.ts'] }, { threads: 1 }));
+    const error = await rejectionOf(RolloutThread.start({ ...config, plugins: ['./no/such/plugin.ts'] }, { threads: 1 }));
     expect(error.message).toContain('no/such/plugin.ts: no such plugin file or folder');
   });
 });
@@ -179,8 +179,8 @@ describe('asynchronous runs', () => {
     expect(gaps[0]).toBeLessThan(1e-4);
     expect(gaps[1]).toBeGreaterThan(1e-3);
     expect(steps[1]!.metrics['actor/is_weight_mean']).toBeGreaterThan(0);
-    // the worker scores each batch with the reference; at step 0 actor_train still is the
-    // reference, so its old log-probs (this thread's) and the worker's reference ones agree
+    // the rollout thread scores each batch with the reference; at step 0 actor_train still is the
+    // reference, so its old log-probs (the trainer's) and the thread's reference ones agree
     expect(steps[0]!.metrics['critic/kl']).toBeLessThan(1e-5);
     expect(steps[2]!.metrics['critic/kl']).toBeGreaterThan(1e-5);
     expect(steps[0]!.metrics['time/rollout_ref']).toBeGreaterThan(0);
@@ -219,7 +219,7 @@ describe('asynchronous runs', () => {
     });
   }
 
-  test("remax's greedy baselines are played by the worker; gae's critic trains here", async () => {
+  test("remax's greedy baselines are played by the thread; gae's critic trains here", async () => {
     const remax = await train(scratch(), ['async_generation_ratio=1', 'adv_estimator=remax', 'max_steps=2', 'save_steps=0']);
     for (const r of remax.result.reports) expect(r.metrics['critic/remax_baseline/mean']).toBeGreaterThanOrEqual(0);
     const gae = await train(scratch(), ['async_generation_ratio=1', 'adv_estimator=gae', 'max_steps=2', 'save_steps=0']);

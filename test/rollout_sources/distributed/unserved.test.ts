@@ -1,5 +1,5 @@
 /**
- * A distributed run that nobody serves (src/train/sources/unserved.ts, src/worker/idle.ts): a real
+ * A distributed run that nobody serves (src/rollout_sources/distributed/unserved.ts, src/worker/idle.ts): a real
  * redis-server, a trainer and `agentic worker` processes, distributed.idle_warning_s of 1 s. The
  * trainer says which queue waits, who is on Redis and the command that serves it; a worker of
  * another queue says which it watches; the command the trainer gives serves the run.
@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from 'bun:test';
 import { scratch } from '../../helpers';
 import { missing } from '../../system_tools';
-import { AgenticProcess, RedisServer, WorkerProcess, waitsYaml } from './distributed_helpers';
+import { AgenticProcess, RedisServer, WorkerProcess, waitsYaml } from './helpers';
 
 const started: Array<{ stop(): unknown }> = [];
 afterEach(async () => {

@@ -1,22 +1,24 @@
 /**
- * Opens the run's rollout source (./source.ts): in this thread (with or without inference servers),
- * a worker thread playing ahead, or `agentic worker` processes through Redis.
+ * Opens the run's rollout source (src/train/rollout_source.ts): in this thread (with or without
+ * inference servers), the rollout thread playing ahead, or `agentic worker` processes through
+ * Redis. The run passes `openRollouts` to the trainer, which calls it once its roles are built.
  */
 import { resolve } from 'node:path';
-import type { AgenticConfig } from '../../config/schema';
-import type { InferenceServers } from '../../rollout/servers';
-import { displayPath } from '../../util/paths';
-import type { PluginHost } from '../../host/plugin_host';
-import type { ChatFormat } from '../../rollout/chat';
-import { EnvManager, managerOf } from '../../rollout/env_manager';
-import type { Roles } from '../roles';
+import type { AgenticConfig } from '../config/schema';
+import type { InferenceServers } from '../rollout/servers';
+import { displayPath } from '../util/paths';
+import type { PluginHost } from '../host/plugin_host';
+import type { ChatFormat } from '../rollout/chat';
+import { EnvManager, managerOf } from '../rollout/env_manager';
+import type { Roles } from '../train/roles';
 import { AsyncRollouts } from './async';
-import { DistributedPlayer, DistributedRollouts, distributedSource } from './distributed';
-import { checkRedis } from '../../remote/redis';
+import { DistributedPlayer } from './distributed/player';
+import { DistributedRollouts, distributedSource } from './distributed/rollouts';
+import { checkRedis } from '../remote/redis';
 import { LocalRollouts } from './local';
-import { WeightSync } from '../../remote/weight_sync';
-import { RolloutWorker } from './thread_player';
-import type { RolloutSource } from './source';
+import { WeightSync } from '../remote/weight_sync';
+import type { RolloutSource } from '../train/rollout_source';
+import { RolloutThread } from './thread/trainer_side';
 
 /**
  * The inference servers of the managers that have them, checked against this run's tokenizer,
@@ -64,7 +66,7 @@ async function distributedSync(config: AgenticConfig, roles: Roles, train: EnvMa
     : null;
 }
 
-/** `warn` hears what a source says mid-run (distributed: queues no worker serves). */
+/** The train/rollout_source.ts `OpenRollouts` of every run; `warn` hears what a source says mid-run (distributed: queues no worker serves). */
 export async function openRollouts(
   config: AgenticConfig,
   host: PluginHost,
@@ -74,7 +76,7 @@ export async function openRollouts(
 ): Promise<RolloutSource> {
   let train: EnvManager | null = null;
   let val: EnvManager | null = null;
-  let worker: RolloutWorker | null = null;
+  let thread: RolloutThread | null = null;
   try {
     // this thread keeps a train manager in every case: asynchronous runs keep its episode counters
     train = await EnvManager.build('train', config, host);
@@ -87,15 +89,15 @@ export async function openRollouts(
       return new DistributedRollouts(config, player, roles, train);
     }
     if (config.async_generation_ratio > 0) {
-      worker = await RolloutWorker.start(config, { cwd: host.cwd, threads: 1 });
+      thread = await RolloutThread.start(config, { cwd: host.cwd, threads: 1 });
       const ahead = `${config.async_generation_ratio} step${config.async_generation_ratio > 1 ? 's' : ''}`;
       roles.sources.actor_infer = `a worker thread with its own engine, playing ${ahead} ahead of actor_train (old log-probs recomputed by actor_train)`;
-      return new AsyncRollouts(config, worker, roles, train);
+      return new AsyncRollouts(config, thread, roles, train);
     }
     val = config.eval_steps > 0 && config.val_env_manager.tags.length > 0 ? await EnvManager.build('val', config, host) : null;
     return new LocalRollouts(config, roles, chat, train, val, await serverSync(config, roles, train, val));
   } catch (error) {
-    await worker?.close();
+    await thread?.close();
     await train?.close();
     await val?.close();
     throw error;

@@ -1,21 +1,27 @@
 /**
  * The rollout seam: where a step's batch comes from. The step asks for the batch of step s, trains
  * on it, then tells the source its updates are done; what happens around that (a model update,
- * validation, playing ahead in a worker) is the source's business. Implementations:
+ * validation, playing ahead in a thread) is the source's business. The implementations live a
+ * layer above the loop, in src/rollout_sources/, and the run hands the trainer the one that opens
+ * them (`OpenRollouts`):
  *
- *   LocalRollouts  (./local.ts)  in this thread: model update, validation when due, rollout;
+ *   LocalRollouts  (local.ts)    in this thread: model update, validation when due, rollout;
  *                                the responses from actor_infer's model here, or from inference
  *                                servers that load its weights (src/remote/weight_sync.ts)
- *   AsyncRollouts  (./async.ts)  a worker thread plays async_generation_ratio steps ahead
- *   DistributedRollouts (./distributed.ts)  `agentic worker` processes play BullMQ jobs through
- *                                Redis, on the asynchronous schedule (async_generation_ratio >= 0)
+ *   AsyncRollouts  (async.ts)    a rollout thread plays async_generation_ratio steps ahead
+ *   DistributedRollouts (distributed/rollouts.ts)  `agentic worker` processes play BullMQ jobs
+ *                                through Redis, on the asynchronous schedule (async_generation_ratio >= 0)
  *
  * A source owns the episode counters of the train env manager and what is in flight, which is
  * what a checkpoint needs of it to continue a run exactly.
  */
-import type { HistoryEntry } from '../../remote/lineage';
-import type { RolloutBatch } from '../../rollout/types';
-import type { StepLog } from '../step_log';
+import type { AgenticConfig } from '../config/schema';
+import type { PluginHost } from '../host/plugin_host';
+import type { HistoryEntry } from '../remote/lineage';
+import type { ChatFormat } from '../rollout/chat';
+import type { RolloutBatch } from '../rollout/types';
+import type { Roles } from './roles';
+import type { StepLog } from './step_log';
 
 export interface PlayedStep {
   batch: RolloutBatch;
@@ -26,8 +32,8 @@ export interface PlayedStep {
 }
 
 /**
- * A training rollout played away from the trainer's thread, as its player returns it (the worker
- * thread, ./thread_player.ts, or `agentic worker` processes, ./distributed.ts).
+ * A training rollout played away from the trainer's thread, as its player returns it (the rollout
+ * thread, src/rollout_sources/thread/, or `agentic worker` processes, src/rollout_sources/distributed/).
  */
 export interface RemoteRollout {
   /** The policy version (training steps done) of the weights that played it. */
@@ -37,7 +43,7 @@ export interface RemoteRollout {
   countersAfter: number[];
   /** remax: the greedy episode score of each trajGroupId, with the same weights. */
   baselines: Array<[string, number]> | null;
-  /** The reference's log-probs of every sample (runs with a KL term), scored by the worker. */
+  /** The reference's log-probs of every sample (runs with a KL term), scored by the thread or worker that played it. */
   refLogProbs: Float32Array[] | null;
 }
 
@@ -46,7 +52,7 @@ export interface StepRollout extends RemoteRollout {
   step: number;
 }
 
-/** What a checkpoint keeps of the pipeline of a source that plays ahead (./async.ts). */
+/** What a checkpoint keeps of the pipeline of a source that plays ahead (src/rollout_sources/async.ts). */
 export interface InFlight {
   /** The train manager's episode counters before the first carried batch. */
   countersBefore: number[];
@@ -54,7 +60,7 @@ export interface InFlight {
   batches: StepRollout[];
 }
 
-/** One job of the distributed ledger (./distributed.ts): a result that a checkpoint counts. */
+/** One job of the distributed ledger (src/rollout_sources/distributed/ledger.ts): a result that a checkpoint counts. */
 export interface LedgerEntry {
   id: string;
   step: number;
@@ -95,7 +101,7 @@ export interface SourceState {
 export interface RolloutSource {
   /**
    * True when the sampler's log-probs cannot stand in for actor_train's: batches played by weights
-   * older than actor_train's (a worker playing ahead) or by another engine (an inference server).
+   * older than actor_train's (a thread or workers playing ahead) or by another engine (an inference server).
    * The old log-probs are then always recomputed, and the sampler's gap to them always reported.
    */
   readonly sampledElsewhere: boolean;
@@ -128,3 +134,9 @@ export function logValidation(log: StepLog, val: RolloutBatch): void {
   log.add(val.metrics);
   log.valEpisodes = val.episodes.slice(0, REPORTED_VAL_EPISODES);
 }
+
+/**
+ * Opens the run's rollout source once actor_train and its tokenizer are built; `warn` hears what
+ * the source says mid-run. The run passes src/rollout_sources/open.ts's `openRollouts`.
+ */
+export type OpenRollouts = (config: AgenticConfig, host: PluginHost, roles: Roles, chat: ChatFormat, warn?: (line: string) => void) => Promise<RolloutSource>;

@@ -5,7 +5,7 @@
  * watches another queue), and the `agentic worker` command line that serves the run: the run's
  * resolved config, which the run records in <output_dir>/.agentic/config.yaml before its first
  * rollout. Workers of another config on the run's own queues refuse its jobs, and the run stops
- * with their reason (src/worker/worker.ts); this watch is for the silence.
+ * with their reason (src/worker/play_job.ts); this watch is for the silence.
  *
  * A worker is taking jobs while any is active, or jobs finish, or fewer wait than at the last look.
  * The watch asks Redis once a second on a timer of its own; a failed look is skipped (RedisClock

@@ -8,26 +8,26 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Rng } from '../../../src/engine/rng';
-import { GREEDY } from '../../../src/model/sampling';
-import { loadModel } from '../../../src/model/load';
-import { PluginHost } from '../../../src/host/plugin_host';
-import { ChatFormat } from '../../../src/rollout/chat';
-import { EnvManager } from '../../../src/rollout/env_manager';
-import { ModelPolicy } from '../../../src/rollout/policy';
-import type { RolloutBatch } from '../../../src/rollout/types';
-import { openCheckpoint } from '../../../src/checkpoint/load';
-import { Qwen2Model } from '../../../src/model/qwen2';
-import { saveModel } from '../../../src/model/load';
-import { runTraining } from '../../../src/cli/training_run';
-import { readMetricsJsonl } from '../../../src/tracking/jsonl';
-import { agentic, scratch } from '../../helpers';
-import { call, RestartingServe, startServe, type ServeProcess } from '../../serve/helpers';
-import { configOf, LORA, microPolicyFolder, vowelsYaml } from '../helpers';
+import { Rng } from '../../src/engine/rng';
+import { GREEDY } from '../../src/model/sampling';
+import { loadModel } from '../../src/model/load';
+import { PluginHost } from '../../src/host/plugin_host';
+import { ChatFormat } from '../../src/rollout/chat';
+import { EnvManager } from '../../src/rollout/env_manager';
+import { ModelPolicy } from '../../src/rollout/policy';
+import type { RolloutBatch } from '../../src/rollout/types';
+import { openCheckpoint } from '../../src/checkpoint/load';
+import { Qwen2Model } from '../../src/model/qwen2';
+import { saveModel } from '../../src/model/load';
+import { runTraining } from '../../src/cli/training_run';
+import { readMetricsJsonl } from '../../src/tracking/jsonl';
+import { agentic, scratch } from '../helpers';
+import { call, RestartingServe, startServe, type ServeProcess } from '../serve/helpers';
+import { configOf, LORA, microPolicyFolder, vowelsYaml } from '../train/helpers';
 
 setDefaultTimeout(120_000);
 
-const VOWELS_PLUGIN = resolve(import.meta.dir, '../../fixtures/plugins/vowels.ts');
+const VOWELS_PLUGIN = resolve(import.meta.dir, '../fixtures/plugins/vowels.ts');
 
 let pretrain = '';
 let server: ServeProcess;

@@ -9,18 +9,18 @@
  * Their log-probs come from another engine, so the batch counts as sampled elsewhere: actor_train
  * recomputes the old log-probs and the gap between the two is reported.
  */
-import { needsOf } from '../../algo/estimators';
-import type { AgenticConfig } from '../../config/schema';
-import type { ChatFormat } from '../../rollout/chat';
-import type { EnvManager } from '../../rollout/env_manager';
-import type { RolloutBatch } from '../../rollout/types';
-import { copyWeights } from '../../model/copy_weights';
-import type { Roles } from '../roles';
-import type { StepLog } from '../step_log';
-import { validatesBefore } from '../schedule';
-import { Lineage } from '../../remote/lineage';
-import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from './source';
-import type { WeightSync } from '../../remote/weight_sync';
+import { needsOf } from '../algo/estimators';
+import type { AgenticConfig } from '../config/schema';
+import type { ChatFormat } from '../rollout/chat';
+import type { EnvManager } from '../rollout/env_manager';
+import type { RolloutBatch } from '../rollout/types';
+import { copyWeights } from '../model/copy_weights';
+import type { Roles } from '../train/roles';
+import type { StepLog } from '../train/step_log';
+import { validatesBefore } from '../train/schedule';
+import { Lineage } from '../remote/lineage';
+import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from '../train/rollout_source';
+import type { WeightSync } from '../remote/weight_sync';
 
 export class LocalRollouts implements RolloutSource {
   readonly sampledElsewhere: boolean;
