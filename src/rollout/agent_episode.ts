@@ -23,7 +23,7 @@ import { Rng } from '../engine/rng';
 import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import type { ChatFormat } from './chat';
 import { Deadline, EXPIRED } from './deadline';
-import { type EpisodeLimits, type EpisodeOutcome, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
+import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
 import type { ChatTurn } from './gateway/chat_completions';
 import { Gateway, type GatewaySession, type Generated } from './gateway/gateway';
 import { continuesSession, type RecordedCall, sessionTurns } from './gateway/session_turns';
@@ -66,7 +66,7 @@ interface CallNotes {
 }
 
 /** How the agent's run went: the ending, and what the env showed and took. */
-interface AgentRun extends Pick<EpisodeOutcome, 'endReason' | 'failure'> {
+interface AgentRun extends EpisodeEnding {
   /** reset()'s observation. */
   observation: string;
   finalObservation: string;

@@ -22,7 +22,7 @@ import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import { playAgentEpisode } from './agent_episode';
 import type { ChatFormat } from './chat';
 import { Deadline, EXPIRED } from './deadline';
-import { type EpisodeLimits, type EpisodeOutcome, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
+import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
 import type { Policy, TurnReply } from './policy';
 import { TurnPrompts, type TurnState } from './turn_prompt';
 import type { Episode, Turn } from './types';
@@ -52,9 +52,6 @@ export interface EpisodeObserver {
   /** The env has taken the response: the turn as recorded, and the env's whole step result (its info too). */
   afterTurn?(turn: Turn, step: GuardedStep): void | Promise<void>;
 }
-
-/** How the episode ended, with one line about a failure or a timeout. */
-type Ending = Pick<EpisodeOutcome, 'endReason' | 'failure'>;
 
 /** A reply the policy gave. */
 type Replied = Extract<TurnReply, { failure: null }>;
@@ -95,7 +92,7 @@ export async function playEpisode(
   const started = performance.now();
   const play: Play = { env, custom, task, limits, policy, chat, observer, deadline: new Deadline(custom.episode_timeout_s * 1000) };
   const progress: Progress = { step: 0, instruction: '', observation: '', suffix: '', observations: [], turns: [], toolResults: null };
-  let ending: Ending;
+  let ending: EpisodeEnding;
   try {
     ending = (await resetEpisode(play, progress)) ?? (await playTurns(play, progress));
   } finally {
@@ -106,7 +103,7 @@ export async function playEpisode(
 }
 
 /** Resets the env with the task's seed into `progress`; the ending if the reset failed or ran out of time. */
-async function resetEpisode({ env, task, custom, deadline }: Play, progress: Progress): Promise<Ending | null> {
+async function resetEpisode({ env, task, custom, deadline }: Play, progress: Progress): Promise<EpisodeEnding | null> {
   const reset = await deadline.race(env.reset(task.seed, task.draw, task.episode ? { episode: task.episode } : undefined));
   if (reset === EXPIRED) {
     env.abandon();
@@ -122,7 +119,7 @@ async function resetEpisode({ env, task, custom, deadline }: Play, progress: Pro
 }
 
 /** Turn after turn until the env, the action budget, the context or the time budget ends the episode. */
-async function playTurns(play: Play, progress: Progress): Promise<Ending> {
+async function playTurns(play: Play, progress: Progress): Promise<EpisodeEnding> {
   const { env, custom, limits, observer, deadline } = play;
   const prompts = new TurnPrompts(custom, play.chat);
   const context: number[] = [];
@@ -168,7 +165,12 @@ async function playTurns(play: Play, progress: Progress): Promise<Ending> {
 }
 
 /** The policy's reply to this turn's context; the ending if it failed or the time budget ran out first. */
-async function askPolicy({ env, custom, task, limits, policy, deadline }: Play, step: number, contextIds: number[], room: number): Promise<Replied | Ending> {
+async function askPolicy(
+  { env, custom, task, limits, policy, deadline }: Play,
+  step: number,
+  contextIds: number[],
+  room: number,
+): Promise<Replied | EpisodeEnding> {
   const id = `${task.mode}:${task.envId}:${task.episodeId}:${step}`;
   const reply = await deadline.race(
     policy.respond({
@@ -189,7 +191,7 @@ async function askPolicy({ env, custom, task, limits, policy, deadline }: Play, 
 }
 
 /** The ending a step gives: a failure, the env's end (terminated, then truncated), or none (play on). */
-function stepEnding(result: GuardedStep): Ending | null {
+function stepEnding(result: GuardedStep): EpisodeEnding | null {
   if (result.failure) return { endReason: 'env_failure', failure: result.failure.reason };
   if (result.terminated) return { endReason: 'terminated', failure: null };
   if (result.truncated) return { endReason: 'truncated', failure: null };

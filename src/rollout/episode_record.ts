@@ -85,6 +85,9 @@ export interface EpisodeOutcome {
   started: number;
 }
 
+/** How an episode ended, with one line about a failure or a timeout (else null). */
+export type EpisodeEnding = Pick<EpisodeOutcome, 'endReason' | 'failure'>;
+
 /** The episode record of `task`: its ids, its turns, and what they add up to. */
 export function recordEpisode(task: EpisodeTask, outcome: EpisodeOutcome): Episode {
   const id = trajGroupId(task);
