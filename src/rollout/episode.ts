@@ -22,9 +22,9 @@ import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import { playAgentEpisode } from './agent_episode';
 import type { ChatFormat } from './chat';
 import { Deadline, EXPIRED } from './deadline';
-import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
+import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, playedTurn, recordEpisode } from './episode_record';
 import type { Policy, TurnReply } from './policy';
-import { TurnPrompts, type TurnState } from './turn_prompt';
+import { advanceTurnState, TurnPrompts, type TurnState } from './turn_prompt';
 import type { Episode, Turn } from './types';
 
 /** A turn as the policy is about to see it. */
@@ -74,11 +74,6 @@ interface Progress extends TurnState {
   turns: Turn[];
 }
 
-/** A step's `tool_results` (function calling: its observation as tool messages), when it gives them. */
-function toolResultsOf(value: unknown): string[] | null {
-  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string') ? value : null;
-}
-
 export async function playEpisode(
   env: GuardedEnv,
   custom: CustomEnvConfig,
@@ -122,11 +117,10 @@ async function resetEpisode({ env, task, custom, deadline }: Play, progress: Pro
 async function playTurns(play: Play, progress: Progress): Promise<EpisodeEnding> {
   const { env, custom, limits, observer, deadline } = play;
   const prompts = new TurnPrompts(custom, play.chat);
-  const context: number[] = [];
   for (let step = 0; step < custom.max_steps; step++) {
     progress.step = step;
     const promptIds = prompts.turnIds(progress);
-    const contextIds = prompts.kind === 'traj' ? [...context, ...promptIds] : promptIds;
+    const contextIds = prompts.contextIds(progress, promptIds);
     const room = limits.sequenceLength - contextIds.length;
     await observer.beforeTurn?.({ step, instruction: progress.instruction, observation: progress.observation, promptIds, contextIds, room });
     if (room <= 0) return { endReason: 'context_full', failure: null };
@@ -138,26 +132,10 @@ async function playTurns(play: Play, progress: Progress): Promise<EpisodeEnding>
       env.abandon();
       return { endReason: 'timeout', failure: `step() did not finish within the episode budget of ${custom.episode_timeout_s} s` };
     }
-    const turn: Turn = {
-      observation: progress.observation,
-      promptIds,
-      responseIds: reply.tokens,
-      logProbs: reply.logProbs,
-      responseText,
-      reward: result.reward,
-      action: result.info.action,
-      actionDesc: result.info.actionDesc,
-      metrics: result.info.metrics,
-      metricsAgg: result.info.metricsAgg ?? {},
-      stateHash: stateHash(progress.observation),
-    };
+    const turn = playedTurn(progress, promptIds, reply, responseText, result);
     progress.turns.push(turn);
     await observer.afterTurn?.(turn, result);
-    context.push(...promptIds, ...reply.tokens);
-    progress.observation = result.observation;
-    progress.suffix = result.info.suffix ?? '';
-    progress.observations.push(result.observation);
-    progress.toolResults = toolResultsOf(result.info.tool_results);
+    advanceTurnState(progress, result);
     const ended = stepEnding(result);
     if (ended) return ended;
   }

@@ -1,7 +1,8 @@
 /**
  * The prompt of one turn of an env episode, made in one place for the two that show it: the
- * rollout (episode.ts), and the warm start (train/warm_start/data.ts), whose rows promise the very
- * prompts RL will use (test/train/warm_start/prompts.test.ts holds them to it).
+ * rollout (episode.ts), and the warm start's state rows (train/warm_start/state_rows.ts), which
+ * promise the very prompts RL will use: the same ids, the same context (traj: the chat so far),
+ * the same tools and step history (test/train/warm_start/prompts.test.ts holds them to it).
  *
  * A custom_envs entry gives the words: its system prompt and its turn template (config/templates.ts),
  * filled per env manager kind. Trajectory-wise (traj) the first turn has the instruction above the
@@ -11,6 +12,7 @@
  */
 import type { CustomEnvConfig, EnvManagerKind } from '../config/schema';
 import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../config/templates';
+import type { GuardedStep } from '../sdk/guarded_env';
 import type { ChatFormat } from './chat';
 import type { Turn } from './types';
 
@@ -30,6 +32,19 @@ export interface TurnState {
   tools?: readonly unknown[];
   /** Function calling: the last step's tool results, shown as tool messages in the next traj turn. */
   toolResults: readonly string[] | null;
+}
+
+/** A step's `tool_results` (function calling: its observation as tool messages), when it gives them. */
+function toolResultsOf(value: unknown): string[] | null {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string') ? value : null;
+}
+
+/** Moves `state` on to what the env showed after a step (the step's turn is already in state.turns). */
+export function advanceTurnState(state: TurnState & { observations: string[] }, result: GuardedStep): void {
+  state.observation = result.observation;
+  state.suffix = result.info.suffix ?? '';
+  state.observations.push(result.observation);
+  state.toolResults = toolResultsOf(result.info.tool_results);
 }
 
 /** Recent steps as a step-wise prompt shows them, oldest first. */
@@ -100,25 +115,24 @@ export class TurnPrompts {
     });
   }
 
-  /** The rollout's ids of this turn: traj's later turns are appended after the previous response, the others are whole prompts. */
-  turnIds(state: TurnState): number[] {
-    const user = this.userMessage(state);
+  /**
+   * This turn's new ids, as the rollout gives them: traj's later turns are appended after the
+   * previous response, the others are whole prompts. A `question` (the warm start's state
+   * questions) goes on a line after the turn's user message, or after its last tool result.
+   */
+  turnIds(state: TurnState, question: string | null = null): number[] {
+    const asked = (text: string) => (question === null ? text : `${text}\n${question}`);
+    const user = asked(this.userMessage(state));
     if (this.kind !== 'traj') return this.chat.firstTurn(this.system, user, state.tools);
     if (state.step === 0) return this.chat.firstTurn(this.system, state.instruction ? `${state.instruction}\n${user}` : user, state.tools);
-    const next = state.toolResults ? ({ role: 'tool', results: state.toolResults } as const) : user;
+    const results = state.toolResults;
+    const next = results ? ({ role: 'tool', results: [...results.slice(0, -1), asked(results[results.length - 1]!)] } as const) : user;
     return this.chat.nextTurn(state.turns[state.step - 1]!.responseIds, next);
   }
 
-  /**
-   * The prompt of a warm-start row for `state`: a first turn standing alone, `question` (when
-   * given) on a line after the user message. Where it differs from turnIds, it keeps what the
-   * warm start has always built: no tools are listed; traj's first turn has the instruction and a
-   * newline above the user message even when the instruction is empty; traj's later turns are the
-   * system prompt and this turn's user message alone, without the turns before.
-   */
-  stateRowIds(state: TurnState, question: string | null = null): number[] {
-    const user = this.userMessage(state);
-    const opening = this.kind === 'traj' && state.step === 0 ? `${state.instruction}\n${user}` : user;
-    return this.chat.firstTurn(this.system, question === null ? opening : `${opening}\n${question}`);
+  /** Everything the policy's response to this turn continues: traj's whole chat so far (each turn's prompt and response) and then `promptIds`; the others' `promptIds` alone. */
+  contextIds(state: TurnState, promptIds: readonly number[]): number[] {
+    if (this.kind !== 'traj') return [...promptIds];
+    return [...state.turns.flatMap((turn) => [...turn.promptIds, ...turn.responseIds]), ...promptIds];
   }
 }

@@ -14,7 +14,11 @@ import type { EnvPlugin } from '../../sdk/types';
 import { hasWarmStartHook } from '../../sdk/warm_start_hooks';
 import type { ChatFormat } from '../../rollout/chat';
 import { entryEnv } from '../../rollout/entry_env';
-import { TurnPrompts, type TurnState } from '../../rollout/turn_prompt';
+import { episodeLimits } from '../../rollout/env_manager';
+import { type EpisodeLimits, playedTurn } from '../../rollout/episode_record';
+import { envActionTokens } from '../../rollout/policy';
+import { advanceTurnState, TurnPrompts, type TurnState } from '../../rollout/turn_prompt';
+import type { Turn } from '../../rollout/types';
 
 /** Which episodes stateRows plays, and what their rows teach. */
 export interface StateRowsOptions {
@@ -97,6 +101,9 @@ interface StateEpisodes {
   rank: number;
   env: GuardedEnv;
   prompts: TurnPrompts;
+  chat: ChatFormat;
+  /** The rollout's limits (train): a move is cut to the tokens it allows, and a prompt must leave room. */
+  limits: EpisodeLimits;
   /** The env has stateQuestions(). */
   asks: boolean;
   rows: EpisodeRows;
@@ -106,8 +113,8 @@ interface StateEpisodes {
  * Rows played straight on each env: per state, `state_questions` of the env's state questions
  * (the prompt with the question after it, the env's answer as the response), and with `think` the
  * action row itself, its response the env's notes on the state in <think> tags and then the move.
- * The prompts are TurnPrompts.stateRowIds: for step-wise envs with history_length 0 (which think
- * requires) RL's own. Envs without the methods give none. A plugin that throws costs its episode,
+ * Each row's prompt is all the rollout's policy is given at that turn (TurnPrompts: traj's chat so
+ * far, the tools, the step history). Envs without the methods give none. A plugin that throws costs its episode,
  * not the stage.
  */
 export async function stateRows(config: AgenticConfig, host: PluginHost, chat: ChatFormat, options: StateRowsOptions): Promise<StateRowsResult> {
@@ -124,7 +131,8 @@ export async function stateRows(config: AgenticConfig, host: PluginHost, chat: C
     // a misbehaving plugin loses the rest of its episode (the guard reports the failure); the others still teach
     const env = entryEnv(plugin, custom, context, `env ${tag}`);
     const asks = hasWarmStartHook(plugin.env.prototype, 'stateQuestions');
-    const played: StateEpisodes = { config, options, tag, custom, rank, env, prompts: new TurnPrompts(custom, chat), asks, rows };
+    const prompts = new TurnPrompts(custom, chat);
+    const played: StateEpisodes = { config, options, tag, custom, rank, env, prompts, chat, limits: episodeLimits(config, 'train'), asks, rows };
     const episodes = Math.ceil(options.episodes / manager.tags.length);
     for (let episode = 0; episode < episodes; episode++) await playStateEpisode(played, episode);
     await env.close();
@@ -144,14 +152,21 @@ function requireNotes(custom: CustomEnvConfig, tag: string, plugin: EnvPlugin): 
   }
 }
 
-/** Episode `episode` of the tag's env: each state's rows, then the move (random or the solution's) to the next state. */
+/** A state-row episode so far, kept as the rollout's episode keeps it, so its prompts show the same history. */
+type StateWalk = TurnState & { observations: string[]; turns: Turn[] };
+
+/**
+ * Episode `episode` of the tag's env, played as the rollout plays it with RandomPolicy or
+ * SolutionPolicy: each state's rows on the prompt the rollout gives there, then the move (cut to
+ * the tokens the rollout allows, the env given their text) to the next state. An episode ends
+ * where the rollout's would: the env ends it, max_steps, or a prompt leaving no room (context_full).
+ */
 async function playStateEpisode(played: StateEpisodes, episode: number): Promise<void> {
-  const { config, options, tag, custom, env } = played;
+  const { config, options, tag, custom, env, prompts, chat, limits } = played;
   const rng = Rng.fromSeed(config.seed, ...options.stream, played.rank, episode);
   const reset = await env.reset(hashSeed(config.seed, ...options.stream, tag, episode));
   if (reset.failure) return;
-  // no turns: the rows show no earlier steps, as RL's step-wise prompts with history_length 0 (which think requires)
-  const state: TurnState & { observations: string[] } = {
+  const state: StateWalk = {
     step: 0,
     instruction: reset.info.instruction,
     observation: reset.observation,
@@ -159,36 +174,48 @@ async function playStateEpisode(played: StateEpisodes, episode: number): Promise
     observations: [reset.observation],
     turns: [],
     toolResults: null,
+    ...(Array.isArray(reset.info.tools) ? { tools: reset.info.tools } : {}),
   };
   let solved = false;
   for (let step = 0; step < custom.max_steps; step++) {
     state.step = step;
-    const move = await rowsOfState(played, state, rng);
+    const promptIds = prompts.turnIds(state);
+    const contextIds = prompts.contextIds(state, promptIds);
+    const room = limits.sequenceLength - contextIds.length;
+    if (room <= 0) break;
+    const move = await rowsOfState(played, state, contextIds, rng);
     if (move === null) break;
-    const result = await env.step(move);
+    const tokens = envActionTokens(chat, move, Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room));
+    const responseText = chat.responseText(tokens);
+    const result = await env.step(responseText);
     // a failed step comes back truncated, never solved
     if (result.terminated || result.truncated) {
       solved = result.terminated && Number(result.info.metrics.success) === 1;
       break;
     }
-    state.observation = result.observation;
-    state.suffix = result.info.suffix ?? '';
-    state.observations.push(result.observation);
+    state.turns.push(playedTurn(state, promptIds, { tokens, logProbs: tokens.map(() => 0) }, responseText, result));
+    advanceTurnState(state, result);
   }
   played.rows.endEpisode(solved);
 }
 
 /**
- * One state's rows: `state_questions` of the env's questions (the question after the prompt, the
- * env's answer as the response), and with think the action row (the env's notes in <think> tags,
- * then the move). Returns the move to play on, or null when the env failed (the episode ends).
+ * One state's rows, on `contextIds` (all the rollout's policy is given at this turn): `state_questions`
+ * of the env's questions (the question after the turn's user message, the env's answer as the
+ * response), and with think the action row (the env's notes in <think> tags, then the move).
+ * Returns the move to play on, or null when the env failed (the episode ends).
  */
-async function rowsOfState({ config, options, env, prompts, asks, rows }: StateEpisodes, state: TurnState, rng: Rng): Promise<string | null> {
+async function rowsOfState(
+  { config, options, env, prompts, asks, rows }: StateEpisodes,
+  state: TurnState,
+  contextIds: readonly number[],
+  rng: Rng,
+): Promise<string | null> {
   if (asks) {
     const stated = await env.stateQuestions();
     if (stated.failure) return null;
     const asked = rng.shuffle([...stated.value]).slice(0, config.warm_start.state_questions);
-    for (const { question, answer } of asked) rows.push(prompts.stateRowIds(state, question), answer);
+    for (const { question, answer } of asked) rows.push(prompts.contextIds(state, prompts.turnIds(state, question)), answer);
     rows.questions += asked.length;
   }
   const action = options.actions === 'solution' ? await env.solutionAction() : await env.sampleRandomAction();
@@ -199,8 +226,8 @@ async function rowsOfState({ config, options, env, prompts, asks, rows }: StateE
     const label = options.solutionLabels ? await env.solutionLabel() : null;
     if (label?.failure) return null;
     // the episode goes on with the random move; a labelled row shows the solution's move from here
-    if (label?.value) rows.push(prompts.stateRowIds(state), `<think>${notes.value}</think>${label.value}`);
-    else rows.push(prompts.stateRowIds(state), `<think>${notes.value}</think>${action.response}`, options.readingOnly || label ? 'notes' : 'all');
+    if (label?.value) rows.push(contextIds, `<think>${notes.value}</think>${label.value}`);
+    else rows.push(contextIds, `<think>${notes.value}</think>${action.response}`, options.readingOnly || label ? 'notes' : 'all');
   }
   return action.response;
 }
