@@ -1,8 +1,10 @@
 /**
  * The warm start's state rows: episodes played straight on each env of train_env_manager, with
  * rows taught from every state they pass through: the env's state questions with its answers,
- * and with warm_start.think the action row (the env's notes in <think> tags, then the move). The
- * prompts are the rollout's own (rollout/turn_prompt.ts); every env call goes through the guard.
+ * and with warm_start.think the action row (the env's notes in <think> tags, then the move). Each
+ * row's prompt is, token for token, all the rollout gives the policy at that state (TurnPrompts:
+ * traj's whole chat so far, the env's tools, the step history), since the episode is walked as the
+ * rollout's RandomPolicy or SolutionPolicy plays it; every env call goes through the guard.
  * The moves are the env's random ones, or its worked solution (worked examples with notes).
  */
 import type { AgenticConfig, CustomEnvConfig } from '../../config/schema';

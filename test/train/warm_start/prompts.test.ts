@@ -30,7 +30,17 @@ setDefaultTimeout(60_000);
 const QUESTION = 'Which cell are you on?';
 const GOAL = 5;
 
-const Walk = z.strictObject({ instruction: z.string().default('Walk right until you reach the goal.'), suffix: z.string().default('') });
+const Walk = z.strictObject({
+  instruction: z.string().default('Walk right until you reach the goal.'),
+  suffix: z.string().default(''),
+  /** Function calling: the reset lists a tool for the chat template. */
+  tools: z.boolean().default(false),
+});
+
+const MOVE_TOOL = {
+  type: 'function' as const,
+  function: { name: 'move_walker', description: 'Move one cell.', parameters: { type: 'object', properties: {} } },
+};
 
 /**
  * A walk along a row of cells towards the goal: each answer `left` or `right` moves, anything else
@@ -48,7 +58,8 @@ const walkEnv = defineEnv({
     reset(seed: number) {
       this.moves = Rng.fromSeed(seed, 'walk');
       this.cell = this.moves.int(GOAL);
-      return { observation: this.view(), info: { instruction: this.config.instruction, suffix: this.config.suffix } };
+      const tools = this.config.tools ? { tools: [MOVE_TOOL] } : {};
+      return { observation: this.view(), info: { instruction: this.config.instruction, suffix: this.config.suffix, ...tools } };
     }
     step(response: string) {
       const move = response.trim();
@@ -187,22 +198,35 @@ describe("the warm start's rows are the prompts RL plays", () => {
     given.forEach(({ promptIds }, i) => expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual(withQuestion(promptIds)));
   });
 
-  test("traj: the first turn's row is the episode's first prompt; a later turn's row is its system prompt and the very user message the episode appends", async () => {
+  test("traj: a first turn's row is the episode's first prompt, and a later turn's row the episode's whole chat so far, each with the question after the turn's user message", async () => {
     const { rows, given } = await rowsAndPrompts('env_manager_cls: traj', 'state_questions: 1', 1);
     let later = 0;
     given.forEach(({ promptIds, contextIds }, i) => {
-      const row = rowPrompt(rows.ids[i]!, rows.masks[i]!);
-      if (contextIds.length === promptIds.length) {
-        expect(row).toEqual(withQuestion(promptIds));
-        return;
-      }
-      later++;
-      const episode = messages(decode(contextIds));
-      const warm = messages(decode(row));
-      expect(warm.system).toBe(episode.system!);
-      expect(warm.user).toBe(`${episode.user}\n${QUESTION}`);
-      expect(warm.assistant).toBeUndefined();
+      if (contextIds.length > promptIds.length) later++;
+      const earlier = contextIds.slice(0, contextIds.length - promptIds.length);
+      expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual([...earlier, ...withQuestion(promptIds)]);
     });
     expect(later).toBeGreaterThan(0);
+  });
+
+  test('traj with an empty instruction: the first turn opens on the user message, as the episode does', async () => {
+    const { rows, given } = await rowsAndPrompts('env_manager_cls: traj, env_config: {instruction: ""}', 'state_questions: 1', 1);
+    given.forEach(({ promptIds, contextIds }, i) => {
+      if (contextIds.length !== promptIds.length) return;
+      expect(messages(decode(promptIds)).user!.startsWith('\n')).toBe(false);
+      expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual(withQuestion(promptIds));
+    });
+  });
+
+  test("step with history_length 2: a later turn's row shows the steps the episode played, as its prompt does", async () => {
+    const { rows, given } = await rowsAndPrompts('env_manager_cls: step, history_length: 2', 'state_questions: 1', 1);
+    expect(given.some(({ promptIds }) => decode(promptIds).includes('[step 1]'))).toBe(true);
+    given.forEach(({ promptIds }, i) => expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual(withQuestion(promptIds)));
+  });
+
+  test("an env with tools: the rows list them as the episode's prompts do", async () => {
+    const { rows, given } = await rowsAndPrompts('env_manager_cls: step, history_length: 0, env_config: {tools: true}', 'state_questions: 1', 1);
+    expect(decode(given[0]!.promptIds)).toContain('move_walker');
+    given.forEach(({ promptIds }, i) => expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual(withQuestion(promptIds)));
   });
 });
