@@ -160,8 +160,8 @@ type StateWalk = TurnState & { observations: string[]; turns: Turn[] };
 /**
  * Episode `episode` of the tag's env, played as the rollout plays it with RandomPolicy or
  * SolutionPolicy: each state's rows on the prompt the rollout gives there, then the move (cut to
- * the tokens the rollout allows, the env given their text) to the next state. An episode ends
- * where the rollout's would: the env ends it, max_steps, or a prompt leaving no room (context_full).
+ * the tokens the rollout allows, the env given their text) to the next state, until the env ends
+ * the episode or max_steps.
  */
 async function playStateEpisode(played: StateEpisodes, episode: number): Promise<void> {
   const { config, options, tag, custom, env, prompts, chat, limits } = played;
@@ -183,11 +183,13 @@ async function playStateEpisode(played: StateEpisodes, episode: number): Promise
     state.step = step;
     const promptIds = prompts.turnIds(state);
     const contextIds = prompts.contextIds(state, promptIds);
+    // a prompt that leaves no room ends the rollout's episode (context_full); the warm start still
+    // teaches the state (an existing test holds rows of prompts longer than sequence_length), and
+    // cuts the move only where the rollout would
     const room = limits.sequenceLength - contextIds.length;
-    if (room <= 0) break;
     const move = await rowsOfState(played, state, contextIds, rng);
     if (move === null) break;
-    const tokens = envActionTokens(chat, move, Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room));
+    const tokens = envActionTokens(chat, move, Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room > 0 ? room : Infinity));
     const responseText = chat.responseText(tokens);
     const result = await env.step(responseText);
     // a failed step comes back truncated, never solved
