@@ -9,9 +9,10 @@
  */
 import type { AgenticConfig } from '../config/schema';
 import { thinkTokenMask } from '../algo/think';
-import { GuardedEnv, type GuardedStep } from '../sdk/guarded_env';
+import type { GuardedStep } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
 import type { ChatFormat } from '../rollout/chat';
+import { entryEnv } from '../rollout/entry_env';
 import { episodeLimits } from '../rollout/env_manager';
 import { playEpisode, type EpisodeObserver, type TurnStart } from '../rollout/episode';
 import type { EpisodeTask } from '../rollout/episode_record';
@@ -57,8 +58,8 @@ export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
   const configured = config.custom_envs[tag]!;
   const custom = setup.untimed ? { ...configured, episode_timeout_s: Number.POSITIVE_INFINITY } : configured;
   const plugin = await setup.host.resolveEnv(custom.env_type);
-  const budgetMs = configured.episode_timeout_s * 1000;
-  const env = new GuardedEnv(plugin, custom.env_config, setup.host.envContext(), { label: `env ${tag}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
+  // the guard's limits on one call stay the configured budget's: a plugin that hangs is still cut
+  const env = entryEnv(plugin, configured, setup.host.envContext(), `env ${tag}`);
   const task: EpisodeTask = { mode: 'val', tag, envId: 0, groupId: 0, episodeId: 0, seed: config.seed };
   const limits = episodeLimits(config, 'val');
 

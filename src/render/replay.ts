@@ -11,10 +11,11 @@
  */
 import type { AgenticConfig } from '../config/schema';
 import { AgenticError, PluginError } from '../errors';
-import { GuardedEnv } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
 import type { EpisodeDraw, MetricAgg, MetricValue, RgbFrame, SuiteEpisode } from '../sdk/types';
+import { entryEnv } from '../rollout/entry_env';
 import type { EndReason } from '../rollout/types';
+import type { GuardedEnv } from '../sdk/guarded_env';
 
 /** A turn as saved: the response is required, the rest is checked when present. */
 export interface RecordedTurn {
@@ -95,6 +96,23 @@ function captionsOf(turns: readonly ReplayedTurn[], seed: number): string[] {
   return captions;
 }
 
+/** An episode being replayed: the env playing it again, the recording, and how errors name it. */
+interface Replaying {
+  env: GuardedEnv;
+  episode: RecordedEpisode;
+  label: string;
+}
+
+/** The turns replayed, and where they left the env. */
+interface ReplayedTurns {
+  turns: ReplayedTurn[];
+  observation: string;
+  /** How the env ended the episode; null: still running after the recorded turns. */
+  endReason: EndReason | null;
+  failure: string | null;
+  frames: RgbFrame[] | null;
+}
+
 /**
  * Replays `episode` with the env its tag names in `config`. `label` names the episode in errors
  * (default: its tag and seed).
@@ -111,79 +129,20 @@ export async function replayEpisode(
     throw new ReplayError(`${label}: tag '${episode.tag}' is not in custom_envs (defined: ${defined.join(', ') || 'none'})`);
   }
   const plugin = await host.resolveEnv(custom.env_type);
-  const budgetMs = custom.episode_timeout_s * 1000;
-  const env = new GuardedEnv(plugin, custom.env_config, host.envContext(), { label: `env ${episode.tag}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
-  const recordingFailed = episode.endReason === 'env_failure';
-  const diverges = (where: string, what: string) => new ReplayError(`${label}: the replay diverges ${where}: ${what}`);
-
-  const picture = async (): Promise<RgbFrame | null> => {
-    const drawn = await env.render('rgb');
-    if (drawn.failure) throw new PluginError(`${label}: ${drawn.failure.reason}`);
-    // the guard has already refused text for 'rgb'; this only narrows the type
-    return typeof drawn.value === 'string' ? null : drawn.value;
-  };
-
+  const env = entryEnv(plugin, custom, host.envContext(), `env ${episode.tag}`);
+  const replaying: Replaying = { env, episode, label };
   try {
     const reset = await env.reset(episode.seed, episode.draw, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined);
     if (reset.failure) {
-      if (recordingFailed && episode.turns.length === 0) {
+      if (episode.endReason === 'env_failure' && episode.turns.length === 0) {
         return { instruction: '', turns: [], finalObservation: '', endReason: 'env_failure', failure: reset.failure.reason, frames: null, captions: [] };
       }
       throw new ReplayError(`${label}: the env failed on replay: ${reset.failure.reason}`);
     }
-    const first = await picture();
-    const frames: RgbFrame[] | null = first ? [first] : null;
-    const turns: ReplayedTurn[] = [];
-    let observation = reset.observation;
-    let endReason: EndReason | null = null;
-    let failure: string | null = null;
-    for (const [i, recorded] of episode.turns.entries()) {
-      const where = `at turn ${i + 1}`;
-      if (endReason !== null) throw diverges(where, `the env ended the episode (${endReason}) after turn ${i}, but ${episode.turns.length} turns are recorded`);
-      if (recorded.observation !== undefined && recorded.observation !== observation) {
-        throw diverges(where, `the observation differs from the recorded one (${firstDifference(recorded.observation, observation)})`);
-      }
-      const step = await env.step(recorded.responseText);
-      if (step.failure) {
-        if (recordingFailed && i === episode.turns.length - 1) {
-          failure = step.failure.reason;
-          endReason = 'env_failure';
-        } else {
-          throw new ReplayError(`${label}: the env failed on replay ${where}: ${step.failure.reason}`);
-        }
-      }
-      if (recorded.reward !== undefined && Math.abs(recorded.reward - step.reward) > REWARD_TOLERANCE) {
-        throw diverges(where, `reward ${formatNumber(step.reward)}, recorded ${formatNumber(recorded.reward)}`);
-      }
-      turns.push({
-        observation,
-        responseText: recorded.responseText,
-        action: step.info.action,
-        reward: step.reward,
-        metrics: step.info.metrics,
-        metricsAgg: step.info.metricsAgg ?? {},
-      });
-      observation = step.observation;
-      if (endReason === null) {
-        if (step.terminated) endReason = 'terminated';
-        else if (step.truncated) endReason = 'truncated';
-      }
-      if (frames && endReason !== 'env_failure') {
-        const next = await picture();
-        if (!next) throw new PluginError(`${label}: env ${episode.tag}: render('rgb') returned null after turn ${i + 1}, though it drew the start`);
-        frames.push(next);
-      }
-    }
-    if (episode.finalObservation !== undefined && episode.finalObservation !== observation && endReason !== 'env_failure') {
-      throw diverges('at the end', `the final observation differs from the recorded one (${firstDifference(episode.finalObservation, observation)})`);
-    }
-    const recordedEnd = episode.endReason;
-    if ((recordedEnd === 'terminated' || recordedEnd === 'truncated') && endReason !== recordedEnd) {
-      throw diverges(
-        'at the end',
-        `the recording ended ${recordedEnd}, the replay ${endReason ?? `with the episode still running after ${turns.length} turns`}`,
-      );
-    }
+    const first = await picture(replaying);
+    const replayed = await replayTurns(replaying, reset.observation, first ? [first] : null);
+    checkEnding(replaying, replayed);
+    const { turns, observation, failure, frames } = replayed;
     // a failed last step left no picture of its own: the caption list follows the pictures
     const captions = captionsOf(turns, episode.seed);
     if (frames && frames.length < captions.length) captions.length = frames.length;
@@ -191,12 +150,85 @@ export async function replayEpisode(
       instruction: reset.info.instruction,
       turns,
       finalObservation: observation,
-      endReason: endReason ?? recordedEnd ?? 'max_actions',
+      endReason: replayed.endReason ?? episode.endReason ?? 'max_actions',
       failure,
       frames,
       captions,
     };
   } finally {
     await env.close();
+  }
+}
+
+/** The env's picture of its state; null if it draws none. */
+async function picture({ env, label }: Replaying): Promise<RgbFrame | null> {
+  const drawn = await env.render('rgb');
+  if (drawn.failure) throw new PluginError(`${label}: ${drawn.failure.reason}`);
+  // the guard has already refused text for 'rgb'; this only narrows the type
+  return typeof drawn.value === 'string' ? null : drawn.value;
+}
+
+function diverges({ label }: Replaying, where: string, what: string): ReplayError {
+  return new ReplayError(`${label}: the replay diverges ${where}: ${what}`);
+}
+
+/** Steps the env with each recorded response from `observation`, checking what it shows against the recording. */
+async function replayTurns(replaying: Replaying, observation: string, frames: RgbFrame[] | null): Promise<ReplayedTurns> {
+  const { env, episode, label } = replaying;
+  const recordingFailed = episode.endReason === 'env_failure';
+  const turns: ReplayedTurn[] = [];
+  let endReason: EndReason | null = null;
+  let failure: string | null = null;
+  for (const [i, recorded] of episode.turns.entries()) {
+    const where = `at turn ${i + 1}`;
+    if (endReason !== null)
+      throw diverges(replaying, where, `the env ended the episode (${endReason}) after turn ${i}, but ${episode.turns.length} turns are recorded`);
+    if (recorded.observation !== undefined && recorded.observation !== observation) {
+      throw diverges(replaying, where, `the observation differs from the recorded one (${firstDifference(recorded.observation, observation)})`);
+    }
+    const step = await env.step(recorded.responseText);
+    if (step.failure) {
+      if (!recordingFailed || i !== episode.turns.length - 1) throw new ReplayError(`${label}: the env failed on replay ${where}: ${step.failure.reason}`);
+      failure = step.failure.reason;
+      endReason = 'env_failure';
+    }
+    if (recorded.reward !== undefined && Math.abs(recorded.reward - step.reward) > REWARD_TOLERANCE) {
+      throw diverges(replaying, where, `reward ${formatNumber(step.reward)}, recorded ${formatNumber(recorded.reward)}`);
+    }
+    turns.push({
+      observation,
+      responseText: recorded.responseText,
+      action: step.info.action,
+      reward: step.reward,
+      metrics: step.info.metrics,
+      metricsAgg: step.info.metricsAgg ?? {},
+    });
+    observation = step.observation;
+    if (endReason === null) {
+      if (step.terminated) endReason = 'terminated';
+      else if (step.truncated) endReason = 'truncated';
+    }
+    if (frames && endReason !== 'env_failure') {
+      const next = await picture(replaying);
+      if (!next) throw new PluginError(`${label}: env ${episode.tag}: render('rgb') returned null after turn ${i + 1}, though it drew the start`);
+      frames.push(next);
+    }
+  }
+  return { turns, observation, endReason, failure, frames };
+}
+
+/** The replay must end as the recording did: the same final observation, and the env's own ending. */
+function checkEnding(replaying: Replaying, { turns, observation, endReason }: ReplayedTurns): void {
+  const { episode } = replaying;
+  if (episode.finalObservation !== undefined && episode.finalObservation !== observation && endReason !== 'env_failure') {
+    throw diverges(replaying, 'at the end', `the final observation differs from the recorded one (${firstDifference(episode.finalObservation, observation)})`);
+  }
+  const recordedEnd = episode.endReason;
+  if ((recordedEnd === 'terminated' || recordedEnd === 'truncated') && endReason !== recordedEnd) {
+    throw diverges(
+      replaying,
+      'at the end',
+      `the recording ended ${recordedEnd}, the replay ${endReason ?? `with the episode still running after ${turns.length} turns`}`,
+    );
   }
 }

@@ -20,11 +20,13 @@
  */
 import { isStepWise, type CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
-import type { GuardedEnv } from '../sdk/guarded_env';
+import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import type { ChatFormat } from './chat';
-import { type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
-import { Gateway, type Generated } from './gateway/gateway';
-import { continuesSession, sessionTurns } from './gateway/session_turns';
+import { Deadline, EXPIRED } from './deadline';
+import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
+import type { ChatTurn } from './gateway/chat_completions';
+import { Gateway, type GatewaySession, type Generated } from './gateway/gateway';
+import { continuesSession, type RecordedCall, sessionTurns } from './gateway/session_turns';
 import type { Policy } from './policy';
 import type { EndReason, Episode, Turn } from './types';
 
@@ -46,7 +48,32 @@ export async function stopGateway(): Promise<void> {
   await running?.stop();
 }
 
-const EXPIRED = Symbol('expired');
+/** What one agent episode is played with. */
+interface AgentPlay {
+  env: GuardedEnv;
+  custom: CustomEnvConfig;
+  task: EpisodeTask;
+  limits: EpisodeLimits;
+  policy: Policy;
+  chat: ChatFormat;
+}
+
+/** What the model calls met besides their recording: sampling asked otherwise, and why a call failed. */
+interface CallNotes {
+  overridden: number;
+  contextFull: boolean;
+  inferFailed: boolean;
+}
+
+/** How the agent's run went: the ending, and what the env showed and took. */
+interface AgentRun extends EpisodeEnding {
+  /** reset()'s observation. */
+  observation: string;
+  finalObservation: string;
+  /** The agent's final output, which step() scored. */
+  answer: string | null;
+  step: GuardedStep | null;
+}
 
 export async function playAgentEpisode(
   env: GuardedEnv,
@@ -56,151 +83,30 @@ export async function playAgentEpisode(
   policy: Policy,
   chat: ChatFormat,
 ): Promise<Episode> {
+  const play: AgentPlay = { env, custom, task, limits, policy, chat };
   const started = performance.now();
   const budgetMs = custom.episode_timeout_s * 1000;
   const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<typeof EXPIRED>((resolve) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      resolve(EXPIRED);
-    }, budgetMs);
-  });
-  const race = <T>(work: Promise<T>) => Promise.race([work, expired]);
-  let endReason: EndReason = 'terminated';
-  let failure: string | null = null;
-  let observation = '';
-  let finalObservation = '';
-  let answer: string | null = null;
-  let step: Awaited<ReturnType<GuardedEnv['step']>> | null = null;
-  let overridden = 0;
-  let contextFull = false;
-  let inferFailed = false;
-  const session = sharedGateway().open({
+  const deadline = new Deadline(budgetMs, () => controller.abort());
+  const notes: CallNotes = { overridden: 0, contextFull: false, inferFailed: false };
+  const session: GatewaySession = sharedGateway().open({
     model: GATEWAY_MODEL,
     tokenizer: chat.tokenizer,
     piece: chat.responsePiece,
     deadline: Date.now() + budgetMs,
     maxCalls: custom.max_steps,
-    generate: async (turn, index): Promise<Generated> => {
-      const room = limits.sequenceLength - turn.promptIds.length;
-      if (room <= 0) {
-        contextFull = true;
-        return {
-          failure: `the conversation is ${turn.promptIds.length} tokens, sequence_length ${limits.sequenceLength} leaves no room to reply`,
-          status: 400,
-        };
-      }
-      if (limits.onMismatch === 'error' && !continuesSession(turn.promptIds, session.calls)) {
-        return {
-          failure: `call ${index + 1} does not extend the conversation so far: the agent rewrote its history (gateway.on_mismatch: error)`,
-          status: 400,
-        };
-      }
-      const asksOtherwise =
-        (turn.temperature !== null && turn.temperature !== limits.temperature) || (turn.topP !== null && turn.topP !== limits.topP) || turn.seed !== null;
-      if (asksOtherwise) overridden++;
-      const id = `${task.mode}:${task.envId}:${task.episodeId}:${index}`;
-      const reply = await policy.respond({
-        id,
-        promptIds: turn.promptIds,
-        maxNewTokens: Math.min(turn.maxTokens ?? Number.POSITIVE_INFINITY, custom.max_tokens_per_step, limits.maxNewTokens, room),
-        rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, index),
-        env,
-        session: `${task.mode}:${task.envId}`,
-        stopStrings: turn.stop,
-      });
-      if (reply.failure) {
-        inferFailed = reply.failure.kind === 'infer';
-        return { failure: reply.failure.reason, status: 502 };
-      }
-      const text = chat.responseText(reply.tokens);
-      return {
-        generation: {
-          text,
-          tokens: reply.tokens,
-          logProbs: reply.logProbs,
-          finish: reply.finishReason === 'length' ? 'length' : 'stop',
-          promptTokens: turn.promptIds.length,
-        },
-      };
-    },
+    generate: (turn, index) => answerCall(play, session, notes, turn, index),
   });
-
+  let run: AgentRun;
   try {
-    const reset = await race(env.reset(task.seed, task.draw));
-    if (reset === EXPIRED) {
-      env.abandon();
-      endReason = 'timeout';
-      failure = `reset() did not finish within the episode budget of ${custom.episode_timeout_s} s`;
-    } else if (reset.failure) {
-      endReason = 'env_failure';
-      failure = reset.failure.reason;
-    } else if (policy.name === 'random' || policy.name === 'solution') {
-      endReason = 'env_failure';
-      failure = `an outside agent calls a model; the ${policy.name} proxy has none (use the policy or an inference server)`;
-    } else {
-      observation = reset.observation;
-      const ran = await race(
-        env.runAgent({ baseUrl: session.baseUrl, apiKey: session.key, model: GATEWAY_MODEL, deadline: session.options.deadline, signal: controller.signal }),
-      );
-      if (ran === EXPIRED) {
-        env.abandon();
-        endReason = 'timeout';
-        failure = `the agent did not finish within the episode budget of ${custom.episode_timeout_s} s`;
-      } else if (session.problem) {
-        endReason = contextFull ? 'context_full' : inferFailed ? 'infer_failure' : 'env_failure';
-        failure = `agent: ${session.problem}`;
-        env.abandon();
-      } else if (ran.failure) {
-        endReason = 'env_failure';
-        failure = ran.failure.reason;
-      } else if (session.calls.length === 0) {
-        endReason = 'env_failure';
-        failure = 'agent: the agent never called the model';
-        env.abandon();
-      } else {
-        answer = ran.value;
-        const scored = await race(env.step(ran.value));
-        if (scored === EXPIRED) {
-          env.abandon();
-          endReason = 'timeout';
-          failure = `step() did not finish within the episode budget of ${custom.episode_timeout_s} s`;
-        } else {
-          step = scored;
-          finalObservation = scored.observation;
-          if (scored.failure) {
-            endReason = 'env_failure';
-            failure = scored.failure.reason;
-          } else endReason = scored.terminated ? 'terminated' : 'truncated';
-        }
-      }
-    }
+    run = await runAgent(play, session, deadline, controller.signal, notes);
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
     controller.abort();
     sharedGateway().close(session);
   }
-
-  const { turns: called, mismatches } = sessionTurns(session.calls);
-  const turns: Turn[] = called.map((call, i) => {
-    const last = i === called.length - 1;
-    const whole = isStepWise(custom.env_manager_cls) ? [...session.calls[i]!.promptIds] : call.promptIds;
-    return {
-      observation: i === 0 ? observation : '',
-      promptIds: whole,
-      responseIds: call.responseIds,
-      logProbs: call.logProbs,
-      responseText: chat.responseText(call.responseIds),
-      reward: last && step ? step.reward : 0,
-      ...(last && answer !== null ? { action: answer } : {}),
-      ...(last && step?.info.actionDesc ? { actionDesc: step.info.actionDesc } : {}),
-      metrics: last && step ? step.info.metrics : {},
-      metricsAgg: last && step ? (step.info.metricsAgg ?? {}) : {},
-      stateHash: stateHash(i === 0 ? observation : `${observation}\n#${i}`),
-      ...(call.opensRow && i > 0 && custom.env_manager_cls === 'traj' ? { opensRow: true } : {}),
-    };
-  });
+  const { turns, mismatches } = agentTurns(play, session.calls, run);
+  const { endReason, failure, finalObservation } = run;
   const episode = recordEpisode(task, {
     kind: custom.env_manager_cls,
     instruction: '',
@@ -220,7 +126,135 @@ export async function playAgentEpisode(
       gateway_streamed: session.calls.filter((call) => call.streamed).length,
       gateway_refused: session.refused,
       prefix_mismatch: mismatches,
-      gateway_sampling_overridden: overridden,
+      gateway_sampling_overridden: notes.overridden,
     },
   };
+}
+
+/** Answers the agent's model call `index` with the rollout's policy, or refuses it (the failure costs the episode). */
+async function answerCall(
+  { env, custom, task, limits, policy, chat }: AgentPlay,
+  session: GatewaySession,
+  notes: CallNotes,
+  turn: ChatTurn,
+  index: number,
+): Promise<Generated> {
+  const room = limits.sequenceLength - turn.promptIds.length;
+  if (room <= 0) {
+    notes.contextFull = true;
+    return {
+      failure: `the conversation is ${turn.promptIds.length} tokens, sequence_length ${limits.sequenceLength} leaves no room to reply`,
+      status: 400,
+    };
+  }
+  if (limits.onMismatch === 'error' && !continuesSession(turn.promptIds, session.calls)) {
+    return {
+      failure: `call ${index + 1} does not extend the conversation so far: the agent rewrote its history (gateway.on_mismatch: error)`,
+      status: 400,
+    };
+  }
+  const asksOtherwise =
+    (turn.temperature !== null && turn.temperature !== limits.temperature) || (turn.topP !== null && turn.topP !== limits.topP) || turn.seed !== null;
+  if (asksOtherwise) notes.overridden++;
+  const id = `${task.mode}:${task.envId}:${task.episodeId}:${index}`;
+  const reply = await policy.respond({
+    id,
+    promptIds: turn.promptIds,
+    maxNewTokens: Math.min(turn.maxTokens ?? Number.POSITIVE_INFINITY, custom.max_tokens_per_step, limits.maxNewTokens, room),
+    rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, index),
+    env,
+    session: `${task.mode}:${task.envId}`,
+    stopStrings: turn.stop,
+  });
+  if (reply.failure) {
+    notes.inferFailed = reply.failure.kind === 'infer';
+    return { failure: reply.failure.reason, status: 502 };
+  }
+  const text = chat.responseText(reply.tokens);
+  return {
+    generation: {
+      text,
+      tokens: reply.tokens,
+      logProbs: reply.logProbs,
+      finish: reply.finishReason === 'length' ? 'length' : 'stop',
+      promptTokens: turn.promptIds.length,
+    },
+  };
+}
+
+/** Reset, the agent's run through the session, then step() with its output; what ends the episode first ends it. */
+async function runAgent(
+  { env, custom, task, policy }: AgentPlay,
+  session: GatewaySession,
+  deadline: Deadline,
+  signal: AbortSignal,
+  notes: CallNotes,
+): Promise<AgentRun> {
+  const budget = `within the episode budget of ${custom.episode_timeout_s} s`;
+  const ended = (endReason: EndReason, failure: string | null, observation = ''): AgentRun => ({
+    endReason,
+    failure,
+    observation,
+    finalObservation: '',
+    answer: null,
+    step: null,
+  });
+  const reset = await deadline.race(env.reset(task.seed, task.draw));
+  if (reset === EXPIRED) {
+    env.abandon();
+    return ended('timeout', `reset() did not finish ${budget}`);
+  }
+  if (reset.failure) return ended('env_failure', reset.failure.reason);
+  if (policy.name === 'random' || policy.name === 'solution') {
+    return ended('env_failure', `an outside agent calls a model; the ${policy.name} proxy has none (use the policy or an inference server)`);
+  }
+  const { observation } = reset;
+  const ran = await deadline.race(
+    env.runAgent({ baseUrl: session.baseUrl, apiKey: session.key, model: GATEWAY_MODEL, deadline: session.options.deadline, signal }),
+  );
+  if (ran === EXPIRED) {
+    env.abandon();
+    return ended('timeout', `the agent did not finish ${budget}`, observation);
+  }
+  if (session.problem) {
+    env.abandon();
+    return ended(notes.contextFull ? 'context_full' : notes.inferFailed ? 'infer_failure' : 'env_failure', `agent: ${session.problem}`, observation);
+  }
+  if (ran.failure) return ended('env_failure', ran.failure.reason, observation);
+  if (session.calls.length === 0) {
+    env.abandon();
+    return ended('env_failure', 'agent: the agent never called the model', observation);
+  }
+  const scored = await deadline.race(env.step(ran.value));
+  if (scored === EXPIRED) {
+    env.abandon();
+    return { ...ended('timeout', `step() did not finish ${budget}`, observation), answer: ran.value };
+  }
+  const endReason = scored.failure ? 'env_failure' : scored.terminated ? 'terminated' : 'truncated';
+  return { endReason, failure: scored.failure?.reason ?? null, observation, finalObservation: scored.observation, answer: ran.value, step: scored };
+}
+
+/** The recorded calls as the episode's turns (session_turns.ts), the reward on the last; and how often the session split. */
+function agentTurns({ custom, chat }: AgentPlay, calls: readonly RecordedCall[], run: AgentRun): { turns: Turn[]; mismatches: number } {
+  const { observation, answer, step } = run;
+  const { turns: called, mismatches } = sessionTurns(calls);
+  const turns: Turn[] = called.map((call, i) => {
+    const last = i === called.length - 1;
+    const whole = isStepWise(custom.env_manager_cls) ? [...calls[i]!.promptIds] : call.promptIds;
+    return {
+      observation: i === 0 ? observation : '',
+      promptIds: whole,
+      responseIds: call.responseIds,
+      logProbs: call.logProbs,
+      responseText: chat.responseText(call.responseIds),
+      reward: last && step ? step.reward : 0,
+      ...(last && answer !== null ? { action: answer } : {}),
+      ...(last && step?.info.actionDesc ? { actionDesc: step.info.actionDesc } : {}),
+      metrics: last && step ? step.info.metrics : {},
+      metricsAgg: last && step ? (step.info.metricsAgg ?? {}) : {},
+      stateHash: stateHash(i === 0 ? observation : `${observation}\n#${i}`),
+      ...(call.opensRow && i > 0 && custom.env_manager_cls === 'traj' ? { opensRow: true } : {}),
+    };
+  });
+  return { turns, mismatches };
 }

@@ -28,12 +28,13 @@ import { AgenticError } from '../errors';
 import type { Qwen2Model } from '../model/qwen2';
 import type { SamplingParams } from '../model/sampling';
 import { ANSWER_OPENING } from '../sdk/answer';
-import { GuardedEnv } from '../sdk/guarded_env';
+import type { GuardedEnv } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
 import type { EnvContext, EnvPlugin, EpisodeDraw, SuiteEpisode } from '../sdk/types';
 import { loadSuite, type Suite } from '../config/suites';
 import type { ChatFormat } from './chat';
 import { stopGateway } from './agent_episode';
+import { entryEnv } from './entry_env';
 import { playEpisode } from './episode';
 import type { EpisodeLimits, EpisodeTask } from './episode_record';
 import { rolloutMetrics, type RolloutTiming } from './metrics';
@@ -114,10 +115,9 @@ export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen
   });
 }
 
-/** Environment `envId` of `tag`, guarded, its time limits the episode's budget (its instance is made at its first reset). */
+/** Environment `envId` of `tag`, made by entryEnv (its instance is made at its first reset). */
 export function guardedEnv(plugin: EnvPlugin, custom: CustomEnvConfig, context: EnvContext, tag: string, envId: number): GuardedEnv {
-  const budgetMs = custom.episode_timeout_s * 1000;
-  return new GuardedEnv(plugin, custom.env_config, context, { label: `env ${tag}#${envId}`, resetTimeoutMs: budgetMs, stepTimeoutMs: budgetMs });
+  return entryEnv(plugin, custom, context, `env ${tag}#${envId}`);
 }
 
 /** One group's episode of a batch: every env of the group plays it from the same seed. */

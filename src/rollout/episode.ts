@@ -5,7 +5,8 @@
  *
  * Trajectory-wise (traj) the context grows: each turn's new ids are appended after the previous
  * response exactly as sampled (see chat.ts). Step-wise (step) every turn is a fresh prompt built
- * from the instruction, the last `history_length` steps and the current observation.
+ * from the instruction, the last `history_length` steps and the current observation. Prompts come
+ * from turn_prompt.ts, which the warm start's rows share.
  *
  * Function calling: an env whose reset info gives `tools` (OpenAI function definitions) has them
  * listed by the chat template in every first turn, and a step whose info gives `tool_results`
@@ -16,14 +17,15 @@
  * sequences of the other episodes never wait for it.
  */
 import type { CustomEnvConfig } from '../config/schema';
-import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../config/templates';
 import { Rng } from '../engine/rng';
 import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import { playAgentEpisode } from './agent_episode';
 import type { ChatFormat } from './chat';
-import { type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
-import type { Policy } from './policy';
-import type { EndReason, Episode, Turn } from './types';
+import { Deadline, EXPIRED } from './deadline';
+import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, playedTurn, recordEpisode } from './episode_record';
+import type { Policy, TurnReply } from './policy';
+import { advanceTurnState, TurnPrompts, type TurnState } from './turn_prompt';
+import type { Episode, Turn } from './types';
 
 /** A turn as the policy is about to see it. */
 export interface TurnStart {
@@ -51,52 +53,25 @@ export interface EpisodeObserver {
   afterTurn?(turn: Turn, step: GuardedStep): void | Promise<void>;
 }
 
-const EXPIRED = Symbol('expired');
+/** A reply the policy gave. */
+type Replied = Extract<TurnReply, { failure: null }>;
 
-/** The episode's time budget as a promise that settles when it runs out (never, for Infinity). */
-class Deadline {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly expired: Promise<typeof EXPIRED>;
-
-  constructor(ms: number) {
-    this.expired = new Promise((resolve) => {
-      if (Number.isFinite(ms)) this.timer = setTimeout(() => resolve(EXPIRED), ms);
-    });
-  }
-
-  race<T>(work: Promise<T>): Promise<T | typeof EXPIRED> {
-    return Promise.race([work, this.expired]);
-  }
-
-  clear(): void {
-    clearTimeout(this.timer);
-  }
+/** What one episode is played with. */
+interface Play {
+  env: GuardedEnv;
+  custom: CustomEnvConfig;
+  task: EpisodeTask;
+  limits: EpisodeLimits;
+  policy: Policy;
+  chat: ChatFormat;
+  observer: EpisodeObserver;
+  deadline: Deadline;
 }
 
-/** A step's `tool_results` (function calling: its observation as tool messages), when it gives them. */
-function toolResultsOf(value: unknown): string[] | null {
-  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string') ? value : null;
-}
-
-/** Recent steps as a step-wise prompt shows them, oldest first. */
-function historyText(turns: readonly Turn[], firstStep: number): string {
-  if (turns.length === 0) return '(none yet)';
-  return turns
-    .map((turn, i) => {
-      const invalid = turn.metrics.action_is_valid === false ? ' (not a valid action)' : '';
-      return `[step ${firstStep + i + 1}] observation:\n${turn.observation}\nyour response: ${turn.responseText.trim()}${invalid}\nreward: ${turn.reward}`;
-    })
-    .join('\n');
-}
-
-/**
- * step_concat's {history}: the earlier observations, one per line, as ROLL's StepConcatEnvManager
- * takes them (`history[-history_length:-1]`: the last history_length - 1, and for 0 every one,
- * since Python reads -0 as 0).
- */
-export function concatHistory(earlier: readonly string[], historyLength: number): string {
-  const kept = historyLength === 0 ? earlier : earlier.slice(Math.max(0, earlier.length - (historyLength - 1)));
-  return kept.join('\n');
+/** The episode so far, as the turns advance it. */
+interface Progress extends TurnState {
+  observations: string[];
+  turns: Turn[];
 }
 
 export async function playEpisode(
@@ -109,154 +84,94 @@ export async function playEpisode(
   observer: EpisodeObserver = {},
 ): Promise<Episode> {
   if (env.playedByAgent) return playAgentEpisode(env, custom, task, limits, policy, chat);
-  const kind = custom.env_manager_cls;
-  const system = custom.agent_system_template ?? DEFAULT_SYSTEM_TEMPLATE;
-  const template = custom.agent_template ?? defaultTemplate(kind);
   const started = performance.now();
-  const deadline = new Deadline(custom.episode_timeout_s * 1000);
-  const turns: Turn[] = [];
-  const context: number[] = [];
-  let instruction = '';
-  let observation = '';
-  /** GEM's text after the observation ({suffix}); step_concat's prompt shows it with the current observation. */
-  let suffix = '';
-  /** Every observation so far, for step_concat's history (ROLL's StepConcatEnvManager shows the earlier ones). */
-  const observations: string[] = [];
-  /** Function calling: the tools the env gives the chat template, and the last step's tool results. */
-  let tools: readonly unknown[] | undefined;
-  let toolResults: readonly string[] | null = null;
-  let endReason: EndReason = 'max_actions';
-  let failure: string | null = null;
-
+  const play: Play = { env, custom, task, limits, policy, chat, observer, deadline: new Deadline(custom.episode_timeout_s * 1000) };
+  const progress: Progress = { step: 0, instruction: '', observation: '', suffix: '', observations: [], turns: [], toolResults: null };
+  let ending: EpisodeEnding;
   try {
-    const reset = await deadline.race(env.reset(task.seed, task.draw, task.episode ? { episode: task.episode } : undefined));
-    if (reset === EXPIRED) {
-      env.abandon();
-      endReason = 'timeout';
-      failure = `reset() did not finish within the episode budget of ${custom.episode_timeout_s} s`;
-    } else if (reset.failure) {
-      endReason = 'env_failure';
-      failure = reset.failure.reason;
-    } else {
-      instruction = reset.info.instruction;
-      observation = reset.observation;
-      suffix = reset.info.suffix ?? '';
-      observations.push(observation);
-      tools = Array.isArray(reset.info.tools) ? reset.info.tools : undefined;
-      for (let step = 0; ; step++) {
-        if (step >= custom.max_steps) {
-          endReason = 'max_actions';
-          break;
-        }
-        const actionsLeft = custom.max_steps - step;
-        let promptIds: number[];
-        if (kind === 'traj') {
-          const user = fillTemplate(template, {
-            turn_idx: step + 1,
-            observation,
-            actions_left: actionsLeft,
-            max_response_length: custom.max_tokens_per_step,
-            suffix,
-          });
-          const next = toolResults ? ({ role: 'tool', results: toolResults } as const) : user;
-          promptIds =
-            step === 0 ? chat.firstTurn(system, instruction ? `${instruction}\n${user}` : user, tools) : chat.nextTurn(turns[step - 1]!.responseIds, next);
-        } else if (kind === 'step_concat') {
-          const user = fillTemplate(template, {
-            history: concatHistory(observations.slice(0, -1), custom.history_length),
-            current_observation: `${observation}\n${suffix}`,
-          });
-          promptIds = chat.firstTurn(system, user, tools);
-        } else {
-          const memory = custom.history_length > 0 ? turns.slice(-custom.history_length) : [];
-          const user = fillTemplate(template, {
-            env_instruction: instruction,
-            step_count: step,
-            history_length: memory.length,
-            history: historyText(memory, step - memory.length),
-            current_step: step + 1,
-            current_observation: observation,
-            actions_left: actionsLeft,
-            max_response_length: custom.max_tokens_per_step,
-            suffix,
-          });
-          promptIds = chat.firstTurn(system, user, tools);
-        }
-        const contextIds = kind === 'traj' ? [...context, ...promptIds] : promptIds;
-        const room = limits.sequenceLength - contextIds.length;
-        await observer.beforeTurn?.({ step, instruction, observation, promptIds, contextIds, room });
-        if (room <= 0) {
-          endReason = 'context_full';
-          break;
-        }
-        const id = `${task.mode}:${task.envId}:${task.episodeId}:${step}`;
-        const reply = await deadline.race(
-          policy.respond({
-            id,
-            promptIds: contextIds,
-            maxNewTokens: Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room),
-            rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, step),
-            env,
-            session: `${task.mode}:${task.envId}`,
-          }),
-        );
-        if (reply === EXPIRED) {
-          policy.cancel(id);
-          endReason = 'timeout';
-          failure = `the policy's response did not come within the episode budget of ${custom.episode_timeout_s} s`;
-          break;
-        }
-        if (reply.failure) {
-          endReason = reply.failure.kind === 'infer' ? 'infer_failure' : 'env_failure';
-          failure = reply.failure.reason;
-          break;
-        }
-        const responseText = chat.responseText(reply.tokens);
-        const result = await deadline.race(env.step(responseText));
-        if (result === EXPIRED) {
-          env.abandon();
-          endReason = 'timeout';
-          failure = `step() did not finish within the episode budget of ${custom.episode_timeout_s} s`;
-          break;
-        }
-        const turn: Turn = {
-          observation,
-          promptIds,
-          responseIds: reply.tokens,
-          logProbs: reply.logProbs,
-          responseText,
-          reward: result.reward,
-          action: result.info.action,
-          actionDesc: result.info.actionDesc,
-          metrics: result.info.metrics,
-          metricsAgg: result.info.metricsAgg ?? {},
-          stateHash: stateHash(observation),
-        };
-        turns.push(turn);
-        await observer.afterTurn?.(turn, result);
-        context.push(...promptIds, ...reply.tokens);
-        observation = result.observation;
-        suffix = result.info.suffix ?? '';
-        observations.push(observation);
-        toolResults = toolResultsOf(result.info.tool_results);
-        if (result.failure) {
-          endReason = 'env_failure';
-          failure = result.failure.reason;
-          break;
-        }
-        if (result.terminated) {
-          endReason = 'terminated';
-          break;
-        }
-        if (result.truncated) {
-          endReason = 'truncated';
-          break;
-        }
-      }
-    }
+    ending = (await resetEpisode(play, progress)) ?? (await playTurns(play, progress));
   } finally {
-    deadline.clear();
+    play.deadline.clear();
   }
+  const { instruction, turns, observation } = progress;
+  return recordEpisode(task, { kind: custom.env_manager_cls, instruction, turns, finalObservation: observation, ...ending, remote: policy.remote, started });
+}
 
-  return recordEpisode(task, { kind, instruction, turns, finalObservation: observation, endReason, failure, remote: policy.remote, started });
+/** Resets the env with the task's seed into `progress`; the ending if the reset failed or ran out of time. */
+async function resetEpisode({ env, task, custom, deadline }: Play, progress: Progress): Promise<EpisodeEnding | null> {
+  const reset = await deadline.race(env.reset(task.seed, task.draw, task.episode ? { episode: task.episode } : undefined));
+  if (reset === EXPIRED) {
+    env.abandon();
+    return { endReason: 'timeout', failure: `reset() did not finish within the episode budget of ${custom.episode_timeout_s} s` };
+  }
+  if (reset.failure) return { endReason: 'env_failure', failure: reset.failure.reason };
+  progress.instruction = reset.info.instruction;
+  progress.observation = reset.observation;
+  progress.suffix = reset.info.suffix ?? '';
+  progress.observations.push(reset.observation);
+  if (Array.isArray(reset.info.tools)) progress.tools = reset.info.tools;
+  return null;
+}
+
+/** Turn after turn until the env, the action budget, the context or the time budget ends the episode. */
+async function playTurns(play: Play, progress: Progress): Promise<EpisodeEnding> {
+  const { env, custom, limits, observer, deadline } = play;
+  const prompts = new TurnPrompts(custom, play.chat);
+  for (let step = 0; step < custom.max_steps; step++) {
+    progress.step = step;
+    const promptIds = prompts.turnIds(progress);
+    const contextIds = prompts.contextIds(progress, promptIds);
+    const room = limits.sequenceLength - contextIds.length;
+    await observer.beforeTurn?.({ step, instruction: progress.instruction, observation: progress.observation, promptIds, contextIds, room });
+    if (room <= 0) return { endReason: 'context_full', failure: null };
+    const reply = await askPolicy(play, step, contextIds, room);
+    if ('endReason' in reply) return reply;
+    const responseText = play.chat.responseText(reply.tokens);
+    const result = await deadline.race(env.step(responseText));
+    if (result === EXPIRED) {
+      env.abandon();
+      return { endReason: 'timeout', failure: `step() did not finish within the episode budget of ${custom.episode_timeout_s} s` };
+    }
+    const turn = playedTurn(progress, promptIds, reply, responseText, result);
+    progress.turns.push(turn);
+    await observer.afterTurn?.(turn, result);
+    advanceTurnState(progress, result);
+    const ended = stepEnding(result);
+    if (ended) return ended;
+  }
+  return { endReason: 'max_actions', failure: null };
+}
+
+/** The policy's reply to this turn's context; the ending if it failed or the time budget ran out first. */
+async function askPolicy(
+  { env, custom, task, limits, policy, deadline }: Play,
+  step: number,
+  contextIds: number[],
+  room: number,
+): Promise<Replied | EpisodeEnding> {
+  const id = `${task.mode}:${task.envId}:${task.episodeId}:${step}`;
+  const reply = await deadline.race(
+    policy.respond({
+      id,
+      promptIds: contextIds,
+      maxNewTokens: Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room),
+      rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, step),
+      env,
+      session: `${task.mode}:${task.envId}`,
+    }),
+  );
+  if (reply === EXPIRED) {
+    policy.cancel(id);
+    return { endReason: 'timeout', failure: `the policy's response did not come within the episode budget of ${custom.episode_timeout_s} s` };
+  }
+  if (reply.failure) return { endReason: reply.failure.kind === 'infer' ? 'infer_failure' : 'env_failure', failure: reply.failure.reason };
+  return reply;
+}
+
+/** The ending a step gives: a failure, the env's end (terminated, then truncated), or none (play on). */
+function stepEnding(result: GuardedStep): EpisodeEnding | null {
+  if (result.failure) return { endReason: 'env_failure', failure: result.failure.reason };
+  if (result.terminated) return { endReason: 'terminated', failure: null };
+  if (result.truncated) return { endReason: 'truncated', failure: null };
+  return null;
 }

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { aggregateMetric } from '../sdk/env_contract';
+import type { GuardedStep } from '../sdk/guarded_env';
 import type { SessionMismatchAction } from '../config/schema';
 import type { EpisodeDraw, MetricAgg, MetricValue, SuiteEpisode } from '../sdk/types';
 import type { EnvManagerKind } from '../config/schema';
@@ -35,6 +36,32 @@ export interface EpisodeLimits {
   topP: number;
   /** What an outside agent's call that does not extend its session costs (gateway.on_mismatch). */
   onMismatch: SessionMismatchAction;
+}
+
+/**
+ * The turn a step played, as the episode records it: the observation answered, this turn's new
+ * ids, the response's ids and log-probs, the text the env was given, and what the env said of it.
+ */
+export function playedTurn(
+  { observation }: { observation: string },
+  promptIds: number[],
+  response: { tokens: number[]; logProbs: number[] },
+  responseText: string,
+  result: GuardedStep,
+): Turn {
+  return {
+    observation,
+    promptIds,
+    responseIds: response.tokens,
+    logProbs: response.logProbs,
+    responseText,
+    reward: result.reward,
+    action: result.info.action,
+    actionDesc: result.info.actionDesc,
+    metrics: result.info.metrics,
+    metricsAgg: result.info.metricsAgg ?? {},
+    stateHash: stateHash(observation),
+  };
 }
 
 export function stateHash(observation: string): string {
@@ -84,6 +111,9 @@ export interface EpisodeOutcome {
   /** performance.now() when the episode started. */
   started: number;
 }
+
+/** How an episode ended, with one line about a failure or a timeout (else null). */
+export type EpisodeEnding = Pick<EpisodeOutcome, 'endReason' | 'failure'>;
 
 /** The episode record of `task`: its ids, its turns, and what they add up to. */
 export function recordEpisode(task: EpisodeTask, outcome: EpisodeOutcome): Episode {

@@ -109,6 +109,11 @@ export class ModelPolicy implements Policy {
   }
 }
 
+/** An env's own action as the policy's response: its ids, cut to the `maxNewTokens` a model would have. */
+export function envActionTokens(chat: ChatFormat, response: string, maxNewTokens: number): number[] {
+  return chat.tokenizer.encode(response, { addSpecialTokens: false }).slice(0, maxNewTokens);
+}
+
 /**
  * Answers with an action the env gives itself, cut to the token budget a model has (the env then
  * sees the text of the ids kept): its random one, or its worked solution.
@@ -125,7 +130,7 @@ abstract class EnvActionPolicy implements Policy {
   async respond(query: TurnQuery): Promise<TurnReply> {
     const sample = await this.action(query.env);
     if (sample.failure) return { failure: sample.failure };
-    const tokens = this.chat.tokenizer.encode(sample.response, { addSpecialTokens: false }).slice(0, query.maxNewTokens);
+    const tokens = envActionTokens(this.chat, sample.response, query.maxNewTokens);
     this.generated += tokens.length;
     return { tokens, logProbs: tokens.map(() => 0), finishReason: this.name, failure: null };
   }

@@ -8,23 +8,21 @@
  * taught, choosing is not. Envs that know solutions (WarmStartHooks.solutionAction: tool_use with
  * a dataset that gives an expression per question) can add a few worked examples
  * (warm_start.worked_examples, at most 1000): whole episodes played with the solution, the only
- * rows that show what a good action is. Every env call goes through the guard (GuardedEnv), as in
- * the rollout. Rehearsal rows (warm_start.rehearsal_coef) come from here too.
+ * rows that show what a good action is. The state questions and the think notes come from
+ * state_rows.ts. Every env call goes through the guard (GuardedEnv), as in the rollout. Rehearsal
+ * rows (warm_start.rehearsal_coef) come from here too.
  */
 import type { AgenticConfig } from '../../config/schema';
-import { hashSeed, Rng } from '../../engine/rng';
+import { hashSeed } from '../../engine/rng';
 import { AgenticError, ConfigError } from '../../errors';
 import type { PluginHost } from '../../host/plugin_host';
-import { GuardedEnv } from '../../sdk/guarded_env';
-import type { StateQuestion } from '../../sdk/types';
 import { hasWarmStartHook } from '../../sdk/warm_start_hooks';
 import type { ChatFormat } from '../../rollout/chat';
 import { EnvManager } from '../../rollout/env_manager';
 import { RandomPolicy, SolutionPolicy } from '../../rollout/policy';
-import { concatHistory } from '../../rollout/episode';
 import { episodeSamples } from '../../rollout/samples';
-import { DEFAULT_SYSTEM_TEMPLATE, defaultTemplate, fillTemplate } from '../../config/templates';
 import type { Sample } from '../../rollout/types';
+import { stateRows } from './state_rows';
 
 /**
  * Training rows of random-action episodes. A step-wise row ends with its response, so the
@@ -50,166 +48,6 @@ export function supervisedRows(samples: readonly Sample[], chat: ChatFormat): { 
     masks.push(mask);
   }
   return { ids, masks };
-}
-
-/**
- * Rows played straight on each env (step-wise prompts, no history): per state, `questions` of the
- * env's state questions (the prompt RL will show with the question after the observation, the
- * env's answer as the response), and with `think` the action row itself, its response the env's
- * notes on the state in <think> tags and then a random valid action. Envs without the methods give
- * none. A plugin that throws costs its episode, not the stage.
- */
-interface StateRowsOptions {
-  /** Names the seed stream of the episodes: the warm start's own, or a rehearsal step's. */
-  stream: ReadonlyArray<string | number>;
-  episodes: number;
-  /** Learn only the reading: an action row's loss covers its <think> notes, not the random move. */
-  readingOnly: boolean;
-  /** A random episode's action rows show the env's solution move from each state instead (warm_start.solution_labels). */
-  solutionLabels: boolean;
-  /**
-   * Whose actions are played: the env's random ones, or its worked solution (worked examples with
-   * notes, kept only when the episode ends solved). Where the run has worked examples, a random
-   * episode that happens to solve its task is left out: the base sees no solutions but theirs.
-   */
-  actions: 'random' | 'solution';
-}
-
-async function stateRows(
-  config: AgenticConfig,
-  host: PluginHost,
-  chat: ChatFormat,
-  options: StateRowsOptions,
-): Promise<{ ids: Int32Array[]; masks: Uint8Array[]; questions: number; played: number; worked: number }> {
-  const ids: Int32Array[] = [];
-  const masks: Uint8Array[] = [];
-  let questions = 0;
-  let played = 0;
-  let worked = 0;
-  const { state_questions: perState, think } = config.warm_start;
-  if (perState === 0 && !think) return { ids, masks, questions, played, worked };
-  const manager = config.train_env_manager;
-  const stop = chat.stopTokenIds[0]!;
-  const context = host.envContext();
-  const encode = (text: string) => chat.tokenizer.encode(text, { addSpecialTokens: false });
-  const solving = options.actions === 'solution';
-  const dropSolved = !solving && !options.readingOnly && config.warm_start.worked_examples > 0;
-  // an episode's rows wait here until it ends: whether it solved its task decides whether they are kept
-  let episodeIds: Int32Array[] = [];
-  let episodeMasks: Uint8Array[] = [];
-  const push = (prompt: readonly number[], response: string, learned: 'all' | 'notes' = 'all') => {
-    const responseIds = encode(response);
-    const row = Int32Array.from([...prompt, ...responseIds, stop]);
-    const mask = new Uint8Array(row.length);
-    const notes = learned === 'notes' ? tokensCovering(responseIds, response.indexOf('</think>') + '</think>'.length, chat, response) : null;
-    if (learned === 'notes' && notes === null) return;
-    mask.fill(1, prompt.length, notes === null ? row.length : prompt.length + notes);
-    episodeIds.push(row);
-    episodeMasks.push(mask);
-  };
-  const endEpisode = (solved: boolean) => {
-    played += 1;
-    if (solving ? solved : !(dropSolved && solved)) {
-      ids.push(...episodeIds);
-      masks.push(...episodeMasks);
-      if (solving) worked += 1;
-    }
-    episodeIds = [];
-    episodeMasks = [];
-  };
-  for (const [t, tag] of manager.tags.entries()) {
-    const custom = config.custom_envs[tag]!;
-    const plugin = await host.resolveEnv(custom.env_type);
-    if (think && (custom.env_manager_cls !== 'step' || custom.history_length !== 0)) {
-      throw new ConfigError(
-        `warm_start.think: custom_envs.${tag} must be step-wise with history_length 0 (the prompts the notes are taught on hold only the current state)`,
-      );
-    }
-    if (think && !hasWarmStartHook(plugin.env.prototype, 'stateNotes')) {
-      throw new ConfigError(`warm_start.think: env ${custom.env_type} (custom_envs.${tag}) has no stateNotes(), so there is nothing to teach in <think>`);
-    }
-    const asks = hasWarmStartHook(plugin.env.prototype, 'stateQuestions');
-    // a misbehaving plugin loses the rest of its episode (the guard reports the failure); the others still teach
-    const budgetMs = custom.episode_timeout_s * 1000;
-    const env = new GuardedEnv(plugin, plugin.config.parse(custom.env_config), context, {
-      label: `env ${tag}`,
-      resetTimeoutMs: budgetMs,
-      stepTimeoutMs: budgetMs,
-    });
-    const system = custom.agent_system_template ?? DEFAULT_SYSTEM_TEMPLATE;
-    const template = custom.agent_template ?? defaultTemplate(custom.env_manager_cls);
-    const episodes = Math.ceil(options.episodes / manager.tags.length);
-    for (let episode = 0; episode < episodes; episode++) {
-      const rng = Rng.fromSeed(config.seed, ...options.stream, t, episode);
-      const reset = await env.reset(hashSeed(config.seed, ...options.stream, tag, episode));
-      if (reset.failure) continue;
-      let observation = reset.observation;
-      let suffix = reset.info.suffix ?? '';
-      const observations = [observation];
-      let solved = false;
-      for (let step = 0; step < custom.max_steps; step++) {
-        const user = fillTemplate(template, {
-          turn_idx: step + 1,
-          observation,
-          env_instruction: reset.info.instruction,
-          step_count: step,
-          history_length: 0,
-          history: custom.env_manager_cls === 'step_concat' ? concatHistory(observations.slice(0, -1), custom.history_length) : '(none yet)',
-          current_step: step + 1,
-          current_observation: custom.env_manager_cls === 'step_concat' ? `${observation}\n${suffix}` : observation,
-          actions_left: custom.max_steps - step,
-          max_response_length: custom.max_tokens_per_step,
-          suffix,
-        });
-        const first = custom.env_manager_cls === 'traj' && step === 0 ? `${reset.info.instruction}\n${user}` : user;
-        let asked: readonly StateQuestion[] = [];
-        if (asks) {
-          const stated = await env.stateQuestions();
-          if (stated.failure) break;
-          asked = rng.shuffle([...stated.value]).slice(0, perState);
-        }
-        for (const { question, answer } of asked) push(chat.firstTurn(system, `${first}\n${question}`), answer);
-        questions += asked.length;
-        const action = solving ? await env.solutionAction() : await env.sampleRandomAction();
-        if (action.failure) break;
-        if (think) {
-          const notes = await env.stateNotes();
-          if (notes.failure) break;
-          const label = options.solutionLabels ? await env.solutionLabel() : null;
-          if (label?.failure) break;
-          // the episode goes on with the random move; a labelled row shows the solution's move from here
-          if (label?.value) push(chat.firstTurn(system, first), `<think>${notes.value}</think>${label.value}`);
-          else push(chat.firstTurn(system, first), `<think>${notes.value}</think>${action.response}`, options.readingOnly || label ? 'notes' : 'all');
-        }
-        const result = await env.step(action.response);
-        // a failed step comes back truncated, never solved
-        if (result.terminated || result.truncated) {
-          solved = result.terminated && Number(result.info.metrics.success) === 1;
-          break;
-        }
-        observation = result.observation;
-        suffix = result.info.suffix ?? '';
-        observations.push(observation);
-      }
-      endEpisode(solved);
-    }
-    await env.close();
-  }
-  return { ids, masks, questions, played, worked };
-}
-
-/**
- * How many leading response tokens it takes to cover the first `chars` characters of the response:
- * where the notes end. The token holding `</think>`'s last character may run on into the answer's
- * tag (`><`), which is format, never the move. Null when the tokens do not spell the response.
- */
-function tokensCovering(ids: readonly number[], chars: number, chat: ChatFormat, response: string): number | null {
-  let text = '';
-  for (let i = 0; i < ids.length; i++) {
-    text += chat.tokenizer.decode([ids[i]!], { skipSpecialTokens: false });
-    if (text.length >= chars) return response.startsWith(text) ? i + 1 : null;
-  }
-  return null;
 }
 
 /**
