@@ -250,8 +250,10 @@ describe('solution labels on the random episodes (Sokoban)', () => {
     );
     const config = await shippedConfig('agentic', [`pretrain=${folder}`, 'warm_start.solution_labels=true', 'warm_start.worked_examples=0']);
     const lake = config.custom_envs.FrozenLakeTrain!;
-    config.custom_envs.FrozenLakeTrain = { ...lake, env_type: 'sokoban', env_config: {} };
     const host = new PluginHost();
+    // an entry as validation leaves it: env_config filled with the plugin's defaults
+    const sokoban = (await host.resolveEnv('sokoban')).config.parse({}) as Record<string, unknown>;
+    config.custom_envs.FrozenLakeTrain = { ...lake, env_type: 'sokoban', env_config: sokoban };
     expect((await generateRows(config, host, chat)).ids.length).toBeGreaterThan(0);
     config.custom_envs.FrozenLakeTrain = { ...lake, env_type: 'bandit', env_config: {} };
     const error = await generateRows(config, host, chat).catch((e: unknown) => e);
