@@ -134,6 +134,8 @@ export default command(
       } else {
         config = (await loadConfig(configRequest(args, overrides), pluginHost)).config;
       }
+      const { checkPlugins } = await import('./start_up');
+      await checkPlugins(config, pluginHost);
       const maxRunning = intFlag('max-running', args['max-running'], config.max_running_requests, 1);
 
       const { policyAdapter, runBackend } = await import('../config/validate');
