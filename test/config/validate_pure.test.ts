@@ -78,7 +78,7 @@ describe('validation is pure', () => {
     expect(config).toEqual(before);
     expect(() =>
       validateEnvSettings(config, {
-        envs: new Map([
+        envs: new Map<string, EnvPlugin | Error>([
           ['Loud', loud],
           ['Tools', new Error('not resolved')],
         ]),
