@@ -61,7 +61,7 @@ describe('validation is pure', () => {
     const { tree } = sideEffects();
     const config = deepFreeze(validateConfig(tree));
     const before = structuredClone(config);
-    const loud = defineEnv({
+    const loud: EnvPlugin = defineEnv({
       name: 'loud',
       description: 'a stand-in',
       config: z.strictObject({ size: z.number(), slip: z.number().default(0.1) }),
@@ -70,7 +70,7 @@ describe('validation is pure', () => {
     const checked = validateEnvSettings(config, {
       envs: new Map([
         ['Loud', loud],
-        ['Tools', toolUse],
+        ['Tools', toolUse as EnvPlugin],
       ]),
     });
     expect(checked.custom_envs.Loud!.env_config).toEqual({ size: 3, slip: 0.1 });
