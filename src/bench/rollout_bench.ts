@@ -8,7 +8,7 @@
 import { resolveInterpolations } from '../config/interpolate';
 import { configDefaults, type AgenticConfig } from '../config/schema';
 import { mergeOver, type TreeObject } from '../config/tree';
-import { validateConfig } from '../config/validate';
+import { validateWithPlugins } from '../config/load';
 import { tf } from '../engine/tf';
 import { loadModel } from '../model/load';
 import { PluginHost } from '../host/plugin_host';
@@ -84,7 +84,7 @@ async function benchConfig(envs: number, maxRunning: number, options: RolloutBen
     val_env_manager: { num_env_groups: 1, group_size: 1, tags: ['FrozenLake'] },
     val_batch_size: 1,
   };
-  return validateConfig(resolveInterpolations(mergeOver(configDefaults() as TreeObject, tree as TreeObject)), host);
+  return validateWithPlugins(resolveInterpolations(mergeOver(configDefaults() as TreeObject, tree as TreeObject)), host);
 }
 
 export async function runRolloutBench(options: RolloutBenchOptions, info: (line: string) => void = () => {}): Promise<RolloutBenchResult> {

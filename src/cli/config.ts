@@ -7,6 +7,7 @@ import { maskSecrets } from '../config/secrets';
 import { stringifyYaml } from '../config/yaml';
 import { UsageError } from '../errors';
 import { PluginHost } from '../host/plugin_host';
+import { checkPlugins } from './start_up';
 import { displayPath } from '../util/paths';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
@@ -29,6 +30,7 @@ export default command(
       }
       const host = new PluginHost();
       const loaded = await loadConfig(request, host);
+      await checkPlugins(loaded.config, host);
       const unread = rollKeysWarning(loaded);
       if (unread) log.warn(unread);
       for (const line of loaded.warnings ?? []) log.warn(line);

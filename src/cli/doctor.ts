@@ -6,8 +6,9 @@ import type { AgenticConfig } from '../config/schema';
 import { BACKENDS, type BackendName } from '../engine/names';
 import { runBackend } from '../config/validate';
 import { PluginHost } from '../host/plugin_host';
+import { checkPlugins } from './start_up';
 import { PLUGIN_KINDS } from '../host/registry';
-import { sandboxedPluginsUsed } from '../config/sandbox_check';
+import { sandboxedPluginsUsed } from './sandbox_check';
 import { sandboxSupport } from '../sandbox/python';
 import { configArgs, configRequest, OVERRIDES_HELP, overridesArg, overridesFrom } from './args';
 import { command } from './command';
@@ -34,6 +35,7 @@ export default command(
       rows.push(['runtime', `bun ${Bun.version} on ${process.platform}-${process.arch}`]);
       const host = new PluginHost();
       const { config } = await loadConfig(configRequest(args, overridesFrom(args._)), host);
+      await checkPlugins(config, host);
       const selected = runBackend(config);
       const engine = await import('../engine/backend');
       rows.push(['tfjs', engine.TFJS_VERSION]);

@@ -137,7 +137,7 @@ async function evaluateOne(
 ): Promise<{ checkpoint: string; result: EvaluationResult }> {
   const { loadConfig } = await import('../config/load');
   const { isHttpProxy } = await import('../config/schema');
-  const { generatingArgs, withProxyType } = await import('../rollout/env_manager');
+  const { withProxyType } = await import('../rollout/env_manager');
   let config: AgenticConfig;
   let path: string;
   let checkpoint: { checkpoint: string; global_step: number } | null = null;
@@ -160,7 +160,18 @@ async function evaluateOne(
   }
   if (args.policy === 'model' && config.val_env_manager.llm_proxy.proxy_type === 'random') config = withProxyType(config, 'val', 'policy');
   checkOutputPath(path);
-  const { checkPythonSandbox } = await import('../config/sandbox_check');
+  const { withPlugins } = await import('./start_up');
+  return withPlugins(config, host, (run) => evaluateWith(config, run, { path, passes, checkpoint }));
+}
+
+/** evaluateOne, once its config is settled and its plugins started. */
+async function evaluateWith(
+  config: AgenticConfig,
+  host: PluginHost,
+  { path, passes, checkpoint }: { path: string; passes: number; checkpoint: { checkpoint: string; global_step: number } | null },
+): Promise<{ checkpoint: string; result: EvaluationResult }> {
+  const { generatingArgs } = await import('../rollout/env_manager');
+  const { checkPythonSandbox } = await import('./sandbox_check');
   await checkPythonSandbox(config, host, { tags: config.val_env_manager.tags, warn: (line) => log.warn(line) });
   const gen = generatingArgs(config, 'val');
   if (passes > 1 && config.val_env_manager.llm_proxy.proxy_type !== 'random' && (!gen.do_sample || gen.temperature === 0))

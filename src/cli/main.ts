@@ -7,7 +7,6 @@
 import { renderUsage, runCommand, type CommandDef } from 'citty';
 import pkg from '../../package.json';
 import { AgenticError, oneLine, UsageError } from '../errors';
-import { closeMcpServers } from '../sdk/mcp/pool';
 import { didYouMean } from '../util/suggest';
 import { normalizeFlagSpellings, rejectUnreadArguments, wantsHelp } from './args';
 import type { Command } from './command';
@@ -96,9 +95,6 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     return typeof result === 'number' ? result : 0;
   } catch (error) {
     return report(error, debug);
-  } finally {
-    // the MCP servers the command started exit with it
-    await closeMcpServers();
   }
 }
 

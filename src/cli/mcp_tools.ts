@@ -42,12 +42,11 @@ function pickTools(names: readonly string[], known: ReadonlyMap<string, ToolPlug
 
 /** The tools to serve once the sandbox is checked: sandboxed ones need bwrap (or unconfined). */
 async function checkSandbox(tools: ToolPlugin[], mode: PythonSandboxMode, named: boolean): Promise<ToolPlugin[]> {
-  const { sandboxRefusal, sandboxSupport, setPythonSandbox } = await import('../sandbox/python');
-  setPythonSandbox(mode);
+  const { sandboxRefusal, sandboxSupport } = await import('../sandbox/python');
   const sandboxed = tools.filter((tool) => tool.sandboxed);
   if (sandboxed.length === 0) return tools;
   if (mode === 'unconfined') {
-    const { UNCONFINED_WARNING } = await import('../config/sandbox_check');
+    const { UNCONFINED_WARNING } = await import('./sandbox_check');
     log.warn(UNCONFINED_WARNING);
     return tools;
   }
@@ -106,7 +105,7 @@ export default command(
       const tools = await checkSandbox(pickTools(named ? args._ : DEFAULT_TOOLS, known), mode, named);
 
       const { serveHttp, serveStdio, toolServer } = await import('../serve/mcp_server');
-      const makeServer = () => toolServer(tools, { timeoutMs, version: pkg.version });
+      const makeServer = () => toolServer(tools, { timeoutMs, version: pkg.version, pythonSandbox: mode });
       const names = tools.map((tool) => tool.name).join(', ');
       if (port === null) {
         log.info(`serving ${names} over stdio (MCP)`);

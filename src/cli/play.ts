@@ -233,57 +233,60 @@ export default command(
       const source = await configSource(args, overrides, host);
       const target = await resolvePlayTarget(ref, overrides, source.load, host);
       const { config, tag } = target;
-      // before anything is loaded or made: nobody could answer or press Enter
-      if (interactive && !process.stdin.isTTY) {
-        const instead =
-          policyName === 'human'
-            ? 'give the responses with --script FILE (or --script - to read them from stdin)'
-            : 'add --auto to let the policy play without waiting for Enter';
-        throw new UsageError(`stdin is not a terminal, so nobody can answer here; ${instead}`);
-      }
-      const path = args.out ?? join('output', 'play', `${tag}-seed${config.seed}.json`);
-      checkOutputPath(path);
-      const { checkPythonSandbox } = await import('../config/sandbox_check');
-      await checkPythonSandbox(config, host, { tags: [tag], warn: (line) => log.warn(line) });
+      const { withPlugins } = await import('./start_up');
+      return withPlugins(config, host, async (host) => {
+        // before anything is loaded or made: nobody could answer or press Enter
+        if (interactive && !process.stdin.isTTY) {
+          const instead =
+            policyName === 'human'
+              ? 'give the responses with --script FILE (or --script - to read them from stdin)'
+              : 'add --auto to let the policy play without waiting for Enter';
+          throw new UsageError(`stdin is not a terminal, so nobody can answer here; ${instead}`);
+        }
+        const path = args.out ?? join('output', 'play', `${tag}-seed${config.seed}.json`);
+        checkOutputPath(path);
+        const { checkPythonSandbox } = await import('./sandbox_check');
+        await checkPythonSandbox(config, host, { tags: [tag], warn: (line) => log.warn(line) });
 
-      const { proxyServers } = await import('../rollout/env_manager');
-      const player = await loadPlayer(config, policyName === 'model' || modelNamed, policyName === 'model' ? proxyServers(config, 'val') : null);
-      const { ChatFormat } = await import('../rollout/chat');
-      const chat = new ChatFormat(player.tokenizer);
-      const interrupt = () => {
-        log.error('interrupted; nothing saved');
-        process.exit(130);
-      };
-      const terminal = interactive ? new TerminalSource(interrupt) : null;
-      const scriptSource = script ? new ScriptSource(`script ${args.script === '-' ? 'stdin' : args.script}`, script, out) : null;
-      const { policy, label, logProbs } = await buildPolicy(policyName, { config, chat, player, responses: scriptSource ?? terminal, paceWith: terminal });
+        const { proxyServers } = await import('../rollout/env_manager');
+        const player = await loadPlayer(config, policyName === 'model' || modelNamed, policyName === 'model' ? proxyServers(config, 'val') : null);
+        const { ChatFormat } = await import('../rollout/chat');
+        const chat = new ChatFormat(player.tokenizer);
+        const interrupt = () => {
+          log.error('interrupted; nothing saved');
+          process.exit(130);
+        };
+        const terminal = interactive ? new TerminalSource(interrupt) : null;
+        const scriptSource = script ? new ScriptSource(`script ${args.script === '-' ? 'stdin' : args.script}`, script, out) : null;
+        const { policy, label, logProbs } = await buildPolicy(policyName, { config, chat, player, responses: scriptSource ?? terminal, paceWith: terminal });
 
-      const custom = config.custom_envs[tag]!;
-      const scoredBy = logProbs === 'scored' ? `, scored by the model ${player.source}` : '';
-      out(
-        `playing ${tag} (env ${custom.env_type}, ${isStepWise(custom.env_manager_cls) ? 'step-wise' : 'trajectory-wise'}), seed ${config.seed}; responses: ${label}${scoredBy}`,
-      );
-      const { playSession } = await import('../play/session');
-      const { writePlayRecord } = await import('../play/record');
-      let outcome: Awaited<ReturnType<typeof playSession>>;
-      try {
-        outcome = await playSession({ config, host, tag, chat, policy, policyLabel: label, logProbs, untimed: interactive, print: out });
-      } finally {
-        player.model?.dispose();
-      }
-      writePlayRecord(path, outcome.record);
+        const custom = config.custom_envs[tag]!;
+        const scoredBy = logProbs === 'scored' ? `, scored by the model ${player.source}` : '';
+        out(
+          `playing ${tag} (env ${custom.env_type}, ${isStepWise(custom.env_manager_cls) ? 'step-wise' : 'trajectory-wise'}), seed ${config.seed}; responses: ${label}${scoredBy}`,
+        );
+        const { playSession } = await import('../play/session');
+        const { writePlayRecord } = await import('../play/record');
+        let outcome: Awaited<ReturnType<typeof playSession>>;
+        try {
+          outcome = await playSession({ config, host, tag, chat, policy, policyLabel: label, logProbs, untimed: interactive, print: out });
+        } finally {
+          player.model?.dispose();
+        }
+        writePlayRecord(path, outcome.record);
 
-      if (outcome.stoppedAt !== null) {
-        const played = outcome.record.turns.length;
-        const why = scriptSource ? `the script ran out after ${scriptSource.read} response${scriptSource.read === 1 ? '' : 's'}` : 'the input ended (Ctrl-D)';
-        log.error(`${why} at turn ${outcome.stoppedAt}, before the episode ended; saved the ${played} turn${played === 1 ? '' : 's'} played to ${path}`);
-        return 1;
-      }
-      if (scriptSource && scriptSource.unread > 0)
-        log.warn(`the episode ended before the script did: its last ${scriptSource.unread} line${scriptSource.unread === 1 ? ' was' : 's were'} not used`);
-      const replay = ['agentic', 'render', ...source.words, '--trajectories', path, ...target.overrides].map(shellWord).join(' ');
-      log.info(`saved the trajectory to ${path}; replay it with: ${replay}`);
-      return 0;
+        if (outcome.stoppedAt !== null) {
+          const played = outcome.record.turns.length;
+          const why = scriptSource ? `the script ran out after ${scriptSource.read} response${scriptSource.read === 1 ? '' : 's'}` : 'the input ended (Ctrl-D)';
+          log.error(`${why} at turn ${outcome.stoppedAt}, before the episode ended; saved the ${played} turn${played === 1 ? '' : 's'} played to ${path}`);
+          return 1;
+        }
+        if (scriptSource && scriptSource.unread > 0)
+          log.warn(`the episode ended before the script did: its last ${scriptSource.unread} line${scriptSource.unread === 1 ? ' was' : 's were'} not used`);
+        const replay = ['agentic', 'render', ...source.words, '--trajectories', path, ...target.overrides].map(shellWord).join(' ');
+        log.info(`saved the trajectory to ${path}; replay it with: ${replay}`);
+        return 0;
+      });
     },
   },
   `RESPONSES

@@ -5,6 +5,7 @@
 import { looksLikeOverride } from '../config/overrides';
 import { loadConfig } from '../config/load';
 import { PluginHost } from '../host/plugin_host';
+import { checkPlugins } from './start_up';
 import { PLUGIN_KINDS } from '../host/registry';
 import { configArgs, configRequest, OVERRIDES_HELP } from './args';
 import { command, type Command } from './command';
@@ -24,7 +25,7 @@ export default command(
       const paths = args._.filter((a) => !looksLikeOverride(a));
       const overrides = args._.filter((a) => looksLikeOverride(a));
       const host = new PluginHost();
-      await loadConfig(configRequest(args, overrides), host);
+      await checkPlugins((await loadConfig(configRequest(args, overrides), host)).config, host);
       await host.loadAll(paths);
       const lines: string[] = [];
       for (const kind of PLUGIN_KINDS) {

@@ -4,6 +4,7 @@ import { setAt, type TreeObject } from '../config/tree';
 import { validateEnvConfig } from '../config/validate';
 import { UsageError } from '../errors';
 import { PluginHost } from '../host/plugin_host';
+import { McpPool } from '../sdk/mcp/pool';
 import { checkEnvContract, ENV_CHECKS, type EnvCheckOptions, type EnvCheckReport } from '../sdk/check_env';
 import type { EnvPlugin } from '../sdk/types';
 import { debugArg } from './args';
@@ -97,17 +98,23 @@ export default command(
       const maxSteps = wholeNumber(args['max-steps'], 'max-steps', 1, 100_000);
       const timeoutMs = seconds(args.timeout, 'timeout');
       const envConfig = envConfigFrom(words);
-      const host = new PluginHost();
-      const plugin = await host.resolveEnv(ref!);
-      const source = host.registry.get('env', plugin.name)?.source ?? ref;
-      const context = host.envContext();
-      validateEnvConfig(plugin, envConfig); // a bad setting is a usage error, before any output
-      out(
-        `checking env '${plugin.name}' (${source}): ${episodes} random episode${episodes === 1 ? '' : 's'} from seed ${seed}, at most ${maxSteps} steps each`,
-      );
-      const report = await checkEnv(plugin, envConfig, { context, episodes, seed, maxSteps, timeoutMs });
-      out(formatReport(report));
-      return report.passed ? 0 : 1;
+      // the MCP servers the env's config names are this command's, and end with it
+      const mcp = new McpPool();
+      const host = new PluginHost(process.cwd(), { mcp, pythonSandbox: 'bwrap' });
+      try {
+        const plugin = await host.resolveEnv(ref!);
+        const source = host.registry.get('env', plugin.name)?.source ?? ref;
+        const context = host.envContext();
+        validateEnvConfig(plugin, envConfig); // a bad setting is a usage error, before any output
+        out(
+          `checking env '${plugin.name}' (${source}): ${episodes} random episode${episodes === 1 ? '' : 's'} from seed ${seed}, at most ${maxSteps} steps each`,
+        );
+        const report = await checkEnv(plugin, envConfig, { context, episodes, seed, maxSteps, timeoutMs });
+        out(formatReport(report));
+        return report.passed ? 0 : 1;
+      } finally {
+        await mcp.close();
+      }
     },
   },
   `CHECKS (pass, FAIL, or skip when the env does not report what a check needs)

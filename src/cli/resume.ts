@@ -34,7 +34,10 @@ export default command(
       const checkpoint = await locateCheckpoint(folder ?? 'auto', args, overrides, host);
       const loaded = await checkpointConfig(checkpoint, overrides, host);
       const resuming = { ...loaded, config: { ...loaded.config, resume_from_checkpoint: checkpoint.path } };
-      const result = await runTraining(resuming, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
+      const { withPlugins } = await import('./start_up');
+      const result = await withPlugins(resuming.config, host, (run) =>
+        runTraining(resuming, run, { info: (line) => log.info(line), warn: (line) => log.warn(line) }),
+      );
       log.success(doneLine(result));
       return 0;
     },

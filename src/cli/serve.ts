@@ -48,6 +48,37 @@ function intFlag(name: string, value: string | undefined, fallback: number, min:
   return n;
 }
 
+/** --weight-version: any name but a whole number, which would pass for a trainer's step. */
+function weightVersionFlag(given: string | undefined): string {
+  const weightVersion = given ?? START_VERSION;
+  if (weightVersion === '') throw new UsageError("option '--weight-version' needs a value");
+  if (/^\d+$/.test(weightVersion)) {
+    throw new UsageError(
+      `--weight-version: '${weightVersion}' is a whole number, a trainer's version: a server that starts with it would pass for one holding that step's weights; name it otherwise (step-${weightVersion})`,
+    );
+  }
+  return weightVersion;
+}
+
+/** The config to serve: a checkpoint's saved one, or the one the flags name; checked as every command's start-up checks it. */
+async function servedConfig(args: Parameters<typeof configRequest>[0] & { checkpoint?: string }, overrides: string[]): Promise<AgenticConfig> {
+  const { loadConfig } = await import('../config/load');
+  const { PluginHost } = await import('../host/plugin_host');
+  const pluginHost = new PluginHost();
+  let config: AgenticConfig;
+  if (args.checkpoint !== undefined) {
+    const { checkpointActorConfig } = await import('./checkpoints');
+    const found = await checkpointActorConfig(args.checkpoint, args, overrides, pluginHost);
+    config = found.config;
+    log.info(`checkpoint ${found.checkpoint.path} (step ${found.checkpoint.step}), with its saved config`);
+  } else {
+    config = (await loadConfig(configRequest(args, overrides), pluginHost)).config;
+  }
+  const { checkPlugins } = await import('./start_up');
+  await checkPlugins(config, pluginHost);
+  return config;
+}
+
 export default command(
   {
     meta: {
@@ -104,13 +135,7 @@ export default command(
       const maxQueue = intFlag('max-queue', args['max-queue'], DEFAULT_MAX_QUEUE, 0);
       const host = args.host ?? '127.0.0.1';
       if (host === '') throw new UsageError("option '--host' needs a value");
-      const weightVersion = args['weight-version'] ?? START_VERSION;
-      if (weightVersion === '') throw new UsageError("option '--weight-version' needs a value");
-      if (/^\d+$/.test(weightVersion)) {
-        throw new UsageError(
-          `--weight-version: '${weightVersion}' is a whole number, a trainer's version: a server that starts with it would pass for one holding that step's weights; name it otherwise (step-${weightVersion})`,
-        );
-      }
+      const weightVersion = weightVersionFlag(args['weight-version']);
       const idleTimeoutS = intFlag('idle-timeout', args['idle-timeout'], DEFAULT_IDLE_TIMEOUT_S, 1);
       if (idleTimeoutS > MAX_IDLE_TIMEOUT_S) throw new UsageError(`--idle-timeout: expected at most ${MAX_IDLE_TIMEOUT_S} seconds, got ${idleTimeoutS}`);
       const keys = { api: keyOf('api-key', args['api-key'], 'AGENTIC_SERVE_API_KEY'), admin: keyOf('admin-key', args['admin-key'], 'AGENTIC_SERVE_ADMIN_KEY') };
@@ -122,18 +147,7 @@ export default command(
       }
       if (args['weights-root'] === '') throw new UsageError("option '--weights-root' needs a value");
 
-      const { loadConfig } = await import('../config/load');
-      const { PluginHost } = await import('../host/plugin_host');
-      const pluginHost = new PluginHost();
-      let config: AgenticConfig;
-      if (args.checkpoint !== undefined) {
-        const { checkpointActorConfig } = await import('./checkpoints');
-        const found = await checkpointActorConfig(args.checkpoint, args, overrides, pluginHost);
-        config = found.config;
-        log.info(`checkpoint ${found.checkpoint.path} (step ${found.checkpoint.step}), with its saved config`);
-      } else {
-        config = (await loadConfig(configRequest(args, overrides), pluginHost)).config;
-      }
+      const config = await servedConfig(args, overrides);
       const maxRunning = intFlag('max-running', args['max-running'], config.max_running_requests, 1);
 
       const { policyAdapter, runBackend } = await import('../config/validate');

@@ -23,7 +23,8 @@ export default command(
       const c = loaded.config;
       checkOutputFolders(c, ['warm_start.output_dir']);
       await startBackend(runBackend(c), { webgpuAdapter: c.webgpu_adapter, blas: c.blas });
-      const result = await warmStart(c, host, { info: (line) => log.info(line) }, { force: true });
+      const { withPlugins } = await import('./start_up');
+      const result = await withPlugins(c, host, (run) => warmStart(c, run, { info: (line) => log.info(line) }, { force: true }));
       log.success(`base model saved to ${result.folder} (${result.rows} rows, final loss ${result.losses.at(-1)?.toFixed(4)})`);
       return 0;
     },

@@ -23,11 +23,14 @@ export default command(
       const { runTraining } = await import('./training_run');
       const { rollKeysWarning } = await import('../config/roll');
       const host = new PluginHost();
+      const { withPlugins } = await import('./start_up');
       const loaded = await loadConfig(configRequest(args, overridesFrom(args._)), host);
-      const unread = rollKeysWarning(loaded);
-      if (unread) log.warn(unread);
-      for (const line of loaded.warnings ?? []) log.warn(line);
-      const result = await runTraining(loaded, host, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
+      const result = await withPlugins(loaded.config, host, (run) => {
+        const unread = rollKeysWarning(loaded);
+        if (unread) log.warn(unread);
+        for (const line of loaded.warnings ?? []) log.warn(line);
+        return runTraining(loaded, run, { info: (line) => log.info(line), warn: (line) => log.warn(line) });
+      });
       log.success(doneLine(result));
       return 0;
     },

@@ -24,14 +24,17 @@ export default command(
       const { PluginHost } = await import('../host/plugin_host');
       const { runWorker } = await import('../worker/worker');
       const host = new PluginHost();
+      const { withPlugins } = await import('./start_up');
       const { config } = await loadConfig(configRequest(args, overridesFrom(args._)), host);
       const stop = new Promise<void>((resolve) => process.once('SIGTERM', () => resolve()));
-      const summary = await runWorker(config, host, {
-        name: args.name,
-        info: (line) => log.info(line),
-        warn: (line) => log.warn(line),
-        stop,
-      });
+      const summary = await withPlugins(config, host, (run) =>
+        runWorker(config, run, {
+          name: args.name,
+          info: (line) => log.info(line),
+          warn: (line) => log.warn(line),
+          stop,
+        }),
+      );
       log.success(`worker ${summary.name} stopped; ${summary.completed} job(s) played`);
       return 0;
     },

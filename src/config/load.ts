@@ -4,7 +4,11 @@
  *   schema defaults -> config file (with its defaults list and extends) -> AgentFly's command-line
  *   keys (agentfly.ts: translated to ours) -> agentic's command-line overrides -> interpolation
  *   -> ROLL's keys (roll.ts: inert ones set aside, refused ones an error, helper variables
- *   removed) -> validation (schema, cross-key rules, plugin env configs)
+ *   removed) -> validation (schema, cross-key rules) -> the plugins (the `plugins:` paths loaded,
+ *   each entry's env_type resolved) -> each env_config against its plugin's schema
+ *
+ * Validation is pure (validate.ts); loading reads files and plugins, and builds nothing: what only
+ * a built env can tell is checked at the start of the command that builds envs (cli/start_up.ts).
  *
  * With no config file named, the config file is the built-in configs/agentic.yaml (embedded in
  * the binary), as Hydra's @hydra.main names a default config; a command line with AgentFly's keys
@@ -13,7 +17,7 @@
  */
 import { basename, extname, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
-import { ConfigError, firstLine, UsageError } from '../errors';
+import { ConfigError, firstLine, PluginError, UsageError } from '../errors';
 import { didYouMean } from '../util/suggest';
 import { BUILTIN_CONFIGS, builtinConfigName } from './builtin';
 import { composeFile, composeText, type ComposedConfig } from './compose';
@@ -25,7 +29,7 @@ import { applyRollKeys, referencedRoots } from './roll';
 import { availableConfigs, searchPath } from './search_path';
 import { configDefaults, type AgenticConfig } from './schema';
 import { mergeOver, type TreeObject } from './tree';
-import { validateConfig, type EnvResolver } from './validate';
+import { validateConfig, validateEnvSettings, type EnvResolver, type PluginSchemas } from './validate';
 
 export const DEFAULT_CONFIG_PATH = 'configs';
 export const BUILTIN_CONFIG_NAME = builtinConfigName('agentic.yaml');
@@ -124,7 +128,7 @@ function jobName(request: ConfigRequest): string | null {
 
 export async function loadConfig(request: ConfigRequest, envs: EnvResolver): Promise<LoadedConfig> {
   const { tree, files, inert, unusedHelpers, agentFlyInert, warnings } = await resolveTree(request, envs);
-  const config = await validateConfig(tree, envs);
+  const config = await validateWithPlugins(tree, envs);
   const unplayed = unplayedEnvs(config);
   return {
     config,
@@ -136,6 +140,27 @@ export async function loadConfig(request: ConfigRequest, envs: EnvResolver): Pro
     ...(unplayed.length ? { unplayedEnvs: unplayed } : {}),
     ...(warnings.length ? { warnings } : {}),
   };
+}
+
+/** Validates `tree`, then each env_config against its plugin, which `envs` loads and resolves. */
+export async function validateWithPlugins(tree: TreeObject, envs: EnvResolver): Promise<AgenticConfig> {
+  const config = validateConfig(tree);
+  return validateEnvSettings(config, await resolvePluginSchemas(config, envs));
+}
+
+/** Loads the `plugins:` paths and resolves each entry's env_type: what validateEnvSettings checks env configs against. */
+async function resolvePluginSchemas(config: AgenticConfig, envs: EnvResolver): Promise<PluginSchemas> {
+  try {
+    await envs.loadAll(config.plugins);
+  } catch (error) {
+    if (error instanceof PluginError) throw new ConfigError(`plugins: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const resolved = new Map<string, Awaited<ReturnType<EnvResolver['resolveEnv']>> | Error>();
+  for (const [tag, entry] of Object.entries(config.custom_envs)) {
+    resolved.set(tag, await envs.resolveEnv(entry.env_type).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))));
+  }
+  return { envs: resolved, ...(envs.rewardPlugin ? { reward: envs.rewardPlugin.bind(envs) } : {}) };
 }
 
 /** The custom_envs entries neither env manager plays (ROLL's example files define more envs than they play). */

@@ -1,12 +1,16 @@
 /**
  * Turns a resolved config tree into a typed AgenticConfig, or a one-line ConfigError that names
- * the key: the core schema first, then the rules that tie keys together, then each environment's
- * `env_config` against its plugin's own schema (which also fills the plugin's defaults).
+ * the key: the core schema first, then the rules that tie keys together (validateConfig); then,
+ * given the plugins the entries name (resolved by the caller), each environment's `env_config`
+ * against its plugin's own schema, which also fills the plugin's defaults (validateEnvSettings).
+ *
+ * Both are pure: they load no plugin, start no process, reach no network and leave their input as
+ * it is; what only a built env can tell (a dataset file, a tool, an MCP server) is checked at the
+ * start of the command that builds envs (src/cli/start_up.ts).
  */
 import type { z } from 'zod';
 import { needsOf } from '../algo/estimators';
-import { ConfigError, firstLine, PluginError } from '../errors';
-import { connectMcpServersIn } from '../sdk/mcp/pool';
+import { ConfigError, PluginError } from '../errors';
 import { rewardName, rewardSettings, rewardSettingsSchema } from '../sdk/reward_reference';
 import type { EnvContext, EnvPlugin, RewardPlugin } from '../sdk/types';
 import { rewardReferencesIn } from './reward_references';
@@ -20,17 +24,23 @@ import { resolveSecrets } from './secrets';
 import { loadSuite } from './suites';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
 
+/** Where loading finds plugins (a PluginHost): the config pipeline resolves env plugins through it. */
 export interface EnvResolver {
   /** Loads the `plugins:` paths, so their names resolve. */
   loadAll(paths: readonly string[]): Promise<void>;
   resolveEnv(ref: string): Promise<EnvPlugin>;
-  /**
-   * When given, every custom_envs entry is also built once (and closed), so settings that only
-   * the environment can check (a dataset file, a tool name) fail here, as config errors.
-   */
+  /** The context an env's epochRows reads datasets with (AgentFly's validation rows). */
   envContext?(): EnvContext;
   /** When given, the rewards env configs name are looked up, and their settings checked against the reward's schema. */
   rewardPlugin?(name: string): RewardPlugin;
+}
+
+/** The plugins validateEnvSettings checks env configs against, resolved beforehand. */
+export interface PluginSchemas {
+  /** Each custom_envs tag's env plugin, or the error that resolving its env_type raised. */
+  readonly envs: ReadonlyMap<string, EnvPlugin | Error>;
+  /** When given, the rewards env configs name are looked up, and their settings checked against the reward's schema. */
+  reward?(name: string): RewardPlugin;
 }
 
 function show(value: unknown): string {
@@ -142,53 +152,77 @@ function checkSuite(config: AgenticConfig, name: string): void {
     throw new ConfigError(`val_batch_size: ${config.val_batch_size} trajectories are ${groups} groups, but ${name} has ${suite.episodes.length} episodes`);
 }
 
+/** A manager's tags name entries of custom_envs, its groups split over them, its batch over its groups. */
+function checkManager(config: AgenticConfig, name: 'train_env_manager' | 'val_env_manager', batchKey: 'rollout_batch_size' | 'val_batch_size'): void {
+  const manager = config[name];
+  const defined = Object.keys(config.custom_envs);
+  if (name === 'train_env_manager' && manager.tags.length === 0) {
+    throw new ConfigError(
+      defined.length === 0
+        ? 'custom_envs: no environments are defined; define one and name it in train_env_manager.tags'
+        : `train_env_manager.tags: name at least one entry of custom_envs (defined: ${defined.join(', ')})`,
+    );
+  }
+  manager.tags.forEach((tag, i) => {
+    if (!defined.includes(tag)) {
+      const hint = didYouMean(tag, defined);
+      throw new ConfigError(`${name}.tags[${i}]: '${tag}' is not defined in custom_envs${hint || (defined.length ? ` (defined: ${defined.join(', ')})` : '')}`);
+    }
+  });
+  if (manager.tags.length === 0) return;
+  const partition = manager.num_groups_partition;
+  if (partition) {
+    if (partition.length !== manager.tags.length) {
+      throw new ConfigError(`${name}.num_groups_partition: has ${partition.length} entries for ${manager.tags.length} tags`);
+    }
+    const total = partition.reduce((a, b) => a + b, 0);
+    if (total !== manager.num_env_groups) {
+      throw new ConfigError(`${name}.num_groups_partition: sums to ${total}, but num_env_groups is ${manager.num_env_groups}`);
+    }
+  } else if (manager.num_env_groups % manager.tags.length !== 0) {
+    throw new ConfigError(
+      `${name}.num_env_groups: ${manager.num_env_groups} groups do not split equally over ${manager.tags.length} tags; set num_groups_partition`,
+    );
+  }
+  const batch = config[batchKey];
+  if (batch % manager.group_size !== 0) {
+    throw new ConfigError(`${batchKey}: ${batch} is not a multiple of ${name}.group_size (${manager.group_size})`);
+  }
+  checkProxy(config, name, manager);
+}
+
+/** async_generation_ratio: playing ahead needs a worker thread's own model on wasm or cpu, or distributed workers. */
+function checkAsync(config: AgenticConfig): void {
+  if (config.async_generation_ratio === 0) return;
+  const proxy = config.train_env_manager.llm_proxy.proxy_type;
+  if (isHttpProxy(proxy)) {
+    throw new ConfigError(
+      `async_generation_ratio: ${config.async_generation_ratio} plays ahead in a worker thread with its own model, but train_env_manager.llm_proxy.proxy_type ${proxy} generates on inference servers, which do not play ahead here; set async_generation_ratio=0`,
+    );
+  }
+  // distributed workers play ahead with policies and engines of their own; the rest is of the worker thread
+  if (config.distributed.redis_url === null && proxy !== 'policy') {
+    throw new ConfigError(
+      `async_generation_ratio: ${config.async_generation_ratio} runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is ${config.train_env_manager.llm_proxy.proxy_type}; set it to policy or the ratio to 0`,
+    );
+  }
+  const backend = config.actor_infer.strategy_args.backend ?? config.backend;
+  if (config.distributed.redis_url === null && backend !== 'wasm' && backend !== 'cpu') {
+    throw new ConfigError(
+      `async_generation_ratio: the rollout worker runs the wasm or cpu backend, not ${backend}; set async_generation_ratio=0 for ${backend}`,
+    );
+  }
+}
+
 /** Rules that involve several keys. */
 function checkRelations(config: AgenticConfig): void {
-  const defined = Object.keys(config.custom_envs);
-  const checkManager = (name: 'train_env_manager' | 'val_env_manager', manager: EnvManagerConfig, batchKey: 'rollout_batch_size' | 'val_batch_size') => {
-    if (name === 'train_env_manager' && manager.tags.length === 0) {
-      throw new ConfigError(
-        defined.length === 0
-          ? 'custom_envs: no environments are defined; define one and name it in train_env_manager.tags'
-          : `train_env_manager.tags: name at least one entry of custom_envs (defined: ${defined.join(', ')})`,
-      );
-    }
-    manager.tags.forEach((tag, i) => {
-      if (!defined.includes(tag)) {
-        const hint = didYouMean(tag, defined);
-        throw new ConfigError(
-          `${name}.tags[${i}]: '${tag}' is not defined in custom_envs${hint || (defined.length ? ` (defined: ${defined.join(', ')})` : '')}`,
-        );
-      }
-    });
-    if (manager.tags.length === 0) return;
-    const partition = manager.num_groups_partition;
-    if (partition) {
-      if (partition.length !== manager.tags.length) {
-        throw new ConfigError(`${name}.num_groups_partition: has ${partition.length} entries for ${manager.tags.length} tags`);
-      }
-      const total = partition.reduce((a, b) => a + b, 0);
-      if (total !== manager.num_env_groups) {
-        throw new ConfigError(`${name}.num_groups_partition: sums to ${total}, but num_env_groups is ${manager.num_env_groups}`);
-      }
-    } else if (manager.num_env_groups % manager.tags.length !== 0) {
-      throw new ConfigError(
-        `${name}.num_env_groups: ${manager.num_env_groups} groups do not split equally over ${manager.tags.length} tags; set num_groups_partition`,
-      );
-    }
-    const batch = config[batchKey];
-    if (batch % manager.group_size !== 0) {
-      throw new ConfigError(`${batchKey}: ${batch} is not a multiple of ${name}.group_size (${manager.group_size})`);
-    }
-    checkProxy(config, name, manager);
-  };
   for (const [tag, entry] of Object.entries(config.custom_envs)) {
     // the system prompt is literal text; only the turn template has placeholders
     const problem = entry.agent_template === null ? null : templateProblem(entry.agent_template, entry.env_manager_cls);
     if (problem) throw new ConfigError(`custom_envs.${tag}.agent_template: ${problem}`);
   }
-  checkManager('train_env_manager', config.train_env_manager, 'rollout_batch_size');
-  checkManager('val_env_manager', config.val_env_manager, 'val_batch_size');
+  checkManager(config, 'train_env_manager', 'rollout_batch_size');
+  checkManager(config, 'val_env_manager', 'val_batch_size');
   if (config.val_suite !== null) checkSuite(config, config.val_suite);
   if (needsOf(config.adv_estimator).stepRows) {
     const trajTag = config.train_env_manager.tags.find((tag) => !isStepWise(config.custom_envs[tag]!.env_manager_cls));
@@ -198,26 +232,7 @@ function checkRelations(config: AgenticConfig): void {
       );
     }
   }
-  if (config.async_generation_ratio > 0) {
-    const proxy = config.train_env_manager.llm_proxy.proxy_type;
-    if (isHttpProxy(proxy)) {
-      throw new ConfigError(
-        `async_generation_ratio: ${config.async_generation_ratio} plays ahead in a worker thread with its own model, but train_env_manager.llm_proxy.proxy_type ${proxy} generates on inference servers, which do not play ahead here; set async_generation_ratio=0`,
-      );
-    }
-    // distributed workers play ahead with policies and engines of their own; the rest is of the worker thread
-    if (config.distributed.redis_url === null && proxy !== 'policy') {
-      throw new ConfigError(
-        `async_generation_ratio: ${config.async_generation_ratio} runs actor_infer's model in a worker, but train_env_manager.llm_proxy.proxy_type is ${config.train_env_manager.llm_proxy.proxy_type}; set it to policy or the ratio to 0`,
-      );
-    }
-    const backend = config.actor_infer.strategy_args.backend ?? config.backend;
-    if (config.distributed.redis_url === null && backend !== 'wasm' && backend !== 'cpu') {
-      throw new ConfigError(
-        `async_generation_ratio: the rollout worker runs the wasm or cpu backend, not ${backend}; set async_generation_ratio=0 for ${backend}`,
-      );
-    }
-  }
+  checkAsync(config);
   if (config.distributed.redis_url !== null && needsOf(config.adv_estimator).greedyBaseline) {
     throw new ConfigError(
       `distributed.redis_url: adv_estimator ${config.adv_estimator} needs a greedy rollout of every group, which workers do not play; choose another estimator or play in this process (distributed.redis_url=null)`,
@@ -365,69 +380,69 @@ function takesToolWrapper(plugin: EnvPlugin): boolean {
   return declaredKeys(plugin.config).includes('tool_wrapper');
 }
 
-/** An unplayed entry's env_config with its plugin's defaults, when the plugin resolves and the settings parse; else as given. */
-async function fillUnplayedDefaults(entry: AgenticConfig['custom_envs'][string], envs: EnvResolver): Promise<void> {
-  const plugin = await envs.resolveEnv(entry.env_type).catch(() => null);
-  if (plugin === null) return;
-  const given = entry.tool_wrapper === null ? entry.env_config : { ...entry.env_config, tool_wrapper: entry.tool_wrapper };
-  const parsed = plugin.config.safeParse(given);
-  if (parsed.success) entry.env_config = parsed.data as Record<string, unknown>;
+/** The env_config a plugin parses: the entry's, with GEM's tool_wrapper beside it when one is set. */
+function givenSettings(entry: AgenticConfig['custom_envs'][string]): unknown {
+  return entry.tool_wrapper === null ? entry.env_config : { ...entry.env_config, tool_wrapper: entry.tool_wrapper };
 }
 
-/** Validates `tree` (interpolations already resolved). */
-export async function validateConfig(tree: TreeObject, envs: EnvResolver): Promise<AgenticConfig> {
+/** A played entry's env_config, parsed by its plugin's schema (defaults filled), or a ConfigError naming the key. */
+function playedSettings(tag: string, entry: AgenticConfig['custom_envs'][string], plugins: PluginSchemas): Record<string, unknown> {
+  const at = ['custom_envs', tag] as const;
+  const plugin = plugins.envs.get(tag);
+  if (plugin === undefined) throw new Error(`custom_envs.${tag}: its env plugin was not resolved before validation`);
+  if (plugin instanceof PluginError) throw new ConfigError(`${formatPath([...at, 'env_type'])}: ${plugin.message}`, { cause: plugin });
+  if (plugin instanceof Error) throw plugin;
+  // GEM's tool wrapper sits beside env_config in ROLL's configs; the envs that take one read it from their config
+  if (entry.tool_wrapper !== null && !takesToolWrapper(plugin))
+    throw new ConfigError(
+      `${formatPath([...at, 'tool_wrapper'])}: env '${plugin.name}' takes no tool_wrapper (GEM's dataset envs do: gem_math, gem_qa, gem_logic)`,
+    );
+  const envConfig = plugin.config.safeParse(givenSettings(entry), { reportInput: true });
+  if (!envConfig.success) {
+    const wrapper = entry.tool_wrapper !== null && envConfig.error.issues[0]!.path[0] === 'tool_wrapper';
+    throw issuesError(envConfig.error.issues as Issue[], plugin.config, wrapper ? at : [...at, 'env_config']);
+  }
+  const settings = envConfig.data as Record<string, unknown>;
+  if (plugins.reward) checkRewardSettings(plugin, settings, plugins.reward, [...at, 'env_config']);
+  return settings;
+}
+
+/** An unplayed entry's env_config with its plugin's defaults, when the plugin resolved and the settings parse; else as given. */
+function unplayedSettings(tag: string, entry: AgenticConfig['custom_envs'][string], plugins: PluginSchemas): Record<string, unknown> {
+  const plugin = plugins.envs.get(tag);
+  if (plugin === undefined || plugin instanceof Error) return entry.env_config;
+  const parsed = plugin.config.safeParse(givenSettings(entry));
+  return parsed.success ? (parsed.data as Record<string, unknown>) : entry.env_config;
+}
+
+/** The tags some env manager plays. */
+export function playedTags(config: AgenticConfig): Set<string> {
+  return new Set([...config.train_env_manager.tags, ...config.val_env_manager.tags]);
+}
+
+/** Validates `tree` (interpolations already resolved): the core schema and the rules between keys. Pure. */
+export function validateConfig(tree: TreeObject): AgenticConfig {
   const parsed = ConfigShape.safeParse(tree, { reportInput: true });
   if (!parsed.success) throw issuesError(parsed.error.issues as Issue[], ConfigShape);
   const config = parsed.data;
   resolveSecrets(config);
   checkRelations(config);
   runBackend(config);
-
-  try {
-    await envs.loadAll(config.plugins);
-  } catch (error) {
-    if (error instanceof PluginError) throw new ConfigError(`plugins: ${error.message}`, { cause: error });
-    throw error;
-  }
-  const played = new Set([...config.train_env_manager.tags, ...config.val_env_manager.tags]);
-  for (const [tag, entry] of Object.entries(config.custom_envs)) {
-    const at = ['custom_envs', tag] as const;
-    // as in ROLL, an entry no env manager plays is neither built nor refused (ROLL's example files
-    // define more envs than they play, some with settings only their own users fill in); its
-    // defaults are filled when its settings are valid, for `agentic play TAG`
-    if (!played.has(tag)) {
-      await fillUnplayedDefaults(entry, envs);
-      continue;
-    }
-    let plugin: EnvPlugin;
-    try {
-      plugin = await envs.resolveEnv(entry.env_type);
-    } catch (error) {
-      if (error instanceof PluginError) throw new ConfigError(`${formatPath([...at, 'env_type'])}: ${error.message}`, { cause: error });
-      throw error;
-    }
-    // GEM's tool wrapper sits beside env_config in ROLL's configs; the envs that take one read it from their config
-    if (entry.tool_wrapper !== null && !takesToolWrapper(plugin))
-      throw new ConfigError(
-        `${formatPath([...at, 'tool_wrapper'])}: env '${plugin.name}' takes no tool_wrapper (GEM's dataset envs do: gem_math, gem_qa, gem_logic)`,
-      );
-    const given = entry.tool_wrapper === null ? entry.env_config : { ...entry.env_config, tool_wrapper: entry.tool_wrapper };
-    const envConfig = plugin.config.safeParse(given, { reportInput: true });
-    if (!envConfig.success) {
-      const wrapper = entry.tool_wrapper !== null && envConfig.error.issues[0]!.path[0] === 'tool_wrapper';
-      throw issuesError(envConfig.error.issues as Issue[], plugin.config, wrapper ? at : [...at, 'env_config']);
-    }
-    entry.env_config = envConfig.data as Record<string, unknown>;
-    if (envs.rewardPlugin) checkRewardSettings(plugin, entry.env_config, envs.rewardPlugin.bind(envs), [...at, 'env_config']);
-    if (envs.envContext) {
-      try {
-        // the MCP servers it names start (and list their tools) here, at start-up
-        await connectMcpServersIn(entry.env_config);
-        await new plugin.env(entry.env_config as never, envs.envContext()).close();
-      } catch (error) {
-        throw new ConfigError(`${formatPath([...at, 'env_config'])}: env '${plugin.name}' cannot be built: ${firstLine(error)}`, { cause: error });
-      }
-    }
-  }
   return config;
+}
+
+/**
+ * The config with each entry's env_config checked against its plugin's schema and its defaults
+ * filled, a new object (`config` is left as it is). As in ROLL, an entry no env manager plays is
+ * neither checked nor refused (ROLL's example files define more envs than they play, some with
+ * settings only their own users fill in); its defaults are filled when its settings are valid, for
+ * `agentic play TAG`. Pure: the plugins come resolved.
+ */
+export function validateEnvSettings(config: AgenticConfig, plugins: PluginSchemas): AgenticConfig {
+  const played = playedTags(config);
+  const entries = Object.entries(config.custom_envs).map(([tag, entry]) => {
+    const envConfig = played.has(tag) ? playedSettings(tag, entry, plugins) : unplayedSettings(tag, entry, plugins);
+    return [tag, { ...entry, env_config: envConfig }] as const;
+  });
+  return { ...config, custom_envs: Object.fromEntries(entries) };
 }

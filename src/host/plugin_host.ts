@@ -7,6 +7,10 @@
  * sub-folder with an index file; a sub-folder without one is searched the same way (so a folder
  * laid out like ours, envs/ rewards/ tools/, works). Files starting with `_` are helpers, not
  * plugins, and tests and type declarations are skipped.
+ *
+ * The envs a host builds get its services in their EnvContext: the run's MCP connections and its
+ * python_sandbox. A command loads its config with a plain host, and its start-up (cli/start_up.ts)
+ * hands on `host.forRun(services)`: the same plugins, with what start-up decided.
  */
 import { plugin as registerBunPlugin } from 'bun';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -16,9 +20,11 @@ import { firstLine, PluginError } from '../errors';
 import { displayPath } from '../util/paths';
 import { BUILTIN_PLUGINS } from './builtin_plugins';
 import { checkDefinition, PluginRegistry } from './registry';
+import type { PythonSandboxMode } from '../sandbox/modes';
 import * as sdk from '../sdk';
+import { McpPool } from '../sdk/mcp/pool';
 import { bindReward, rewardName } from '../sdk/reward_reference';
-import type { EnvContext, EnvPlugin, PluginDefinition, PluginKind, PluginOfKind, RewardPlugin } from '../sdk/types';
+import type { EnvContext, EnvPlugin, McpServers, PluginDefinition, PluginKind, PluginOfKind, RewardPlugin } from '../sdk/types';
 
 const MODULE_EXTENSIONS = ['.ts', '.mts', '.js', '.mjs'];
 const MAX_FOLDER_DEPTH = 4;
@@ -68,12 +74,42 @@ export function pluginFilesIn(folder: string, depth = 0): string[] {
   return files;
 }
 
-export class PluginHost {
-  readonly registry = new PluginRegistry();
-  private readonly loaded = new Map<string, PluginDefinition[]>();
+/** What a run hands the plugins it builds, decided once at its start. */
+export interface PluginServices {
+  /** The run's MCP connections (an McpPool the run closes when it ends). */
+  readonly mcp: McpServers;
+  /** How runPython contains model-written code (the config's python_sandbox). */
+  readonly pythonSandbox: PythonSandboxMode;
+}
 
-  constructor(readonly cwd: string = process.cwd()) {
+/** The plugins' tables, shared by a host and the hosts made from it with forRun. */
+interface PluginTables {
+  readonly registry: PluginRegistry;
+  readonly loaded: Map<string, PluginDefinition[]>;
+}
+
+export class PluginHost {
+  readonly registry: PluginRegistry;
+  private readonly loaded: Map<string, PluginDefinition[]>;
+
+  /**
+   * `services`: what the envs this host builds get; by default an MCP pool of the host's own
+   * (empty until an env names a server) and python_sandbox bwrap.
+   */
+  constructor(
+    readonly cwd: string = process.cwd(),
+    readonly services: PluginServices = { mcp: new McpPool(), pythonSandbox: 'bwrap' },
+    tables?: PluginTables,
+  ) {
+    this.registry = tables?.registry ?? new PluginRegistry();
+    this.loaded = tables?.loaded ?? new Map();
+    if (tables) return;
     for (const { definition, source } of BUILTIN_PLUGINS) this.registry.register(checkDefinition(definition, source), source, true);
+  }
+
+  /** The same plugins (loaded ones included), building envs with a run's services. */
+  forRun(services: PluginServices): PluginHost {
+    return new PluginHost(this.cwd, services, { registry: this.registry, loaded: this.loaded });
   }
 
   /** Loads a plugin file or folder (relative to the working folder) and registers what it defines. */
@@ -137,12 +173,15 @@ export class PluginHost {
     return this.registry.require('reward', name).definition;
   }
 
-  /** The context every environment is constructed with: lookups in this host's registry. */
+  /** The context every environment is constructed with: lookups in this host's registry, and its services. */
   envContext(): EnvContext {
+    const { mcp, pythonSandbox } = this.services;
     return {
       tool: (name) => this.registry.require('tool', name).definition,
-      reward: (reference) => bindReward(this.rewardPlugin(rewardName(reference)), reference),
+      reward: (reference) => bindReward(this.rewardPlugin(rewardName(reference)), reference, { pythonSandbox }),
       cwd: this.cwd,
+      mcp,
+      pythonSandbox,
     };
   }
 }

@@ -24,12 +24,13 @@
  * - a Python audit hook (prelude.py): a second layer that gives clear errors for the common
  *   mistakes (files outside the working folder, network, processes, ctypes). Nothing depends on
  *   it: code can switch it off, and the tests prove containment with it off.
- * python_sandbox=unconfined (setPythonSandbox) runs without bwrap: rlimits (no process count),
+ * python_sandbox=unconfined (the `sandbox` option) runs without bwrap: rlimits (no process count),
  * the hook, the timeout and the process-group kill still apply, but nothing is a boundary.
  *
- * The mode is process-global and per thread (a Bun worker has its own copy of this module): the
- * start-up check (config/sandbox_check.ts) sets it from the config in each thread that runs
- * plugins. AGENTIC_PYTHON picks the interpreter and AGENTIC_BWRAP the bwrap binary.
+ * The mode is an argument of each call, never a setting of this module: the run decides it once
+ * (the config's python_sandbox, checked at start-up) and hands it to the plugins it builds (their
+ * EnvContext, ToolContext and RewardContext). What this module keeps is what the machine allows,
+ * probed once a process. AGENTIC_PYTHON picks the interpreter and AGENTIC_BWRAP the bwrap binary.
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -60,6 +61,8 @@ export interface PythonRunOptions {
   stdin?: string;
   /** Files to put in the working folder first, by relative path (the code is main.py). */
   files?: Readonly<Record<string, string | Uint8Array>>;
+  /** How the code is contained: bwrap (the default, required) or unconfined (python_sandbox=unconfined). */
+  sandbox?: PythonSandboxMode;
 }
 
 /**
@@ -129,17 +132,6 @@ const SYSTEM_FOLDERS = ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'];
 const EXIT_OUT_OF_CPU = 152;
 /** How long to wait for the output pipes to close after the process itself has exited. */
 const PIPE_GRACE_MS = 250;
-
-let mode: PythonSandboxMode = 'bwrap';
-
-/** Sets how runPython contains code in this thread (from the config's python_sandbox). */
-export function setPythonSandbox(next: PythonSandboxMode): void {
-  mode = next;
-}
-
-export function pythonSandbox(): PythonSandboxMode {
-  return mode;
-}
 
 /** The one-line refusal when bwrap is required and unusable; `needed` says by what. */
 export function sandboxRefusal(support: SandboxSupport, needed = ''): string {
@@ -285,7 +277,7 @@ function positive(name: string, value: number): number {
   return value;
 }
 
-type Limits = Required<Omit<PythonRunOptions, 'signal' | 'stdin' | 'files'>>;
+type Limits = Required<Omit<PythonRunOptions, 'signal' | 'stdin' | 'files' | 'sandbox'>>;
 
 /** Runs `code` as main.py in a fresh sandbox and collects what it printed. */
 export async function runPython(code: string, options: PythonRunOptions = {}): Promise<PythonRunResult> {
@@ -300,7 +292,7 @@ export async function runPython(code: string, options: PythonRunOptions = {}): P
   };
   for (const name of Object.keys(options.files ?? {})) checkedFilePath(name);
   const way = await sandboxSupport();
-  if (mode === 'unconfined') return runUnconfined(way.python, code, limits, options);
+  if (options.sandbox === 'unconfined') return runUnconfined(way.python, code, limits, options);
   if (way.problem) throw new PluginError(sandboxRefusal(way));
   return runContained(way, code, limits, options);
 }

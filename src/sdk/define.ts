@@ -1,6 +1,9 @@
 /** Constructors for plugin definitions: they add the kind tag and fill optional parts. */
 import { z } from 'zod';
-import type { EnvClass, EnvContext, EnvPlugin, RewardInput, RewardOutput, RewardPlugin, ToolPlugin } from './types';
+import type { EnvClass, EnvContext, EnvPlugin, RewardContext, RewardInput, RewardOutput, RewardPlugin, ToolPlugin } from './types';
+
+/** A reward called without the run's context (a test, a script) contains its Python with bwrap. */
+const DEFAULT_REWARD_CONTEXT: RewardContext = Object.freeze({ pythonSandbox: 'bwrap' });
 
 export function defineEnv<S extends z.ZodType = z.ZodObject<{}>>(definition: {
   name: string;
@@ -13,20 +16,21 @@ export function defineEnv<S extends z.ZodType = z.ZodObject<{}>>(definition: {
 }
 
 /**
- * A reward, with settings when it declares a `config` schema: `score(input, settings)` receives
- * them validated. Called without settings (a test, a script), it gets the schema's defaults.
+ * A reward, with settings when it declares a `config` schema: `score(input, settings, context)`
+ * receives them validated, and the run's RewardContext. Called without settings (a test, a
+ * script), it gets the schema's defaults; without a context, python_sandbox bwrap.
  */
 export function defineReward<S extends z.ZodType = z.ZodObject<{}>>(
   definition: Omit<RewardPlugin<S>, 'kind' | 'score'> & {
-    score(input: RewardInput, settings: z.output<S>): RewardOutput | Promise<RewardOutput>;
+    score(input: RewardInput, settings: z.output<S>, context: RewardContext): RewardOutput | Promise<RewardOutput>;
   },
 ): RewardPlugin<S> {
   const { config } = definition;
-  if (!config) return Object.freeze({ kind: 'reward', ...definition });
   return Object.freeze({
     kind: 'reward',
     ...definition,
-    score: (input: RewardInput, settings?: z.output<S>) => definition.score(input, settings ?? config.parse({})),
+    score: (input: RewardInput, settings?: z.output<S>, context?: RewardContext) =>
+      definition.score(input, settings ?? (config ? config.parse({}) : (undefined as z.output<S>)), context ?? DEFAULT_REWARD_CONTEXT),
   });
 }
 

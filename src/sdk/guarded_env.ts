@@ -22,7 +22,6 @@
  */
 import { firstLine } from '../errors';
 import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
-import { connectMcpServers } from './mcp/pool';
 import { mcpServersIn, type McpServerConfig } from './mcp/servers';
 import type {
   AgentEpisodes,
@@ -195,7 +194,7 @@ export class GuardedEnv {
     if (this.mcpServers.length > 0) {
       const connected = await this.call(
         'constructor',
-        () => connectMcpServers(this.mcpServers),
+        () => this.context.mcp.connect(this.mcpServers),
         this.timeouts.reset,
         () => null,
       );

@@ -30,6 +30,7 @@ export {
   type PythonRunOptions,
   type PythonRunReason,
   type PythonRunResult,
+  type PythonSandboxMode,
   type SandboxSupport,
 } from '../sandbox/python';
 export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptions } from './retrieval/search_tool';
@@ -52,7 +53,7 @@ export type * from './types';
 export { pluginTool, toolsFromConfig } from './agent_tools';
 export { argumentsSchema, jsonSchemaCheck, textParameterOf } from './tool_schema';
 export { ToolServerLost } from './mcp/connection';
-export { closeMcpServers, connectMcpServers, connectMcpServersIn } from './mcp/pool';
+export { McpPool } from './mcp/pool';
 export {
   mcpServersIn,
   McpServerShape,

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { PluginError } from '../errors';
-import type { RewardPlugin } from './types';
+import type { RewardContext, RewardPlugin } from './types';
 
 export const RewardReference = z.union([
   z.string().min(1),
@@ -35,10 +35,11 @@ export function rewardSettingsSchema(reward: RewardPlugin): z.ZodType {
 }
 
 /**
- * The reward bound to the settings `reference` gives (validated, defaults filled): its score takes
- * the input alone. Bad settings are a one-line PluginError naming the first bad key.
+ * The reward bound to the settings `reference` gives (validated, defaults filled) and to the run's
+ * context: its score takes the input alone. Bad settings are a one-line PluginError naming the
+ * first bad key.
  */
-export function bindReward(reward: RewardPlugin, reference: RewardReference): RewardPlugin {
+export function bindReward(reward: RewardPlugin, reference: RewardReference, context?: RewardContext): RewardPlugin {
   const parsed = rewardSettingsSchema(reward).safeParse(rewardSettings(reference));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -47,5 +48,5 @@ export function bindReward(reward: RewardPlugin, reference: RewardReference): Re
     throw new PluginError(`reward '${reward.name}': ${keys.length > 0 ? `${keys.join('.')}: ` : ''}${message}`);
   }
   const settings = parsed.data;
-  return Object.freeze({ ...reward, score: (input: Parameters<RewardPlugin['score']>[0]) => reward.score(input, settings) });
+  return Object.freeze({ ...reward, score: (input: Parameters<RewardPlugin['score']>[0]) => reward.score(input, settings, context) });
 }

@@ -4,8 +4,10 @@
  * them). These types are the documentation; keep them exact.
  */
 import type { z } from 'zod';
+import type { PythonSandboxMode } from '../sandbox/modes';
 import type { RgbFrame } from '../util/png';
 import type { OpenAiTool } from './function_calls';
+import type { McpServerConfig } from './mcp/servers';
 
 // ---------------------------------------------------------------------------------------------
 // Environments (Gymnasium-like, text in and text out)
@@ -198,6 +200,36 @@ export interface EnvContext {
   reward(reference: string | { name: string; [setting: string]: unknown }): RewardPlugin;
   /** The folder that relative file paths in env_config are read from (the run's working folder). */
   readonly cwd: string;
+  /** The run's MCP connections: the servers its env configs name, opened before an env is built. */
+  readonly mcp: McpServers;
+  /** How runPython contains model-written code in this run (the config's python_sandbox): pass it as runPython's `sandbox`. */
+  readonly pythonSandbox: PythonSandboxMode;
+}
+
+/** A tool as an MCP server lists it. */
+export interface ListedTool {
+  name: string;
+  description: string;
+  /** The JSON schema of its arguments, as the server listed it. */
+  inputSchema: { [key: string]: unknown };
+}
+
+/** One opened MCP server: the tools it lists, and calls to them. */
+export interface McpServer {
+  readonly tools: readonly ListedTool[];
+  /** Calls a tool; a server that is gone throws ToolServerLost. */
+  call(name: string, args: unknown, signal: AbortSignal): Promise<ToolOutput>;
+}
+
+/**
+ * A run's MCP connections (McpPool): one per distinct server config, shared by the envs that name
+ * it, owned by the run that opened them and closed when it ends.
+ */
+export interface McpServers {
+  /** Opens each server that is not open, or whose connection died. */
+  connect(servers: readonly McpServerConfig[]): Promise<void>;
+  /** An opened server (alive or dead); throws when it was never opened. */
+  connected(server: McpServerConfig): McpServer;
 }
 
 export interface EnvClass<C> {
@@ -260,15 +292,27 @@ export interface RewardPlugin<S extends z.ZodType = z.ZodType> {
    * Scores one sample. `settings` are the validated settings; left out, the schema's defaults (a
    * reward from EnvContext.reward is already bound to its settings and takes no second argument).
    */
-  score(input: RewardInput, settings?: z.output<S>): RewardOutput | Promise<RewardOutput>;
+  score(input: RewardInput, settings?: z.output<S>, context?: RewardContext): RewardOutput | Promise<RewardOutput>;
+}
+
+/** What the run hands a reward besides its input: how runPython contains code (default bwrap). */
+export interface RewardContext {
+  readonly pythonSandbox: PythonSandboxMode;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tools
 
-export interface ToolContext {
+/** What a caller gives a tool's call: the time limit, as a signal. */
+export interface ToolCall {
   /** Aborted when the call runs out of time; long-running tools should stop. */
   signal: AbortSignal;
+}
+
+/** What a tool plugin's call receives: the caller's signal, and the run's settings a tool needs. */
+export interface ToolContext extends ToolCall {
+  /** How runPython contains model-written code in this run (the config's python_sandbox): pass it as runPython's `sandbox`; absent, bwrap. */
+  pythonSandbox?: PythonSandboxMode;
 }
 
 /** What the policy sees as the tool's observation, optionally with extras for the logs. */
@@ -312,7 +356,7 @@ export interface AgentTool {
    * Runs the tool with checked arguments. A throw is the tool's error, for the policy to see;
    * a ToolServerLost (its MCP server died) is the env's, and costs the episode.
    */
-  call(args: unknown, context: ToolContext): Promise<ToolOutput>;
+  call(args: unknown, context: ToolCall): Promise<ToolOutput>;
 }
 
 export type PluginDefinition = EnvPlugin | RewardPlugin | ToolPlugin;

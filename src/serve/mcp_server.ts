@@ -14,12 +14,15 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { firstLine } from '../errors';
 import { pluginTool } from '../sdk/agent_tools';
 import { INFO_META_KEY } from '../sdk/mcp/connection';
+import type { PythonSandboxMode } from '../sandbox/modes';
 import type { AgentTool, ToolPlugin } from '../sdk/types';
 
 export interface ToolServerOptions {
   /** Time limit of one call, in ms. */
   timeoutMs: number;
   version: string;
+  /** How the tools' runPython contains code (--python-sandbox). */
+  pythonSandbox: PythonSandboxMode;
 }
 
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
@@ -68,7 +71,7 @@ export async function toolServer(plugins: readonly ToolPlugin[], options: ToolSe
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
-  const tools = new Map(plugins.map((plugin) => [plugin.name, pluginTool(plugin)]));
+  const tools = new Map(plugins.map((plugin) => [plugin.name, pluginTool(plugin, options.pythonSandbox)]));
   const server = new Server({ name: 'agentic-tools', version: options.version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...tools.values()].map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.schema as never })),

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, type ConfigRequest } from '../../src/config/load';
+import { checkPlugins } from '../../src/cli/start_up';
 import { renderConfigReference } from '../../src/config/reference';
 import { writeRunConfig } from '../../src/config/save';
 import { configDefaults } from '../../src/config/schema';
@@ -335,7 +336,10 @@ describe('settings only the environment can check', () => {
         "custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: dataset /nope.jsonl: no such file",
       ],
     ]) {
-      const error = await load({ configName: 'tool_use', overrides: [override!] }).catch((e: unknown) => e);
+      // the env is built at the command's start-up (cli/start_up.ts), right after its config loads
+      const host = new PluginHost(ROOT);
+      const started = loadConfig({ cwd: ROOT, configName: 'tool_use', overrides: [override!] }, host).then(({ config }) => checkPlugins(config, host));
+      const error = await started.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toStartWith(message!);
       expect((error as Error).message).not.toContain('\n');

@@ -1,3 +1,4 @@
+import { checkPlugins } from '../../src/cli/start_up';
 import { describe, expect, test } from 'bun:test';
 import { loadConfig } from '../../src/config/load';
 import { ConfigError } from '../../src/errors';
@@ -103,7 +104,8 @@ describe('rewards with settings in env configs', () => {
       'c.yaml':
         'custom_envs:\n  G: {env_type: graded, env_config: {graders: [scaled, {name: scaled, factor: 2}]}}\ntrain_env_manager: {num_env_groups: 1, group_size: 2, tags: [G]}\nrollout_batch_size: 2\n',
     });
-    await loadConfig({ cwd: dir, configFile: 'c.yaml' }, host);
+    // the env is built (and so binds its rewards) at the command's start-up, right after its config loads
+    await checkPlugins((await loadConfig({ cwd: dir, configFile: 'c.yaml' }, host)).config, host);
     expect(seen).toEqual([3, 6]);
     const bad = await loadConfig({ cwd: dir, configFile: 'c.yaml', overrides: ['custom_envs.G.env_config.graders.1.factor=-1'] }, host).catch(
       (e: Error) => e.message,

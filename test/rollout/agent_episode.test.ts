@@ -1,25 +1,30 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { tf } from '../../src/engine/tf';
-import { closeMcpServers } from '../../src/sdk/mcp/pool';
+import { McpPool } from '../../src/sdk/mcp/pool';
 import { MAIN } from '../helpers';
 import { AGENTS, BUILTIN, calculatorYaml, collect, commandAgent, moduleAgent, rows, ScriptedPolicy } from './calculator_agents';
 import { missing } from '../system_tools';
-import { worstLogProbGap } from './helpers';
+import { hostWith, worstLogProbGap } from './helpers';
 
 /** The calculator served over MCP by a real `agentic mcp-tools` process (stdio). */
 const MCP_CALCULATOR = `{mcp: {command: ${process.execPath}, args: [${MAIN}, mcp-tools, calculator]}}`;
 
-afterAll(() => closeMcpServers());
+/** The test's MCP connections, as a run's: its envs open the server in it, and it ends with the tests. */
+const mcp = new McpPool();
+const withMcp = () => hostWith().forRun({ mcp, pythonSandbox: 'bwrap' });
+
+afterAll(() => mcp.close());
 
 describe('an outside agent through the gateway', () => {
   test('the same task three ways, the same tokens: the built-in hermes env, the openai-client agent, and the calculator over MCP', async () => {
     const builtin = await collect(calculatorYaml(BUILTIN), new ScriptedPolicy());
     const agent = await collect(calculatorYaml(moduleAgent(join(AGENTS, 'openai_calculator.ts'))), new ScriptedPolicy());
-    const overMcp = await collect(calculatorYaml(BUILTIN.replace('tools: [calculator]', `tools: [${MCP_CALCULATOR}]`)), new ScriptedPolicy());
+    const overMcp = await collect(calculatorYaml(BUILTIN.replace('tools: [calculator]', `tools: [${MCP_CALCULATOR}]`)), new ScriptedPolicy(), withMcp());
     const agentOverMcp = await collect(
       calculatorYaml(moduleAgent(join(AGENTS, 'openai_calculator.ts')).replace('tools: [calculator]', `tools: [${MCP_CALCULATOR}]`)),
       new ScriptedPolicy(),
+      withMcp(),
     );
     for (const batch of [agent, overMcp, agentOverMcp]) {
       for (const e of batch.episodes) expect(e.failure).toBeNull();

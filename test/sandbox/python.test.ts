@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { runPython, setPythonSandbox } from '../../src/sandbox/python';
+import { runPython } from '../../src/sandbox/python';
 import { missing } from '../system_tools';
 
 const withSandbox = test.skipIf(missing('sandbox'));
@@ -123,15 +123,10 @@ describe('python sandbox', () => {
   });
 
   withPython('python_sandbox=unconfined runs without bwrap: the real folder, and the audit hook still answers', async () => {
-    setPythonSandbox('unconfined');
-    try {
-      const run = await runPython('import os\nprint(os.getcwd())\nopen("/etc/passwd").read()', quick);
-      expect(run.stdout.trim()).toStartWith(tmpdir());
-      expect(run.stdout.trim()).toEndWith('/work');
-      expect(run.stderr).toContain("sandbox: reading '/etc/passwd' is not allowed");
-    } finally {
-      setPythonSandbox('bwrap');
-    }
+    const run = await runPython('import os\nprint(os.getcwd())\nopen("/etc/passwd").read()', { ...quick, sandbox: 'unconfined' });
+    expect(run.stdout.trim()).toStartWith(tmpdir());
+    expect(run.stdout.trim()).toEndWith('/work');
+    expect(run.stderr).toContain("sandbox: reading '/etc/passwd' is not allowed");
   });
 
   test('bad options are clear errors', async () => {

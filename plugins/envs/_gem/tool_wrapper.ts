@@ -27,6 +27,7 @@ import {
   z,
   type AgentTool,
   type EnvContext,
+  type PythonSandboxMode,
   type SearchTool,
 } from 'agentic';
 import { BUILTIN_DATASETS } from '../../datasets/_index';
@@ -119,12 +120,12 @@ export interface GemTool {
   execute(action: string): Promise<ToolOutcome>;
 }
 
-/** The tools of a wrapper config; MCP servers must be connected (the host does it at start-up). */
+/** The tools of a wrapper config; MCP servers must be connected (the run's start-up does it, in context.mcp). */
 export function makeTools(config: ToolWrapperConfig, context: EnvContext): GemTool[] {
   return config.tool_configs.map((tool) => {
     switch (tool.tool_id) {
       case 'python_code':
-        return pythonCodeTool(tool.tool_args);
+        return pythonCodeTool(tool.tool_args, context.pythonSandbox);
       case 'search':
         return searchTool(tool.tool_args);
       case 'mcp':
@@ -140,7 +141,7 @@ const PYTHON_INSTRUCTION =
 const PYTHON_PATTERNS = ['<code>(.*?)</code>', '```\\n?python(.*?)```'];
 const PYTHON_MEMORY_MB = 1024;
 
-function pythonCodeTool(args: ToolConfigOf<'python_code'>['tool_args']): GemTool {
+function pythonCodeTool(args: ToolConfigOf<'python_code'>['tool_args'], sandbox: PythonSandboxMode): GemTool {
   const patterns = (args.patterns ?? PYTHON_PATTERNS).map((p) => new RegExp(p, 's'));
   return {
     id: 'python_code',
@@ -150,7 +151,7 @@ function pythonCodeTool(args: ToolConfigOf<'python_code'>['tool_args']): GemTool
       const found = patterns.map((p) => p.exec(action)).filter((m): m is RegExpExecArray => m !== null);
       if (found.length === 0) return { parsed: false, error: true, observation: '' };
       const first = found.reduce((a, b) => (b.index + b[0].length < a.index + a[0].length ? b : a));
-      const run = await runPython((first[1] ?? '').trim(), { timeoutMs: args.timeout * 1000, memoryMb: PYTHON_MEMORY_MB });
+      const run = await runPython((first[1] ?? '').trim(), { timeoutMs: args.timeout * 1000, memoryMb: PYTHON_MEMORY_MB, sandbox });
       let stderr = run.reason === 'timeout' ? `${run.stderr}Execution timed out after ${args.timeout} s.` : run.stderr;
       if (stderr !== '' && args.keep_error_last_line) stderr = stderr.trimEnd().split('\n').at(-1)!;
       const result = (stderr !== '' ? `${run.stdout}\n${stderr}` : run.stdout).replace(/^[ \n]+/, '');

@@ -26,7 +26,7 @@ export default defineReward({
   name: 'code_tests',
   sandboxed: true,
   description: "Runs the row's Python tests against the response's code in the sandbox; reward = the fraction that pass.",
-  async score({ response, row }) {
+  async score({ response, row }, _settings, { pythonSandbox }) {
     const tests = row.tests;
     const list = typeof tests === 'string' ? [tests] : tests;
     if (!Array.isArray(list) || list.length === 0 || !list.every((t) => typeof t === 'string')) {
@@ -35,6 +35,7 @@ export default defineReward({
     const marker = `@@agentic-tests-${crypto.randomUUID()}@@`;
     const run = await runPython(harness, {
       ...LIMITS,
+      sandbox: pythonSandbox,
       files: { 'solution.py': extractCode(response), 'tests.json': JSON.stringify({ tests: list, marker }) },
     });
     const line = run.stdout.split('\n').findLast((l) => l.startsWith(marker));

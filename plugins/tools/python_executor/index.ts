@@ -35,8 +35,8 @@ export default defineTool({
   parameters: z.object({
     code: z.string().describe('The Python code to run; print() the values you want to see'),
   }),
-  async call({ code }, { signal }) {
-    const run = await runPython(code, { ...LIMITS, signal });
+  async call({ code }, { signal, pythonSandbox }) {
+    const run = await runPython(code, { ...LIMITS, signal, sandbox: pythonSandbox });
     return { observation: describeRun(run), info: { reason: run.reason, exit_code: run.exitCode, duration_ms: run.durationMs } };
   },
 });

@@ -13,7 +13,7 @@ import { loadModel } from '../../model/load';
 import type { Qwen2Model } from '../../model/qwen2';
 import { withoutAdapters } from '../../model/lora_adapters';
 import { PluginHost } from '../../host/plugin_host';
-import { checkPythonSandbox } from '../../config/sandbox_check';
+import { McpPool } from '../../sdk/mcp/pool';
 import { loadPolicy, roleNeeds } from '../../train/roles';
 import { fromRollout } from '../../train/batch';
 import { referenceLogProbs } from '../../train/stages/score';
@@ -44,10 +44,9 @@ async function init(config: AgenticConfig, cwd: string, threads: number): Promis
     wasmThreadsExactly: { threads, why: "the rollout worker's own engine in an asynchronous run" },
     blas: config.blas,
   });
-  const host = new PluginHost(cwd);
+  // this thread's own MCP connections; the trainer's thread has checked the sandbox and the envs already
+  const host = new PluginHost(cwd, { mcp: new McpPool(), pythonSandbox: config.python_sandbox });
   await host.loadAll(config.plugins);
-  // this thread's own runPython mode; the trainer's thread has checked and warned already
-  await checkPythonSandbox(config, host);
   // actor_train's policy, adapters and all (its weights arrive before the first rollout)
   const { model, tokenizer } = await loadPolicy(config, false);
   const referenceRef = config.reference.model_args.model_name_or_path;

@@ -2,8 +2,8 @@
  * One client connection to an MCP server, through the official SDK's Client: the server started
  * (stdio) or reached (streamable HTTP), its tools listed, then calls. A server that dies (its
  * process exits, its endpoint stops answering) leaves the connection dead: the calls in flight
- * and any later ones throw ToolServerLost, and the pool (./pool.ts) opens a new connection before
- * the next env is built.
+ * and any later ones throw ToolServerLost, and the run's pool (./pool.ts) opens a new connection
+ * before the next env is built.
  *
  * The SDK loads at the first connection (a quarter of a second), not with every command.
  */
@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { firstLine } from '../../errors';
-import type { ToolOutput } from '../types';
+import type { ListedTool, McpServer, ToolOutput } from '../types';
 import { serverLabel, type McpServerConfig } from './servers';
 
 /** The key of a result's `_meta` that carries a tool's extras for the logs (what `agentic mcp-tools` sends). */
@@ -23,13 +23,6 @@ export const INFO_META_KEY = 'agentic/info';
  */
 export class ToolServerLost extends Error {
   override readonly name = 'ToolServerLost';
-}
-
-export interface ListedTool {
-  name: string;
-  description: string;
-  /** The JSON schema of its arguments, as the server listed it. */
-  inputSchema: { [key: string]: unknown };
 }
 
 /** The SDK's default limit is one minute; a call's own signal (the env's tool time limit) is what stops it. */
@@ -49,7 +42,7 @@ async function loadSdk() {
 
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
-export class McpConnection {
+export class McpConnection implements McpServer {
   private lost: string | null = null;
 
   private constructor(

@@ -1,27 +1,25 @@
 /**
  * The tools of an MCP server as AgentTools: named, described and shown to the policy as the
  * server lists them (its JSON schema as it is), arguments checked against that schema, calls
- * sent over the process's one connection to it (./pool.ts), looked up at each call so that a
+ * sent over the run's one connection to it (./pool.ts), looked up at each call so that a
  * reopened server serves the episodes after the one its death cost.
  */
 import { jsonSchemaCheck, textParameterOf } from '../tool_schema';
-import type { AgentTool } from '../types';
-import type { ListedTool } from './connection';
-import { connectedMcpServer } from './pool';
+import type { AgentTool, ListedTool, McpServers } from '../types';
 import { serverLabel, type McpServerConfig, type McpToolEntry } from './servers';
 
 /** The tools of an opened server that `entry` picks (all, or its `include` in that order); one line for a name it does not list. */
-export function mcpTools(entry: McpToolEntry): AgentTool[] {
-  const listed = connectedMcpServer(entry.mcp).tools;
-  if (!entry.include) return listed.map((tool) => mcpTool(entry.mcp, tool));
+export function mcpTools(entry: McpToolEntry, servers: McpServers): AgentTool[] {
+  const listed = servers.connected(entry.mcp).tools;
+  if (!entry.include) return listed.map((tool) => mcpTool(servers, entry.mcp, tool));
   return entry.include.map((name) => {
     const tool = listed.find((t) => t.name === name);
     if (!tool) throw new Error(`include: ${serverLabel(entry.mcp)} lists no tool '${name}'; it lists: ${listed.map((t) => t.name).join(', ')}`);
-    return mcpTool(entry.mcp, tool);
+    return mcpTool(servers, entry.mcp, tool);
   });
 }
 
-function mcpTool(server: McpServerConfig, listed: ListedTool): AgentTool {
+function mcpTool(servers: McpServers, server: McpServerConfig, listed: ListedTool): AgentTool {
   return {
     name: listed.name,
     description: listed.description,
@@ -29,6 +27,6 @@ function mcpTool(server: McpServerConfig, listed: ListedTool): AgentTool {
     textParameter: textParameterOf(listed.inputSchema),
     terminal: false,
     check: jsonSchemaCheck(listed.inputSchema),
-    call: (args, { signal }) => connectedMcpServer(server).call(listed.name, args, signal),
+    call: (args, { signal }) => servers.connected(server).call(listed.name, args, signal),
   };
 }

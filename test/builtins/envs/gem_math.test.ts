@@ -131,7 +131,7 @@ describe('gem_math (roll_math, math:*)', () => {
       max_steps: 4,
       tool_wrapper: { wrapper_args: { max_tool_uses: 1 }, tool_configs: [{ tool_id: 'python_code' }] },
     });
-    const { sandboxedPluginsUsed } = await import('../../../src/config/sandbox_check');
+    const { sandboxedPluginsUsed } = await import('../../../src/cli/sandbox_check');
     expect(await sandboxedPluginsUsed(config, host)).toEqual(['tool python_code in dapo']);
     await expect(
       loadConfig({ cwd: dir, configFile: 'gem.yaml', overrides: ['custom_envs.dapo.tool_wrapper.tool_configs=[{tool_id: shell}]'] }, host),

@@ -6,14 +6,16 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import gemQa from '../../../plugins/envs/gem_qa';
 import { PluginHost } from '../../../src/host/plugin_host';
-import { closeMcpServers, connectMcpServersIn } from '../../../src/sdk/mcp/pool';
+import { McpPool } from '../../../src/sdk/mcp/pool';
 import type { Env, StepResult } from '../../../src/sdk/types';
 import { freePort } from '../../../src/util/free_port';
 import { MAIN, ROOT } from '../../helpers';
 
 const children: Array<{ kill(signal?: number): void }> = [];
+/** The test's MCP connections, as a run's. */
+const mcp = new McpPool();
 afterAll(async () => {
-  await closeMcpServers();
+  await mcp.close();
   for (const child of children) child.kill(9);
 });
 
@@ -43,8 +45,8 @@ describe("GEM's mcp tool_wrapper with a real MCP server", () => {
       split: 'train',
       tool_wrapper: { wrapper_args: { tool_success_reward: 0.2, max_tool_uses: 1 }, tool_configs: [{ tool_id: 'mcp', tool_args: { server_url: url } }] },
     });
-    await connectMcpServersIn(config);
-    const env = new gemQa.env(config, new PluginHost(ROOT).envContext()) as Env;
+    await mcp.connectIn(config);
+    const env = new gemQa.env(config, new PluginHost(ROOT, { mcp, pythonSandbox: 'bwrap' }).envContext()) as Env;
     const { observation } = await env.reset(0);
     expect(observation).toContain('calculator');
     const called = (await env.step('<tool_call>{"tool_name": "calculator", "tool_params": {"expression": "6 * 7"}}</tool_call>')) as StepResult;

@@ -7,12 +7,14 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import toolUse from '../../../plugins/envs/tool_use';
 import { PluginHost } from '../../../src/host/plugin_host';
-import { closeMcpServers, mcpServerPids } from '../../../src/sdk/mcp/pool';
+import { McpPool } from '../../../src/sdk/mcp/pool';
 import { GuardedEnv, type GuardedReset, type GuardedStep } from '../../../src/sdk/guarded_env';
 import { sandboxSupport } from '../../../src/sandbox/python';
 import { freePort } from '../../../src/util/free_port';
 import { MAIN, ROOT, scratch } from '../../helpers';
 
+/** The test's MCP connections, as a run's: the envs open their servers in it. */
+const mcp = new McpPool();
 const ONE_ROW = scratch({ 'q.jsonl': '{"question": "What is 6 times 7?", "answer": "42"}\n' });
 const SLOW_TOOL = `${ROOT}/test/fixtures/plugins/slow_tool.ts`;
 
@@ -21,7 +23,10 @@ const call = (name: string, args: unknown) => `<tool_call>\n${JSON.stringify({ n
 
 function guarded(tools: unknown[], extra: Record<string, unknown> = {}): GuardedEnv {
   const config = toolUse.config.parse({ dataset: 'q.jsonl', tools, ...extra });
-  return new GuardedEnv(toolUse, config, new PluginHost(ONE_ROW).envContext(), { resetTimeoutMs: 30_000, stepTimeoutMs: 30_000 });
+  return new GuardedEnv(toolUse, config, new PluginHost(ONE_ROW, { mcp, pythonSandbox: 'bwrap' }).envContext(), {
+    resetTimeoutMs: 30_000,
+    stepTimeoutMs: 30_000,
+  });
 }
 
 async function reset(env: GuardedEnv): Promise<GuardedReset & { failure: null }> {
@@ -50,7 +55,7 @@ async function httpServer(port: number, ...tools: string[]) {
 
 const children: Array<{ kill(signal?: number): void }> = [];
 afterAll(async () => {
-  await closeMcpServers();
+  await mcp.close();
   for (const child of children) child.kill(9);
 });
 
@@ -117,10 +122,10 @@ describe('tool_use with tools served by agentic mcp-tools', () => {
   }, 30_000);
 
   test('envs that name one server share one process', async () => {
-    const before = mcpServerPids().length;
+    const before = mcp.pids().length;
     await Promise.all([reset(guarded([{ mcp: stdioServer('search') }])), reset(guarded([{ mcp: stdioServer('search') }]))]);
     await reset(guarded([{ mcp: stdioServer('search') }, 'calculator']));
-    expect(mcpServerPids()).toHaveLength(before + 1);
+    expect(mcp.pids()).toHaveLength(before + 1);
   }, 30_000);
 });
 
@@ -129,9 +134,9 @@ describe('a server that dies costs the episode, not the run', () => {
 
   test('stdio: kill -9 mid-call fails that episode (env_failure); the next episode restarts the server', async () => {
     const env = guarded([{ mcp: server }], { tool_timeout_ms: 20_000 });
-    const others = new Set(mcpServerPids());
+    const others = new Set(mcp.pids());
     await reset(env);
-    const [pid] = mcpServerPids().filter((p) => !others.has(p));
+    const [pid] = mcp.pids().filter((p) => !others.has(p));
     expect(pid).toBeNumber();
     const inFlight = env.step(call('slow', { ms: 10_000 }));
     await Bun.sleep(300);
@@ -141,7 +146,7 @@ describe('a server that dies costs the episode, not the run', () => {
     expect(failed.info.metrics.env_failure).toBe(true);
 
     await reset(env);
-    const [restarted] = mcpServerPids().filter((p) => !others.has(p));
+    const [restarted] = mcp.pids().filter((p) => !others.has(p));
     expect(restarted).not.toBe(pid);
     const next = await env.step(call('calculator', { expression: '6 * 7' }));
     expect(next).toMatchObject({ observation: '<tool_response>\n42\n</tool_response>', failure: null });

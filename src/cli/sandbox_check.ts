@@ -1,43 +1,36 @@
 /**
  * The start-up check of the Python sandbox: a run whose envs use a tool or reward marked
  * `sandboxed` (it runs model-written code through runPython) needs bubblewrap to work, unless the
- * config opts out with python_sandbox=unconfined. Called once per thread that runs plugins (the
- * CLI commands, the trainer, the rollout worker), it also sets that thread's runPython mode.
+ * config opts out with python_sandbox=unconfined. Called once by each command that plays envs; it
+ * sets nothing: the mode travels to the plugins in their contexts (start_up.ts).
  *
  * An env uses a plugin when its env_config, with the env's defaults filled in, holds the plugin's
  * registered name as a string (tool_use's `tools: [python_executor]`, `reward: code_tests`).
  * Plugins that call runPython without being named there still meet the same one-line refusal at
  * their first call.
  */
-import type { AgenticConfig } from './schema';
+import type { AgenticConfig } from '../config/schema';
 import { PluginError } from '../errors';
-import { sandboxRefusal, sandboxSupport, setPythonSandbox } from '../sandbox/python';
+import { sandboxRefusal, sandboxSupport } from '../sandbox/python';
 import type { PluginHost } from '../host/plugin_host';
 
-/** The warning of python_sandbox=unconfined, printed once per process. */
+/** The warning of python_sandbox=unconfined, printed by the command's start-up check. */
 export const UNCONFINED_WARNING =
   'python_sandbox=unconfined: model-written Python runs without bwrap (resource limits, an audit hook and timeouts only); this is not a boundary';
-
-let warned = false;
 
 export interface SandboxCheckOptions {
   /** The custom_envs tags the run plays; default: train_env_manager's and val_env_manager's. */
   tags?: readonly string[];
-  /** Where the unconfined warning goes (once per process). */
+  /** Where the unconfined warning goes. */
   warn?: (line: string) => void;
 }
 
-/**
- * Sets this thread's runPython mode from the config; then, if the envs use a sandboxed plugin,
- * returns when bwrap works, warns once (unconfined), or throws a one-line PluginError.
- */
+/** If the envs use a sandboxed plugin: returns when bwrap works, warns (unconfined), or throws a one-line PluginError. */
 export async function checkPythonSandbox(config: AgenticConfig, host: PluginHost, options: SandboxCheckOptions = {}): Promise<void> {
-  setPythonSandbox(config.python_sandbox);
   const used = await sandboxedPluginsUsed(config, host, options.tags);
   if (used.length === 0) return;
   if (config.python_sandbox === 'unconfined') {
-    if (!warned) options.warn?.(UNCONFINED_WARNING);
-    warned = true;
+    options.warn?.(UNCONFINED_WARNING);
     return;
   }
   const support = await sandboxSupport();

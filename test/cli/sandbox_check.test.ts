@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { describe, expect, setDefaultTimeout, test } from 'bun:test';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load';
-import { checkPythonSandbox, sandboxedPluginsUsed, UNCONFINED_WARNING } from '../../src/config/sandbox_check';
+import { checkPythonSandbox, sandboxedPluginsUsed, UNCONFINED_WARNING } from '../../src/cli/sandbox_check';
 import { PluginHost } from '../../src/host/plugin_host';
-import { pythonSandbox, setPythonSandbox } from '../../src/sandbox/python';
+import { McpPool } from '../../src/sdk/mcp/pool';
 import { agentic, lines, MAIN, ROOT, scratch } from '../helpers';
 import { missing } from '../system_tools';
 
@@ -20,7 +20,6 @@ const load = async (configName: string, overrides: string[] = []) => {
 const NO_BWRAP = { AGENTIC_BWRAP: '/nonexistent/bwrap' };
 const SMALL_EVAL = ['--policy', 'random', 'val_batch_size=2', 'val_env_manager.num_env_groups=2'];
 
-afterEach(() => setPythonSandbox('bwrap'));
 // most tests here start one or two agentic processes of about a second each; CI's machine has been 3-6x slower at times
 setDefaultTimeout(30_000);
 
@@ -39,17 +38,17 @@ describe('the Python sandbox check at start-up', () => {
     expect(await sandboxedPluginsUsed(lake.config, lake.host)).toEqual([]);
   });
 
-  withSandbox('sets this thread’s mode from python_sandbox; with bwrap working it passes silently', async () => {
+  withSandbox('with bwrap working it passes silently; python_sandbox=unconfined warns at each start-up and sets nothing', async () => {
     const warnings: string[] = [];
     const coding = await load('agentfly_code_grpo');
     await checkPythonSandbox(coding.config, coding.host, { warn: (line) => warnings.push(line) });
-    expect(pythonSandbox()).toBe('bwrap');
     expect(warnings).toEqual([]);
     const unconfined = await load('agentfly_code_grpo', ['python_sandbox=unconfined']);
     await checkPythonSandbox(unconfined.config, unconfined.host, { warn: (line) => warnings.push(line) });
-    await checkPythonSandbox(unconfined.config, unconfined.host, { warn: (line) => warnings.push(line) });
-    expect(pythonSandbox()).toBe('unconfined');
-    expect(warnings).toEqual([UNCONFINED_WARNING]); // once per process
+    expect(warnings).toEqual([UNCONFINED_WARNING]);
+    // the mode is the run's, handed to its plugins; the check leaves nothing behind for the next command
+    expect(unconfined.host.forRun({ mcp: new McpPool(), pythonSandbox: unconfined.config.python_sandbox }).envContext().pythonSandbox).toBe('unconfined');
+    expect(coding.host.envContext().pythonSandbox).toBe('bwrap');
   });
 
   withPython('bwrap unusable: a run whose envs run code stops with one line naming the install command and the opt-out', async () => {
@@ -129,10 +128,9 @@ describe('the Python sandbox check at start-up', () => {
 
   withPython('runPython itself refuses in one line when bwrap is unusable and nothing opted out', async () => {
     const script = [
-      `import { runPython, setPythonSandbox } from ${JSON.stringify(join(ROOT, 'src/sandbox/python.ts'))};`,
+      `import { runPython } from ${JSON.stringify(join(ROOT, 'src/sandbox/python.ts'))};`,
       `try { await runPython('print(1)'); } catch (error) { console.log('refused:', error.constructor.name, error.message); }`,
-      `setPythonSandbox('unconfined');`,
-      `console.log('unconfined:', (await runPython('print(6 * 7)')).stdout.trim());`,
+      `console.log('unconfined:', (await runPython('print(6 * 7)', { sandbox: 'unconfined' })).stdout.trim());`,
     ].join('\n');
     const child = Bun.spawn([process.execPath, '-e', script], { cwd: ROOT, env: { ...process.env, ...NO_BWRAP }, stdout: 'pipe', stderr: 'pipe' });
     const [stdout, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
