@@ -29,7 +29,7 @@ import { applyRollKeys, referencedRoots } from './roll';
 import { availableConfigs, searchPath } from './search_path';
 import { configDefaults, type AgenticConfig } from './schema';
 import { mergeOver, type TreeObject } from './tree';
-import { validateConfig, validateEnvSettings, type EnvResolver, type PluginSchemas } from './validate';
+import { playedTags, validateConfig, validateEnvSettings, type EnvResolver, type PluginSchemas } from './validate';
 
 export const DEFAULT_CONFIG_PATH = 'configs';
 export const BUILTIN_CONFIG_NAME = builtinConfigName('agentic.yaml');
@@ -165,7 +165,7 @@ async function resolvePluginSchemas(config: AgenticConfig, envs: EnvResolver): P
 
 /** The custom_envs entries neither env manager plays (ROLL's example files define more envs than they play). */
 function unplayedEnvs(config: AgenticConfig): string[] {
-  const played = new Set([...config.train_env_manager.tags, ...config.val_env_manager.tags]);
+  const played = playedTags(config);
   return Object.keys(config.custom_envs).filter((tag) => !played.has(tag));
 }
 
