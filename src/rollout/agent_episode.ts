@@ -23,7 +23,7 @@ import { Rng } from '../engine/rng';
 import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import type { ChatFormat } from './chat';
 import { Deadline, EXPIRED } from './deadline';
-import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
+import { type EpisodeEnding, type EpisodeLimits, type EpisodePlay, type EpisodeTask, recordEpisode, stateHash } from './episode_record';
 import type { ChatTurn } from './gateway/chat_completions';
 import { Gateway, type GatewaySession, type Generated } from './gateway/gateway';
 import { continuesSession, type RecordedCall, sessionTurns } from './gateway/session_turns';
@@ -46,16 +46,6 @@ export async function stopGateway(): Promise<void> {
   const running = gateway;
   gateway = null;
   await running?.stop();
-}
-
-/** What one agent episode is played with. */
-interface AgentPlay {
-  env: GuardedEnv;
-  custom: CustomEnvConfig;
-  task: EpisodeTask;
-  limits: EpisodeLimits;
-  policy: Policy;
-  chat: ChatFormat;
 }
 
 /** What the model calls met besides their recording: sampling asked otherwise, and why a call failed. */
@@ -83,7 +73,7 @@ export async function playAgentEpisode(
   policy: Policy,
   chat: ChatFormat,
 ): Promise<Episode> {
-  const play: AgentPlay = { env, custom, task, limits, policy, chat };
+  const play: EpisodePlay = { env, custom, task, limits, policy, chat };
   const started = performance.now();
   const budgetMs = custom.episode_timeout_s * 1000;
   const controller = new AbortController();
@@ -133,7 +123,7 @@ export async function playAgentEpisode(
 
 /** Answers the agent's model call `index` with the rollout's policy, or refuses it (the failure costs the episode). */
 async function answerCall(
-  { env, custom, task, limits, policy, chat }: AgentPlay,
+  { env, custom, task, limits, policy, chat }: EpisodePlay,
   session: GatewaySession,
   notes: CallNotes,
   turn: ChatTurn,
@@ -184,7 +174,7 @@ async function answerCall(
 
 /** Reset, the agent's run through the session, then step() with its output; what ends the episode first ends it. */
 async function runAgent(
-  { env, custom, task, policy }: AgentPlay,
+  { env, custom, task, policy }: EpisodePlay,
   session: GatewaySession,
   deadline: Deadline,
   signal: AbortSignal,
@@ -235,7 +225,7 @@ async function runAgent(
 }
 
 /** The recorded calls as the episode's turns (session_turns.ts), the reward on the last; and how often the session split. */
-function agentTurns({ custom, chat }: AgentPlay, calls: readonly RecordedCall[], run: AgentRun): { turns: Turn[]; mismatches: number } {
+function agentTurns({ custom, chat }: EpisodePlay, calls: readonly RecordedCall[], run: AgentRun): { turns: Turn[]; mismatches: number } {
   const { observation, answer, step } = run;
   const { turns: called, mismatches } = sessionTurns(calls);
   const turns: Turn[] = called.map((call, i) => {

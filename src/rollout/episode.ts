@@ -22,7 +22,7 @@ import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import { playAgentEpisode } from './agent_episode';
 import type { ChatFormat } from './chat';
 import { Deadline, EXPIRED } from './deadline';
-import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, playedTurn, recordEpisode } from './episode_record';
+import { type EpisodeEnding, type EpisodeLimits, type EpisodePlay, type EpisodeTask, playedTurn, recordEpisode } from './episode_record';
 import type { Policy, TurnReply } from './policy';
 import { advanceTurnState, TurnPrompts, type TurnState } from './turn_prompt';
 import type { Episode, Turn } from './types';
@@ -56,14 +56,8 @@ export interface EpisodeObserver {
 /** A reply the policy gave. */
 type Replied = Extract<TurnReply, { failure: null }>;
 
-/** What one episode is played with. */
-interface Play {
-  env: GuardedEnv;
-  custom: CustomEnvConfig;
-  task: EpisodeTask;
-  limits: EpisodeLimits;
-  policy: Policy;
-  chat: ChatFormat;
+/** What one env episode is played with: the episode's inputs, who watches it, and its time budget. */
+interface Play extends EpisodePlay {
   observer: EpisodeObserver;
   deadline: Deadline;
 }

@@ -5,10 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import { aggregateMetric } from '../sdk/env_contract';
-import type { GuardedStep } from '../sdk/guarded_env';
-import type { SessionMismatchAction } from '../config/schema';
+import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
+import type { CustomEnvConfig, SessionMismatchAction } from '../config/schema';
 import type { EpisodeDraw, MetricAgg, MetricValue, SuiteEpisode } from '../sdk/types';
 import type { EnvManagerKind } from '../config/schema';
+import type { ChatFormat } from './chat';
+import type { Policy } from './policy';
 import type { EndReason, Episode, RolloutMode, Turn } from './types';
 
 export interface EpisodeTask {
@@ -36,6 +38,16 @@ export interface EpisodeLimits {
   topP: number;
   /** What an outside agent's call that does not extend its session costs (gateway.on_mismatch). */
   onMismatch: SessionMismatchAction;
+}
+
+/** What one episode is played with, an env's or an outside agent's. */
+export interface EpisodePlay {
+  env: GuardedEnv;
+  custom: CustomEnvConfig;
+  task: EpisodeTask;
+  limits: EpisodeLimits;
+  policy: Policy;
+  chat: ChatFormat;
 }
 
 /**
