@@ -26,6 +26,8 @@ export function defineReward<S extends z.ZodType = z.ZodObject<{}>>(
   },
 ): RewardPlugin<S> {
   const { config } = definition;
+  // a definition without score() stays without it, so the registry's check names what is missing
+  if (typeof definition.score !== 'function') return Object.freeze({ kind: 'reward', ...definition });
   return Object.freeze({
     kind: 'reward',
     ...definition,
