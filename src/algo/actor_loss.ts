@@ -11,7 +11,7 @@
  */
 import { tf } from '../engine/tf';
 import type { KlPenalty } from './kl';
-import { entropyLoss, klLoss, type LossNorms, PG_VARIANTS, type PgVariantName, type PolicyLossOptions, type PolicyStats } from './loss';
+import { entropyLoss, klLoss, type LossNorms, PG_VARIANTS, type PgVariantName, type PolicyLossInput, type PolicyLossOptions, type PolicyStats } from './loss';
 
 export interface ActorLossOptions {
   /** actor_train.pg_variant: which policy loss (PG_VARIANTS). */
@@ -22,21 +22,12 @@ export interface ActorLossOptions {
   entropyCoef: number;
 }
 
-/** One micro-batch's tensors, [rows, positions], shifted as ./loss.ts says (scores [rows, 1]). */
-export interface ActorLossInput {
-  /** The policy's log-probs of the sampled tokens (what the gradient flows through), and its entropy there. */
-  logProbs: tf.Tensor;
+/** One micro-batch's tensors, [rows, positions], shifted as ./loss.ts says: the policy loss's inputs, and what the KL loss and the entropy bonus read. */
+export interface ActorLossInput extends PolicyLossInput {
+  /** The policy's entropy at the sampled tokens. */
   entropy: tf.Tensor;
-  oldLogProbs: tf.Tensor;
-  advantages: tf.Tensor;
-  /** 1 on the sampled tokens. */
-  mask: tf.Tensor;
   /** The reference's log-probs; null: no KL loss. */
   refLogProbs: tf.Tensor | null;
-  /** Importance weights of the policy loss's tokens; null: none. */
-  weights: tf.Tensor | null;
-  /** Each row's episode score, for the variants that read it; else null. */
-  scores: tf.Tensor | null;
   /** The tokens the KL loss and the entropy bonus cover (sub-masks of `mask`); null: all of `mask`. */
   klScope: tf.Tensor | null;
   entropyScope: tf.Tensor | null;

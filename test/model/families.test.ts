@@ -11,6 +11,7 @@ import { addAdapters, withAdapters, withoutAdapters, adaptersFrom } from '../../
 import { Qwen2Model } from '../../src/model/qwen2';
 import { readCheckpoint } from '../../src/model/safetensors';
 import { scratch, restoreBackendAfterFile } from '../helpers';
+import { recordedLogits } from './tiny';
 
 restoreBackendAfterFile();
 
@@ -19,15 +20,6 @@ beforeAll(async () => {
 });
 
 const fixtures = join(import.meta.dir, '../fixtures');
-
-interface Recorded {
-  ids: number[][];
-  logits: number[][][];
-}
-
-function recorded(folder: string): Recorded {
-  return JSON.parse(readFileSync(join(folder, 'logits.json'), 'utf8')) as Recorded;
-}
 
 async function logitsOf(model: Qwen2Model, ids: number[][]): Promise<Float32Array> {
   const t = tf.tensor2d(Int32Array.from(ids.flat()), [ids.length, ids[0]!.length], 'int32');
@@ -59,7 +51,7 @@ describe('Qwen3 and Llama agree with transformers', () => {
     test(`${name}: the logits of a tiny random model saved by transformers (1e-4); our save reads back the same`, async () => {
       const { model, folder } = fixtureModel(name);
       expect(model.config.model_type).toBe(type);
-      const fixture = recorded(folder);
+      const fixture = recordedLogits(folder);
       expect(worstGap(fixture.logits, await logitsOf(model, fixture.ids))).toBeLessThan(1e-4);
 
       const saved = join(scratch(), name);
@@ -78,7 +70,7 @@ describe('Qwen3 and Llama agree with transformers', () => {
     const qwen3 = fixtureModel('qwen3_tiny');
     const noNorm = withoutAdapters(qwen3.model);
     for (const block of noNorm.blocks) block.qkNorm = null;
-    const fixture = recorded(qwen3.folder);
+    const fixture = recordedLogits(qwen3.folder);
     expect(worstGap(fixture.logits, await logitsOf(noNorm, fixture.ids))).toBeGreaterThan(1e-4);
     qwen3.model.dispose();
 
@@ -86,7 +78,7 @@ describe('Qwen3 and Llama agree with transformers', () => {
     const config = readModelConfig(folder);
     const plain = modelConfig({ ...config, rope_parameters: { rope_type: 'default', rope_theta: 10000 } });
     const model = Qwen2Model.fromWeights(plain, readCheckpoint(folder).tensors);
-    expect(worstGap(recorded(folder).logits, await logitsOf(model, recorded(folder).ids))).toBeGreaterThan(1e-4);
+    expect(worstGap(recordedLogits(folder).logits, await logitsOf(model, recordedLogits(folder).ids))).toBeGreaterThan(1e-4);
     model.dispose();
   });
 
@@ -96,7 +88,7 @@ describe('Qwen3 and Llama agree with transformers', () => {
     const adapter = readAdapterFolder(folder, model.config.num_hidden_layers, model);
     expect(adapter.spec).toEqual({ rank: 4, alpha: 8, targets: ['q_proj', 'v_proj', 'down_proj'], modulesToSave: [] });
     addAdapters(model, adapter.spec, adaptersFrom(adapter));
-    const fixture = recorded(folder);
+    const fixture = recordedLogits(folder);
     expect(worstGap(fixture.logits, await logitsOf(model, fixture.ids))).toBeLessThan(1e-4);
     model.dispose();
   });
@@ -113,13 +105,13 @@ describe('Qwen3 and Llama agree with transformers', () => {
       const adapter = readAdapterFolder(folder, model.config.num_hidden_layers, model);
       expect(adapter.spec.modulesToSave).toEqual([...modules]);
       addAdapters(model, adapter.spec, adaptersFrom(adapter), adapter.modules);
-      const fixture = recorded(folder);
+      const fixture = recordedLogits(folder);
       expect(worstGap(fixture.logits, await logitsOf(model, fixture.ids))).toBeLessThan(1e-4);
       // without the modules the adapter's logits are missed: the fixture checks them
       const adaptersAlone = withAdapters(model, { ...adapter.spec, modulesToSave: [] }, adaptersFrom(adapter));
       expect(worstGap(fixture.logits, await logitsOf(adaptersAlone, fixture.ids))).toBeGreaterThan(1e-2);
       const plain = withoutAdapters(model);
-      expect(worstGap(recorded(join(fixtures, base)).logits, await logitsOf(plain, fixture.ids))).toBeLessThan(1e-4);
+      expect(worstGap(recordedLogits(join(fixtures, base)).logits, await logitsOf(plain, fixture.ids))).toBeLessThan(1e-4);
       adaptersAlone.dispose();
       model.dispose();
     });

@@ -5,7 +5,6 @@
  * logits PEFT computed.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBackend } from '../../src/engine/backend';
 import { Rng } from '../../src/engine/rng';
@@ -16,7 +15,7 @@ import { adaptersMatch, applyLora } from '../../src/model/lora_adapters';
 import { Qwen2Model } from '../../src/model/qwen2';
 import { readCheckpoint } from '../../src/model/safetensors';
 import { restoreBackendAfterFile } from '../helpers';
-import { tinyConfig } from './tiny';
+import { recordedLogits, type RecordedLogits, tinyConfig } from './tiny';
 
 restoreBackendAfterFile();
 
@@ -26,22 +25,13 @@ beforeAll(async () => {
 
 const fixtures = join(import.meta.dir, '../fixtures');
 
-interface Recorded {
-  ids: number[][];
-  logits: number[][][];
-}
-
-function recorded(folder: string): Recorded {
-  return JSON.parse(readFileSync(join(folder, 'logits.json'), 'utf8')) as Recorded;
-}
-
 function fixtureModel(name: string): Qwen2Model {
   const folder = join(fixtures, name);
   const config = readModelConfig(folder);
   return Qwen2Model.fromWeights(config, checkWeights(readCheckpoint(folder).tensors, config, name));
 }
 
-async function worstGap(model: Qwen2Model, expected: Recorded): Promise<number> {
+async function worstGap(model: Qwen2Model, expected: RecordedLogits): Promise<number> {
   const ids = expected.ids;
   const t = tf.tensor2d(Int32Array.from(ids.flat()), [ids.length, ids[0]!.length], 'int32');
   const { hidden, present } = model.forward(t);
@@ -93,8 +83,8 @@ describe('applyLora', () => {
 
   test("a PEFT folder's adapters give PEFT's logits trained on, folded in, or as a view that leaves the model and the tensor count as they were", async () => {
     const folder = join(fixtures, 'qwen3_tiny_lora_modules');
-    const peft = recorded(folder);
-    const base = recorded(join(fixtures, 'qwen3_tiny'));
+    const peft = recordedLogits(folder);
+    const base = recordedLogits(join(fixtures, 'qwen3_tiny'));
 
     const trained = applyLora(fixtureModel('qwen3_tiny'), { use: 'train', spec: null, folder, seed: 0 });
     expect(trained.lora?.modulesToSave).toEqual(['embed_tokens', 'lm_head']);

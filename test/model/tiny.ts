@@ -1,4 +1,6 @@
 /** A tiny Qwen2 shape for fast tests: every feature on (GQA, qkv bias, untied head). */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { modelConfig, type ModelConfig } from '../../src/model/config';
 
 export function tinyConfig(overrides: Record<string, unknown> = {}): ModelConfig {
@@ -31,4 +33,14 @@ export function microPolicyConfig(vocabSize: number): ModelConfig {
     max_position_embeddings: 2048,
     tie_word_embeddings: true,
   });
+}
+
+/** Logits a reference implementation recorded for a fixture folder (logits.json: the ids and their logits). */
+export interface RecordedLogits {
+  ids: number[][];
+  logits: number[][][];
+}
+
+export function recordedLogits(folder: string): RecordedLogits {
+  return JSON.parse(readFileSync(join(folder, 'logits.json'), 'utf8')) as RecordedLogits;
 }
