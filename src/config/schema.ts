@@ -359,6 +359,12 @@ export const WarmStart = z.strictObject({
     .describe(
       "Episodes of train_env_manager's environments played with each env's random valid actions (sampleRandomAction): the format is taught, never a solution. 0 plays none (a warm start of worked examples only).",
     ),
+  demonstrations: z
+    .enum(['none', 'solver'])
+    .default('none')
+    .describe(
+      "What the base may be shown of how to solve the task. none: only what any env gives through the SDK (random-action episodes, their observations, the env's notes on the state, the state questions, the answer format); the env's solver (WarmStartHooks.solutionAction) is never called, so worked_examples and solution_labels are refused. solver: the env's worked solutions may be shown (worked_examples, solution_labels), the supervised baseline of the papers rather than an RL result. The results table reports it for every run.",
+    ),
   worked_examples: nonNegativeInt()
     .max(MAX_WORKED_EXAMPLES)
     .default(0)

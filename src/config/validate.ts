@@ -242,6 +242,14 @@ function checkRelations(config: AgenticConfig): void {
   if (ws.rehearsal_coef > 0 && !ws.think && ws.state_questions === 0) {
     throw new ConfigError('warm_start.rehearsal_coef: rehearsal replays the reading (warm_start.think or warm_start.state_questions), and both are off');
   }
+  if (ws.demonstrations === 'none') {
+    const solver = ws.worked_examples > 0 ? `warm_start.worked_examples=${ws.worked_examples}` : ws.solution_labels ? 'warm_start.solution_labels=true' : null;
+    if (solver !== null) {
+      throw new ConfigError(
+        `${solver} shows the env's solver's moves, but warm_start.demonstrations is none; set warm_start.demonstrations=solver to feed the base solutions, or drop it for a base that learns from reward alone`,
+      );
+    }
+  }
   if (ws.solution_labels && !ws.think) {
     throw new ConfigError(
       "warm_start.solution_labels: the labels are the action rows of think (each state's notes, then the solution's move); set warm_start.think=true",

@@ -111,7 +111,7 @@ describe('worked examples', () => {
   });
 
   test('an env without worked solutions is a one-line error', async () => {
-    const config = await shippedConfig('bandit_grpo', [`pretrain=${folder}`, 'warm_start.worked_examples=4']);
+    const config = await shippedConfig('bandit_grpo', [`pretrain=${folder}`, 'warm_start.demonstrations=solver', 'warm_start.worked_examples=4']);
     const error = await workedRows(config, new PluginHost(), chat).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toBe(

@@ -15,8 +15,9 @@ export const FINGERPRINT_FILE = 'warm_start.json';
 /** The settings a base depends on: everything that shapes its data or its training. */
 export function warmStartFingerprint(config: AgenticConfig): string {
   const manager = config.train_env_manager;
-  // rehearsal acts during RL, not on the base
-  const { output_dir: _, enabled: __, rehearsal_coef: ___, rehearsal_episodes: ____, ...rest } = config.warm_start;
+  // rehearsal acts during RL, not on the base;
+  // demonstrations only permits worked_examples and solution_labels, which are in the fingerprint themselves
+  const { output_dir: _, enabled: __, rehearsal_coef: ___, rehearsal_episodes: ____, demonstrations: _____, ...rest } = config.warm_start;
   // bases built before the schedule and the labels were settings had a constant rate and no labels: they stay valid
   const { lr_scheduler_type: schedule, solution_labels: labels, ...settled } = rest;
   const settings = { ...settled, ...(schedule === 'constant' ? {} : { lr_scheduler_type: schedule }), ...(labels ? { solution_labels: true } : {}) };

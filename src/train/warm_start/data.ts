@@ -77,7 +77,14 @@ export interface WorkedCount {
   solved: number;
 }
 
+/**
+ * Every use of the env's solver passes here first: a base that may not be shown solutions
+ * (warm_start.demonstrations: none, which validation already holds to) never reaches one.
+ */
 async function requireSolutions(config: AgenticConfig, host: PluginHost, key = 'warm_start.worked_examples'): Promise<void> {
+  if (config.warm_start.demonstrations !== 'solver') {
+    throw new ConfigError(`${key}: warm_start.demonstrations is ${config.warm_start.demonstrations}, so the env's solver may not be called`);
+  }
   for (const tag of config.train_env_manager.tags) {
     const type = config.custom_envs[tag]!.env_type;
     const plugin = await host.resolveEnv(type);
