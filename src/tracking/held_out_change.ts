@@ -3,7 +3,7 @@
  * validation before the first step) and of the trained one (the final validation), and what RL
  * added, so a run says it without anyone reading the log:
  *
- *   held-out success (frozen_lake/v1, first 64 episodes, greedy): base 0.094 -> final 0.906 (+0.812)
+ *   held-out success (frozen_lake/v1, first 64 episodes, greedy): base 0.094 -> final 0.875 (+0.781)
  *
  * Both are validations of the run (val_env_manager, val_batch_size episodes), not `agentic eval`
  * of the whole suite. Envs without a success metric are read by their mean score instead.
