@@ -7,8 +7,11 @@
  * place: the file.
  *
  * The table has a row per task, command and hardware (the same run on the same machine, any
- * seed): the mean held-out success over its runs, their range, and the 95% interval of a single
- * run, so runs of several training seeds read as one line.
+ * seed): what the run was fed besides its own play (demonstrations), the held-out success of the
+ * model RL started from (base) and of the last checkpoint (final), and what RL added (lift); the
+ * mean over its runs, their range, and the 95% interval of a single run, so runs of several
+ * training seeds read as one line. Under it, published RL results on the same tasks
+ * (PUBLISHED), which learned from no demonstrations.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -24,48 +27,66 @@ export const RESULTS_END = '<!-- results: end -->';
 
 const interval = z.strictObject({ low: z.number().min(0).max(1), high: z.number().min(0).max(1) });
 
-const result = z.strictObject({
-  /** What was learned, e.g. "FrozenLake 4x4". */
-  task: z.string().min(1),
-  /** The config name (configs/<config>.yaml). */
-  config: z.string().min(1),
-  /** The run's seed. */
-  seed: z.int(),
-  /** Training steps run. */
-  steps: z.int().nonnegative(),
-  /** The policy: preset or folder, adapters, warm start. */
-  model: z.string().min(1),
-  /** adv_estimator. */
-  estimator: z.string().min(1),
-  /**
-   * Success on held-out episodes at `step`, with its 95% Wilson interval: the suite's episodes
-   * (`suite`), or, where suite is null, episodes drawn by seeds no training episode uses.
-   */
-  held_out: z.strictObject({
-    suite: z.string().min(1).nullable(),
-    success: z.number().min(0).max(1),
-    interval,
-    episodes: z.int().positive(),
-    step: z.int().nonnegative(),
-    /** The mean score (the episodes' summed rewards) with its 95% bootstrap interval; absent in runs recorded before it was kept. */
-    score: z.strictObject({ mean: z.number(), low: z.number(), high: z.number() }).optional(),
-  }),
-  /** Seconds from the start of the run (warm start included) to the end of training. */
-  wall_seconds: z.number().positive(),
-  /** Cores and backend, e.g. "2 CPU cores, wasm". */
-  hardware: z.string().min(1),
-  /** Who computed the matmuls (OpenBLAS, XNNPACK, ...), null for backends without a choice. */
-  matmul: z.string().min(1).nullable(),
-  /** The command that reproduces the run, from the repository root. */
-  command: z.string().min(1),
-  /** The commit measured, when known. */
-  commit: z
-    .string()
-    .regex(/^[0-9a-f]{7,40}(-dirty)?$/)
-    .nullable(),
-  /** When it was measured, YYYY-MM-DD. */
-  date: z.iso.date(),
-});
+/** How the table names what a run was fed: the env's solver's moves, or nothing but its own play. */
+const DEMONSTRATIONS = { none: 'none', solver: 'env solver' } as const;
+
+const result = z
+  .strictObject({
+    /** What was learned, e.g. "FrozenLake 4x4". */
+    task: z.string().min(1),
+    /** The config name (configs/<config>.yaml). */
+    config: z.string().min(1),
+    /** The run's seed. */
+    seed: z.int(),
+    /** Training steps run. */
+    steps: z.int().nonnegative(),
+    /** The policy: preset or folder, adapters, warm start. */
+    model: z.string().min(1),
+    /** adv_estimator. */
+    estimator: z.string().min(1),
+    /**
+     * What the warm start was fed of the env's solutions: `solver`, the env's worked solutions
+     * (worked examples, solution labels), or `none` (random moves, or no warm start): warm_start.demonstrations.
+     */
+    demonstrations: z.enum(['none', 'solver']),
+    /**
+     * The model RL started from (the warm start's base, else pretrain) on the same held-out episodes
+     * as held_out; absent in runs recorded before it was measured.
+     */
+    base: z.strictObject({ success: z.number().min(0).max(1), interval, episodes: z.int().positive() }).optional(),
+    /**
+     * Success on held-out episodes at `step`, with its 95% Wilson interval: the suite's episodes
+     * (`suite`), or, where suite is null, episodes drawn by seeds no training episode uses.
+     */
+    held_out: z.strictObject({
+      suite: z.string().min(1).nullable(),
+      success: z.number().min(0).max(1),
+      interval,
+      episodes: z.int().positive(),
+      step: z.int().nonnegative(),
+      /** The mean score (the episodes' summed rewards) with its 95% bootstrap interval; absent in runs recorded before it was kept. */
+      score: z.strictObject({ mean: z.number(), low: z.number(), high: z.number() }).optional(),
+    }),
+    /** Seconds from the start of the run (warm start included) to the end of training. */
+    wall_seconds: z.number().positive(),
+    /** Cores and backend, e.g. "2 CPU cores, wasm". */
+    hardware: z.string().min(1),
+    /** Who computed the matmuls (OpenBLAS, XNNPACK, ...), null for backends without a choice. */
+    matmul: z.string().min(1).nullable(),
+    /** The command that reproduces the run, from the repository root. */
+    command: z.string().min(1),
+    /** The commit measured, when known. */
+    commit: z
+      .string()
+      .regex(/^[0-9a-f]{7,40}(-dirty)?$/)
+      .nullable(),
+    /** When it was measured, YYYY-MM-DD. */
+    date: z.iso.date(),
+  })
+  .refine((r) => r.base === undefined || r.base.episodes === r.held_out.episodes, {
+    path: ['base', 'episodes'],
+    message: 'the base is scored on the same held-out episodes as held_out',
+  });
 export type Result = z.infer<typeof result>;
 
 /** The runs in `file`; a line that is not a valid run is named with its problem in one line. */
@@ -119,8 +140,11 @@ export function groupedRuns(results: readonly Result[]): Result[][] {
   return [...groups.values()].map((bySeed) => [...bySeed.values()]);
 }
 
-/** The held-out cell of a row: one run's success and interval, or the mean and range of several. */
-function heldOutCell(runs: readonly Result[]): string {
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${f3(x)}`;
+
+/** The final cell of a row: the last checkpoint's success and interval, or the mean and range of several runs. */
+function finalCell(runs: readonly Result[]): string {
   const last = runs.at(-1)!;
   const on = `${last.held_out.episodes} ${last.held_out.suite ? `episodes of ${last.held_out.suite}` : 'episodes by seed'}, step ${last.held_out.step}`;
   const score = last.held_out.score;
@@ -129,23 +153,47 @@ function heldOutCell(runs: readonly Result[]): string {
     return `${f3(last.held_out.success)} [${f3(last.held_out.interval.low)}, ${f3(last.held_out.interval.high)}] (${on})${scored}`;
   }
   const successes = runs.map((r) => r.held_out.success);
-  const mean = successes.reduce((a, b) => a + b, 0) / runs.length;
   const scores = runs.flatMap((r) => (r.held_out.score ? [r.held_out.score.mean] : []));
-  const scored = scores.length === runs.length ? `; mean score ${f3(scores.reduce((a, b) => a + b, 0) / scores.length)}` : '';
-  return `${f3(mean)} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})${scored}`;
+  const scored = scores.length === runs.length ? `; mean score ${f3(mean(scores))}` : '';
+  return `${f3(mean(successes))} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})${scored}`;
+}
+
+/** The runs' bases, or null when a run was recorded without one (a mean over part of the seeds would not be the row's). */
+function basesOf(runs: readonly Result[]): NonNullable<Result['base']>[] | null {
+  const bases = runs.flatMap((r) => (r.base ? [r.base] : []));
+  return bases.length === runs.length ? bases : null;
+}
+
+/** The base cell: one run's success and interval, or the mean and range of several; `-` for runs recorded before the base was measured. */
+function baseCell(runs: readonly Result[]): string {
+  const bases = basesOf(runs);
+  if (!bases) return '-';
+  if (bases.length === 1) return `${f3(bases[0]!.success)} [${f3(bases[0]!.interval.low)}, ${f3(bases[0]!.interval.high)}]`;
+  const successes = bases.map((b) => b.success);
+  return `${f3(mean(successes))} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))}`;
+}
+
+/** What RL added: final - base, or over several seeds the mean of each seed's own lift. */
+function liftCell(runs: readonly Result[]): string {
+  const bases = basesOf(runs);
+  if (!bases) return '-';
+  const lifts = runs.map((r, i) => r.held_out.success - bases[i]!.success);
+  return lifts.length === 1 ? signed(lifts[0]!) : `${signed(mean(lifts))} mean`;
 }
 
 /** The markdown table, one row per task, command, hardware and held-out episodes, in the order first measured. */
 export function renderResultsTable(results: readonly Result[]): string {
   const rows = groupedRuns(results).map((runs) => {
     const last = runs.at(-1)!;
-    const seconds = runs.map((r) => r.wall_seconds);
-    const wall = runs.length === 1 ? `${thousands(last.wall_seconds)} s` : `${thousands(seconds.reduce((a, b) => a + b, 0) / runs.length)} s mean`;
+    const wall = runs.length === 1 ? `${thousands(last.wall_seconds)} s` : `${thousands(mean(runs.map((r) => r.wall_seconds)))} s mean`;
     return [
       last.task,
       last.model,
+      DEMONSTRATIONS[last.demonstrations],
       `\`${last.estimator}\``,
-      heldOutCell(runs),
+      baseCell(runs),
+      finalCell(runs),
+      liftCell(runs),
       wall,
       `${last.hardware}${last.matmul ? ` (${last.matmul})` : ''}`,
       `\`${last.command}\``,
@@ -153,10 +201,69 @@ export function renderResultsTable(results: readonly Result[]): string {
     ].join(' | ');
   });
   return [
-    '| task | model | estimator | held-out success [95% interval] | wall time | hardware | command | date |',
-    '|---|---|---|---|---|---|---|---|',
+    '| task | model | demonstrations | estimator | base [95%] | final [95%] | lift | wall time | hardware | command | date |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');
+}
+
+/**
+ * Published RL results on the same tasks, from policies fed no demonstrations, as each paper
+ * states them (its units, its words; "not stated" where it says nothing). Hand-copied: a paper's
+ * number is not ours to recompute.
+ */
+export const PUBLISHED: readonly {
+  work: string;
+  model: string;
+  hardware: string;
+  variant: string;
+  frozenLake: string;
+  sokoban: string;
+}[] = [
+  { work: 'ROLL tech report', model: 'Qwen2.5-0.5B', hardware: 'not stated', variant: 'not stated', frozenLake: '12.9 -> 23.8%', sokoban: '13.3 -> 35.2%' },
+  {
+    work: 'RAGEN (StarPO-S)',
+    model: 'Qwen2.5-0.5B',
+    hardware: 'not stated',
+    variant: 'slippery',
+    frozenLake: 'final 21.8%',
+    sokoban: 'final 20.3%',
+  },
+  {
+    work: 'SPA (world-model fine-tuning on self-play states, then PPO)',
+    model: 'Qwen2.5-1.5B',
+    hardware: 'one H100, ~12 h (1000 steps)',
+    variant: 'slippery',
+    frozenLake: '17.2 -> 70.9%',
+    sokoban: '16.3 -> 59.8%',
+  },
+  {
+    work: 'VAGEN (world-model reward, bi-level GAE)',
+    model: 'Qwen2.5-VL-3B',
+    hardware: 'not stated',
+    variant: 'not slippery',
+    frozenLake: '0.14 -> 0.74',
+    sokoban: '0.14 -> 0.79',
+  },
+  { work: 'GiGPO', model: 'Qwen2.5-VL-3B', hardware: 'not stated', variant: '-', frozenLake: '-', sokoban: '11.7 -> 81.0% (GRPO 67.1%)' },
+];
+
+/** What the published rows are beside ours, said once under both tables. */
+const PUBLISHED_NOTE =
+  'Published RL results on the same tasks, from policies fed no demonstrations, as each paper states them. Our `env solver` rows start from what those papers report as a baseline, supervised fine-tuning on solver data (RAGEN: 74.6% on Sokoban after SFT on BFS-solver data, against 20.3% for its RL), so their final success is not an RL result; their lift is what RL added.';
+
+/** The published rows as a markdown table. */
+export function renderPublishedTable(): string {
+  return [
+    '| work | model (size) | hardware, wall time | FrozenLake variant | FrozenLake 4x4 base -> final | Sokoban 6x6, one box, base -> final |',
+    '|---|---|---|---|---|---|',
+    ...PUBLISHED.map((p) => `| ${[p.work, p.model, p.hardware, p.variant, p.frozenLake, p.sokoban].join(' | ')} |`),
+  ].join('\n');
+}
+
+/** What the pages show between the markers: our table, then the published rows under it. */
+export function renderResultsSection(results: readonly Result[]): string {
+  return `${renderResultsTable(results)}\n\n${PUBLISHED_NOTE}\n\n${renderPublishedTable()}`;
 }
 
 /** `page` with the text between its markers replaced by `table`. */
@@ -169,7 +276,7 @@ export function withResultsTable(page: string, table: string, name = 'the page')
 
 /** Rewrites the table on every page that shows it; returns the pages changed. */
 export function writeResultPages(results = readResults(), root = ROOT): string[] {
-  const table = renderResultsTable(results);
+  const table = renderResultsSection(results);
   const changed: string[] = [];
   for (const page of RESULT_PAGES) {
     const file = join(root, page);

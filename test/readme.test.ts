@@ -6,7 +6,7 @@
 import { expect, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { RESULT_PAGES, readResults, renderResultsTable, withResultsTable } from '../scripts/results_table';
+import { RESULT_PAGES, readResults, renderResultsSection, renderResultsTable, withResultsTable } from '../scripts/results_table';
 import { PluginHost } from '../src/host/plugin_host';
 import type { Env, ResetResult, StepResult } from '../src/sdk/types';
 import { agentic, ROOT, scratch } from './helpers';
@@ -47,8 +47,8 @@ test('the config examples run', async () => {
   }
 }, 60_000);
 
-test('the results table on each page is the one results/learning.jsonl renders', () => {
-  const table = renderResultsTable(readResults());
+test('the results table on each page is the one results/learning.jsonl renders, the published rows under it', () => {
+  const table = renderResultsSection(readResults());
   for (const page of RESULT_PAGES) {
     const text = readFileSync(join(ROOT, page), 'utf8');
     expect(withResultsTable(text, table, page), `${page}: run \`bun run docs\` after editing results/learning.jsonl`).toBe(text);
@@ -58,7 +58,7 @@ test('the results table on each page is the one results/learning.jsonl renders',
 test('a results table row names its run in full', () => {
   const rows = renderResultsTable(readResults()).split('\n').slice(2);
   expect(rows.length).toBeGreaterThan(0);
-  for (const row of rows) expect(row.split(' | ')).toHaveLength(8);
+  for (const row of rows) expect(row.split(' | ')).toHaveLength(11);
   expect(() => withResultsTable('no markers here', '| a |', 'page.md')).toThrow('page.md: no results markers');
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendResult, readResults, renderResultsTable, type Result } from '../scripts/results_table';
+import { appendResult, PUBLISHED, readResults, renderResultsSection, renderResultsTable, type Result } from '../scripts/results_table';
 import { lines, ROOT, scratch } from './helpers';
 
 const run = (seed: number, success: number): Result => ({
@@ -11,6 +11,7 @@ const run = (seed: number, success: number): Result => ({
   steps: 250,
   model: 'agentic:nano, warm-started',
   estimator: 'gigpo',
+  demonstrations: 'solver',
   held_out: { suite: 'frozen_lake/v1', success, interval: { low: success - 0.05, high: success + 0.03 }, episodes: 200, step: 250 },
   wall_seconds: 500 + seed,
   hardware: '2 CPU cores, wasm',
@@ -35,10 +36,10 @@ describe('results/learning.jsonl', () => {
       .slice(2);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toContain(
-      '| 0.930 mean, 0.900-0.960 over 3 seeds (200 episodes of frozen_lake/v1, step 250) | 502 s mean | 2 CPU cores, wasm (OpenBLAS) |',
+      '| 0.930 mean, 0.900-0.960 over 3 seeds (200 episodes of frozen_lake/v1, step 250) | - | 502 s mean | 2 CPU cores, wasm (OpenBLAS) |',
     );
     const single = renderResultsTable([run(1, 0.9)]).split('\n')[2]!;
-    expect(single).toContain('| 0.900 [0.850, 0.930] (200 episodes of frozen_lake/v1, step 250) | 501 s |');
+    expect(single).toContain('| 0.900 [0.850, 0.930] (200 episodes of frozen_lake/v1, step 250) | - | 501 s |');
   });
 
   test('a rerun of a seed stands in for the earlier run; another suite is another row', () => {
@@ -63,11 +64,55 @@ describe('results/learning.jsonl', () => {
       held_out: { ...run(seed, 0.5).held_out, score: { mean, low: mean - 0.1, high: mean + 0.1 } },
     });
     const single = renderResultsTable([scored(1, 0.7)]).split('\n')[2]!;
-    expect(single).toContain('| 0.500 [0.450, 0.530] (200 episodes of frozen_lake/v1, step 250); mean score 0.700 [0.600, 0.800] | 501 s |');
+    expect(single).toContain('| 0.500 [0.450, 0.530] (200 episodes of frozen_lake/v1, step 250); mean score 0.700 [0.600, 0.800] | - | 501 s |');
     const seeds = renderResultsTable([scored(1, 0.7), scored(2, 0.8)]).split('\n')[2]!;
     expect(seeds).toContain('over 2 seeds (200 episodes of frozen_lake/v1, step 250); mean score 0.750 |');
     // a run recorded without it leaves the mean out rather than averaging part of the seeds
     expect(renderResultsTable([scored(1, 0.7), run(2, 0.5)]).split('\n')[2]).toContain('over 2 seeds (200 episodes of frozen_lake/v1, step 250) |');
+  });
+
+  test('a row says what the run was fed, its base, final and lift: one run with intervals, several seeds by mean and range', () => {
+    const based = (seed: number, base: number, success: number): Result => ({
+      ...run(seed, success),
+      base: { success: base, interval: { low: base - 0.04, high: base + 0.05 }, episodes: 200 },
+    });
+    const single = renderResultsTable([based(1, 0.1, 0.9)]).split('\n')[2]!;
+    expect(single).toContain(
+      '| env solver | `gigpo` | 0.100 [0.060, 0.150] | 0.900 [0.850, 0.930] (200 episodes of frozen_lake/v1, step 250) | +0.800 | 501 s |',
+    );
+    // the lift of several seeds is the mean of each seed's own lift
+    const seeds = renderResultsTable([based(1, 0.1, 0.9), based(2, 0.3, 0.8), based(3, 0.2, 0.95)]).split('\n')[2]!;
+    expect(seeds).toContain('| 0.200 mean, 0.100-0.300 | 0.883 mean, 0.800-0.950 over 3 seeds (200 episodes of frozen_lake/v1, step 250) | +0.683 mean |');
+    // a run recorded before the base was measured leaves base and lift out rather than averaging part of the seeds
+    const partly = renderResultsTable([based(1, 0.1, 0.9), run(2, 0.8)]).split('\n')[2]!;
+    expect(partly).toContain('| env solver | `gigpo` | - | 0.850 mean, 0.800-0.900 over 2 seeds (200 episodes of frozen_lake/v1, step 250) | - |');
+    expect(renderResultsTable([{ ...run(1, 0.5), demonstrations: 'none' }]).split('\n')[2]).toContain('| agentic:nano, warm-started | none | `gigpo` | - |');
+  });
+
+  test('demonstrations are required and named; a base is scored on the same episodes as the final', () => {
+    const file = join(scratch(), 'learning.jsonl');
+    const { demonstrations: _, ...unfed } = run(1, 0.9);
+    writeFileSync(file, `${JSON.stringify(unfed)}\n`);
+    expect(() => readResults(file)).toThrow(`${file}:1: demonstrations:`);
+    writeFileSync(file, `${JSON.stringify({ ...run(1, 0.9), demonstrations: 'worked examples' })}\n`);
+    expect(() => readResults(file)).toThrow(`${file}:1: demonstrations:`);
+    const elsewhere = { ...run(1, 0.9), base: { success: 0.1, interval: { low: 0.05, high: 0.2 }, episodes: 64 } };
+    writeFileSync(file, `${JSON.stringify(elsewhere)}\n`);
+    expect(() => readResults(file)).toThrow(`${file}:1: base.episodes: the base is scored on the same held-out episodes as held_out`);
+    writeFileSync(file, `${JSON.stringify({ ...elsewhere, base: { ...elsewhere.base, episodes: 200, extra: 1 } })}\n`);
+    expect(() => readResults(file)).toThrow(`${file}:1: base:`);
+  });
+
+  test('the published rows sit under ours, with what each paper did not state said so', () => {
+    const section = renderResultsSection([run(1, 0.9)]).split('\n\n');
+    expect(section[0]).toBe(renderResultsTable([run(1, 0.9)]));
+    expect(section[1]).toContain('supervised fine-tuning on solver data');
+    const published = section[2]!.split('\n');
+    expect(published[0]).toBe(
+      '| work | model (size) | hardware, wall time | FrozenLake variant | FrozenLake 4x4 base -> final | Sokoban 6x6, one box, base -> final |',
+    );
+    expect(published.slice(2)).toHaveLength(PUBLISHED.length);
+    expect(published).toContain('| ROLL tech report | Qwen2.5-0.5B | not stated | not stated | 12.9 -> 23.8% | 13.3 -> 35.2% |');
   });
 
   test('a bad line is named by its number', () => {

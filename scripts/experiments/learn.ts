@@ -12,11 +12,13 @@
  * then prints the validation curve against wall time and whether the task's target was met
  * (validation success, reached within the time budget), then evaluates the last checkpoint on the
  * held-out episodes (the config's val_suite, every episode; else val_batch_size drawn by seed) and
- * prints success with its 95% Wilson interval. The run writes its curves to
+ * prints success with its 95% Wilson interval, and the same for the model RL started from (the
+ * base: the warm start's, else pretrain) on the same episodes. The run writes its curves to
  * <logging_dir>/curves.html; a summary goes to <output_dir>/learn_summary.json. `--seed N` runs it
  * with seed N (and exp_name <exp_name>_seed<N>, so runs of several seeds keep their folders).
- * `--record` also appends the run to results/learning.jsonl and rewrites the results table of
- * README.md and docs/learning.md (scripts/results_table.ts).
+ * `--record` also appends the run (its base and final held-out success, and what its warm start
+ * was fed: demonstrationsOf) to results/learning.jsonl and rewrites the results table of README.md
+ * and docs/learning.md (scripts/results_table.ts).
  *
  * `--all [--seeds N] [--record] [--dry-run]` (`bun run learn:all`) runs the four targets (learn:frozen_lake,
  * learn:sokoban, learn:webshop, learn:calculator) one after another with seeds 1 .. N (default 1);
@@ -150,16 +152,19 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
   console.log(`curves: ${result.curvesFile}`);
   const held = await heldOutOfLastCheckpoint(name, [...overrides, ...seeded], host);
   console.log(heldOutLine(`held out, step ${held.step}`, held.result));
+  const heldBase = await heldOutOfBase(c, host);
+  console.log(heldOutLine('held out, base (step 0)', heldBase));
   writeFileAtomic(
     join(resolve(c.output_dir), 'learn_summary.json'),
-    `${JSON.stringify({ ...summary, held_out: { step: held.step, ...held.result } }, null, 2)}\n`,
+    `${JSON.stringify({ ...summary, held_out: { step: held.step, ...held.result }, base_held_out: heldBase }, null, 2)}\n`,
   );
   if (record) {
-    if (!held.result.success) {
+    const success = held.result.success;
+    const baseSuccess = heldBase.success;
+    if (!success || !baseSuccess) {
       console.error(`error: --record: ${c.val_env_manager.tags.join(', ')} report no success metric, so there is no success to record`);
       process.exit(2);
     }
-    const success = held.result.success;
     const heldOut: Result['held_out'] = {
       suite: c.val_suite,
       success: success.rate,
@@ -168,7 +173,9 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
       step: held.step,
       score: held.result.score,
     };
-    appendResult(measured(name, overrides, c, heldOut, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0, measuredCommit));
+    const base: Result['base'] = { success: baseSuccess.rate, interval: { low: baseSuccess.low, high: baseSuccess.high }, episodes: heldBase.episodes };
+    const run = measured(name, overrides, c, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0, measuredCommit);
+    appendResult({ ...run, held_out: heldOut, base });
     const pages = writeResultPages();
     console.log(`recorded in results/learning.jsonl${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
   }
@@ -181,16 +188,39 @@ async function heldOutOfLastCheckpoint(name: string, overrides: string[], host: 
   return { step: checkpoint.step, result: evaluated.json.held_out };
 }
 
-/** The results-table row of a finished run (scripts/results_table.ts). */
+/**
+ * The model RL started from, played on the held-out episodes the last checkpoint was: the warm
+ * start's base (warm_start.output_dir, which the run built or reused) where the run warm-starts,
+ * else pretrain (null: the preset from seeded random weights), as the run's plan makes step 0's
+ * model (src/cli/run_plan.ts). Played greedily where validation is (val_env_manager's generating_args).
+ */
+async function heldOutOfBase(c: AgenticConfig, host: PluginHost): Promise<HeldOut> {
+  const base = c.warm_start.enabled ? { ...c, pretrain: resolve(c.warm_start.output_dir) } : c;
+  return (await evaluate(base, host, (line) => console.error(line))).json.held_out;
+}
+
+/**
+ * What the run's warm start was fed of the env's solutions: warm_start.demonstrations where the
+ * config has that key; before it, `solver` when the warm start plays worked examples or labels
+ * states with the solution's move, else `none` (random moves teach the format, not a solution).
+ * A run without a warm start is fed nothing.
+ */
+function demonstrationsOf(c: AgenticConfig): Result['demonstrations'] {
+  const ws: AgenticConfig['warm_start'] & { demonstrations?: Result['demonstrations'] } = c.warm_start;
+  if (!ws.enabled) return 'none';
+  if (ws.demonstrations !== undefined) return ws.demonstrations;
+  return ws.worked_examples > 0 || ws.solution_labels ? 'solver' : 'none';
+}
+
+/** The results-table row of a finished run (scripts/results_table.ts), less its held-out results. */
 function measured(
   name: string,
   overrides: string[],
   c: AgenticConfig,
-  heldOut: Result['held_out'],
   steps: number,
   seconds: number,
   measuredCommit: string | null,
-): Result {
+): Omit<Result, 'held_out' | 'base'> {
   const model = c.actor_train.model_args;
   const adapters = model.lora_target ? `, LoRA r${model.lora_rank}${model.additional_target ? ` + ${model.additional_target} whole` : ''}` : '';
   return {
@@ -200,7 +230,7 @@ function measured(
     steps,
     model: `${c.pretrain ?? 'agentic:tiny'}${adapters}${c.warm_start.enabled ? ', warm-started' : ''}`,
     estimator: c.adv_estimator,
-    held_out: heldOut,
+    demonstrations: demonstrationsOf(c),
     wall_seconds: Math.round(seconds),
     hardware: `${availableParallelism()} CPU cores, ${c.backend}`,
     matmul: c.backend === 'wasm' ? matmuls() : null,

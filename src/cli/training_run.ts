@@ -2,7 +2,8 @@
  * A whole training run, as `agentic train` starts it, top to bottom: plan it (run_plan.ts: checks,
  * the step it starts at, the engine, the models; frozen), build the trainer (or restore it from
  * the checkpoint), open the trackers, run the steps (each logged to the trackers, checkpoints
- * saved as they fall due), and save the trained policy.
+ * saved as they fall due), say the held-out success it started from and ended at, and save the
+ * trained policy.
  */
 import { join, resolve } from 'node:path';
 import { listCheckpoints, removeAbandonedTemporaries, removeCheckpoint } from '../checkpoint/folders';
@@ -22,6 +23,7 @@ import { ConsoleTracker } from '../tracking/console';
 import { CurvesTracker } from '../tracking/curves';
 import { JsonlTracker, jsonlLine } from '../tracking/jsonl';
 import { TensorboardTracker } from '../tracking/tensorboard';
+import { heldOutChangeLine } from '../tracking/held_out_change';
 import { episodeMarkdown } from '../tracking/transcript';
 import { openRollouts } from '../rollout_sources/open';
 import { Trainer, type TrainerHooks, type TrainSummary } from '../train/trainer';
@@ -220,6 +222,9 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     startWriting(plan, trainer, trackers, history, options.info, options.warn);
     const summary = await trainer.run(plan.startStep);
     trackers.finish(options.warn);
+    // a resumed run's base is in its checkpoint's log (the steps metrics.jsonl was rewritten with)
+    const change = heldOutChangeLine(c, [...plan.history, ...summary.reports], plan.resumed !== null);
+    if (change) options.info(change);
     const modelDir = await saveTrained(c, trainer);
     return { ...summary, modelDir, ...trackers.files, resumedFrom: plan.resumed?.path ?? null };
   } finally {

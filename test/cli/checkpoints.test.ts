@@ -63,6 +63,8 @@ describe('agentic resume', () => {
     expect(resumed.stderr).not.toContain('error');
     expect(resumed.code).toBe(0);
     expect(lines(resumed.stderr)).toContainEqual(expect.stringMatching(/^resuming from .*checkpoint-[12]: step [12] of 3$/));
+    // its base is the step-0 validation of the checkpoint's log
+    expect(lines(resumed.stderr)).toContainEqual(expect.stringMatching(/^held-out success \(2 episodes drawn by seed, .*\): base [01]\.\d{3} -> final /));
     const straightRun = await uninterrupted;
     expect(straightRun.code).toBe(0);
 

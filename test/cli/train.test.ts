@@ -74,6 +74,10 @@ describe('agentic train', () => {
     const log = lines(stderr);
     expect(log.filter((l) => /^step [12]\/2 +score /.test(l))).toHaveLength(2);
     expect(log.some((l) => /^final +val_/.test(l))).toBe(true);
+    // the base (validated before step 1) and the trained policy on the same held-out episodes
+    expect(log).toContainEqual(
+      expect.stringMatching(/^held-out success \(2 episodes drawn by seed, greedy\): base [01]\.\d{3} -> final [01]\.\d{3} \([+-][01]\.\d{3}\)$/),
+    );
     expect(log.at(-1)).toMatch(/^done: 2 steps; policy saved to .*model; metrics in .*metrics\.jsonl; curves in .*curves\.html$/);
 
     expect(readFileSync(join(out, '.agentic', 'config.yaml'), 'utf8')).toContain('exp_name: bandit_grpo');
