@@ -199,17 +199,9 @@ async function heldOutOfBase(c: AgenticConfig, host: PluginHost): Promise<HeldOu
   return (await evaluate(base, host, (line) => console.error(line))).json.held_out;
 }
 
-/**
- * What the run's warm start was fed of the env's solutions: warm_start.demonstrations where the
- * config has that key; before it, `solver` when the warm start plays worked examples or labels
- * states with the solution's move, else `none` (random moves teach the format, not a solution).
- * A run without a warm start is fed nothing.
- */
+/** What the run's warm start was fed of the env's solutions (warm_start.demonstrations); a run without one is fed nothing. */
 function demonstrationsOf(c: AgenticConfig): Result['demonstrations'] {
-  const ws: AgenticConfig['warm_start'] & { demonstrations?: Result['demonstrations'] } = c.warm_start;
-  if (!ws.enabled) return 'none';
-  if (ws.demonstrations !== undefined) return ws.demonstrations;
-  return ws.worked_examples > 0 || ws.solution_labels ? 'solver' : 'none';
+  return c.warm_start.enabled ? c.warm_start.demonstrations : 'none';
 }
 
 /** The results-table row of a finished run (scripts/results_table.ts), less its held-out results. */
