@@ -20,7 +20,7 @@ export function optimalSuccess(lake: Lake, cell: number, moves: number, slippery
   if (lake.tiles[cell] === 'goal') return 1;
   if (lake.tiles[cell] === 'hole') return 0;
   // value[c]: success from frozen cell c with the moves counted so far left; the goal is worth 1 and a hole 0 at any horizon
-  const terminal = (c: number) => (lake.tiles[c] === 'goal' ? 1 : 0);
+  const terminal = (c: number): number => (lake.tiles[c] === 'goal' ? 1 : 0);
   let value = lake.tiles.map((_, c) => terminal(c));
   for (let left = 1; left <= moves; left++) {
     const previous = value;

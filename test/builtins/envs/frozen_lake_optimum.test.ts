@@ -81,19 +81,19 @@ describe('the optimum of a frozen lake', () => {
     expect(guarded.hasOptimum).toBe(true);
     await guarded.reset(0, undefined, { episode: { map: OPEN } });
     expect(await guarded.optimalSuccess(6)).toEqual({ value: 1, failure: null });
-    const withValue = (value: unknown) =>
-      class extends frozenLake.env {
-        optimalSuccess(): number {
-          return value as number;
-        }
-      };
-    const bad = new GuardedEnv({ ...frozenLake, env: withValue(1.5) }, frozenLake.config.parse({}), new PluginHost().envContext());
+    // a probability above 1 is malformed
+    class OverOne extends frozenLake.env {
+      optimalSuccess(): number {
+        return 1.5;
+      }
+    }
+    const bad = new GuardedEnv({ ...frozenLake, env: OverOne } as never, frozenLake.config.parse({}), new PluginHost().envContext());
     await bad.reset(0);
     expect((await bad.optimalSuccess(10)).failure?.reason).toBe(
       "env 'frozen_lake': optimalSuccess() returned a malformed result: 1.5, expected a probability in [0, 1]",
     );
-    const bandit = (await new PluginHost().resolveEnv('bandit')) as never;
-    const none = new GuardedEnv(bandit, (bandit as typeof frozenLake).config.parse({}), new PluginHost().envContext());
+    const bandit = await new PluginHost().resolveEnv('bandit');
+    const none = new GuardedEnv(bandit, bandit.config.parse({}), new PluginHost().envContext());
     expect(none.hasOptimum).toBe(false);
     await none.reset(0);
     expect((await none.optimalSuccess(10)).failure?.reason).toContain('nothing (the env has no optimalSuccess())');
