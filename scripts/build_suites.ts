@@ -7,6 +7,9 @@
  *
  * - frozen_lake/v1 (configs/agentic.yaml of its day: random moves, 250 RL steps): 200 maps of the FrozenLake tag, from seeds of the
  *   suite's own stream, no map twice.
+ * - frozen_lake/v2 (configs/agentic.yaml's task lakes: 4x4, p=0.8): 200 maps of the FrozenLake tag
+ *   that are held out (isHeldOutMap), which training envs with hold_out_maps never draw: no seed's
+ *   training plays a suite map, whatever the training config.
  * - sokoban/v1 (configs/sokoban_compact.yaml before it had worked examples): 200 rooms of the
  *   SimpleSokoban tag, the same way.
  * - sokoban/v2 (configs/sokoban_compact.yaml): 200 rooms of the SimpleSokoban tag whose walls and
@@ -21,6 +24,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { isHeldOutMap, lakeOf } from '../plugins/envs/frozen_lake/suite';
 import { isHeldOutLayout, roomOf } from '../plugins/envs/sokoban/suite';
 import { goalEpisode } from '../plugins/envs/webshop/suite';
 import { openStore } from '../plugins/envs/webshop/store';
@@ -160,6 +164,20 @@ export const BUILDERS: Record<string, (host: PluginHost) => Promise<SuiteEpisode
       'warm_start.worked_examples=0',
       'custom_envs.FrozenLakeTrain.env_config.p=0.7',
     ]),
+  // held-out maps only, of the task's lakes (pinned: 4x4, p=0.8); with hold_out_maps the training plays none of them
+  'frozen_lake/v2': (host) =>
+    drawnFor(
+      'frozen_lake/v2',
+      host,
+      'agentic',
+      [
+        'custom_envs.FrozenLake.env_config.size=4',
+        'custom_envs.FrozenLake.env_config.p=0.8',
+        'custom_envs.FrozenLake.env_config.hold_out_maps=false',
+        'custom_envs.FrozenLakeTrain.env_config.hold_out_maps=true',
+      ],
+      (episode) => isHeldOutMap(lakeOf(episode)),
+    ),
   // the config as it was: random moves, no worked examples, 600 RL steps, every layout in training
   'sokoban/v1': (host) =>
     drawnFor('sokoban/v1', host, 'sokoban_compact', [

@@ -590,7 +590,7 @@ export const ConfigShape = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      'A pinned evaluation suite, <env>/<version> (frozen_lake/v1, sokoban/v1, sokoban/v2, tool_use/v1, webshop/v1; docs/learning.md): held-out episodes listed by what they are, replayed instead of episodes drawn by seed. Validation plays its first val_batch_size / val_env_manager.group_size episodes, `agentic eval` all of them, each by a whole group. null: episodes drawn by seed.',
+      'A pinned evaluation suite, <env>/<version> (frozen_lake/v1, frozen_lake/v2, sokoban/v1, sokoban/v2, tool_use/v1, webshop/v1; docs/learning.md): held-out episodes listed by what they are, replayed instead of episodes drawn by seed. Validation plays its first val_batch_size / val_env_manager.group_size episodes, `agentic eval` all of them, each by a whole group. null: episodes drawn by seed.',
     ),
   sequence_length: positiveInt().default(1024).describe('Most tokens in one trajectory (prompts and responses).'),
   max_running_requests: positiveInt()

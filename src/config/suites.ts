@@ -8,6 +8,7 @@
  * shipped, never changes (a new list is a new version).
  */
 import frozenLakeV1 from '../../suites/frozen_lake/v1.jsonl' with { type: 'text' };
+import frozenLakeV2 from '../../suites/frozen_lake/v2.jsonl' with { type: 'text' };
 import sokobanV1 from '../../suites/sokoban/v1.jsonl' with { type: 'text' };
 import sokobanV2 from '../../suites/sokoban/v2.jsonl' with { type: 'text' };
 import toolUseV1 from '../../suites/tool_use/v1.jsonl' with { type: 'text' };
@@ -18,6 +19,7 @@ import type { SuiteEpisode } from '../sdk/types';
 /** Every suite file by its name, `<env>/<version>` (a test checks that this list and suites/ agree). */
 export const BUILTIN_SUITES: Readonly<Record<string, string>> = {
   'frozen_lake/v1': frozenLakeV1,
+  'frozen_lake/v2': frozenLakeV2,
   'sokoban/v1': sokobanV1,
   'sokoban/v2': sokobanV2,
   'tool_use/v1': toolUseV1,

@@ -3,7 +3,8 @@
  * play the val env manager's episodes (every episode of val_suite, else val_batch_size drawn by
  * seed) once per pass, and summarise them per tag and as a held-out result with 95% intervals.
  * Pass k plays with the run's seed + k: the same episodes, with their sampling and the envs'
- * randomness (slippery ice, random actions) drawn anew.
+ * randomness (slippery ice, random actions) drawn anew. Envs that compute their episodes' optimum
+ * (EvaluationHooks.optimalSuccess) add it to the held-out result (optima.ts).
  */
 import { isHttpProxy, type AgenticConfig } from '../config/schema';
 import { policyAdapter, runBackend } from '../config/validate';
@@ -17,12 +18,13 @@ import { ChatFormat } from './chat';
 import { EnvManager, generatingArgs, makePolicy } from './env_manager';
 import type { Policy } from './policy';
 import { heldOut, type HeldOut } from './held_out';
+import { withOptima } from './optima';
 import { formatSummaryTable, summarizeByTag, type TagSummary } from './report';
 import type { RolloutBatch } from './types';
 
 export interface EvaluationResult {
   table: string;
-  /** The episodes played (every pass's, in order), with their samples and the first pass's metrics. */
+  /** The episodes played (every pass's, in order, with their optimum where the env computes one), their samples and the first pass's metrics. */
   batch: RolloutBatch;
   json: {
     exp_name: string;
@@ -39,7 +41,7 @@ export interface EvaluationResult {
     seconds: number;
     generating_args: Record<string, unknown> | null;
     tags: Record<string, TagSummary>;
-    /** Success and mean score over every episode of every pass, with 95% intervals. */
+    /** Success and mean score over every episode of every pass, with 95% intervals, and the optimum where the env computes it. */
     held_out: HeldOut;
     /** Each metric's mean over the passes. */
     metrics: Record<string, number>;
@@ -87,7 +89,12 @@ export async function evaluate(
   }
   const first = batches[0]!;
   source = first.source ?? source;
-  const all = batches.flatMap((b) => b.batch.episodes);
+  const all = await withOptima(
+    config,
+    host,
+    batches.flatMap((b) => b.batch.episodes),
+    info,
+  );
   const batch: RolloutBatch = { ...first.batch, episodes: all, samples: batches.flatMap((b) => b.batch.samples) };
   const tags = summarizeByTag(batch);
   const metrics: Record<string, number> = {};

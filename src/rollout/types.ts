@@ -79,6 +79,11 @@ export interface Episode {
   untrained?: string;
   /** Per-episode metrics (env metrics aggregated over turns, plus num_actions, timed_out, ...). */
   metrics: Record<string, number>;
+  /**
+   * The best policy's success probability from the episode's start within its max_steps
+   * (EvaluationHooks.optimalSuccess), set by an evaluation for envs that compute it (optima.ts).
+   */
+  optimum?: number;
   /** Tokens the policy generated in this episode. */
   responseTokens: number;
   seconds: number;

@@ -11,8 +11,8 @@
  * running function in its own thread, and such a plugin blocks the process. Running envs in
  * workers would lift that, at the price of copying every observation across threads; the env
  * checker (`agentic plugins check`) is where authors find such bugs first. render(),
- * sampleRandomAction() and the warm-start hooks (stateQuestions(), stateNotes(), solutionAction())
- * are synchronous by contract, so they have no timeout.
+ * sampleRandomAction(), the warm-start hooks (stateQuestions(), stateNotes(), solutionAction()) and
+ * optimalSuccess() are synchronous by contract, so they have no timeout.
  *
  * The guard also keeps the calls in order, like Gymnasium's OrderEnforcing, once for every env:
  * reset() before anything else, step() and the other calls of an episode only while it runs,
@@ -28,6 +28,7 @@ import type {
   AgentSession,
   Env,
   EnvContext,
+  EvaluationHooks,
   EnvPlugin,
   EpisodeDraw,
   ResetOptions,
@@ -42,7 +43,7 @@ import type {
 } from './types';
 import { hasWarmStartHook } from './warm_start_hooks';
 
-export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'runAgent' | WarmStartHook | 'close';
+export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'runAgent' | WarmStartHook | 'optimalSuccess' | 'close';
 
 export interface EnvFailure {
   /** The env method whose call failed. */
@@ -308,6 +309,33 @@ export class GuardedEnv {
   async stateNotes(): Promise<GuardedValue<string>> {
     const called = await this.callHook('stateNotes', (value) => (typeof value === 'string' ? null : `${describeValue(value)}, expected a string`));
     return called as GuardedValue<string>;
+  }
+
+  /** Whether the env's class computes its episodes' optimum (EvaluationHooks.optimalSuccess). */
+  get hasOptimum(): boolean {
+    return typeof (this.plugin.env.prototype as EvaluationHooks).optimalSuccess === 'function';
+  }
+
+  /**
+   * The best policy's success probability from the current state within `maxSteps` more actions
+   * (EvaluationHooks.optimalSuccess). An env without the hook, or a value outside [0, 1], fails
+   * like a malformed result: the episode ends there.
+   */
+  async optimalSuccess(maxSteps: number): Promise<GuardedValue<number>> {
+    this.expectPhase('optimalSuccess', ['running']);
+    const env = this.instance as Env & EvaluationHooks;
+    const called = await this.call(
+      'optimalSuccess',
+      () => env.optimalSuccess?.(maxSteps),
+      null,
+      (value) =>
+        value === undefined
+          ? 'nothing (the env has no optimalSuccess())'
+          : typeof value === 'number' && value >= 0 && value <= 1
+            ? null
+            : `${describeValue(value)}, expected a probability in [0, 1]`,
+    );
+    return called as GuardedValue<number>;
   }
 
   /** Calls a warm-start hook during an episode; an env without it fails like a malformed result. */

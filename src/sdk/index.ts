@@ -4,7 +4,8 @@
  * Plugins get these from the running agentic (also inside the compiled binary), so they share
  * its modules and never bundle their own copies. Everything here is public API.
  *
- * An env implements `Env`, and may also implement `WarmStartHooks` (extras for the warm start).
+ * An env implements `Env`, and may also implement `WarmStartHooks` (extras for the warm start) and
+ * `EvaluationHooks` (its episodes' optimum, for `agentic eval`).
  * It need not check the order of calls (step() before reset(), a step after the end): agentic
  * drives every env through one guard that enforces it (src/sdk/guarded_env.ts).
  */

@@ -151,6 +151,22 @@ export interface WarmStartHooks {
 }
 
 /**
+ * An optional extra an env class may implement besides Env (`class Lake implements Env,
+ * EvaluationHooks`): what the best policy could score, so an evaluation reads its success against
+ * the episodes' optimum rather than against 1. `agentic eval` calls it right after reset(), once
+ * per episode it scored (synchronous, like the warm-start hooks); training never calls it.
+ */
+export interface EvaluationHooks {
+  /**
+   * The probability that the best policy succeeds (its success metric ends at 1) from the current
+   * state within `maxSteps` more actions (the custom_envs entry's max_steps) and whatever turn
+   * limit the env sets itself: a number in [0, 1], exact, not estimated by play (FrozenLake's is
+   * value iteration over its own dynamics, 0 or 1 on ice that does not slip).
+   */
+  optimalSuccess?(maxSteps: number): number;
+}
+
+/**
  * An env whose episodes an outside agent plays (the built-in `agent` env, docs/agents.md). After
  * reset() the host opens a gateway session and calls runAgent() with it; the agent calls the
  * policy through the session's OpenAI-compatible base URL, and every call is recorded as the

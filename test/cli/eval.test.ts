@@ -1,6 +1,9 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { optimalSuccess } from '../../plugins/envs/frozen_lake/optimum';
+import { lakeOf } from '../../plugins/envs/frozen_lake/suite';
+import { loadSuite } from '../../src/config/suites';
 import { agentic, lines, scratch } from '../helpers';
 
 const SMALL = ['val_batch_size=8', 'val_env_manager.num_env_groups=8', 'custom_envs.FrozenLake.max_steps=2', 'custom_envs.FrozenLake.max_tokens_per_step=8'];
@@ -75,7 +78,7 @@ describe('agentic eval', () => {
 });
 
 describe('agentic eval on a pinned suite', () => {
-  test('plays every episode of val_suite, --seeds N times, and reports success and score with 95% intervals', async () => {
+  test('plays every episode of val_suite, --seeds N times, and reports success and score with 95% intervals, and the optimum', async () => {
     const out = join(scratch(), 'eval.json');
     const { code, stdout, stderr } = await agentic([
       'eval',
@@ -98,8 +101,16 @@ describe('agentic eval on a pinned suite', () => {
     expect(success.high).toBeGreaterThanOrEqual(success.rate);
     expect(score.low).toBeLessThanOrEqual(score.mean);
     const f = (x: number) => x.toFixed(3);
+    // two moves: the optimum is the share of maps whose goal is at most two steps from the start
+    const optimum =
+      loadSuite('frozen_lake/v1').episodes.filter((map) => {
+        const lake = lakeOf(map);
+        return optimalSuccess(lake, lake.start, 2, false) === 1;
+      }).length / 200;
+    expect(json.held_out.optimum).toBeCloseTo(optimum, 12);
+    expect(json.held_out.of_optimum).toBeCloseTo(success.rate / optimum, 12);
     expect(stdout).toContain(
-      `frozen_lake/v1: success ${f(success.rate)} [${f(success.low)}, ${f(success.high)}] (${success.successes}/400), score ${f(score.mean)} [${f(score.low)}, ${f(score.high)}]`,
+      `frozen_lake/v1: success ${f(success.rate)} [${f(success.low)}, ${f(success.high)}] (${success.successes}/400), score ${f(score.mean)} [${f(score.low)}, ${f(score.high)}], optimum ${f(optimum)}, of optimum ${f(success.rate / optimum)}`,
     );
   });
 

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILDERS, episodeKey, episodesOf, trainingEpisodeKeys, trainingResets } from '../../scripts/build_suites';
+import { isHeldOutMap, lakeOf } from '../../plugins/envs/frozen_lake/suite';
 import { isHeldOutLayout, roomOf } from '../../plugins/envs/sokoban/suite';
 import { loadRows } from '../../plugins/envs/tool_use/dataset';
 import { loadConfig } from '../../src/config/load';
@@ -23,7 +24,7 @@ const TARGETS = [
   ['webshop/v1', 'webshop_compact'],
 ] as const;
 /** Each suite and the shipped config whose val tag plays it (sokoban/v1: sokoban_compact's before v2). */
-const SUITES = [...TARGETS, ['sokoban/v1', 'sokoban_compact']] as const;
+const SUITES = [...TARGETS, ['sokoban/v1', 'sokoban_compact'], ['frozen_lake/v2', 'agentic']] as const;
 
 async function valEnv(config: AgenticConfig) {
   const custom = config.custom_envs[config.val_env_manager.tags[0]!]!;
@@ -105,6 +106,25 @@ describe('pinned evaluation suites', () => {
     expect(await heldOut(config.val_env_manager.tags[0]!)).toBeGreaterThan(0.05);
   });
 
+  test("frozen_lake/v2's maps are held out, which a training env with hold_out_maps never draws, whatever the seed", async () => {
+    expect(loadSuite('frozen_lake/v2').episodes.every((episode) => isHeldOutMap(lakeOf(episode)))).toBe(true);
+    const config = await shipped('agentic', ['custom_envs.FrozenLakeTrain.env_config.hold_out_maps=true']);
+    const heldOut = async (tag: string) => {
+      const custom = config.custom_envs[tag]!;
+      const plugin = await host.resolveEnv(custom.env_type);
+      const env = new plugin.env(plugin.config.parse(custom.env_config), host.envContext());
+      let count = 0;
+      for (let seed = 0; seed < 2000; seed++) if (isHeldOutMap(lakeOf(((await env.reset(seed)) as ResetResult).info.episode!))) count++;
+      return count / 2000;
+    };
+    expect(await heldOut('FrozenLakeTrain')).toBe(0);
+    // the task's own lakes, which validation draws by seed: about one map in eight is held out
+    expect(await heldOut('FrozenLake')).toBeGreaterThan(0.08);
+    // the shipped training, with or without hold_out_maps, plays no suite map
+    const trained = await trainingEpisodeKeys(await shipped('agentic'), host);
+    expect(loadSuite('frozen_lake/v2').episodes.filter((e) => trained.has(episodeKey(e)))).toEqual([]);
+  }, 60_000);
+
   test("the calculator's training never asks a suite question", async () => {
     const config = await shipped('calculator');
     const suite = new Set(loadSuite('tool_use/v1').episodes.map((e) => e.question));
@@ -140,7 +160,7 @@ describe('pinned evaluation suites', () => {
 
   test('a suite that is unknown, for another env, or too short for a validation is a one-line ConfigError', async () => {
     await expect(shipped('agentic', ['val_suite=frozen_lake/v9'])).rejects.toThrow(
-      "val_suite: no suite 'frozen_lake/v9' (known: frozen_lake/v1, sokoban/v1, sokoban/v2, tool_use/v1, webshop/v1)",
+      "val_suite: no suite 'frozen_lake/v9' (known: frozen_lake/v1, frozen_lake/v2, sokoban/v1, sokoban/v2, tool_use/v1, webshop/v1)",
     );
     await expect(shipped('agentic', ['val_suite=sokoban/v1'])).rejects.toThrow(
       "val_suite: sokoban/v1 is played by sokoban envs, but val_env_manager's tag FrozenLake is a frozen_lake env",

@@ -10,6 +10,7 @@ import {
   envInstruction,
   type Env,
   type EpisodeDraw,
+  type EvaluationHooks,
   parseAnswer,
   type RenderMode,
   type ResetOptions,
@@ -25,14 +26,21 @@ import { invalidActionStep } from '../_grid/invalid';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, shortestMove, type Action, type Lake } from './lake';
+import { optimalSuccess } from './optimum';
 import { lakePicture, lakeText, SYMBOLS } from './render';
-import { lakeEpisode, lakeOf } from './suite';
+import { isHeldOutMap, lakeEpisode, lakeOf } from './suite';
 
 const Config = z.strictObject({
   size: z.int().min(2).max(32).default(4).describe('Side of the square lake, in cells.'),
   p: z.number().gt(0).max(1).default(0.8).describe('Probability that a cell is frozen (the rest are holes).'),
   is_slippery: z.boolean().default(true).describe('Whether a move may slip to either side of the intended direction (1/3 each way).'),
   max_steps: z.int().min(1).default(20).describe('Turns before the episode is truncated; invalid responses count.'),
+  hold_out_maps: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Never draw a held-out map (one map in eight, by a hash of its rows: the maps frozen_lake/v2 is drawn from). Training envs set it, so no seed trains on a map the suite scores.',
+    ),
   format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
   action_pattern: actionPattern(),
   env_instruction: envInstruction(),
@@ -54,7 +62,7 @@ function instruction(slippery: boolean, task: string | null): string {
   );
 }
 
-class FrozenLake implements Env, WarmStartHooks {
+class FrozenLake implements Env, WarmStartHooks, EvaluationHooks {
   private lake: Lake | null = null;
   private player = 0;
   private turns = 0;
@@ -65,7 +73,7 @@ class FrozenLake implements Env, WarmStartHooks {
 
   reset(seed: number, _draw?: EpisodeDraw, options?: ResetOptions): ResetResult {
     // a suite's map replays as it is: size and p only shape the maps drawn by the seed
-    this.lake = options?.episode ? lakeOf(options.episode) : generateLake(this.config.size, this.config.p, Rng.fromSeed(seed, 'frozen_lake', 'map'));
+    this.lake = options?.episode ? lakeOf(options.episode) : this.drawLake(Rng.fromSeed(seed, 'frozen_lake', 'map'));
     this.slips = Rng.fromSeed(seed, 'frozen_lake', 'slip');
     this.randomActions = Rng.fromSeed(seed, 'frozen_lake', 'random-action');
     this.player = this.lake.start;
@@ -74,6 +82,14 @@ class FrozenLake implements Env, WarmStartHooks {
       observation: lakeText(this.lake, this.player),
       info: { instruction: instruction(this.config.is_slippery, this.config.env_instruction), episode: lakeEpisode(this.lake) },
     };
+  }
+
+  /** A lake drawn by `rng`; with hold_out_maps the same rng draws again past held-out maps, so a seed still gives one map. */
+  private drawLake(rng: Rng): Lake {
+    for (;;) {
+      const lake = generateLake(this.config.size, this.config.p, rng);
+      if (!(this.config.hold_out_maps && isHeldOutMap(lake))) return lake;
+    }
   }
 
   step(response: string): StepResult {
@@ -119,6 +135,12 @@ class FrozenLake implements Env, WarmStartHooks {
   private slip(intended: Action): Action {
     const id = ACTIONS.indexOf(intended);
     return ACTIONS[(id + this.slips.int(3) + 3) % 4]!;
+  }
+
+  /** The best chance of reaching the goal from here within the moves left: the caller's and this env's turn limit, whichever ends first. */
+  optimalSuccess(maxSteps: number): number {
+    const moves = Math.min(maxSteps, this.config.max_steps - this.turns);
+    return optimalSuccess(this.lake!, this.player, moves, this.config.is_slippery);
   }
 
   render(mode: RenderMode): string | RgbFrame {

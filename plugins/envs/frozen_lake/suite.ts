@@ -3,12 +3,17 @@
  * Gymnasium's map letters (S start, F frozen, H hole, G goal), so a suite file reads like gym's
  * own maps and replays whatever the config's size and p say.
  */
-import type { SuiteEpisode } from 'agentic';
+import { hashSeed, type SuiteEpisode } from 'agentic';
 import type { Lake, Tile } from './lake';
 
 const LETTER: Record<Tile, string> = { frozen: 'F', hole: 'H', goal: 'G' };
 
 export function lakeEpisode(lake: Lake): SuiteEpisode {
+  return { map: mapRows(lake) };
+}
+
+/** The lake's rows from the top in gym's letters: `["SFFF", "FHFH", ...]`. */
+function mapRows(lake: Lake): string[] {
   const rows: string[] = [];
   for (let row = 0; row < lake.size; row++) {
     let text = '';
@@ -18,7 +23,7 @@ export function lakeEpisode(lake: Lake): SuiteEpisode {
     }
     rows.push(text);
   }
-  return { map: rows };
+  return rows;
 }
 
 /** The lake of a suite entry; a malformed one throws a one-line error saying what is wrong. */
@@ -39,4 +44,16 @@ export function lakeOf(episode: SuiteEpisode): Lake {
   }
   if (start < 0 || goal < 0) throw bad('the map needs exactly one S and one G');
   return { size, tiles, start, goal };
+}
+
+/** One map in this many is held out. */
+const HELD_OUT_SHARE = 8;
+
+/**
+ * Whether the map (its rows: holes, start and goal) is held out: the maps frozen_lake/v2 holds,
+ * which an env with hold_out_maps never draws. The split is by map, not by seed, so a suite map is
+ * one no training seed has played, whichever seed would draw it.
+ */
+export function isHeldOutMap(lake: Lake): boolean {
+  return hashSeed('frozen_lake', 'held-out map', ...mapRows(lake)) % HELD_OUT_SHARE === 0;
 }
