@@ -163,6 +163,7 @@ export const BUILDERS: Record<string, (host: PluginHost) => Promise<SuiteEpisode
       'warm_start.episodes=1024',
       'warm_start.worked_examples=0',
       'custom_envs.FrozenLakeTrain.env_config.p=0.7',
+      'custom_envs.FrozenLakeTrain.env_config.hold_out_maps=false',
     ]),
   // held-out maps only, of the task's lakes (pinned: 4x4, p=0.8); with hold_out_maps the training plays none of them
   'frozen_lake/v2': (host) =>

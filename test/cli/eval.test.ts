@@ -92,10 +92,10 @@ describe('agentic eval on a pinned suite', () => {
       out,
       'custom_envs.FrozenLake.max_steps=2',
     ]);
-    expect(stderr).toContain('seed 43: playing 200 episodes of frozen_lake/v1');
+    expect(stderr).toContain('seed 43: playing 200 episodes of frozen_lake/v2');
     expect(code).toBe(0);
     const json = readJson(out);
-    expect(json).toMatchObject({ suite: 'frozen_lake/v1', seeds: [42, 43], episodes: 400 });
+    expect(json).toMatchObject({ suite: 'frozen_lake/v2', seeds: [42, 43], episodes: 400 });
     const { success, score } = json.held_out;
     expect(success.low).toBeLessThanOrEqual(success.rate);
     expect(success.high).toBeGreaterThanOrEqual(success.rate);
@@ -103,14 +103,14 @@ describe('agentic eval on a pinned suite', () => {
     const f = (x: number) => x.toFixed(3);
     // two moves: the optimum is the share of maps whose goal is at most two steps from the start
     const optimum =
-      loadSuite('frozen_lake/v1').episodes.filter((map) => {
+      loadSuite('frozen_lake/v2').episodes.filter((map) => {
         const lake = lakeOf(map);
         return optimalSuccess(lake, lake.start, 2, false) === 1;
       }).length / 200;
     expect(json.held_out.optimum).toBeCloseTo(optimum, 12);
     expect(json.held_out.of_optimum).toBeCloseTo(success.rate / optimum, 12);
     expect(stdout).toContain(
-      `frozen_lake/v1: success ${f(success.rate)} [${f(success.low)}, ${f(success.high)}] (${success.successes}/400), score ${f(score.mean)} [${f(score.low)}, ${f(score.high)}], optimum ${f(optimum)}, of optimum ${f(success.rate / optimum)}`,
+      `frozen_lake/v2: success ${f(success.rate)} [${f(success.low)}, ${f(success.high)}] (${success.successes}/400), score ${f(score.mean)} [${f(score.low)}, ${f(score.high)}], optimum ${f(optimum)}, of optimum ${f(success.rate / optimum)}`,
     );
   });
 

@@ -18,13 +18,13 @@ const shipped = async (name: string, overrides: string[] = []) => (await loadCon
 
 /** The suite each target config names. */
 const TARGETS = [
-  ['frozen_lake/v1', 'agentic'],
+  ['frozen_lake/v2', 'agentic'],
   ['sokoban/v2', 'sokoban_compact'],
   ['tool_use/v1', 'calculator'],
   ['webshop/v1', 'webshop_compact'],
 ] as const;
-/** Each suite and the shipped config whose val tag plays it (sokoban/v1: sokoban_compact's before v2). */
-const SUITES = [...TARGETS, ['sokoban/v1', 'sokoban_compact'], ['frozen_lake/v2', 'agentic']] as const;
+/** Each suite and the shipped config whose val tag plays it (sokoban/v1 and frozen_lake/v1: the lists before v2). */
+const SUITES = [...TARGETS, ['sokoban/v1', 'sokoban_compact'], ['frozen_lake/v1', 'agentic']] as const;
 
 async function valEnv(config: AgenticConfig) {
   const custom = config.custom_envs[config.val_env_manager.tags[0]!]!;
@@ -108,7 +108,7 @@ describe('pinned evaluation suites', () => {
 
   test("frozen_lake/v2's maps are held out, which a training env with hold_out_maps never draws, whatever the seed", async () => {
     expect(loadSuite('frozen_lake/v2').episodes.every((episode) => isHeldOutMap(lakeOf(episode)))).toBe(true);
-    const config = await shipped('agentic', ['custom_envs.FrozenLakeTrain.env_config.hold_out_maps=true']);
+    const config = await shipped('agentic');
     const heldOut = async (tag: string) => {
       const custom = config.custom_envs[tag]!;
       const plugin = await host.resolveEnv(custom.env_type);
@@ -120,8 +120,8 @@ describe('pinned evaluation suites', () => {
     expect(await heldOut('FrozenLakeTrain')).toBe(0);
     // the task's own lakes, which validation draws by seed: about one map in eight is held out
     expect(await heldOut('FrozenLake')).toBeGreaterThan(0.08);
-    // the shipped training, with or without hold_out_maps, plays no suite map
-    const trained = await trainingEpisodeKeys(await shipped('agentic'), host);
+    // nor does a seed's training without it, by the suite's construction for the shipped seed
+    const trained = await trainingEpisodeKeys(await shipped('agentic', ['custom_envs.FrozenLakeTrain.env_config.hold_out_maps=false']), host);
     expect(loadSuite('frozen_lake/v2').episodes.filter((e) => trained.has(episodeKey(e)))).toEqual([]);
   }, 60_000);
 
@@ -149,7 +149,7 @@ describe('pinned evaluation suites', () => {
     const config = await shipped('agentic');
     const manager = await EnvManager.build('val', config, host);
     const plan = manager.plan(config.val_batch_size);
-    expect(plan.map((g) => g.episode)).toEqual(loadSuite('frozen_lake/v1').episodes.slice(0, config.val_batch_size));
+    expect(plan.map((g) => g.episode)).toEqual(loadSuite('frozen_lake/v2').episodes.slice(0, config.val_batch_size));
     // the next validation plays the same ones
     expect(manager.plan(config.val_batch_size).map((g) => g.episode)).toEqual(plan.map((g) => g.episode));
     const train = await EnvManager.build('train', config, host);
@@ -166,7 +166,7 @@ describe('pinned evaluation suites', () => {
       "val_suite: sokoban/v1 is played by sokoban envs, but val_env_manager's tag FrozenLake is a frozen_lake env",
     );
     await expect(shipped('agentic', ['val_batch_size=256', 'val_env_manager.num_env_groups=256'])).rejects.toThrow(
-      'val_batch_size: 256 trajectories are 256 groups, but frozen_lake/v1 has 200 episodes',
+      'val_batch_size: 256 trajectories are 256 groups, but frozen_lake/v2 has 200 episodes',
     );
   });
 

@@ -45,6 +45,7 @@ const DEFAULT_SMALL = [
   'actor_train.training_args.learning_rate=1e-3',
   'actor_train.training_args.lr_scheduler_type=cosine',
   'custom_envs.FrozenLakeTrain.env_config.p=0.7',
+  'custom_envs.FrozenLakeTrain.env_config.hold_out_maps=false',
 ];
 
 export const REPLAY_RUNS: readonly ReplayRun[] = [
