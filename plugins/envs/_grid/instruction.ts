@@ -9,8 +9,8 @@ export interface AnswerForm extends Pick<MoveSettings, 'max_actions_per_turn' | 
 function howToAnswer({ max_actions_per_turn, action_sep, examples: [first, second] }: AnswerForm): string {
   if (max_actions_per_turn === 1) return `Give exactly one action per turn inside answer tags, for example <answer>${first}</answer>.`;
   return (
-    `Give up to ${max_actions_per_turn} actions per turn inside answer tags, separated by ${action_sep}; ` +
-    `they are played in order until the game ends, for example <answer>${first} ${action_sep} ${second}</answer>.`
+    `Give up to ${max_actions_per_turn} actions per turn inside answer tags, separated by "${action_sep}" and played in order ` +
+    `until the game ends, for example <answer>${first} ${action_sep} ${second}</answer>.`
   );
 }
 
