@@ -10,6 +10,8 @@ export interface InvalidTurn {
   turn: number;
   /** What the turn left unchanged, for actionDesc ("you stayed where you were"). */
   effect: string;
+  /** Metrics the env reports beside the usual four (actions_per_turn: 0, when a turn may hold several moves). */
+  moreMetrics?: Readonly<Record<string, number>>;
 }
 
 export function invalidActionStep(turn: InvalidTurn): StepResult {
@@ -21,7 +23,7 @@ export function invalidActionStep(turn: InvalidTurn): StepResult {
     info: {
       action: null,
       actionDesc: `Turn ${turn.turn}: no valid action was given, so ${turn.effect}.`,
-      metrics: { success: false, action_is_valid: false, action_is_effective: false, format_penalty: turn.formatPenalty },
+      metrics: { success: false, action_is_valid: false, action_is_effective: false, format_penalty: turn.formatPenalty, ...turn.moreMetrics },
       metricsAgg: { success: 'last' },
     },
   };

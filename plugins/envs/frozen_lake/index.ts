@@ -1,6 +1,6 @@
 /**
  * FrozenLake as ROLL plays it: walk across a square lake to the goal without falling into a hole,
- * one move per turn, the grid shown as text. Start and goal are placed at random on a map that is
+ * one move per turn (or up to max_actions_per_turn of them, ../_grid/moves.ts), the grid shown as text. Start and goal are placed at random on a map that is
  * always solvable; on slippery ice a move goes the intended way or to either side, a third each.
  * Reaching the goal pays 1 and ends the episode, a hole ends it with 0.
  */
@@ -11,7 +11,6 @@ import {
   type Env,
   type EpisodeDraw,
   type EvaluationHooks,
-  parseAnswer,
   type RenderMode,
   type ResetOptions,
   type ResetResult,
@@ -23,6 +22,7 @@ import {
 } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
+import { type MoveResult, movesMetric, movesPerTurnKeys, movesStep, parseMoves, playMoves } from '../_grid/moves';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, shortestMove, type Action, type Lake } from './lake';
@@ -44,21 +44,22 @@ const Config = z.strictObject({
   format_penalty: z.number().max(0).default(0).describe('Reward of a response with no valid action (<= 0).'),
   action_pattern: actionPattern(),
   env_instruction: envInstruction(),
+  ...movesPerTurnKeys(ACTIONS),
 });
 type FrozenLakeConfig = z.output<typeof Config>;
 
 /** What the warm start's questions and notes name on the board (scripts/experiments/probe_frozen_lake.ts reads it too). */
 export const BOARD: GridQuestionSpec = { player: ['P', 'X', '√'], things: [{ name: 'the goal', symbols: ['G'] }], hazards: { name: 'holes', symbols: ['O'] } };
 
-function instruction(slippery: boolean, task: string | null): string {
+function instruction(config: FrozenLakeConfig): string {
   return gridInstruction(
-    task ??
+    config.env_instruction ??
       'You are crossing a frozen lake drawn as a grid. Walk from your position to the goal without stepping into a hole: ' +
         'falling into a hole ends the game. Walking into the edge of the grid leaves you where you are.' +
-        (slippery ? ' The ice is slippery: a move can carry you to either side of the direction you chose.' : ''),
+        (config.is_slippery ? ' The ice is slippery: a move can carry you to either side of the direction you chose.' : ''),
     SYMBOLS,
     ACTIONS,
-    'Right',
+    { max_actions_per_turn: config.max_actions_per_turn, action_sep: config.action_sep, examples: ['Right', 'Down'] },
   );
 }
 
@@ -80,7 +81,7 @@ class FrozenLake implements Env, WarmStartHooks, EvaluationHooks {
     this.turns = 0;
     return {
       observation: lakeText(this.lake, this.player),
-      info: { instruction: instruction(this.config.is_slippery, this.config.env_instruction), episode: lakeEpisode(this.lake) },
+      info: { instruction: instruction(this.config), episode: lakeEpisode(this.lake) },
     };
   }
 
@@ -96,8 +97,8 @@ class FrozenLake implements Env, WarmStartHooks, EvaluationHooks {
     const lake = this.lake!;
     this.turns += 1;
     const outOfTurns = this.turns >= this.config.max_steps;
-    const parsed = parseAnswer(response, { pattern: this.config.action_pattern, actions: ACTIONS });
-    if (parsed.action === null) {
+    const parsed = parseMoves(response, this.config, ACTIONS);
+    if (parsed.moves.length === 0) {
       return invalidActionStep({
         observation: lakeText(lake, this.player),
         reward: this.config.format_penalty,
@@ -105,30 +106,32 @@ class FrozenLake implements Env, WarmStartHooks, EvaluationHooks {
         outOfTurns,
         turn: this.turns,
         effect: 'you stayed where you were',
+        moreMetrics: movesMetric(this.config, 0),
       });
     }
-    const intended = parsed.action as Action;
+    const turn = playMoves(parsed.moves, (move) => this.walk(move));
+    return movesStep(this.config, {
+      observation: lakeText(lake, this.player),
+      parsed,
+      turn,
+      success: lake.tiles[this.player] === 'goal',
+      formatPenalty: this.config.format_penalty,
+      outOfTurns,
+      number: this.turns,
+    });
+  }
+
+  /** One move: a step the intended way (or, on slippery ice, perhaps to a side); the goal pays 1, the goal and a hole end the episode. */
+  private walk(intended: Action): MoveResult {
+    const lake = this.lake!;
     const taken = this.config.is_slippery ? this.slip(intended) : intended;
     const from = this.player;
     this.player = neighbour(lake.size, from, taken);
     const tile = lake.tiles[this.player]!;
-    const terminated = tile !== 'frozen';
-    const truncated = !terminated && outOfTurns;
     const moved = this.player !== from;
     const slipped = taken !== intended ? ` but slipped and went ${taken}` : '';
     const outcome = tile === 'goal' ? ' and reached the goal' : tile === 'hole' ? ' and fell into a hole' : moved ? '' : ', which left you where you were';
-    return {
-      observation: lakeText(lake, this.player),
-      reward: tile === 'goal' ? 1 : 0,
-      terminated,
-      truncated,
-      info: {
-        action: intended,
-        actionDesc: `Turn ${this.turns}: you tried to go ${intended}${slipped}${outcome}.`,
-        metrics: { success: tile === 'goal', action_is_valid: true, action_is_effective: moved, format_penalty: 0 },
-        metricsAgg: { success: 'last' },
-      },
-    };
+    return { reward: tile === 'goal' ? 1 : 0, ends: tile !== 'frozen', effective: moved, said: `tried to go ${intended}${slipped}${outcome}` };
   }
 
   /** Gym's slippery ice: the intended direction or one of its two perpendiculars, a third each. */
@@ -149,6 +152,10 @@ class FrozenLake implements Env, WarmStartHooks, EvaluationHooks {
 
   close(): void {}
 
+  /**
+   * One random move, whatever max_actions_per_turn allows: one move is a well-formed answer at every
+   * N, the warm start's random episodes teach that format, and chaining moves is left for RL to learn.
+   */
   sampleRandomAction(): string {
     return responseFor(this.randomActions.choice(ACTIONS), this.config.action_pattern, ACTIONS);
   }

@@ -13,7 +13,7 @@ import { AgenticError, ConfigError } from '../../../src/errors';
 import { PluginHost } from '../../../src/host/plugin_host';
 import { checkDefinition } from '../../../src/host/registry';
 import { defineEnv } from '../../../src/sdk/define';
-import type { Env } from '../../../src/sdk/types';
+import type { EnvClass } from '../../../src/sdk/types';
 import { scratch } from '../../helpers';
 import { microPolicyFolder } from '../helpers';
 
@@ -25,7 +25,7 @@ let solverCalls = 0;
 async function hostWithoutSolver(): Promise<PluginHost> {
   const host = new PluginHost();
   const lake = await host.resolveEnv('frozen_lake');
-  const Lake = lake.env as new (config: never) => Env;
+  const Lake = lake.env as EnvClass<unknown>;
   class LakeWithoutSolver extends Lake {
     solutionAction(): string {
       solverCalls += 1;
