@@ -191,11 +191,17 @@ const TABLE: Array<[string, Fate]> = [
   ['algorithm.kl_ctrl.horizon', adaptiveKl],
   ['algorithm.use_pf_ppo', inert(isFalse, 'priority-filtered PPO is not built; remove use_pf_ppo')],
   ['algorithm.pf_ppo.*', inert()],
+  // DAPO's dynamic sampling; verl's metric null (its default) leaves ours, the episode score
+  ['algorithm.filter_groups.enable', same('filter_groups.enable')],
   [
-    'algorithm.filter_groups.enable',
-    inert(isFalse, 'DAPO group filtering is not built; agentic skips zero-advantage samples with skip_zero_advantage_samples'),
+    'algorithm.filter_groups.metric',
+    to((v, _ctx, key) => {
+      if (v === null) return [];
+      if (v !== 'score') fail(key, v, "groups are compared by the episode score here (score); verl's acc, seq_reward and seq_final_reward are not read");
+      return [[['filter_groups', 'metric'], v]];
+    }),
   ],
-  ['algorithm.filter_groups.*', inert()],
+  ['algorithm.filter_groups.max_num_gen_batches', same('filter_groups.max_num_gen_batches')],
   // data
   ['data.train_files', to((v, ctx, key) => envSets(ctx, key, dataset(v, key), tags(ctx, 'train_env_manager'), ['env_config', 'dataset']))],
   [

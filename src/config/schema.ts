@@ -687,6 +687,40 @@ export const ConfigShape = z.strictObject({
     .describe(
       "Leave samples whose advantage is 0 on every response token (a GRPO group that all scored alike) out of actor_train's update: they carry no policy gradient, only their KL and entropy terms, and a late run is mostly such samples. The update (and the reference's scoring, unless add_token_level_kl puts the KL in the reward) then costs what the informative samples cost; actor/* metrics and critic/kl are over those samples (actor/update_samples counts them), and a step with none skips the actor update.",
     ),
+  filter_groups: z
+    .strictObject({
+      enable: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Drop the groups whose episodes all scored alike after the training rollout and play more rollouts (new groups) until the step holds rollout_batch_size / train_env_manager.group_size groups that did not, trimmed to that many in play order (DAPO's dynamic sampling; verl's algorithm.filter_groups). Only where the batch is played in this process (async_generation_ratio 0, no distributed.redis_url).",
+        ),
+      metric: z
+        .enum(['score'])
+        .default('score')
+        .describe("What must be equal across a group's episodes for it to be dropped: score, the episode score (verl's score)."),
+      max_num_gen_batches: nonNegativeInt()
+        .default(10)
+        .describe(
+          'Most rollouts played for one step; at the cap the step trains on the groups kept so far, and a step that kept none trains nothing. 0: no cap (a policy whose groups all score alike then never ends the step).',
+        ),
+    })
+    .prefault({})
+    .describe("DAPO's dynamic sampling (docs/training.md#groups-that-all-score-alike)."),
+  rollout_filter_ratio: z
+    .number()
+    .gt(0)
+    .max(1)
+    .default(1)
+    .describe(
+      "Share of each step's groups kept for the update, by the spread of their episode scores (rollout_filter_type): ceil(ratio x groups) of them; 1 keeps every group (RAGEN's rollout_filter_ratio).",
+    ),
+  rollout_filter_type: z
+    .enum(['std', 'std_rev'])
+    .default('std')
+    .describe(
+      "Which groups rollout_filter_ratio keeps: std, those with the highest standard deviation of episode scores; std_rev, the lowest; ties go to the group played first (RAGEN's rollout_filter_type).",
+    ),
   max_grad_norm: z
     .number()
     .positive()

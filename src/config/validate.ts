@@ -214,6 +214,36 @@ function checkAsync(config: AgenticConfig): void {
   }
 }
 
+/**
+ * filter_groups plays more rollouts of a step after it has seen the first, so the batch must be
+ * played in this process; rollout_filter_ratio ranks groups by their spread, which groups of one lack.
+ */
+function checkGroupFilters(config: AgenticConfig): void {
+  const size = config.train_env_manager.group_size;
+  if (config.filter_groups.enable) {
+    if (config.async_generation_ratio > 0) {
+      throw new ConfigError(
+        `filter_groups.enable: dynamic sampling plays more rollouts once a step's groups are scored, but async_generation_ratio ${config.async_generation_ratio} plays each step's batch ahead; set async_generation_ratio=0 or filter_groups.enable=false`,
+      );
+    }
+    if (config.distributed.redis_url !== null) {
+      throw new ConfigError(
+        "filter_groups.enable: dynamic sampling plays more rollouts once a step's groups are scored, but distributed workers play each step's batch ahead; play in this process (distributed.redis_url=null) or set filter_groups.enable=false",
+      );
+    }
+    if (size === 1) {
+      throw new ConfigError(
+        'filter_groups.enable: every group of one episode scores alike, so every group would be dropped; raise train_env_manager.group_size',
+      );
+    }
+  }
+  if (config.rollout_filter_ratio < 1 && size === 1) {
+    throw new ConfigError(
+      'rollout_filter_ratio: groups are ranked by the spread of their episode scores, and groups of one episode have none; raise train_env_manager.group_size or set rollout_filter_ratio=1',
+    );
+  }
+}
+
 /** Rules that involve several keys. */
 function checkRelations(config: AgenticConfig): void {
   for (const [tag, entry] of Object.entries(config.custom_envs)) {
@@ -233,6 +263,7 @@ function checkRelations(config: AgenticConfig): void {
     }
   }
   checkAsync(config);
+  checkGroupFilters(config);
   if (config.distributed.redis_url !== null && needsOf(config.adv_estimator).greedyBaseline) {
     throw new ConfigError(
       `distributed.redis_url: adv_estimator ${config.adv_estimator} needs a greedy rollout of every group, which workers do not play; choose another estimator or play in this process (distributed.redis_url=null)`,

@@ -8,6 +8,11 @@
  * named by the history of this start (src/remote/lineage.ts), which the checkpoint's lineage records.
  * Their log-probs come from another engine, so the batch counts as sampled elsewhere: actor_train
  * recomputes the old log-probs and the gap between the two is reported.
+ *
+ * With filter_groups (DAPO's dynamic sampling, src/train/dynamic_sampling.ts) the rollout is
+ * played again, with the same weights and new groups, until enough groups did not all score
+ * alike; the greedy baselines are then played for the groups kept only. The extra rollouts advance
+ * the episode counters, which the source's state saves, so a resumed run plays the same groups.
  */
 import { needsOf } from '../algo/estimators';
 import type { AgenticConfig } from '../config/schema';
@@ -18,6 +23,7 @@ import { copyWeights } from '../model/copy_weights';
 import type { Roles } from '../train/roles';
 import type { StepLog } from '../train/step_log';
 import { validatesBefore } from '../train/schedule';
+import { genBatch, sampledBatch, samplingDone, type GenBatch } from '../train/dynamic_sampling';
 import { Lineage } from '../remote/lineage';
 import { logValidation, type PlayedStep, type RolloutSource, type SourceState } from '../train/rollout_source';
 import type { WeightSync } from '../remote/weight_sync';
@@ -58,11 +64,22 @@ export class LocalRollouts implements RolloutSource {
       await log.timed('model_update', () => copyWeights(roles.actor, roles.infer));
     }
     if (this.val && validatesBefore(c, step)) logValidation(log, await this.validate());
-    const batch = await this.train.play(c.rollout_batch_size, roles.infer, this.chat, version);
+    const batch = c.filter_groups.enable ? await this.playInformative(version) : await this.train.play(c.rollout_batch_size, roles.infer, this.chat, version);
     const baselines = needsOf(c.adv_estimator).greedyBaseline
       ? await log.timed('gen_max', () => this.train.greedyBaselines(batch.episodes, roles.infer, this.chat))
       : null;
     return { batch, baselines, refLogProbs: null };
+  }
+
+  /** DAPO's dynamic sampling: rollouts of policy `version` until the step holds enough groups that did not all score alike, or the cap. */
+  private async playInformative(version: number): Promise<RolloutBatch> {
+    const c = this.config;
+    const wanted = c.rollout_batch_size / c.train_env_manager.group_size;
+    const gens: GenBatch[] = [];
+    do {
+      gens.push(genBatch(await this.train.play(c.rollout_batch_size, this.roles.infer, this.chat, version), c.filter_groups.metric));
+    } while (!samplingDone(gens, wanted, c.filter_groups.max_num_gen_batches));
+    return sampledBatch(gens, wanted);
   }
 
   async afterUpdate(): Promise<void> {}

@@ -11,6 +11,7 @@
  * gateway.on_mismatch: drop) leaves with its group the same way, for the same reason: a group
  * short of a member would be normalised over the others as if it were whole.
  */
+import { playedWithoutGroups } from './groups';
 import type { PlayedStep } from './rollout_source';
 
 export interface KeptGroups {
@@ -34,21 +35,13 @@ export function dropFailedGroups(played: PlayedStep): KeptGroups {
   const failed = episodes.filter((e) => e.endReason === 'infer_failure');
   const untrained = episodes.filter((e) => e.untrained !== undefined);
   const groups = new Set([...failed, ...untrained].map((e) => e.trajGroupId));
-  const kept = samples.flatMap((s, i) => (groups.has(s.trajGroupId) ? [] : [i]));
   const remote = episodes.some((e) => 'infer_failure' in e.metrics);
   const metrics: Record<string, number> = {
     ...(remote ? { 'rollout/infer_failure_rate': episodes.length === 0 ? 0 : failed.length / episodes.length } : {}),
-    ...(remote || untrained.length > 0 ? { 'rollout/dropped_groups': groups.size, 'rollout/dropped_samples': samples.length - kept.length } : {}),
+    ...(remote || untrained.length > 0
+      ? { 'rollout/dropped_groups': groups.size, 'rollout/dropped_samples': samples.filter((s) => groups.has(s.trajGroupId)).length }
+      : {}),
   };
   const counts = { failed: failed.length, episodes: episodes.length, firstFailure: failed[0]?.failure ?? null, metrics };
-  if (groups.size === 0) return { played, ...counts };
-  const refLogProbs = played.refLogProbs;
-  return {
-    played: {
-      ...played,
-      batch: { ...played.batch, episodes: episodes.filter((e) => !groups.has(e.trajGroupId)), samples: kept.map((i) => samples[i]!) },
-      refLogProbs: refLogProbs ? kept.map((i) => refLogProbs[i]!) : null,
-    },
-    ...counts,
-  };
+  return { played: playedWithoutGroups(played, groups), ...counts };
 }

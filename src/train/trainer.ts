@@ -8,7 +8,9 @@
  *                       trajectories; in this thread, played ahead by a rollout thread, or by
  *                       `agentic worker` processes through Redis. The groups holding an episode
  *                       the inference servers failed leave it (./failed_groups.ts); too many
- *                       failures stop the run, and a step with nothing left trains nothing
+ *                       failures stop the run, and a step with nothing left trains nothing.
+ *                       rollout_filter_ratio keeps the groups whose scores spread most
+ *                       (./variance_filter.ts)
  *   4-6. score          the reference's log-probs, actor_train's old log-probs, the critic's values
  *   7-8. credit         response rewards, token rewards and the KL penalty, advantages
  *   9-10. learn         the critic's update, then the actor's, then the reading's rehearsal
@@ -29,6 +31,7 @@ import type { PluginHost } from '../host/plugin_host';
 import { ChatFormat } from '../rollout/chat';
 import { fromRollout, rowCount } from './batch';
 import { dropFailedGroups, type KeptGroups } from './failed_groups';
+import { filterByScoreStd } from './variance_filter';
 import { buildRoles, roleNeeds, type Roles } from './roles';
 import { logValidation, type OpenRollouts, type RolloutSource } from './rollout_source';
 import type { StepContext } from './stages/context';
@@ -127,7 +130,9 @@ export class Trainer {
     const kept = dropFailedGroups(rollout);
     ctx.log.add(kept.metrics);
     this.checkInferFailures(step, kept);
-    const played = kept.played;
+    const filtered = filterByScoreStd(kept.played, this.config.rollout_filter_ratio, this.config.rollout_filter_type);
+    ctx.log.add(filtered.metrics);
+    const played = filtered.played;
     if (!played.batch.samples.some((s) => s.responseMask.includes(1))) return this.idle(step, ctx.log);
     if (played.baselines) ctx.log.add(summaryStats('critic/remax_baseline', [...played.baselines.values()]));
     const batch = fromRollout(played.batch, this.config, this.chat, { baselines: played.baselines, sourceRefLogProbs: played.refLogProbs });

@@ -2,7 +2,8 @@
  * Resuming is exact: a run of N steps, and a run interrupted right after its checkpoint at k and
  * continued by a fresh trainer from that checkpoint, end with byte-identical weights (every role)
  * and the same metrics, timings aside; with a critic (gae), with a reference and an adaptive KL
- * controller, and with a lagging actor_infer. The checkpoint holds what the issue lists, and the
+ * controller, with a lagging actor_infer, and with the group filters (whose extra rollouts move the
+ * episode counters). The checkpoint holds what the issue lists, and the
  * log of the resumed run has every step once.
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
@@ -64,6 +65,19 @@ describe('a resumed run ends where the uninterrupted one does', () => {
       'stopped',
     ],
     ['a lagging actor_infer and validation', ['actor_infer.model_update_frequency=2', 'eval_steps=2'], ['actor', 'actor_infer'], 'copied'],
+    [
+      // groups of two on the binary vowels env often score alike: steps play extra rollouts, which advance the episode counters
+      'dynamic sampling (filter_groups) and the variance filter',
+      [
+        'custom_envs.Vowels.env_config.binary=true',
+        'train_env_manager.group_size=2',
+        'rollout_batch_size=4',
+        'filter_groups.enable=true',
+        'rollout_filter_ratio=0.5',
+      ],
+      ['actor'],
+      'stopped',
+    ],
   ];
   for (const [name, overrides, roles, how] of cases) {
     test(name, async () => {

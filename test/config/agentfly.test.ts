@@ -250,6 +250,16 @@ describe('AgentFly command lines through agentic config', () => {
     ]);
   });
 
+  test("verl's algorithm.filter_groups is DAPO's dynamic sampling, by the episode score", async () => {
+    const base = ['agent.model_name_or_path=agentic:nano'];
+    const on = (
+      await load([...base, 'algorithm.filter_groups.enable=True', 'algorithm.filter_groups.metric=score', 'algorithm.filter_groups.max_num_gen_batches=0'])
+    ).config.filter_groups;
+    expect(on).toEqual({ enable: true, metric: 'score', max_num_gen_batches: 0 });
+    expect((await load([...base, 'algorithm.filter_groups.metric=null'])).config.filter_groups.metric).toBe('score');
+    await fails(['algorithm.filter_groups.metric=acc'], /^algorithm\.filter_groups\.metric=acc: groups are compared by the episode score here/);
+  });
+
   test("verl's trainer keys: val_before_train, gradient checkpointing, resume_mode", async () => {
     const base = ['agent.model_name_or_path=agentic:nano'];
     expect((await load([...base, 'trainer.val_before_train=False'])).config.val_before_train).toBe(false);

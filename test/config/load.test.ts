@@ -203,6 +203,28 @@ describe('errors name the key', () => {
     );
   });
 
+  test('the group filters: values they read, and rollouts they can play again', async () => {
+    await fails({ overrides: ['filter_groups.metric=acc'] }, 'filter_groups.metric: expected one of score, got "acc"');
+    await fails({ overrides: ['filter_groups.max_num_gen_batches=-1'] }, 'filter_groups.max_num_gen_batches: must be >= 0, got -1');
+    await fails({ overrides: ['rollout_filter_ratio=0'] }, 'rollout_filter_ratio: must be > 0, got 0');
+    await fails({ overrides: ['rollout_filter_ratio=1.5'] }, 'rollout_filter_ratio: must be <= 1, got 1.5');
+    await fails({ overrides: ['rollout_filter_type=var'] }, /^rollout_filter_type: expected one of std, std_rev, got "var"/);
+    await fails(
+      { overrides: ['filter_groups.enable=true', 'async_generation_ratio=1', 'backend=wasm'] },
+      "filter_groups.enable: dynamic sampling plays more rollouts once a step's groups are scored, but async_generation_ratio 1 plays each step's batch ahead; set async_generation_ratio=0 or filter_groups.enable=false",
+    );
+    await fails(
+      { overrides: ['filter_groups.enable=true', 'distributed.redis_url=redis://127.0.0.1:6379'] },
+      "filter_groups.enable: dynamic sampling plays more rollouts once a step's groups are scored, but distributed workers play each step's batch ahead; play in this process (distributed.redis_url=null) or set filter_groups.enable=false",
+    );
+    const ones = ['train_env_manager.group_size=1', 'rollout_batch_size=8'];
+    await fails({ overrides: ['filter_groups.enable=true', ...ones] }, 'filter_groups.enable: every group of one episode scores alike');
+    await fails({ overrides: ['rollout_filter_ratio=0.5', ...ones] }, 'rollout_filter_ratio: groups are ranked by the spread of their episode scores');
+    const { config } = await load({ overrides: ['filter_groups.enable=true', 'rollout_filter_ratio=0.25', 'rollout_filter_type=std_rev'] });
+    expect(config.filter_groups).toEqual({ enable: true, metric: 'score', max_num_gen_batches: 10 });
+    expect([config.rollout_filter_ratio, config.rollout_filter_type]).toEqual([0.25, 'std_rev']);
+  });
+
   test('an inference-server proxy: its servers named by URL, and a sampling they can do', async () => {
     const sglang = 'train_env_manager.llm_proxy.proxy_type=sglang';
     await fails(
