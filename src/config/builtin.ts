@@ -14,10 +14,13 @@ import calculatorHermes from '../../configs/calculator_hermes.yaml' with { type:
 import calculatorOpenaiAgent from '../../configs/calculator_openai_agent.yaml' with { type: 'text' };
 import frozenLake from '../../configs/frozen_lake.yaml' with { type: 'text' };
 import frozenLakeGigpo from '../../configs/frozen_lake_gigpo.yaml' with { type: 'text' };
+import frozenLakeRewardOnly from '../../configs/frozen_lake_reward_only.yaml' with { type: 'text' };
+import frozenLakeSlippery from '../../configs/frozen_lake_slippery.yaml' with { type: 'text' };
 import gemGuessTheNumber from '../../configs/gem_guess_the_number.yaml' with { type: 'text' };
 import gemMastermind from '../../configs/gem_mastermind.yaml' with { type: 'text' };
 import sokoban from '../../configs/sokoban.yaml' with { type: 'text' };
 import sokobanCompact from '../../configs/sokoban_compact.yaml' with { type: 'text' };
+import sokobanRewardOnly from '../../configs/sokoban_reward_only.yaml' with { type: 'text' };
 import toolUse from '../../configs/tool_use.yaml' with { type: 'text' };
 import webshop from '../../configs/webshop.yaml' with { type: 'text' };
 import webshopCompact from '../../configs/webshop_compact.yaml' with { type: 'text' };
@@ -41,10 +44,13 @@ export const BUILTIN_CONFIGS: Readonly<Record<string, string>> = {
   'calculator_openai_agent.yaml': calculatorOpenaiAgent,
   'frozen_lake.yaml': frozenLake,
   'frozen_lake_gigpo.yaml': frozenLakeGigpo,
+  'frozen_lake_reward_only.yaml': frozenLakeRewardOnly,
+  'frozen_lake_slippery.yaml': frozenLakeSlippery,
   'gem_guess_the_number.yaml': gemGuessTheNumber,
   'gem_mastermind.yaml': gemMastermind,
   'sokoban.yaml': sokoban,
   'sokoban_compact.yaml': sokobanCompact,
+  'sokoban_reward_only.yaml': sokobanRewardOnly,
   'tool_use.yaml': toolUse,
   'webshop.yaml': webshop,
   'webshop_compact.yaml': webshopCompact,

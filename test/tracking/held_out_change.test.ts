@@ -18,7 +18,7 @@ describe('heldOutChangeLine', () => {
   test("the default run's: the suite's first episodes, greedy, base -> final and the change", async () => {
     const c = await shippedConfig('agentic', ['max_steps=3']);
     const reports = [validated(0, 0.09375), trained(1), trained(2), validated(3, 0.875)];
-    expect(heldOutChangeLine(c, reports, false)).toBe('held-out success (frozen_lake/v1, first 64 episodes, greedy): base 0.094 -> final 0.875 (+0.781)');
+    expect(heldOutChangeLine(c, reports, false)).toBe('held-out success (frozen_lake/v2, first 64 episodes, greedy): base 0.094 -> final 0.875 (+0.781)');
     expect(heldOutChangeLine(c, [validated(0, 0.5), validated(3, 0.25)], false)).toEndWith('base 0.500 -> final 0.250 (-0.250)');
   });
 
@@ -35,14 +35,14 @@ describe('heldOutChangeLine', () => {
     );
     const groups = await shippedConfig('agentic', ['max_steps=1', 'val_batch_size=16', 'val_env_manager.group_size=4', 'val_env_manager.num_env_groups=4']);
     expect(heldOutChangeLine(groups, [validated(0, 0), validated(1, 1)], false)).toStartWith(
-      'held-out success (frozen_lake/v1, first 4 episodes, 4 plays each, greedy)',
+      'held-out success (frozen_lake/v2, first 4 episodes, 4 plays each, greedy)',
     );
   });
 
   test('without a step-0 validation it says why there is no base; without a final validation there is no line', async () => {
     const c = await shippedConfig('agentic', ['max_steps=2']);
     const noBase = [trained(0), validated(1, 0.5), validated(2, 0.75)];
-    expect(heldOutChangeLine(c, noBase, true)).toBe("held-out success (frozen_lake/v1, first 64 episodes, greedy): base not in this run's log; final 0.750");
+    expect(heldOutChangeLine(c, noBase, true)).toBe("held-out success (frozen_lake/v2, first 64 episodes, greedy): base not in this run's log; final 0.750");
     expect(heldOutChangeLine(c, noBase, false)).toEndWith(': base not validated (val_before_train: false); final 0.750');
     expect(heldOutChangeLine(c, [validated(0, 0.5), trained(1)], false)).toBeNull();
   });
@@ -51,7 +51,7 @@ describe('heldOutChangeLine', () => {
     const c = await shippedConfig('agentic', ['max_steps=1']);
     const scored = (step: number, score: number): StepReport => ({ step, metrics: { 'val/score/mean': score } });
     expect(heldOutChangeLine(c, [scored(0, -0.5), scored(1, 0.25)], false)).toEndWith(
-      'held-out score (frozen_lake/v1, first 64 episodes, greedy): base -0.500 -> final 0.250 (+0.750)',
+      'held-out score (frozen_lake/v2, first 64 episodes, greedy): base -0.500 -> final 0.250 (+0.750)',
     );
   });
 });
