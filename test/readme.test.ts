@@ -75,6 +75,13 @@ test("the README's test command is the one CI runs", () => {
   expect(ci).toMatch(/^npm test\b/m);
 });
 
+test("the README names the Node.js versions package.json's engines allows", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+  // '^20.19.0 || ^22.13.0 || >=24' reads '20.19+, 22.13+ or 24+'
+  const versions = pkg.engines.node.split(' || ').map((range) => `${/^(?:\^|>=)(\d+(?:\.[1-9]\d*)?)/.exec(range)![1]}+`);
+  expect(/with Node\.js (.*?) and npm/.exec(readme)?.[1]).toBe(`${versions.slice(0, -1).join(', ')} or ${versions.at(-1)}`);
+});
+
 test('the README reads in five minutes: under 200 lines', () => {
   expect(readme.split('\n').length).toBeLessThan(200);
 });
