@@ -42,9 +42,14 @@ import { evaluate } from '../../src/rollout/evaluate';
 import { heldOutLine, type HeldOut } from '../../src/rollout/held_out';
 import { appendResult, type Result, RESULT_PAGES, RESULTS_FILE, ROOT, writeResultPages } from '../results_table';
 
-/** The tuned configs' targets: validation success and the wall-time budget it must be reached in. */
-const TARGETS: Record<string, { success: number; seconds: number }> = {
-  agentic: { success: 0.95, seconds: 600 },
+/**
+ * The tuned configs' targets: validation success and the wall-time budget it must be reached in; with
+ * `lift`, RL must also add that much to its base's held-out success (a base that already meets the
+ * success target leaves the run nothing to prove by it alone).
+ */
+const TARGETS: Record<string, { success: number; seconds: number; lift?: number }> = {
+  // issue #66: RL lifts the worked-example base rather than holding it
+  agentic: { success: 0.95, seconds: 600, lift: 0.02 },
   sokoban_compact: { success: 0.8, seconds: 3600 },
   // held-out goals over products no training goal asks for
   webshop_compact: { success: 0.5, seconds: 3600 },
@@ -163,6 +168,13 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
   console.log(heldOutLine(`held out, step ${held.step}`, held.result));
   const heldBase = await heldOutOfBase(c, host);
   console.log(heldOutLine('held out, base (step 0)', heldBase));
+  if (target?.lift !== undefined && held.result.success && heldBase.success) {
+    const [from, to] = [heldBase.success.rate, held.result.success.rate];
+    const met = to - from >= target.lift && to >= target.success;
+    console.log(
+      `lift target ${met ? 'met' : 'NOT met'}: held out ${from.toFixed(3)} -> ${to.toFixed(3)} (${to - from >= 0 ? '+' : ''}${(to - from).toFixed(3)}; wanted +${target.lift} and >= ${target.success})`,
+    );
+  }
   writeFileAtomic(
     join(resolve(c.output_dir), 'learn_summary.json'),
     `${JSON.stringify({ ...summary, held_out: { step: held.step, ...held.result }, base_held_out: heldBase }, null, 2)}\n`,
