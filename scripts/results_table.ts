@@ -141,7 +141,8 @@ export function groupedRuns(results: readonly Result[]): Result[][] {
 }
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const signed = (x: number) => `${x >= 0 ? '+' : ''}${f3(x)}`;
+/** A difference with its sign, to three places: +0.020, -0.005. */
+export const signed = (x: number) => `${x >= 0 ? '+' : ''}${f3(x)}`;
 
 /** The final cell of a row: the last checkpoint's success and interval, or the mean and range of several runs. */
 function finalCell(runs: readonly Result[]): string {

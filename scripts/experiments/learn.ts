@@ -40,7 +40,7 @@ import { writeFileAtomic } from '../../src/util/atomic';
 import { checkpointActorConfig } from '../../src/cli/checkpoints';
 import { evaluate } from '../../src/rollout/evaluate';
 import { heldOutLine, type HeldOut } from '../../src/rollout/held_out';
-import { appendResult, type Result, RESULT_PAGES, RESULTS_FILE, ROOT, writeResultPages } from '../results_table';
+import { appendResult, type Result, RESULT_PAGES, RESULTS_FILE, ROOT, signed, writeResultPages } from '../results_table';
 
 /**
  * The tuned configs' targets: validation success and the wall-time budget it must be reached in; with
@@ -172,7 +172,7 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
     const [from, to] = [heldBase.success.rate, held.result.success.rate];
     const met = to - from >= target.lift && to >= target.success;
     console.log(
-      `lift target ${met ? 'met' : 'NOT met'}: held out ${from.toFixed(3)} -> ${to.toFixed(3)} (${to - from >= 0 ? '+' : ''}${(to - from).toFixed(3)}; wanted +${target.lift} and >= ${target.success})`,
+      `lift target ${met ? 'met' : 'NOT met'}: held out ${from.toFixed(3)} -> ${to.toFixed(3)} (${signed(to - from)}; wanted +${target.lift} and >= ${target.success})`,
     );
   }
   writeFileAtomic(
