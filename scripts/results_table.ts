@@ -1,7 +1,7 @@
 /**
  * The measured learning runs: results/learning.jsonl holds them, one run a line, and this module
  * renders them as the one results table that README.md and docs/learning.md show between
- * RESULTS_START and RESULTS_END. `bun scripts/experiments/learn.ts <config> --record` appends its
+ * RESULTS_START and RESULTS_END (the README's without the variants run with overrides). `bun scripts/experiments/learn.ts <config> --record` appends its
  * run and rewrites both pages; `bun run docs` rewrites the pages from the file;
  * test/readme.test.ts fails when a page and the file disagree. So a measured number lives in one
  * place: the file.
@@ -22,6 +22,8 @@ export const ROOT = resolve(import.meta.dir, '..');
 export const RESULTS_FILE = 'results/learning.jsonl';
 /** The pages that show the table, relative to the repository root. */
 export const RESULT_PAGES = ['README.md', 'docs/learning.md'] as const;
+/** Which runs each page shows: the README the recipes as shipped, docs/learning.md every variant too. */
+const PAGE_RUNS: Record<(typeof RESULT_PAGES)[number], 'recipes' | 'all'> = { 'README.md': 'recipes', 'docs/learning.md': 'all' };
 export const RESULTS_START = '<!-- results: generated from results/learning.jsonl by `bun run docs`; do not edit by hand -->';
 export const RESULTS_END = '<!-- results: end -->';
 
@@ -182,6 +184,23 @@ function liftCell(runs: readonly Result[]): string {
   return lifts.length === 1 ? signed(lifts[0]!) : `${signed(mean(lifts))} mean`;
 }
 
+/** A command's `key=value` overrides removed: the recipe it runs (`bun run learn:agentic`, with any environment prefix). */
+const recipeOf = (command: string) =>
+  command
+    .split(/\s+/)
+    .filter((word, i, words) => !(word.includes('=') && words.slice(0, i).some((before) => before.startsWith('learn:'))))
+    .join(' ');
+
+/**
+ * The runs that show a recipe as shipped: a command with overrides is a variant of its recipe (a
+ * mechanism switched on, another rate), left to docs/learning.md where the recipe has rows of its
+ * own, so the README's table grows by recipes and not by experiments.
+ */
+export function recipeRuns(results: readonly Result[]): Result[] {
+  const plain = new Set(results.filter((r) => recipeOf(r.command) === r.command).map((r) => r.command));
+  return results.filter((r) => recipeOf(r.command) === r.command || !plain.has(recipeOf(r.command)));
+}
+
 /** The markdown table, one row per task, command, hardware and held-out episodes, in the order first measured. */
 export function renderResultsTable(results: readonly Result[]): string {
   const rows = groupedRuns(results).map((runs) => {
@@ -275,14 +294,18 @@ export function withResultsTable(page: string, table: string, name = 'the page')
   return `${page.slice(0, start + RESULTS_START.length)}\n${table}\n${page.slice(end)}`;
 }
 
+/** What `page` shows between its markers. */
+export function pageSection(page: (typeof RESULT_PAGES)[number], results: readonly Result[]): string {
+  return renderResultsSection(PAGE_RUNS[page] === 'recipes' ? recipeRuns(results) : results);
+}
+
 /** Rewrites the table on every page that shows it; returns the pages changed. */
 export function writeResultPages(results = readResults(), root = ROOT): string[] {
-  const table = renderResultsSection(results);
   const changed: string[] = [];
   for (const page of RESULT_PAGES) {
     const file = join(root, page);
     const before = readFileSync(file, 'utf8');
-    const after = withResultsTable(before, table, page);
+    const after = withResultsTable(before, pageSection(page, results), page);
     if (after !== before) {
       writeFileAtomic(file, after);
       changed.push(page);

@@ -6,7 +6,7 @@
 import { expect, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { RESULT_PAGES, readResults, renderResultsSection, renderResultsTable, withResultsTable } from '../scripts/results_table';
+import { pageSection, RESULT_PAGES, readResults, renderResultsTable, withResultsTable } from '../scripts/results_table';
 import { PluginHost } from '../src/host/plugin_host';
 import type { Env, ResetResult, StepResult } from '../src/sdk/types';
 import { agentic, ROOT, scratch } from './helpers';
@@ -48,10 +48,10 @@ test('the config examples run', async () => {
 }, 60_000);
 
 test('the results table on each page is the one results/learning.jsonl renders, the published rows under it', () => {
-  const table = renderResultsSection(readResults());
+  const results = readResults();
   for (const page of RESULT_PAGES) {
     const text = readFileSync(join(ROOT, page), 'utf8');
-    expect(withResultsTable(text, table, page), `${page}: run \`bun run docs\` after editing results/learning.jsonl`).toBe(text);
+    expect(withResultsTable(text, pageSection(page, results), page), `${page}: run \`bun run docs\` after editing results/learning.jsonl`).toBe(text);
   }
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendResult, PUBLISHED, readResults, renderResultsSection, renderResultsTable, type Result } from '../scripts/results_table';
+import { appendResult, PUBLISHED, pageSection, readResults, recipeRuns, renderResultsSection, renderResultsTable, type Result } from '../scripts/results_table';
 import { lines, ROOT, scratch } from './helpers';
 
 const run = (seed: number, success: number): Result => ({
@@ -115,6 +115,17 @@ describe('results/learning.jsonl', () => {
     expect(published).toContain('| ROLL tech report | Qwen2.5-0.5B | not stated | not stated | 12.9 -> 23.8% | 13.3 -> 35.2% |');
   });
 
+  test('the README shows the recipes as shipped, docs/learning.md their variants too', () => {
+    const variant = { ...run(1, 0.92), command: 'bun run learn:frozen_lake filter_groups.enable=true' };
+    const slippery = { ...run(1, 0.3), command: 'bun run learn:frozen_lake_slippery max_steps=250' };
+    const xnnpack = { ...run(1, 0.95), command: 'AGENTIC_BLAS=none bun run learn:frozen_lake' };
+    const runs = [run(1, 0.9), variant, slippery, xnnpack];
+    // a variant of a recipe with a row of its own is left out; one whose recipe has no plain row stays
+    expect(recipeRuns(runs)).toEqual([run(1, 0.9), slippery, xnnpack]);
+    expect(pageSection('README.md', runs)).toBe(renderResultsSection([run(1, 0.9), slippery, xnnpack]));
+    expect(pageSection('docs/learning.md', runs)).toBe(renderResultsSection(runs));
+  });
+
   test('a bad line is named by its number', () => {
     const file = join(scratch(), 'learning.jsonl');
     writeFileSync(file, `${JSON.stringify(run(1, 0.9))}\n${JSON.stringify({ ...run(2, 0.9), seed: 'two' })}\n`);
@@ -151,5 +162,9 @@ describe('learn:all', () => {
     expect(zero.exitCode).toBe(2);
     expect(zero.stderr.toString().trim()).toBe("error: --seeds: expected a whole number, 1 or more, got '0'");
     expect(bad(['--all', 'agentic']).stderr.toString().trim()).toBe("error: --all takes only --seeds, --record and --dry-run, not 'agentic'");
-  });
+    // a key the config refuses is the CLI's one line, not a stack trace
+    const unknownKey = bad(['agentic', 'nosuchkey=1']);
+    expect(unknownKey.exitCode).toBe(2);
+    expect(unknownKey.stderr.toString().trim()).toBe('error: nosuchkey: unknown key; to add it, write +nosuchkey=1');
+  }, 30_000);
 });

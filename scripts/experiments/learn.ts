@@ -34,6 +34,7 @@ import { loadConfig } from '../../src/config/load';
 import { blasInUse } from '../../src/engine/kernels/matmul';
 import { PluginHost } from '../../src/host/plugin_host';
 import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../../src/tracking/curves';
+import { report } from '../../src/cli/main';
 import { runTraining } from '../../src/cli/training_run';
 import type { StepReport } from '../../src/train/types';
 import { writeFileAtomic } from '../../src/util/atomic';
@@ -312,26 +313,37 @@ function takeCount(args: string[], name: string): number | null {
 
 const USAGE =
   'usage: bun scripts/experiments/learn.ts <config-name> [overrides...] [--seed N] [--record] | --all [--seeds N] [--record] [--dry-run] | --compare <output-dir>,<output-dir>';
+async function main(args: string[]): Promise<void> {
+  const record = args.includes('--record');
+  const dryRun = args.includes('--dry-run');
+  const words = args.filter((arg) => arg !== '--record' && arg !== '--dry-run');
+  if (words[0] === '--compare') await compare(words.slice(1).join(',').split(',').filter(Boolean));
+  else if (words[0] === '--all') {
+    const seeds = takeCount(words, '--seeds') ?? 1;
+    if (words.length > 1) fail(`--all takes only --seeds, --record and --dry-run, not '${words[1]}'`);
+    for (const command of allCommands(seeds, record)) {
+      console.log(command);
+      if (dryRun) continue;
+      const run = Bun.spawnSync(['sh', '-c', command], { cwd: ROOT, stdio: ['inherit', 'inherit', 'inherit'] });
+      if (run.exitCode !== 0) fail(`${command}: exit ${run.exitCode}`);
+    }
+  } else {
+    const seed = takeCount(words, '--seed');
+    if (dryRun) fail('--dry-run goes with --all');
+    if (!words[0] || words[0].startsWith('-')) {
+      console.error(USAGE);
+      process.exit(2);
+    }
+    await learn(words[0], words.slice(1), seed, record);
+  }
+}
+
+// A mistake the run refuses (an earlier run in the output folder, a bad key) is one line and exit 2, as
+// `agentic train` prints it; --debug adds the stack.
 const args = process.argv.slice(2);
-const record = args.includes('--record');
-const dryRun = args.includes('--dry-run');
-const words = args.filter((arg) => arg !== '--record' && arg !== '--dry-run');
-if (words[0] === '--compare') await compare(words.slice(1).join(',').split(',').filter(Boolean));
-else if (words[0] === '--all') {
-  const seeds = takeCount(words, '--seeds') ?? 1;
-  if (words.length > 1) fail(`--all takes only --seeds, --record and --dry-run, not '${words[1]}'`);
-  for (const command of allCommands(seeds, record)) {
-    console.log(command);
-    if (dryRun) continue;
-    const run = Bun.spawnSync(['sh', '-c', command], { cwd: ROOT, stdio: ['inherit', 'inherit', 'inherit'] });
-    if (run.exitCode !== 0) fail(`${command}: exit ${run.exitCode}`);
-  }
-} else {
-  const seed = takeCount(words, '--seed');
-  if (dryRun) fail('--dry-run goes with --all');
-  if (!words[0] || words[0].startsWith('-')) {
-    console.error(USAGE);
-    process.exit(2);
-  }
-  await learn(words[0], words.slice(1), seed, record);
+const debug = args.includes('--debug');
+try {
+  await main(args.filter((arg) => arg !== '--debug'));
+} catch (error) {
+  process.exit(report(error, debug));
 }
