@@ -35,7 +35,7 @@ export class CheckpointError extends AgenticError {
   override readonly exitCode = 2;
 }
 
-/** A run that cannot go on (its policy diverged). Not an input mistake: exit 1. */
+/** A run that cannot go on (its policy diverged, or it learns from nothing). Not an input mistake: exit 1. */
 export class TrainingError extends AgenticError {}
 
 /**

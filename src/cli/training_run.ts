@@ -209,7 +209,11 @@ export async function runTraining(loaded: LoadedConfig, host: PluginHost, option
     },
     onStep: async (given: StepReport) => {
       const elapsed = elapsedBefore + (performance.now() - started) / 1000;
-      const report = { step: given.step, metrics: { ...given.metrics, 'time/elapsed': elapsed } };
+      const report: StepReport = {
+        step: given.step,
+        metrics: { ...given.metrics, 'time/elapsed': elapsed },
+        ...(given.failures ? { failures: given.failures } : {}),
+      };
       await trackers.log(report, given.valEpisodes);
       if (report.step >= c.max_steps) return;
       history.push(report);

@@ -582,6 +582,16 @@ export const ConfigShape = z.strictObject({
     .describe(
       "Stop the run (exit 1, with one line) when more than this share of a step's episodes got no response from the inference servers (infer_failure; an llm_proxy of type sglang or openai). Below it, every group holding such an episode is left out of the update. 1 never stops.",
     ),
+  max_failed_step_fraction: probability()
+    .default(0.5)
+    .describe(
+      'A training step fails when more than this share of its episodes failed (env_failure, infer_failure, timeout, reward_error: the kinds its console line names) or when none is left to learn from; max_failed_steps_in_a_row failed steps in a row stop the run. 1: only steps with nothing left to learn from fail.',
+    ),
+  max_failed_steps_in_a_row: nonNegativeInt()
+    .default(3)
+    .describe(
+      'Stop the run (exit 1, with one line naming the most common failure and its reason) when this many training steps in a row failed (max_failed_step_fraction): it learns from nothing. The last of them does not train; the checkpoints of the earlier steps stay and no policy is saved. 0 never stops.',
+    ),
 
   rollout_batch_size: positiveInt().default(128).describe('Trajectories per training step; a multiple of train_env_manager.group_size.'),
   val_batch_size: positiveInt().default(128).describe('Trajectories per validation; a multiple of val_env_manager.group_size.'),

@@ -11,7 +11,9 @@
  * Only `tag` (a custom_envs entry), `seed` and each turn's `responseText` are required: that is
  * all a replay needs. Recorded observations, rewards, the final observation and a terminated or
  * truncated ending are checked against the replay; `action`, `instruction` and `score` are
- * informational (the replay recomputes them); `responseTokens` feeds the report's token count.
+ * informational (the replay recomputes them; an outside agent's answer is its last turn's
+ * `action`); `failure`, why the episode failed, lets a failed episode whose replay does not fail
+ * the same way be shown as recorded (replay.ts); `responseTokens` feeds the report's token count.
  * Other fields are ignored, so a rollout's Episode objects (token ids and all) load as they are.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -47,6 +49,7 @@ const SavedEpisode = z.object({
   instruction: z.string().optional(),
   finalObservation: z.string().optional(),
   endReason: z.enum(END_REASONS).optional(),
+  failure: z.string().nullable().optional(),
   score: z.number().optional(),
   responseTokens: z.int().min(0).optional(),
 });
@@ -98,6 +101,7 @@ export function savedEpisodeOf(episode: Episode): SavedEpisode {
     turns: episode.turns.map((t) => ({ observation: t.observation, responseText: t.responseText, action: t.action, reward: t.reward })),
     finalObservation: episode.finalObservation,
     endReason: episode.endReason,
+    failure: episode.failure,
     score: episode.score,
     responseTokens: episode.responseTokens,
   };

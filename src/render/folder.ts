@@ -88,6 +88,7 @@ function savedFrom(saved: SavedEpisode, replay: Replay): SavedEpisode {
     })),
     finalObservation: replay.finalObservation,
     endReason: replay.endReason,
+    ...(replay.failure === null ? {} : { failure: replay.failure }),
     score: replay.turns.reduce((sum, t) => sum + t.reward, 0),
     ...(saved.responseTokens === undefined ? {} : { responseTokens: saved.responseTokens }),
   };
@@ -109,6 +110,7 @@ async function renderOne(config: AgenticConfig, host: PluginHost, saved: SavedEp
       score: replay.turns.reduce((sum, t) => sum + t.reward, 0),
       success: metrics.success,
       endReason: replay.endReason,
+      failure: replay.failure,
       gif,
       transcript: transcriptText({ tag: saved.tag, seed: saved.seed, position: `episode ${index + 1} of ${count}`, source }, replay),
     },
@@ -138,6 +140,9 @@ export async function renderToFolder(
       tag: report.tag,
       score: report.score,
       metrics: episodeMetrics(replay.turns, replay.endReason),
+      endReason: replay.endReason,
+      failure: replay.failure,
+      turns: replay.turns,
       // unknown for a saved episode without its count: NaN shows as "-", never as 0 tokens
       responseTokens: saved.responseTokens ?? Number.NaN,
     })),

@@ -8,6 +8,13 @@
  *
  * What the replay returns is also a complete record (observations, parsed actions, rewards,
  * metrics), so a saved episode that holds only its responses still gets a full transcript.
+ *
+ * A failed episode is shown as it failed. One saved with its failure line whose replay does not
+ * reach the same failure (the env failed for a reason outside it: a server down, a sandbox
+ * missing, the time budget) is shown as recorded, with that line, rather than as a divergence.
+ * An outside agent's episode (an env with runAgent) is not stepped turn by turn: its turns are the
+ * agent's model calls, which only the agent can make again. Its reset and the scoring of its answer
+ * (the last turn's action) are replayed; a failed one, which has no answer to score, is shown as recorded.
  */
 import type { AgenticConfig } from '../config/schema';
 import { AgenticError, PluginError } from '../errors';
@@ -22,6 +29,8 @@ export interface RecordedTurn {
   responseText: string;
   observation?: string;
   reward?: number;
+  /** The action the env parsed (an outside agent's answer, on its last turn). */
+  action?: string | null;
 }
 
 /** An episode as saved (a rollout's Episode is one). */
@@ -35,6 +44,10 @@ export interface RecordedEpisode {
   turns: readonly RecordedTurn[];
   finalObservation?: string;
   endReason?: EndReason;
+  /** Why the episode failed, in one line, as the rollout recorded it. */
+  failure?: string | null;
+  /** The task as the first prompt showed it. */
+  instruction?: string;
 }
 
 export interface ReplayedTurn {
@@ -45,6 +58,8 @@ export interface ReplayedTurn {
   reward: number;
   metrics: Record<string, MetricValue>;
   metricsAgg: Record<string, MetricAgg>;
+  /** The reward function could not score this turn (info.reward_error). */
+  rewardError?: string;
 }
 
 export interface Replay {
@@ -52,7 +67,7 @@ export interface Replay {
   turns: ReplayedTurn[];
   finalObservation: string;
   endReason: EndReason;
-  /** One line about an env failure the recording also ended with, else null. */
+  /** One line about the failure the episode ended with (replayed, else recorded), else null. */
   failure: string | null;
   /** The state after the reset and after each turn (turns + 1 pictures); null if the env draws none. */
   frames: RgbFrame[] | null;
@@ -64,6 +79,9 @@ export interface Replay {
 export class ReplayError extends AgenticError {}
 
 const REWARD_TOLERANCE = 1e-9;
+
+/** Endings that are failures; a recording with one of them failed even when saved without its line. */
+const FAILED_ENDINGS: readonly EndReason[] = ['env_failure', 'infer_failure', 'timeout'];
 
 /** Where two observations first differ, as a short phrase for a one-line error. */
 function firstDifference(recorded: string, replayed: string): string {
@@ -132,32 +150,100 @@ export async function replayEpisode(
   const env = entryEnv(plugin, custom, host.envContext(), `env ${episode.tag}`);
   const replaying: Replaying = { env, episode, label };
   try {
-    const reset = await env.reset(episode.seed, episode.draw, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined);
-    if (reset.failure) {
-      if (episode.endReason === 'env_failure' && episode.turns.length === 0) {
-        return { instruction: '', turns: [], finalObservation: '', endReason: 'env_failure', failure: reset.failure.reason, frames: null, captions: [] };
-      }
-      throw new ReplayError(`${label}: the env failed on replay: ${reset.failure.reason}`);
-    }
-    const first = await picture(replaying);
-    const replayed = await replayTurns(replaying, reset.observation, first ? [first] : null);
-    checkEnding(replaying, replayed);
-    const { turns, observation, failure, frames } = replayed;
-    // a failed last step left no picture of its own: the caption list follows the pictures
-    const captions = captionsOf(turns, episode.seed);
-    if (frames && frames.length < captions.length) captions.length = frames.length;
-    return {
-      instruction: reset.info.instruction,
-      turns,
-      finalObservation: observation,
-      endReason: replayed.endReason ?? episode.endReason ?? 'max_actions',
-      failure,
-      frames,
-      captions,
-    };
+    if (env.playedByAgent) return await replayAgentEpisode(replaying);
+    return await replayEnvEpisode(replaying);
+  } catch (error) {
+    // a failure from outside the env does not come back on replay: the recording says what it was
+    if (error instanceof ReplayError && typeof episode.failure === 'string') return asRecorded(episode);
+    throw error;
   } finally {
     await env.close();
   }
+}
+
+/** The recording as it was saved, without pictures: an episode the replay cannot play again. */
+function asRecorded(episode: RecordedEpisode): Replay {
+  return {
+    instruction: episode.instruction ?? '',
+    turns: episode.turns.map(recordedTurn),
+    finalObservation: episode.finalObservation ?? '',
+    endReason: episode.endReason ?? 'env_failure',
+    failure: episode.failure ?? null,
+    frames: null,
+    captions: [],
+  };
+}
+
+function recordedTurn(turn: RecordedTurn): ReplayedTurn {
+  return { observation: turn.observation ?? '', responseText: turn.responseText, action: turn.action, reward: turn.reward ?? 0, metrics: {}, metricsAgg: {} };
+}
+
+/** An env's episode: reset, then every recorded response stepped again (see the header). */
+async function replayEnvEpisode(replaying: Replaying): Promise<Replay> {
+  const { env, episode, label } = replaying;
+  const reset = await env.reset(episode.seed, episode.draw, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined);
+  if (reset.failure) {
+    if (episode.endReason === 'env_failure' && episode.turns.length === 0) {
+      return { instruction: '', turns: [], finalObservation: '', endReason: 'env_failure', failure: reset.failure.reason, frames: null, captions: [] };
+    }
+    throw new ReplayError(`${label}: the env failed on replay: ${reset.failure.reason}`);
+  }
+  const first = await picture(replaying);
+  const replayed = await replayTurns(replaying, reset.observation, first ? [first] : null);
+  checkEnding(replaying, replayed);
+  const { turns, observation, failure, frames } = replayed;
+  // a failed last step left no picture of its own: the caption list follows the pictures
+  const captions = captionsOf(turns, episode.seed);
+  if (frames && frames.length < captions.length) captions.length = frames.length;
+  return {
+    instruction: reset.info.instruction,
+    turns,
+    finalObservation: observation,
+    endReason: replayed.endReason ?? episode.endReason ?? 'max_actions',
+    // a timeout or an inference failure ends the recording with no failure of the env's own
+    failure: failure ?? episode.failure ?? null,
+    frames,
+    captions,
+  };
+}
+
+/**
+ * An outside agent's episode: the reset, the recorded model calls as they were, and the agent's
+ * answer (the last turn's action) scored again by step(); a failed one is shown as recorded.
+ */
+async function replayAgentEpisode(replaying: Replaying): Promise<Replay> {
+  const { env, episode, label } = replaying;
+  if (typeof episode.failure === 'string' || (episode.endReason !== undefined && FAILED_ENDINGS.includes(episode.endReason))) return asRecorded(episode);
+  const reset = await env.reset(episode.seed, episode.draw, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined);
+  if (reset.failure) throw new ReplayError(`${label}: the env failed on replay: ${reset.failure.reason}`);
+  const first = episode.turns[0];
+  if (first?.observation !== undefined && first.observation !== reset.observation) {
+    throw diverges(replaying, 'at the reset', `the task differs from the recorded one (${firstDifference(first.observation, reset.observation)})`);
+  }
+  const start = await picture(replaying);
+  const answer = episode.turns.at(-1)?.action;
+  if (typeof answer !== 'string')
+    throw new ReplayError(`${label}: an outside agent's episode saved without its answer (the last turn's action) cannot be scored again`);
+  const scored = await env.step(answer);
+  if (scored.failure) throw new ReplayError(`${label}: the env failed on replay scoring the answer: ${scored.failure.reason}`);
+  const recordedReward = episode.turns.at(-1)!.reward;
+  if (recordedReward !== undefined && Math.abs(recordedReward - scored.reward) > REWARD_TOLERANCE) {
+    throw diverges(replaying, 'scoring the answer', `reward ${formatNumber(scored.reward)}, recorded ${formatNumber(recordedReward)}`);
+  }
+  const turns = episode.turns.map(recordedTurn);
+  const last = turns.at(-1)!;
+  Object.assign(last, { reward: scored.reward, metrics: scored.info.metrics, metricsAgg: scored.info.metricsAgg ?? {} });
+  if (scored.info.reward_error !== undefined) last.rewardError = scored.info.reward_error;
+  const end = start ? await picture(replaying) : null;
+  return {
+    instruction: reset.info.instruction,
+    turns,
+    finalObservation: scored.observation,
+    endReason: scored.terminated ? 'terminated' : 'truncated',
+    failure: null,
+    frames: start && end ? [start, end] : null,
+    captions: start && end ? [`start\nseed ${episode.seed}`, `answer: ${actionLabel(last)}\nscore ${formatNumber(scored.reward)}`] : [],
+  };
 }
 
 /** The env's picture of its state; null if it draws none. */
@@ -202,6 +288,7 @@ async function replayTurns(replaying: Replaying, observation: string, frames: Rg
       reward: step.reward,
       metrics: step.info.metrics,
       metricsAgg: step.info.metricsAgg ?? {},
+      ...(step.info.reward_error === undefined ? {} : { rewardError: step.info.reward_error }),
     });
     observation = step.observation;
     if (endReason === null) {
@@ -217,7 +304,7 @@ async function replayTurns(replaying: Replaying, observation: string, frames: Rg
   return { turns, observation, endReason, failure, frames };
 }
 
-/** The replay must end as the recording did: the same final observation, and the env's own ending. */
+/** The replay must end as the recording did: the same final observation, the env's own ending, and a failed one's failure. */
 function checkEnding(replaying: Replaying, { turns, observation, endReason }: ReplayedTurns): void {
   const { episode } = replaying;
   if (episode.finalObservation !== undefined && episode.finalObservation !== observation && endReason !== 'env_failure') {
@@ -230,5 +317,9 @@ function checkEnding(replaying: Replaying, { turns, observation, endReason }: Re
       'at the end',
       `the recording ended ${recordedEnd}, the replay ${endReason ?? `with the episode still running after ${turns.length} turns`}`,
     );
+  }
+  // a recording that failed ends the replay the same way, or leaves it running (a timeout, an inference failure)
+  if (recordedEnd !== undefined && FAILED_ENDINGS.includes(recordedEnd) && endReason !== null && endReason !== recordedEnd) {
+    throw diverges(replaying, 'at the end', `the recording ended ${recordedEnd}, the replay ${endReason}`);
   }
 }

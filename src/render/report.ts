@@ -3,7 +3,7 @@
  * no scripts, nothing fetched) with the run's learning curves, a table of the rendered episodes'
  * metrics per tag, and the episodes themselves, animation and transcript.
  */
-import { chartSvg, DEFAULT_CHARTS, withTagMeans } from '../tracking/curves';
+import { chartSvg, DEFAULT_CHARTS, failedStepsList, withTagMeans } from '../tracking/curves';
 import { SUMMARY_COLUMNS, summaryRows, type TagSummary } from '../rollout/report';
 import type { EndReason } from '../rollout/types';
 import type { StepReport } from '../train/types';
@@ -18,6 +18,8 @@ export interface ReportEpisode {
   /** The env's success metric over the episode, undefined if the env has none. */
   success: number | undefined;
   endReason: EndReason;
+  /** Why the episode failed, in one line, else null. */
+  failure: string | null;
   gif: { bytes: Uint8Array; width: number; height: number } | null;
   transcript: string;
 }
@@ -61,7 +63,7 @@ function curvesSection(curves: ReportInput['curves']): string {
   if (charts.length === 0) {
     return `<p class="none">No learning curves: ${escape(curves.path)} holds ${curves.reports.length} step(s) but none of the charted metrics.</p>`;
   }
-  return `<p class="source">From ${escape(curves.path)} (${curves.reports.length} steps).</p>\n<div class="charts">${charts.join('\n')}</div>`;
+  return `<p class="source">From ${escape(curves.path)} (${curves.reports.length} steps).</p>\n<div class="charts">${charts.join('\n')}</div>${failedStepsList(curves.reports)}`;
 }
 
 function metricsTable(summary: Record<string, TagSummary>): string {
@@ -76,7 +78,7 @@ function episodeCard(episode: ReportEpisode): string {
     `${episode.turns} turn${episode.turns === 1 ? '' : 's'}`,
     `score ${num(episode.score)}`,
     ...(episode.success === undefined ? [] : [episode.success >= 1 ? 'success' : 'no success']),
-    `ended: ${episode.endReason}`,
+    `ended: ${episode.endReason}${episode.failure ? ` (${episode.failure})` : ''}`,
   ];
   const picture = episode.gif
     ? `<img class="frames" src="data:image/gif;base64,${Buffer.from(episode.gif.bytes).toString('base64')}" width="${episode.gif.width}" height="${episode.gif.height}" alt="${escape(`${episode.tag} seed ${episode.seed}, animated`)}">`

@@ -242,6 +242,7 @@ function agentTurns({ custom, chat }: EpisodePlay, calls: readonly RecordedCall[
       ...(last && step?.info.actionDesc ? { actionDesc: step.info.actionDesc } : {}),
       metrics: last && step ? step.info.metrics : {},
       metricsAgg: last && step ? (step.info.metricsAgg ?? {}) : {},
+      ...(last && step?.info.reward_error !== undefined ? { rewardError: step.info.reward_error } : {}),
       stateHash: stateHash(i === 0 ? observation : `${observation}\n#${i}`),
       ...(call.opensRow && i > 0 && custom.env_manager_cls === 'traj' ? { opensRow: true } : {}),
     };

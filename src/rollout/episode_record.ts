@@ -73,6 +73,7 @@ export function playedTurn(
     metrics: result.info.metrics,
     metricsAgg: result.info.metricsAgg ?? {},
     stateHash: stateHash(observation),
+    ...(result.info.reward_error === undefined ? {} : { rewardError: result.info.reward_error }),
   };
 }
 

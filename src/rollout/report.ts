@@ -1,6 +1,8 @@
 /**
- * An evaluation's summary per tag, as `agentic eval` prints it and writes it (JSON).
+ * An evaluation's summary per tag, as `agentic eval` prints it and writes it (JSON): a table, and
+ * under it the failed episodes of each tag, by kind with the first reason of each.
  */
+import { episodeFailures, type FailedKind, type FailingEpisode, failuresLine } from './failures';
 import type { Episode } from './types';
 
 export interface TagSummary {
@@ -18,6 +20,10 @@ export interface TagSummary {
   env_failure: number;
   /** Share of episodes an inference server failed (present only where one answered). */
   infer_failure?: number;
+  /** Share of episodes that failed, of any kind (./failures.ts). */
+  failed: number;
+  /** The failed episodes by kind (most first), each with its count and the first one's reason. */
+  failures: FailedKind[];
 }
 
 /**
@@ -25,7 +31,7 @@ export interface TagSummary {
  * episode saved without its token count has responseTokens NaN, and its tag's response_length
  * is NaN ("-" in the table): unknown, not zero.
  */
-export type SummarizedEpisode = Pick<Episode, 'tag' | 'metrics' | 'score' | 'responseTokens'>;
+export type SummarizedEpisode = Pick<Episode, 'tag' | 'metrics' | 'score' | 'responseTokens'> & FailingEpisode;
 
 const mean = (values: readonly number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
 
@@ -39,6 +45,7 @@ export function summarizeByTag(batch: { readonly episodes: readonly SummarizedEp
   for (const tag of [...new Set(batch.episodes.map((e) => e.tag))]) {
     const episodes = batch.episodes.filter((e) => e.tag === tag);
     const scores = episodes.map((e) => e.score);
+    const failures = episodeFailures(episodes);
     summary[tag] = {
       episodes: episodes.length,
       success: metricMean(episodes, 'success'),
@@ -48,6 +55,8 @@ export function summarizeByTag(batch: { readonly episodes: readonly SummarizedEp
       response_length: mean(episodes.map((e) => e.responseTokens)),
       timed_out: metricMean(episodes, 'timed_out') ?? 0,
       env_failure: metricMean(episodes, 'env_failure') ?? 0,
+      failed: failures.failed / episodes.length,
+      failures: failures.kinds,
     };
     const inferFailure = metricMean(episodes, 'infer_failure');
     if (inferFailure !== null) summary[tag].infer_failure = inferFailure;
@@ -66,6 +75,7 @@ export const SUMMARY_COLUMNS = [
   'valid actions',
   'actions',
   'response tokens',
+  'failed',
   'timed out',
   'env failures',
 ];
@@ -85,16 +95,25 @@ export function summaryRows(summary: Record<string, TagSummary>): string[][] {
     pct(s.action_is_valid),
     s.num_actions.toFixed(2),
     Number.isFinite(s.response_length) ? s.response_length.toFixed(1) : '-',
+    pct(s.failed),
     pct(s.timed_out),
     pct(s.env_failure),
   ]);
 }
 
-/** A plain-text table: one row per tag. */
+/** Under a summary table: per tag whose episodes failed, `<tag>: failed 3/8: env_failure 3 (...)`. */
+export function failureLines(summary: Record<string, TagSummary>): string[] {
+  return Object.entries(summary).flatMap(([tag, s]) => {
+    const line = failuresLine({ failed: s.failures.reduce((n, k) => n + k.count, 0), episodes: s.episodes, kinds: s.failures });
+    return line ? [`${tag}: ${line}`] : [];
+  });
+}
+
+/** A plain-text table, one row per tag, and the failed episodes' reasons under it. */
 export function formatSummaryTable(summary: Record<string, TagSummary>): string {
   const columns = SUMMARY_COLUMNS.slice(0, TEXT_COLUMNS);
   const rows = summaryRows(summary).map((row) => row.slice(0, TEXT_COLUMNS));
   const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  return [line(columns), ...rows.map(line)].join('\n');
+  return [line(columns), ...rows.map(line), ...failureLines(summary)].join('\n');
 }

@@ -39,6 +39,8 @@ export interface Turn {
   metricsAgg: Record<string, MetricAgg>;
   /** sha256 of the observation: the anchor state GiGPO groups steps by. */
   stateHash: string;
+  /** The env's reward function could not score this turn (info.reward_error): one line naming it; the reward is the env's fallback. */
+  rewardError?: string;
   /**
    * Trajectory-wise: this turn starts a new row, its promptIds a whole prompt (an outside agent's
    * session split where a call's prompt did not extend the last, agent_episode.ts).

@@ -79,6 +79,10 @@ export function stepResultProblem(value: unknown): string | null {
   if (info.action !== undefined && info.action !== null && typeof info.action !== 'string') {
     return `info.action is ${describeValue(info.action)}, expected a string or null`;
   }
+  if (info.reward_error !== undefined) {
+    const bad = expectString(info.reward_error, 'info.reward_error');
+    if (bad) return `${bad} (why the reward could not score the step)`;
+  }
   return null;
 }
 

@@ -67,6 +67,12 @@ export interface StepInfo {
   tool_results?: readonly string[];
   /** Text that follows the next observation in the next prompt (`{suffix}`), as ResetInfo.suffix. */
   suffix?: string;
+  /**
+   * The reward function could not score this step (it threw, returned no number, or its judge was
+   * down), in one line naming it; the step's reward is then the env's fallback (0). The rollout
+   * counts the episode as failed (reward_error) and shows this line in the step's report.
+   */
+  reward_error?: string;
   [key: string]: unknown;
 }
 

@@ -1,8 +1,10 @@
 /**
  * The console tracker: one compact line per logged step on stderr, and on a terminal a progress
  * bar with the ETA beneath it (redrawn in place; plain lines only when stderr is not a terminal,
- * as in CI).
+ * as in CI). A step whose episodes failed ends its line with them, by kind with the first reason
+ * of each, and is printed whatever logging_steps says.
  */
+import { failuresLine } from '../rollout/failures';
 import type { StepReport } from '../train/types';
 
 const fixed = (x: number | undefined, digits: number) => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
@@ -43,6 +45,8 @@ export function stepLine(report: StepReport, maxSteps: number): string {
   if (m['actor/grad_norm'] !== undefined) parts.push(`grad_norm ${fixed(m['actor/grad_norm'], 3)}`);
   if (m['tokens/response_length/mean'] !== undefined) parts.push(`resp_len ${fixed(m['tokens/response_length/mean'], 1)}`);
   parts.push(`${fixed(m['time/step_total'], 1)}s`);
+  const failed = report.failures ? failuresLine(report.failures) : null;
+  if (failed) parts.push(failed);
   return parts.join('  ');
 }
 
@@ -63,7 +67,7 @@ export class ConsoleTracker {
 
   log(report: StepReport): void {
     const last = report.step >= this.maxSteps - 1;
-    if (report.step % this.loggingSteps === 0 || last) {
+    if (report.step % this.loggingSteps === 0 || last || report.failures) {
       this.clearBar();
       this.write(`${stepLine(report, this.maxSteps)}\n`);
     }

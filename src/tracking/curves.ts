@@ -1,7 +1,8 @@
 /**
  * The html tracker: learning curves as one self-contained page, `<logging_dir>/curves.html`,
  * rewritten (atomically) after every logged step so it can be opened while the run goes on.
- * Charts are inline SVG: no scripts, no network, any browser.
+ * Charts are inline SVG: no scripts, no network, any browser. Below them, the steps whose episodes
+ * failed, each kind with its count and first reason.
  *
  * `curvesPage` also draws several runs on the same axes (the GiGPO vs GRPO comparison).
  */
@@ -92,9 +93,33 @@ export function chartSvg(runs: readonly CurveRun[], spec: ChartSpec): string | n
   return parts.join('');
 }
 
-/** A page of charts for one or several runs; charts no run has data for are left out. */
+/** Steps with failed episodes a page lists, the latest; metrics.jsonl has every one. */
+const LISTED_FAILING_STEPS = 50;
+
+/**
+ * The steps of `reports` whose episodes failed, as an HTML list (steps counted as the console
+ * counts them), each kind with its count and first reason; '' when none failed.
+ */
+export function failedStepsList(reports: readonly StepReport[]): string {
+  const failing = reports.filter((r) => r.failures && r.failures.failed > 0);
+  if (failing.length === 0) return '';
+  const listed = failing.slice(-LISTED_FAILING_STEPS);
+  const items = listed.map(({ step, failures }) => {
+    const kinds = failures!.kinds.map((k) => `<li>${escape(`${k.kind} ${k.count}: ${k.first}`)}</li>`).join('');
+    return `<li>${escape(`step ${step + 1}: failed ${failures!.failed}/${failures!.episodes}`)}<ul>${kinds}</ul></li>`;
+  });
+  const earlier = failing.length - listed.length;
+  const note = earlier > 0 ? `<p>${earlier} earlier step(s) with failed episodes are not listed; metrics.jsonl has them.</p>` : '';
+  return `<h3>Failed episodes</h3>${note}<ul>${items.join('\n')}</ul>`;
+}
+
+/** A page of charts for one or several runs (charts no run has data for are left out), then the failed episodes of each. */
 export function curvesPage(title: string, runs: readonly CurveRun[], charts: readonly ChartSpec[] = DEFAULT_CHARTS, notes: readonly string[] = []): string {
   const drawn = charts.map((spec) => chartSvg(runs, spec)).filter((svg): svg is string => svg !== null);
+  const failed = runs.map((run) => {
+    const list = failedStepsList(run.reports);
+    return list && runs.length > 1 ? `<h3>${escape(run.label)}</h3>${list}` : list;
+  });
   return [
     '<!doctype html>',
     `<html><head><meta charset="utf-8"><title>${escape(title)}</title></head>`,
@@ -102,12 +127,13 @@ export function curvesPage(title: string, runs: readonly CurveRun[], charts: rea
     `<h2>${escape(title)}</h2>`,
     ...notes.map((note) => `<p>${escape(note)}</p>`),
     `<div style="display:flex;flex-wrap:wrap;gap:12px">${drawn.join('\n')}</div>`,
+    ...failed.filter((list) => list !== ''),
     '</body></html>',
     '',
   ].join('\n');
 }
 
-/** A report with the charts' cross-tag keys added: val/success, rollout/success, rollout/action_is_valid. */
+/** A report (its metrics and failures) with the charts' cross-tag keys added: val/success, rollout/success, rollout/action_is_valid. */
 export function withTagMeans(report: StepReport): StepReport {
   const derived: Record<string, number> = {};
   for (const [key, prefix, name] of [
@@ -118,7 +144,8 @@ export function withTagMeans(report: StepReport): StepReport {
     const value = tagMean(report.metrics, prefix, name);
     if (value !== undefined) derived[key] = value;
   }
-  return { step: report.step, metrics: { ...report.metrics, ...derived } };
+  const metrics = { ...report.metrics, ...derived };
+  return report.failures ? { step: report.step, metrics, failures: report.failures } : { step: report.step, metrics };
 }
 
 export class CurvesTracker {

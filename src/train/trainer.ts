@@ -6,9 +6,12 @@
  *                       takes actor_train's weights every model_update_frequency steps), the
  *                       validation every eval_steps steps, and the rollout of rollout_batch_size
  *                       trajectories; in this thread, played ahead by a rollout thread, or by
- *                       `agentic worker` processes through Redis. The groups holding an episode
- *                       the inference servers failed leave it (./failed_groups.ts); too many
- *                       failures stop the run, and a step with nothing left trains nothing.
+ *                       `agentic worker` processes through Redis. The failed episodes are
+ *                       counted by kind, with the first reason of each (../rollout/failures.ts).
+ *                       The groups holding an episode the inference servers failed leave it
+ *                       (./failed_groups.ts); too many such failures stop the run, and a step
+ *                       with nothing left trains nothing. Failed steps in a row (too many failed
+ *                       episodes, or nothing left) stop the run before it trains on the last.
  *                       rollout_filter_ratio keeps the groups whose scores spread most
  *                       (./variance_filter.ts)
  *   4-6. score          the reference's log-probs, actor_train's old log-probs, the critic's values
@@ -29,6 +32,8 @@ import { tf } from '../engine/tf';
 import { InferenceError, oneLine, TrainingError } from '../errors';
 import type { PluginHost } from '../host/plugin_host';
 import { ChatFormat } from '../rollout/chat';
+import { episodeFailures, type EpisodeFailures } from '../rollout/failures';
+import type { Episode } from '../rollout/types';
 import { fromRollout, rowCount } from './batch';
 import { dropFailedGroups, type KeptGroups } from './failed_groups';
 import { filterByScoreStd } from './variance_filter';
@@ -42,6 +47,9 @@ import { StepLog } from './step_log';
 import { stepDataMetrics } from './step_metrics';
 import type { LoopState, StepReport } from './types';
 import type { UpdateResult } from './update';
+
+/** How messages name a step: as its console line counts (global step 0 is `step 1/N`). */
+const stepName = (step: number) => `step ${step + 1}`;
 
 export interface TrainerHooks {
   /** Start-up lines (what was loaded, what is off). */
@@ -68,6 +76,8 @@ export class Trainer {
   private skipped = 0;
   /** Per role, the optimizer updates skipped in a row up to now (max_skipped_updates_in_a_row). */
   private readonly skippedInARow = new Map<string, number>();
+  /** Failed steps in a row up to now (max_failed_steps_in_a_row). */
+  private failedInARow = 0;
   private stepsDone = 0;
   /** actor_train's policy version: the steps that trained (LoopState.policyVersion). */
   private version = 0;
@@ -127,13 +137,17 @@ export class Trainer {
     const ctx = this.context(step, new StepLog());
     const rollout = await this.rollouts.next(step, ctx.log, this.version);
     ctx.log.add(rollout.batch.metrics);
+    const failures = episodeFailures(rollout.batch.episodes);
+    ctx.log.addFailures(failures);
     const kept = dropFailedGroups(rollout);
     ctx.log.add(kept.metrics);
     this.checkInferFailures(step, kept);
     const filtered = filterByScoreStd(kept.played, this.config.rollout_filter_ratio, this.config.rollout_filter_type);
     ctx.log.add(filtered.metrics);
     const played = filtered.played;
-    if (!played.batch.samples.some((s) => s.responseMask.includes(1))) return this.idle(step, ctx.log);
+    const nothingLeft = !played.batch.samples.some((s) => s.responseMask.includes(1));
+    this.checkFailedSteps(step, failures, nothingLeft, rollout.batch.episodes);
+    if (nothingLeft) return this.idle(step, ctx.log);
     if (played.baselines) ctx.log.add(summaryStats('critic/remax_baseline', [...played.baselines.values()]));
     const batch = fromRollout(played.batch, this.config, this.chat, { baselines: played.baselines, sourceRefLogProbs: played.refLogProbs });
     const scored = await score(batch, ctx);
@@ -161,7 +175,7 @@ export class Trainer {
    */
   private async idle(step: number, log: StepLog): Promise<StepReport> {
     this.hooks.warn?.(
-      `step ${step}: no episode left to learn from; the update is skipped (weights, learning rate, KL coefficient and policy version unchanged)`,
+      `${stepName(step)}: no episode left to learn from; the update is skipped (weights, learning rate, KL coefficient and policy version unchanged)`,
     );
     await this.rollouts.afterUpdate(step, log);
     this.stepsDone = step + 1;
@@ -179,7 +193,29 @@ export class Trainer {
     const rate = kept.episodes === 0 ? 0 : kept.failed / kept.episodes;
     if (rate <= bound) return;
     throw new InferenceError(
-      `step ${step}: ${kept.failed} of ${kept.episodes} episodes (${(rate * 100).toFixed(0)}%) got no response from the inference servers (infer_failure), above max_infer_failure_rate=${bound}; check the servers of train_env_manager.llm_proxy (the first failure: ${oneLine(kept.firstFailure ?? '')})`,
+      `${stepName(step)}: ${kept.failed} of ${kept.episodes} episodes (${(rate * 100).toFixed(0)}%) got no response from the inference servers (infer_failure), above max_infer_failure_rate=${bound}; check the servers of train_env_manager.llm_proxy (the first failure: ${oneLine(kept.firstFailure ?? '')})`,
+    );
+  }
+
+  /**
+   * A step fails when more than max_failed_step_fraction of its episodes failed, or when none is
+   * left to learn from. max_failed_steps_in_a_row failed steps in a row mean the run learns from
+   * nothing: it stops before the last of them trains, naming the most common failure.
+   */
+  private checkFailedSteps(step: number, failures: EpisodeFailures, nothingLeft: boolean, episodes: readonly Episode[]): void {
+    const bound = this.config.max_failed_step_fraction;
+    const failedShare = failures.episodes === 0 ? 0 : failures.failed / failures.episodes;
+    this.failedInARow = nothingLeft || failedShare > bound ? this.failedInARow + 1 : 0;
+    const limit = this.config.max_failed_steps_in_a_row;
+    if (limit === 0 || this.failedInARow < limit) return;
+    const common = failures.kinds[0];
+    // without a failed episode, nothing was left because every group was dropped as untrained or sampled no token
+    const dropped = episodes.find((e) => e.untrained !== undefined)?.untrained;
+    const why = common
+      ? `${failures.failed} of ${failures.episodes} episodes failed, most often ${common.kind} (${common.count}): ${common.first}`
+      : `no episode was left to learn from (${dropped ?? 'none sampled a token'})`;
+    throw new TrainingError(
+      `${stepName(step)}: the run learns from nothing, ${this.failedInARow} failed steps in a row (max_failed_steps_in_a_row=${limit}; a step fails when more than max_failed_step_fraction=${bound} of its episodes fail or none is left to learn from); in this one ${why}`,
     );
   }
 
@@ -235,7 +271,12 @@ export class Trainer {
 
   private report(step: number, log: StepLog, last: Record<string, number>): StepReport {
     log.add(last);
-    return log.valEpisodes ? { step, metrics: log.metrics, valEpisodes: log.valEpisodes } : { step, metrics: log.metrics };
+    return {
+      step,
+      metrics: log.metrics,
+      ...(log.failures ? { failures: log.failures } : {}),
+      ...(log.valEpisodes ? { valEpisodes: log.valEpisodes } : {}),
+    };
   }
 
   /** Counts a role's skipped updates; too many in a row means it diverged, and the run stops. */
@@ -246,12 +287,12 @@ export class Trainer {
     if (skipped === 0) return;
     this.skipped += skipped;
     this.hooks.warn?.(
-      `step ${step}: skipped ${skipped} ${role} update${skipped > 1 ? 's' : ''} whose loss or gradients were not finite (weights unchanged; ${this.skipped} so far)`,
+      `${stepName(step)}: skipped ${skipped} ${role} update${skipped > 1 ? 's' : ''} whose loss or gradients were not finite (weights unchanged; ${this.skipped} so far)`,
     );
     const limit = this.config.max_skipped_updates_in_a_row;
     if (limit > 0 && inARow >= limit) {
       throw new TrainingError(
-        `step ${step}: the last ${inARow} ${role} updates in a row were skipped (loss or gradients not finite): the policy has diverged; resume from an earlier checkpoint with a lower learning rate or max_grad_norm (max_skipped_updates_in_a_row=${limit} stopped it)`,
+        `${stepName(step)}: the last ${inARow} ${role} updates in a row were skipped (loss or gradients not finite): the policy has diverged; resume from an earlier checkpoint with a lower learning rate or max_grad_norm (max_skipped_updates_in_a_row=${limit} stopped it)`,
       );
     }
   }

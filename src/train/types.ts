@@ -3,6 +3,7 @@
  * step's report and the state that carries from one step to the next. A leaf: it imports types
  * only, from below and from the rollout seam's own (./rollout_source.ts).
  */
+import type { EpisodeFailures } from '../rollout/failures';
 import type { Episode } from '../rollout/types';
 import type { HistoryEntry } from '../remote/lineage';
 import type { InFlight, LedgerState } from './rollout_source';
@@ -11,6 +12,8 @@ export interface StepReport {
   /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
   step: number;
   metrics: Record<string, number>;
+  /** The training episodes that failed, by kind with the first reason of each (absent when none failed). */
+  failures?: EpisodeFailures;
   /** On validation steps: the first few validation episodes, for trackers that show transcripts. */
   valEpisodes?: Episode[];
 }

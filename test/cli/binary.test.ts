@@ -3,7 +3,7 @@
  * folder (no Bun on PATH, no node_modules, no configs/), and run there.
  */
 import { beforeAll, describe, expect, test } from 'bun:test';
-import { copyFileSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUILTIN_CONFIGS } from '../../src/config/builtin';
 import { loadConfig } from '../../src/config/load';
@@ -14,6 +14,7 @@ import { PluginHost } from '../../src/host/plugin_host';
 import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
 import { call, startServe } from '../serve/helpers';
 import { IN_CI, missing } from '../system_tools';
+import { AGENT_REASON, failingAgentFolder } from './failing_agent';
 import { RedisServer, WorkerProcess } from '../rollout_sources/distributed/helpers';
 
 let bin = '';
@@ -139,6 +140,19 @@ describe('the compiled binary in an empty folder', () => {
     // the AI SDK streams its calls
     expect(metrics['val/env/AiSdk/gateway_streamed']).toBe(metrics['val/env/AiSdk/gateway_calls']);
     expect(metrics['val/env/AiSdk/gateway_calls']).toBeGreaterThan(0);
+  }, 60_000);
+
+  test('a run whose every episode fails says why at every step and stops at the third with exit 1 and one line, as from a checkout', async () => {
+    const dir = failingAgentFolder('agentic:nano');
+    const { code, stderr } = await run(['train', '-c', 'config.yaml', 'save_steps=1'], dir);
+    expect(code).toBe(1);
+    const log = lines(stderr);
+    const reason = `env Calc#0: ${AGENT_REASON}`;
+    expect(log.filter((l) => l.startsWith('step ')).map((l) => l.endsWith(`s  failed 4/4: env_failure 4 (${reason})`))).toEqual([true, true]);
+    expect(log.at(-1)).toStartWith('error: step 3: the run learns from nothing, 3 failed steps in a row (max_failed_steps_in_a_row=3; ');
+    expect(log.at(-1)).toEndWith(`; in this one 4 of 4 episodes failed, most often env_failure (4): ${reason}`);
+    expect(existsSync(join(dir, 'output', 'agentic', 'checkpoints', 'checkpoint-2'))).toBe(true);
+    expect(existsSync(join(dir, 'output', 'agentic', 'model'))).toBe(false);
   }, 60_000);
 
   test('a broken plugin is one line naming the file', async () => {

@@ -5,6 +5,8 @@ import { optimalSuccess } from '../../plugins/envs/frozen_lake/optimum';
 import { lakeOf } from '../../plugins/envs/frozen_lake/suite';
 import { loadSuite } from '../../src/config/suites';
 import { agentic, lines, scratch } from '../helpers';
+import { microPolicyFolder } from '../train/helpers';
+import { AGENT_REASON, failingAgentFolder } from './failing_agent';
 
 const SMALL = ['val_batch_size=8', 'val_env_manager.num_env_groups=8', 'custom_envs.FrozenLake.max_steps=2', 'custom_envs.FrozenLake.max_tokens_per_step=8'];
 
@@ -19,7 +21,7 @@ describe('agentic eval', () => {
     expect(stderr).not.toContain('error');
     expect(code).toBe(0);
     const [header, row] = lines(stdout);
-    expect(header).toMatch(/^tag +episodes +success +score mean +min +max +valid actions +actions +response tokens$/);
+    expect(header).toMatch(/^tag +episodes +success +score mean +min +max +valid actions +actions +response tokens +failed$/);
     expect(row).toMatch(/^FrozenLake +8 +\d+\.\d%/);
     const json = readJson(out);
     expect(json).toMatchObject({ policy: 'random', model: null, episodes: 8 });
@@ -125,6 +127,24 @@ describe('agentic eval on a pinned suite', () => {
     expect(code).toBe(2);
     expect(lines(stderr)).toEqual(["error: --seeds: expected a whole number of passes, 1 or more, got '0'"]);
   });
+});
+
+describe('agentic eval of an outside agent that fails every other episode', () => {
+  test('the table has a failed column and, under it, each kind with its count and first reason; eval.json keeps them', async () => {
+    const dir = failingAgentFolder(await microPolicyFolder(), { everyOther: true });
+    const { code, stdout, stderr } = await agentic(['eval', '-c', 'config.yaml', '--out', 'eval.json'], { cwd: dir });
+    expect(stderr).not.toContain('error');
+    expect(code).toBe(0);
+    const [header, row, reasons] = lines(stdout);
+    expect(header).toEndWith('  failed');
+    expect(row).toMatch(/^Calc +4 .* 50\.0%$/);
+    expect(reasons).toStartWith('Calc: failed 2/4: env_failure 2 (env Calc#');
+    expect(reasons).toEndWith(`: ${AGENT_REASON})`);
+    const { failed, failures } = readJson(join(dir, 'eval.json')).tags.Calc;
+    expect(failed).toBe(0.5);
+    expect(failures[0].first).toEndWith(AGENT_REASON);
+    expect(failures).toEqual([{ kind: 'env_failure', count: 2, first: expect.stringMatching(/^env Calc#\d: /) }]);
+  }, 60_000);
 });
 
 describe('repeated --checkpoint', () => {

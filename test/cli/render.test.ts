@@ -1,11 +1,14 @@
 /**
  * `agentic render` as a user runs it: plays episodes with random actions into render_save_dir,
- * replays them from the episodes.json it wrote, and refuses bad input with one line.
+ * replays them from the episodes.json it wrote, and refuses bad input with one line; an outside
+ * agent's failed episodes are rendered as failed, with their reasons.
  */
 import { describe, expect, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentic, lines, scratch } from '../helpers';
+import { microPolicyFolder } from '../train/helpers';
+import { AGENT_REASON, failingAgentFolder } from './failing_agent';
 
 const SMALL = ['custom_envs.FrozenLake.max_steps=3', 'custom_envs.FrozenLake.max_tokens_per_step=12'];
 
@@ -146,4 +149,29 @@ describe('agentic render', () => {
     for (const text of ['--episodes', '--policy', '--trajectories', 'report.html', 'episodes.json', 'render_save_dir']) expect(stdout).toContain(text);
     expect(stdout).not.toContain('not implemented');
   });
+});
+
+describe('agentic render of an outside agent that fails every other episode', () => {
+  test('a failed episode is rendered as failed, with its reason; the others replay the scoring of their answer; the saved episodes render again the same', async () => {
+    const dir = failingAgentFolder(await microPolicyFolder(), { everyOther: true });
+    const played = await agentic(['render', '-c', 'config.yaml', '--episodes', '4', 'render_save_dir=render'], { cwd: dir });
+    expect(played.stderr).not.toContain('error');
+    expect(played.code).toBe(0);
+    const [, row, reasons] = lines(played.stdout);
+    expect(row).toMatch(/^Calc +4 .* 50\.0%$/);
+    expect(reasons).toEndWith(`: ${AGENT_REASON})`);
+    const transcripts = () => files(join(dir, 'render', 'episodes')).map((name) => lines(readFileSync(join(dir, 'render', 'episodes', name), 'utf8'))[2]!);
+    const ended = transcripts();
+    expect(ended.filter((line) => /^1 turn, score [01], ended: terminated$/.test(line))).toHaveLength(2);
+    const failed = ended.filter((line) => line.startsWith('1 turn, score 0, ended: env_failure (env Calc#'));
+    expect(failed).toHaveLength(2);
+    for (const line of failed) expect(line).toEndWith(`: ${AGENT_REASON})`);
+    expect(readFileSync(join(dir, 'render', 'report.html'), 'utf8')).toContain(`ended: env_failure (env Calc#`);
+    const saved = JSON.parse(readFileSync(join(dir, 'render', 'episodes.json'), 'utf8'));
+    expect(saved.filter((e: { failure?: string }) => e.failure?.endsWith(AGENT_REASON))).toHaveLength(2);
+
+    const replayed = await agentic(['render', '-c', 'config.yaml', '--trajectories', 'render/episodes.json', 'render_save_dir=again'], { cwd: dir });
+    expect(replayed.code).toBe(0);
+    expect(readFileSync(join(dir, 'again', 'episodes.json'), 'utf8')).toBe(readFileSync(join(dir, 'render', 'episodes.json'), 'utf8'));
+  }, 60_000);
 });

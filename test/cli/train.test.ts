@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentic, lines, scratch } from '../helpers';
 import { microPolicyFolder } from '../train/helpers';
+import { AGENT_REASON, failingAgentFolder } from './failing_agent';
 
 setDefaultTimeout(60_000);
 
@@ -110,6 +111,28 @@ describe('agentic train', () => {
       `error: checkpoint_config.output_dir: ${join(out, 'checkpoints')} holds an earlier run (checkpoint-2); continue it with \`agentic resume\` or resume_from_checkpoint=auto, replace it with overwrite_output_dir=true, or choose another exp_name`,
     ]);
     expect(existsSync(join(out, 'checkpoints', 'checkpoint-2', 'manifest.json'))).toBe(true);
+  });
+
+  test('a run whose every episode fails says why at every step, then stops at the third with exit 1 and one line, saving no policy', async () => {
+    const dir = failingAgentFolder(pretrain);
+    const { code, stderr } = await agentic(['train', '-c', 'config.yaml', `output_dir=${join(dir, 'output')}`, 'save_steps=1'], { cwd: dir });
+    expect(code).toBe(1);
+    const log = lines(stderr);
+    const reason = `env Calc#0: ${AGENT_REASON}`;
+    const steps = log.filter((l) => l.startsWith('step '));
+    expect(steps).toHaveLength(2);
+    steps.forEach((line, i) => {
+      expect(line).toStartWith(`step ${i + 1}/5  score 0.000  `);
+      expect(line).toEndWith(`s  failed 4/4: env_failure 4 (${reason})`);
+    });
+    expect(log.at(-1)).toBe(
+      `error: step 3: the run learns from nothing, 3 failed steps in a row (max_failed_steps_in_a_row=3; a step fails when more than max_failed_step_fraction=0.5 of its episodes fail or none is left to learn from); in this one 4 of 4 episodes failed, most often env_failure (4): ${reason}`,
+    );
+    expect(stderr).not.toContain('policy saved');
+    // the steps before stay as they were checkpointed; the third is not
+    expect(existsSync(join(dir, 'output', 'checkpoints', 'checkpoint-2'))).toBe(true);
+    expect(existsSync(join(dir, 'output', 'checkpoints', 'checkpoint-3'))).toBe(false);
+    expect(existsSync(join(dir, 'output', 'model'))).toBe(false);
   });
 
   test('an output_dir that is a file, or cannot be created, is one line naming the key (exit 2)', async () => {

@@ -14,6 +14,8 @@ import { EnvManager } from '../../src/rollout/env_manager';
 import { RandomPolicy } from '../../src/rollout/policy';
 import type { Episode } from '../../src/rollout/types';
 import { scratch } from '../helpers';
+import { AGENTS, calculatorYaml, collect, moduleAgent, ScriptedPolicy } from '../rollout/calculator_agents';
+import { configFrom, hostWith } from '../rollout/helpers';
 
 // slippery ice: the replay has to reproduce the env's own seeded slips, not just the moves
 const YAML = `
@@ -182,12 +184,59 @@ val_env_manager: {num_env_groups: 1, group_size: 1, tags: [Counter]}
     await expect(replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'boom' }] })).rejects.toThrow(ReplayError);
   });
 
+  test('a failed episode saved with its reason shows as recorded where the replay fails otherwise; a timeout keeps its reason', async () => {
+    const { config: c } = await loaded;
+    const turns = [
+      { responseText: 'boom', observation: 'n = 0', reward: 0 },
+      { responseText: 'inc', observation: 'n = 0', reward: 1 },
+    ];
+    const failure = 'env Counter: a tool server went away';
+    const shown = await replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns, endReason: 'env_failure', failure, instruction: 'count' });
+    expect(shown).toEqual({
+      instruction: 'count',
+      turns: turns.map((t) => ({ ...t, action: undefined, metrics: {}, metricsAgg: {} })),
+      finalObservation: '',
+      endReason: 'env_failure',
+      failure,
+      frames: null,
+      captions: [],
+    });
+    // recorded as failed, replayed to its end: without the line a divergence, with it the recording
+    const ended = { tag: 'Counter', seed: 1, turns: ['inc', 'inc', 'inc'].map((responseText) => ({ responseText })), endReason: 'env_failure' as const };
+    await expect(replayEpisode(c, failingHost, ended)).rejects.toThrow(
+      'the replay diverges at the end: the recording ended env_failure, the replay terminated',
+    );
+    expect((await replayEpisode(c, failingHost, { ...ended, failure })).failure).toBe(failure);
+    const timeout = "the policy's response did not come within the episode budget of 5 s";
+    const timedOut = await replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'inc' }], endReason: 'timeout', failure: timeout });
+    expect([timedOut.endReason, timedOut.failure, timedOut.frames?.length]).toEqual(['timeout', timeout, 2]);
+  });
+
   test('a render that returns text for a picture is a one-line plugin error', async () => {
     const { config: c } = await loaded;
     const error = await replayEpisode(c, failingHost, { tag: 'Counter', seed: 1, turns: [{ responseText: 'draw-text' }] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginError);
     expect((error as Error).message).toStartWith('episode (Counter, seed 1): env Counter: render() returned a malformed result');
   });
+});
+
+describe("replaying an outside agent's episode", () => {
+  test('the reset and the scoring of its answer are replayed, its model calls shown as recorded; a failed one shows as recorded, with its reason', async () => {
+    const agentHost = hostWith();
+    const yaml = calculatorYaml(moduleAgent(join(AGENTS, 'openai_calculator.ts')));
+    const [played] = (await collect(yaml, new ScriptedPolicy(), agentHost)).episodes;
+    // two model calls: the calculator's, then the answer
+    expect(played!.turns).toHaveLength(2);
+    const agentConfig = await configFrom(yaml, agentHost);
+    const replay = await replayEpisode(agentConfig, agentHost, savedEpisodeOf(played!));
+    expect(replay.turns.map((t) => [t.observation, t.responseText, t.reward])).toEqual(played!.turns.map((t) => [t.observation, t.responseText, t.reward]));
+    expect([replay.endReason, replay.failure, replay.turns.at(-1)!.metrics.success]).toEqual(['terminated', null, true]);
+    const wrong = savedEpisodeOf({ ...played!, turns: played!.turns.map((t, i) => (i === 1 ? { ...t, reward: 0 } : t)) });
+    await expect(replayEpisode(agentConfig, agentHost, wrong)).rejects.toThrow('the replay diverges scoring the answer: reward 1, recorded 0');
+    const failure = 'env Calc#0: runAgent() threw: lost my way';
+    const failed = await replayEpisode(agentConfig, agentHost, savedEpisodeOf({ ...played!, endReason: 'env_failure', failure }));
+    expect([failed.endReason, failed.failure, failed.turns.length]).toEqual(['env_failure', failure, 2]);
+  }, 30_000);
 });
 
 describe('replaying a suite episode', () => {

@@ -17,6 +17,8 @@ const SUMMARY: Record<string, TagSummary> = {
     response_length: Number.NaN,
     timed_out: 0,
     env_failure: 0,
+    failed: 0,
+    failures: [],
   },
 };
 
@@ -28,6 +30,7 @@ const EPISODE: ReportEpisode = {
   score: 1,
   success: 1,
   endReason: 'terminated',
+  failure: null,
   gif: { bytes: Uint8Array.of(71, 73, 70), width: 240, height: 300 },
   transcript: 'response: <answer>Right</answer> & more',
 };
@@ -73,7 +76,7 @@ describe('report.html', () => {
   test('the metrics table has a row per tag; unknown values show as "-"', () => {
     const html = page();
     expect(html).toContain(
-      '<td>FrozenLake</td><td>2</td><td>50.0%</td><td>0.500</td><td>0</td><td>1</td><td>100.0%</td><td>3.00</td><td>-</td><td>0.0%</td><td>0.0%</td>',
+      '<td>FrozenLake</td><td>2</td><td>50.0%</td><td>0.500</td><td>0</td><td>1</td><td>100.0%</td><td>3.00</td><td>-</td><td>0.0%</td><td>0.0%</td><td>0.0%</td>',
     );
   });
 

@@ -113,6 +113,14 @@ describe('a broken env costs one episode', () => {
       /^env 'counter': step\(\) returned a malformed result: reward is NaN, expected a finite number$/,
     ));
 
+  test('step() says why its reward could not score with something other than a line of text', () =>
+    expectOneEpisodeLost(
+      { step: () => ({ observation: 'x', reward: 0, terminated: true, truncated: false, info: { metrics: {}, reward_error: true } }) },
+      'step',
+      'malformed',
+      /^env 'counter': step\(\) returned a malformed result: info\.reward_error is a boolean, expected a string \(why the reward could not score the step\)$/,
+    ));
+
   test('step() returns an observation that is not a string', () =>
     expectOneEpisodeLost(
       { step: () => ({ observation: 42, reward: 0, terminated: false, truncated: false, info: { metrics: {} } }) },

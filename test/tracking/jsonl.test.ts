@@ -19,6 +19,22 @@ describe('readMetricsJsonl', () => {
     expect(() => readMetricsJsonl(path)).toThrow(`${path}:1: not a metrics record`);
   });
 
+  test("a step's failed episodes are written with their reasons and read back; a malformed record names its line", () => {
+    const dir = scratch();
+    const tracker = new JsonlTracker(dir);
+    const failures = { failed: 3, episodes: 8, kinds: [{ kind: 'env_failure' as const, count: 3, first: 'env Calc#1: runAgent() threw: no' }] };
+    tracker.log({ step: 0, metrics: { 'failures/total': 3, 'failures/env_failure': 3 }, failures });
+    tracker.log({ step: 1, metrics: { 'failures/total': 0 } });
+    expect(readMetricsJsonl(tracker.path)).toEqual([
+      { step: 0, metrics: { 'failures/total': 3, 'failures/env_failure': 3 }, failures },
+      { step: 1, metrics: { 'failures/total': 0 } },
+    ]);
+    writeFileSync(tracker.path, '{"step":0,"metrics":{},"failures":{"failed":1,"episodes":2,"kinds":[{"kind":"env_failure","count":"1"}]}}\n');
+    expect(() => readMetricsJsonl(tracker.path)).toThrow(
+      `${tracker.path}:1: "failures" is not {"failed": <count>, "episodes": <count>, "kinds": [{"kind", "count", "first"}]}`,
+    );
+  });
+
   test('reads back what the tracker writes', () => {
     const dir = scratch();
     const tracker = new JsonlTracker(dir);

@@ -112,7 +112,7 @@ describe('episodes the inference server failed', () => {
     expect((await call(server.url, '/continue_generation', {})).status).toBe(200);
     expect(error?.name).toBe('InferenceError');
     expect(error!.message).toStartWith(
-      'step 1: 8 of 8 episodes (100%) got no response from the inference servers (infer_failure), above max_infer_failure_rate=0.5; check the servers of train_env_manager.llm_proxy (the first failure: train_env_manager: ',
+      'step 2: 8 of 8 episodes (100%) got no response from the inference servers (infer_failure), above max_infer_failure_rate=0.5; check the servers of train_env_manager.llm_proxy (the first failure: train_env_manager: ',
     );
     expect(error!.message).toContain(server.url);
     expect(error!.message).not.toContain('\n');
@@ -154,7 +154,7 @@ describe('episodes the inference server failed', () => {
     expect(idle!.metrics['actor/lr']).toBeUndefined();
     expect(idle!.metrics['critic/kl_coef']).toBeUndefined();
     expect(warned).toContain(
-      'step 1: no episode left to learn from; the update is skipped (weights, learning rate, KL coefficient and policy version unchanged)',
+      'step 2: no episode left to learn from; the update is skipped (weights, learning rate, KL coefficient and policy version unchanged)',
     );
 
     const checkpoint = (n: number) => join(out, 'checkpoints', `checkpoint-${n}`);

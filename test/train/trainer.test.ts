@@ -225,7 +225,7 @@ describe('a non-finite update', () => {
       expect(await weights()).toEqual(before);
       expect(poisoned.metrics['actor/skipped_steps']).toBe(1);
       expect(poisoned.metrics['system/skipped_updates']).toBe(1);
-      expect(warnings).toEqual(['step 1: skipped 1 actor update whose loss or gradients were not finite (weights unchanged; 1 so far)']);
+      expect(warnings).toEqual(['step 2: skipped 1 actor update whose loss or gradients were not finite (weights unchanged; 1 so far)']);
       const next = await trainer.step(2);
       expect(next.metrics['actor/skipped_steps']).toBe(0);
       expect(Number.isFinite(next.metrics['actor/pg_loss']!)).toBe(true);
@@ -256,7 +256,7 @@ describe('updates skipped in a row', () => {
       );
       expect(stopped).toBeInstanceOf(TrainingError);
       expect((stopped as Error).message).toBe(
-        'step 3: the last 4 actor updates in a row were skipped (loss or gradients not finite): the policy has diverged; resume from an earlier checkpoint with a lower learning rate or max_grad_norm (max_skipped_updates_in_a_row=3 stopped it)',
+        'step 4: the last 4 actor updates in a row were skipped (loss or gradients not finite): the policy has diverged; resume from an earlier checkpoint with a lower learning rate or max_grad_norm (max_skipped_updates_in_a_row=3 stopped it)',
       );
       expect(warnings.filter((line) => line.includes('skipped'))).toHaveLength(3);
     } finally {
