@@ -585,7 +585,7 @@ export const ConfigShape = z.strictObject({
   max_failed_step_fraction: probability()
     .default(0.5)
     .describe(
-      'A training step fails when more than this share of its episodes failed (env_failure, infer_failure, timeout, reward_error: the kinds its console line names) or when none is left to learn from; max_failed_steps_in_a_row failed steps in a row stop the run. 1: only steps with nothing left to learn from fail.',
+      'A training step fails when more than this share of its episodes failed (env_failure, infer_failure, timeout, reward_error: the kinds its console line names) or when none is left to learn from because episodes failed or went untrained (a step the group filters alone emptied is not a failure); max_failed_steps_in_a_row failed steps in a row stop the run. 1: only steps with nothing left to learn from fail.',
     ),
   max_failed_steps_in_a_row: nonNegativeInt()
     .default(3)

@@ -199,23 +199,25 @@ export class Trainer {
 
   /**
    * A step fails when more than max_failed_step_fraction of its episodes failed, or when none is
-   * left to learn from. max_failed_steps_in_a_row failed steps in a row mean the run learns from
-   * nothing: it stops before the last of them trains, naming the most common failure.
+   * left to learn from and some failed. max_failed_steps_in_a_row failed steps in a row mean the
+   * run learns from nothing: it stops before the last of them trains, naming the most common
+   * failure. A step left empty by the group filters alone (dynamic sampling at its cap, every group
+   * scoring alike: a policy that solves every map) is not a failure: nothing went wrong.
    */
   private checkFailedSteps(step: number, failures: EpisodeFailures, nothingLeft: boolean, episodes: readonly Episode[]): void {
     const bound = this.config.max_failed_step_fraction;
     const failedShare = failures.episodes === 0 ? 0 : failures.failed / failures.episodes;
-    this.failedInARow = nothingLeft || failedShare > bound ? this.failedInARow + 1 : 0;
+    const emptiedByFailures = nothingLeft && (failures.failed > 0 || episodes.some((e) => e.untrained !== undefined));
+    this.failedInARow = emptiedByFailures || failedShare > bound ? this.failedInARow + 1 : 0;
     const limit = this.config.max_failed_steps_in_a_row;
     if (limit === 0 || this.failedInARow < limit) return;
     const common = failures.kinds[0];
-    // without a failed episode, nothing was left because every group was dropped as untrained or sampled no token
-    const dropped = episodes.find((e) => e.untrained !== undefined)?.untrained;
+    // without a failed episode, nothing was left because every group held an untrained episode
     const why = common
       ? `${failures.failed} of ${failures.episodes} episodes failed, most often ${common.kind} (${common.count}): ${common.first}`
-      : `no episode was left to learn from (${dropped ?? 'none sampled a token'})`;
+      : `no episode was left to learn from (${episodes.find((e) => e.untrained !== undefined)?.untrained})`;
     throw new TrainingError(
-      `${stepName(step)}: the run learns from nothing, ${this.failedInARow} failed steps in a row (max_failed_steps_in_a_row=${limit}; a step fails when more than max_failed_step_fraction=${bound} of its episodes fail or none is left to learn from); in this one ${why}`,
+      `${stepName(step)}: the run learns from nothing, ${this.failedInARow} failed steps in a row (max_failed_steps_in_a_row=${limit}; a step fails when more than max_failed_step_fraction=${bound} of its episodes fail, or when none is left to learn from because episodes failed or went untrained); in this one ${why}`,
     );
   }
 

@@ -126,7 +126,7 @@ describe('agentic train', () => {
       expect(line).toEndWith(`s  failed 4/4: env_failure 4 (${reason})`);
     });
     expect(log.at(-1)).toBe(
-      `error: step 3: the run learns from nothing, 3 failed steps in a row (max_failed_steps_in_a_row=3; a step fails when more than max_failed_step_fraction=0.5 of its episodes fail or none is left to learn from); in this one 4 of 4 episodes failed, most often env_failure (4): ${reason}`,
+      `error: step 3: the run learns from nothing, 3 failed steps in a row (max_failed_steps_in_a_row=3; a step fails when more than max_failed_step_fraction=0.5 of its episodes fail, or when none is left to learn from because episodes failed or went untrained); in this one 4 of 4 episodes failed, most often env_failure (4): ${reason}`,
     );
     expect(stderr).not.toContain('policy saved');
     // the steps before stay as they were checkpointed; the third is not

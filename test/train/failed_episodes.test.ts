@@ -158,7 +158,7 @@ describe('failed steps in a row', () => {
     const run = await train('throws', ['max_steps=4', 'max_failed_steps_in_a_row=2']);
     expect(run.error).toBeInstanceOf(TrainingError);
     expect(run.error!.message).toBe(
-      'step 2: the run learns from nothing, 2 failed steps in a row (max_failed_steps_in_a_row=2; a step fails when more than max_failed_step_fraction=0.5 of its episodes fail or none is left to learn from); in this one 4 of 4 episodes failed, most often env_failure (4): env Calc#0: runAgent() threw: refusing to reverse stone',
+      'step 2: the run learns from nothing, 2 failed steps in a row (max_failed_steps_in_a_row=2; a step fails when more than max_failed_step_fraction=0.5 of its episodes fail, or when none is left to learn from because episodes failed or went untrained); in this one 4 of 4 episodes failed, most often env_failure (4): env Calc#0: runAgent() threw: refusing to reverse stone',
     );
     // step 1's line and warning (counted as the line counts); step 2 stopped before its report
     expect(run.console).toHaveLength(1);

@@ -59,6 +59,18 @@ describe('filter_groups', () => {
     expect(metrics.some((m) => m['dynamic_sampling/first/rollout/score/mean'] !== 0.5)).toBe(true);
   });
 
+  test('a step the filter emptied is not a failed step: a policy whose groups all score alike keeps training', async () => {
+    // greedy play: both episodes of a group play alike, so every group scores alike and the step keeps none
+    const reports = await train([
+      'filter_groups.enable=true',
+      'filter_groups.max_num_gen_batches=1',
+      'train_env_manager.generating_args.do_sample=false',
+      'max_failed_steps_in_a_row=1',
+    ]);
+    expect(reports).toHaveLength(3);
+    for (const r of reports) expect(r.metrics['dynamic_sampling/kept_groups']).toBe(0);
+  });
+
   test('at max_num_gen_batches the step trains on what it kept', async () => {
     const reports = await train(['filter_groups.enable=true', 'filter_groups.max_num_gen_batches=1']);
     for (const { metrics: m } of reports) {
