@@ -46,6 +46,10 @@ and in the folders listed under the config key 'plugins'. A plugin imports its h
 
   import { defineEnv, z } from 'agentic';
 
+Its other packages resolve from its own folder (the node_modules beside it, or above it), and nothing
+is downloaded at run time: a package that is not installed stops the command with the npm install
+that installs it.
+
 'agentic plugins check ENV' plays random episodes of an environment (a name or a file) and checks
 it against the Env contract; see 'agentic plugins check --help'.
 

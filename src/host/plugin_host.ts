@@ -1,7 +1,9 @@
 /**
  * Finds plugins: the built-ins by name, and users' files and folders by path, loaded at run time
  * with a dynamic import (also from the compiled binary). A user's plugin imports 'agentic' and
- * gets this process's SDK module, so it shares our zod, RNG and (later) tfjs engine.
+ * gets this process's SDK module, so it shares our zod, RNG and (later) tfjs engine; its other
+ * packages resolve as Node resolves them from its folder, checked before it is imported
+ * (sdk/package_imports.ts).
  *
  * A folder of plugins holds plugin modules: each .ts/.js/.mjs file directly in it, and each
  * sub-folder with an index file; a sub-folder without one is searched the same way (so a folder
@@ -23,6 +25,7 @@ import { checkDefinition, PluginRegistry } from './registry';
 import type { PythonSandboxMode } from '../sandbox/modes';
 import * as sdk from '../sdk';
 import { McpPool } from '../sdk/mcp/pool';
+import { checkPackagesInstalled, missingPackageIn } from '../sdk/package_imports';
 import { bindReward, rewardName } from '../sdk/reward_reference';
 import type { EnvContext, EnvPlugin, McpServers, PluginDefinition, PluginKind, PluginOfKind, RewardPlugin } from '../sdk/types';
 
@@ -133,6 +136,7 @@ export class PluginHost {
     if (cached) return cached;
     const shown = displayPath(file, this.cwd);
     registerSdkModule();
+    checkPackagesInstalled(file, this.cwd);
     let mod: { default?: unknown };
     try {
       mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
@@ -199,11 +203,14 @@ function positionOf(error: unknown): SourcePosition | null {
 }
 
 /**
- * One line for a plugin module that does not import. A syntax error (Bun reports each as a
+ * One line for a plugin module that does not import. A package that is not installed is named with
+ * its install command (sdk/package_imports.ts). A syntax error (Bun reports each as a
  * BuildMessage, several as an AggregateError "N errors building ...") shows the first with its
  * file, line and column: the plugin's own, or the module it imports that has the error.
  */
 function loadFailure(error: unknown, file: string, cwd: string): string {
+  const missing = missingPackageIn(error, cwd);
+  if (missing) return missing;
   const shown = displayPath(file, cwd);
   const all = error instanceof AggregateError ? error.errors : [error];
   const position = positionOf(all[0]);

@@ -38,6 +38,7 @@ export { createSearchTool, formatPassages, type SearchTool, type SearchToolOptio
 export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from './retrieval/corpus';
 export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval/bm25';
 export { scoreSafely, type SafeScore } from './score';
+export { checkPackagesInstalled } from './package_imports';
 export {
   functionCallText,
   openAiTool,

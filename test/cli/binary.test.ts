@@ -15,6 +15,7 @@ import { agentic, lines, ROOT, scratch, writeFiles } from '../helpers';
 import { call, startServe } from '../serve/helpers';
 import { IN_CI, missing } from '../system_tools';
 import { AGENT_REASON, failingAgentFolder } from './failing_agent';
+import { notInstalledCommands, pluginImportsFolder } from './plugin_imports';
 import { RedisServer, WorkerProcess } from '../rollout_sources/distributed/helpers';
 
 let bin = '';
@@ -161,6 +162,17 @@ describe('the compiled binary in an empty folder', () => {
     expect(code).toBe(2);
     expect(stderr.trim()).toBe('error: bad.ts: the default export is not a plugin; export default defineEnv(...), defineReward(...) or defineTool(...)');
   });
+
+  test("a plugin's packages resolve from its own folder: one not installed stops the command at start with the install line, as from a checkout", async () => {
+    const dir = pluginImportsFolder();
+    for (const [args, line] of notInstalledCommands(dir)) {
+      const { code, stdout, stderr } = await run(args, dir);
+      expect({ args, code, stdout, stderr }).toEqual({ args, code: 2, stdout: '', stderr: `error: ${line}\n` });
+    }
+    const own = await run(['plugins', './own/fooed.ts'], dir);
+    expect({ code: own.code, stderr: own.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(own.stdout).toMatch(/\n {2}fooed +foo says x +\[own\/fooed\.ts\]\n/);
+  }, 30_000);
 
   test('plugins check: the built-in bandit passes, a user env file is checked too', async () => {
     const builtin = await run(['plugins', 'check', 'bandit', '--episodes', '2']);

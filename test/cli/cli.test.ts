@@ -1,10 +1,11 @@
 import { describe, expect, test } from 'bun:test';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pkg from '../../package.json';
 import { parseYaml } from '../../src/config/yaml';
 import { agentic, lines, scratch } from '../helpers';
 import { missing } from '../system_tools';
+import { notInstalledCommands, pluginImportsFolder } from './plugin_imports';
 
 const COMMANDS = ['train', 'eval', 'render', 'resume', 'config', 'plugins', 'doctor', 'serve'];
 
@@ -233,6 +234,26 @@ export default defineTool({ name: 'shout', description: 'Upper-cases text.', par
     await expectOneLineError(['plugins', 'broken.ts'], 'broken.ts: the default export is not a plugin', { cwd: dir });
     const syntax = scratch({ 'syntax.ts': 'export default {' });
     await expectOneLineError(['plugins', 'syntax.ts'], /^error: syntax\.ts:1:\d+: cannot load: /, { cwd: syntax });
+  });
+});
+
+describe("a plugin's packages resolve from its own folder, and nothing is downloaded", () => {
+  test('a package that is not installed stops the command at start: one line naming the file, the package and the install command', async () => {
+    const dir = pluginImportsFolder();
+    // where Bun would put what it downloads
+    const cache = scratch();
+    for (const [args, line] of notInstalledCommands(dir)) {
+      const { code, stdout, stderr } = await agentic(args, { cwd: dir, env: { BUN_INSTALL_CACHE_DIR: cache } });
+      expect({ args, code, stdout, stderr }).toEqual({ args, code: 2, stdout: '', stderr: `error: ${line}\n` });
+    }
+    expect(readdirSync(cache)).toEqual([]);
+  }, 30_000);
+
+  test("a package in the plugin's own node_modules resolves, by its package.json's exports", async () => {
+    const dir = pluginImportsFolder();
+    const { code, stdout, stderr } = await agentic(['plugins', './own/fooed.ts'], { cwd: dir });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toMatch(/\n {2}fooed +foo says x +\[own\/fooed\.ts\]\n/);
   });
 });
 

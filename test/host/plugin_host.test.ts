@@ -187,6 +187,18 @@ export default defineEnv({ name: 'e', description: 'x', env: E as any });`,
     );
   });
 
+  test('a package that is not installed names the file, the package and the install command, also when the import is computed', async () => {
+    const dir = scratch({
+      'direct.ts': "import pad from 'agentic-test-missing-pkg-xyz';\nexport default pad;\n",
+      'computed.ts': "export default await import(['agentic-test', 'missing-pkg-xyz'].join('-'));\n",
+    });
+    for (const file of ['direct.ts', 'computed.ts']) {
+      await expect(new PluginHost(dir).load(file)).rejects.toThrow(
+        new PluginError(`${file} imports 'agentic-test-missing-pkg-xyz', which is not installed: run \`npm install agentic-test-missing-pkg-xyz\` in ${dir}`),
+      );
+    }
+  });
+
   test('a missing file or folder', async () => {
     await expect(new PluginHost(scratch()).load('./gone.ts')).rejects.toThrow('./gone.ts: no such plugin file or folder');
   });

@@ -11,8 +11,9 @@
  * and AGENTIC_SEED in its environment, printing `{"answer": ..., "reward": ...}` as its last line.
  * docs/agents.md has both.
  */
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import {
+  checkPackagesInstalled,
   defineEnv,
   openAiTool,
   RewardReference,
@@ -73,6 +74,8 @@ class OutsideAgent implements Env, AgentEpisodes {
   private readonly rows: readonly Row[];
   private readonly tools: ReadonlyMap<string, ToolSpec>;
   private readonly reward: RewardPlugin | null;
+  /** The module agent's file, or null for a command. */
+  private readonly agentFile: string | null;
   private row: Row | null = null;
   private seed = 0;
 
@@ -83,6 +86,9 @@ class OutsideAgent implements Env, AgentEpisodes {
     this.rows = loadRows(config.dataset, context.cwd);
     this.tools = new Map(toolsFromConfig(config.tools, context).map((spec) => [spec.name, spec]));
     this.reward = config.reward === null ? null : context.reward(config.reward);
+    this.agentFile = config.agent === null ? null : resolve(context.cwd, config.agent);
+    // a package the agent imports that is not installed is a start-up error, as for a plugin
+    if (this.agentFile) checkPackagesInstalled(this.agentFile, context.cwd);
   }
 
   reset(seed: number, draw?: EpisodeDraw): ResetResult {
@@ -109,8 +115,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       };
       return JSON.stringify(await runCommand(this.config.command, env, this.context.cwd, session.signal));
     }
-    const path = isAbsolute(this.config.agent!) ? this.config.agent! : resolve(this.context.cwd, this.config.agent!);
-    const agent = await loadAgentModule(path);
+    const agent = await loadAgentModule(this.agentFile!);
     const ctx: AgentContext = {
       baseUrl: session.baseUrl,
       apiKey: session.apiKey,
