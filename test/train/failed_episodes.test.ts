@@ -41,7 +41,7 @@ const CALL_AND_ANSWER = `
 const AGENTS = {
   throws: `export async function run() { throw new Error('refusing to reverse stone'); }`,
   silent: `export async function run() { return { answer: '42' }; }`,
-  number: `export async function run() { return 5; }`,
+  number: `export async function run() { return { answer: 5 }; }`,
   calls: `export async function run(ctx: any) {${CALL_AND_ANSWER}\n}`,
   // the 4 episodes of the first step throw, those of the second play, and so on
   alternates: `let played = 0;
@@ -110,7 +110,11 @@ describe("a training step's failed episodes", () => {
   const cases = [
     ['an agent that throws', 'throws', 'env Calc#0: runAgent() threw: refusing to reverse stone'],
     ['an agent that never calls the model', 'silent', 'agent: the agent never called the model'],
-    ['an agent that returns a number', 'number', 'env Calc#0: runAgent() threw: agent.ts ended with 5; expected { "answer": string, "reward"?: number }'],
+    [
+      'an agent whose answer is a number',
+      'number',
+      'env Calc#0: runAgent() returned {"answer":5}; return a string (the answer) or {answer: string, reward?: number}',
+    ],
   ] as const;
   for (const [what, agent, reason] of cases) {
     test(`${what}: the step line names the kind, the count and the reason; metrics.jsonl counts it and keeps the reason`, async () => {
