@@ -228,6 +228,7 @@ export class Trainer {
       policyVersion: this.version,
       klCoef: this.kl.value,
       skippedUpdates: this.skipped,
+      failedStepsInARow: this.failedInARow,
       ...(await this.rollouts.state()),
     };
   }
@@ -245,6 +246,7 @@ export class Trainer {
     const klCoef = c.target_kl === null ? c.init_kl_coef : state.klCoef;
     this.kl = klController({ initKlCoef: klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
     this.skipped = state.skippedUpdates;
+    this.failedInARow = state.failedStepsInARow;
     this.stepsDone = state.step;
     this.version = state.policyVersion;
   }

@@ -31,6 +31,8 @@ export interface LoopState {
   /** The KL coefficient of the reward, which an adaptive controller moves. */
   klCoef: number;
   skippedUpdates: number;
+  /** Failed steps in a row up to now (max_failed_steps_in_a_row counts on from it). */
+  failedStepsInARow: number;
   /** The next episode id of each training group (env seeds and sampling streams follow from it). */
   trainEpisodes: number[];
   /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */
