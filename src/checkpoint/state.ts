@@ -42,6 +42,8 @@ export const TrainerStateFile = z.strictObject({
   /** Steps that trained (absent in checkpoints written before it was kept: every step did). */
   policy_version: z.int().min(0).optional(),
   skipped_updates: z.int().min(0),
+  /** Failed steps in a row up to global_step (max_failed_steps_in_a_row; absent in checkpoints written before it was kept: 0). */
+  failed_steps_in_a_row: z.int().min(0).optional(),
   lr_schedule: z.strictObject({ actor_train: Schedule, critic: Schedule.nullable() }),
   optimizers: z.strictObject({ actor_train: Optimizer, critic: Optimizer.nullable() }),
   /** The model folders saved: actor always; critic, reference and actor_infer when the run has them. */
@@ -78,6 +80,7 @@ export function loopStateOf(file: TrainerStateFile): LoopState {
     policyVersion: file.policy_version ?? file.global_step,
     klCoef: file.kl_coef,
     skippedUpdates: file.skipped_updates,
+    failedStepsInARow: file.failed_steps_in_a_row ?? 0,
     trainEpisodes: [...file.rng.train_next_episode],
   };
 }

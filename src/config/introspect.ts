@@ -58,6 +58,12 @@ export function schemaAt(schema: AnySchema, path: readonly PathSegment[]): AnySc
   return current;
 }
 
+/** The options of a union schema (through wrappers); [] for any other schema. */
+export function unionOptions(schema: AnySchema): AnySchema[] {
+  const d = def(unwrap(schema));
+  return d.type === 'union' ? [...(d.options as AnySchema[])] : [];
+}
+
 /** The fixed keys of an object schema, in declaration order ([] for records and scalars). */
 export function declaredKeys(schema: AnySchema | undefined): string[] {
   if (!schema) return [];

@@ -15,7 +15,7 @@ import { rewardName, rewardSettings, rewardSettingsSchema } from '../sdk/reward_
 import type { EnvContext, EnvPlugin, RewardPlugin } from '../sdk/types';
 import { rewardReferencesIn } from './reward_references';
 import { didYouMean } from '../util/suggest';
-import { declaredKeys, describeExpected, schemaAt } from './introspect';
+import { declaredKeys, describeExpected, schemaAt, unionOptions } from './introspect';
 import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
 import { parseAdditionalTarget, parseTarget } from '../model/lora';
@@ -54,6 +54,22 @@ function show(value: unknown): string {
 
 type Issue = z.core.$ZodIssue & { input?: unknown };
 
+/**
+ * A value of one union option's kind (a mapping where the other option is a string) that is wrong
+ * inside it: that option's own first problem (an unknown key first, since a misspelt key also
+ * leaves its right name missing), with the option it is relative to. Null when no single option fits.
+ */
+function unionOptionIssue(issue: z.core.$ZodIssueInvalidUnion, node: z.core.$ZodType | undefined): { issue: Issue; option: z.core.$ZodType } | null {
+  const options = node ? unionOptions(node) : [];
+  const fitting = (issue.errors ?? []).flatMap((problems, i) =>
+    problems.some((p) => p.code === 'invalid_type' && p.path.length === 0) || !options[i] ? [] : [{ problems, option: options[i]! }],
+  );
+  if (fitting.length !== 1) return null;
+  const { problems, option } = fitting[0]!;
+  const first = problems.find((p) => p.code === 'unrecognized_keys') ?? problems[0];
+  return first ? { issue: first as Issue, option } : null;
+}
+
 /** One zod issue as `path: problem`. `root` is the schema the path is relative to. */
 export function formatIssue(issue: Issue, root: z.core.$ZodType, prefix: readonly PathSegment[] = []): string {
   const path = issue.path as PathSegment[];
@@ -73,8 +89,11 @@ export function formatIssue(issue: Issue, root: z.core.$ZodType, prefix: readonl
       const hint = typeof issue.input === 'string' ? didYouMean(issue.input, issue.values.map(String)) : '';
       return `${where}: expected ${node ? describeExpected(node) : issue.values.join(', ')}, got ${show(issue.input)}${hint}`;
     }
-    case 'invalid_union':
+    case 'invalid_union': {
+      const inner = unionOptionIssue(issue, node);
+      if (inner) return formatIssue(inner.issue, inner.option, [...prefix, ...path]);
       return `${where}: expected ${node ? describeExpected(node) : 'another value'}, got ${show(issue.input)}`;
+    }
     case 'too_small':
     case 'too_big': {
       const op = issue.code === 'too_small' ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';

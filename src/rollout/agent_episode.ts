@@ -213,7 +213,11 @@ async function runAgent(
   if (ran.failure) return ended('env_failure', ran.failure.reason, observation);
   if (session.calls.length === 0) {
     env.abandon();
-    return ended('env_failure', 'agent: the agent never called the model', observation);
+    const why =
+      session.firstRefusal === null
+        ? 'the agent never called the model'
+        : `the gateway refused every model call of the agent (${session.refused}), the first: ${session.firstRefusal}`;
+    return ended('env_failure', `agent: ${why}`, observation);
   }
   const scored = await deadline.race(env.step(ran.value));
   if (scored === EXPIRED) {

@@ -2,7 +2,7 @@
  * An evaluation's summary per tag, as `agentic eval` prints it and writes it (JSON): a table, and
  * under it the failed episodes of each tag, by kind with the first reason of each.
  */
-import { episodeFailures, type FailedKind, type FailingEpisode, failuresLine } from './failures';
+import { type EpisodeFailures, episodeFailures, type FailingEpisode, failuresLine } from './failures';
 import type { Episode } from './types';
 
 export interface TagSummary {
@@ -22,8 +22,8 @@ export interface TagSummary {
   infer_failure?: number;
   /** Share of episodes that failed, of any kind (./failures.ts). */
   failed: number;
-  /** The failed episodes by kind (most first), each with its count and the first one's reason. */
-  failures: FailedKind[];
+  /** The failed episodes, and by kind (most first) each kind's count and the first one's reason. */
+  failures: EpisodeFailures;
 }
 
 /**
@@ -56,7 +56,7 @@ export function summarizeByTag(batch: { readonly episodes: readonly SummarizedEp
       timed_out: metricMean(episodes, 'timed_out') ?? 0,
       env_failure: metricMean(episodes, 'env_failure') ?? 0,
       failed: failures.failed / episodes.length,
-      failures: failures.kinds,
+      failures,
     };
     const inferFailure = metricMean(episodes, 'infer_failure');
     if (inferFailure !== null) summary[tag].infer_failure = inferFailure;
@@ -104,7 +104,7 @@ export function summaryRows(summary: Record<string, TagSummary>): string[][] {
 /** Under a summary table: per tag whose episodes failed, `<tag>: failed 3/8: env_failure 3 (...)`. */
 export function failureLines(summary: Record<string, TagSummary>): string[] {
   return Object.entries(summary).flatMap(([tag, s]) => {
-    const line = failuresLine({ failed: s.failures.reduce((n, k) => n + k.count, 0), episodes: s.episodes, kinds: s.failures });
+    const line = failuresLine(s.failures);
     return line ? [`${tag}: ${line}`] : [];
   });
 }

@@ -130,3 +130,21 @@ export function aggregateMetric(values: readonly number[], agg: MetricAgg): numb
       return values.at(-1)!;
   }
 }
+
+/** What an outside agent's final output may be, as its failure line says. */
+const AGENT_OUTPUT_RULE = 'return a string (the answer) or {answer: string, reward?: number}';
+
+/**
+ * Why what runAgent() returned is not an AgentOutput, or null: `{"answer":5}; return a string (the
+ * answer) or {answer: string, reward?: number}` (the value as JSON, cut short).
+ */
+export function agentOutputProblem(value: unknown): string | null {
+  if (typeof value === 'string') return null;
+  const shown = value === undefined ? 'nothing' : (JSON.stringify(value)?.slice(0, 200) ?? describeValue(value));
+  if (!isRecord(value) || typeof value.answer !== 'string') return `${shown}; ${AGENT_OUTPUT_RULE}`;
+  if (value.reward !== undefined) {
+    const reward = expectFinite(value.reward, 'its reward');
+    if (reward) return `${shown}: ${reward}`;
+  }
+  return null;
+}

@@ -21,10 +21,11 @@
  * not in the plugin, and throws an EnvStateError.
  */
 import { firstLine } from '../errors';
-import { describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
+import { agentOutputProblem, describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
 import { mcpServersIn, type McpServerConfig } from './mcp/servers';
 import type {
   AgentEpisodes,
+  AgentOutput,
   AgentSession,
   Env,
   EnvContext,
@@ -133,6 +134,12 @@ function thrownText(error: unknown): string {
   return `${describeValue(error)} (not an Error)`;
 }
 
+/** An AgentOutput as step() takes it: JSON text, `{"answer": ..., "reward"?: ...}`. */
+function agentOutputText(output: AgentOutput): string {
+  if (typeof output === 'string') return JSON.stringify({ answer: output });
+  return JSON.stringify(output.reward === undefined ? { answer: output.answer } : { answer: output.answer, reward: output.reward });
+}
+
 export class GuardedEnv {
   private instance: Env | null = null;
   private current: EpisodePhase = 'idle';
@@ -171,7 +178,8 @@ export class GuardedEnv {
 
   /**
    * Lets the outside agent play the episode (AgentEpisodes.runAgent) within the step time limit;
-   * its final output comes back for step(). A failure ends the episode.
+   * its final output comes back as the JSON text step() takes. A failure ends the episode; so does
+   * an output that is not an AgentOutput, with a line saying what it was and what is taken.
    */
   async runAgent(session: AgentSession): Promise<GuardedValue<string>> {
     this.expectPhase('runAgent', ['running']);
@@ -180,9 +188,13 @@ export class GuardedEnv {
       'runAgent',
       () => (typeof env.runAgent === 'function' ? env.runAgent(session) : Promise.reject(new Error('the env has no runAgent()'))),
       this.timeouts.step,
-      (value) => (typeof value === 'string' ? null : `${describeValue(value)}, expected a string`),
+      () => null,
     );
-    return called as GuardedValue<string>;
+    if (called.failure) return called;
+    // not "a malformed result": an agent's author reads what their agent returned, and what to return
+    const problem = agentOutputProblem(called.value);
+    if (problem) return { value: null, failure: this.fail('runAgent', 'malformed', `returned ${problem}`) };
+    return { value: agentOutputText(called.value as AgentOutput), failure: null };
   }
 
   /**

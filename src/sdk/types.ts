@@ -176,12 +176,16 @@ export interface EvaluationHooks {
  * An env whose episodes an outside agent plays (the built-in `agent` env, docs/agents.md). After
  * reset() the host opens a gateway session and calls runAgent() with it; the agent calls the
  * policy through the session's OpenAI-compatible base URL, and every call is recorded as the
- * episode's turns. What runAgent() returns (the agent's final output) goes to step(), which
- * scores it and ends the episode.
+ * episode's turns. What runAgent() returns (the agent's final output) goes to step() as JSON text,
+ * `{"answer": ..., "reward"?: ...}`, which scores it and ends the episode; anything else that
+ * runAgent() returns fails the episode, with a line saying what it returned and what is taken.
  */
 export interface AgentEpisodes {
-  runAgent(session: AgentSession): Promise<string>;
+  runAgent(session: AgentSession): Promise<AgentOutput>;
 }
+
+/** An outside agent's final output: its answer, or its answer with a reward of its own (a finite number). */
+export type AgentOutput = string | { answer: string; reward?: number };
 
 export interface AgentSession {
   /** What the agent uses as OPENAI_BASE_URL: the gateway's /v1 for this episode. */

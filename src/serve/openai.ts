@@ -40,14 +40,6 @@ export function refusePromptForm(body: unknown): void {
   }
 }
 
-/** A `model` other than the served one or a loaded LoRA adapter (vLLM names adapters so) is 404, as in vLLM. */
-export function checkModel(given: string | null | undefined, served: string, adapters: readonly string[]): void {
-  if (given != null && given !== served && !adapters.includes(given)) {
-    const also = adapters.length > 0 ? ` and the LoRA adapters ${adapters.join(', ')}` : '';
-    throw new RequestError(404, `model '${given}' is not served here; this server serves '${served}'${also}`, 'model');
-  }
-}
-
 /** `adapters`: the loaded LoRA adapters, one of which `model` may name. */
 export function completionsSpec(body: CompletionsBody, adapters: readonly string[]): GenerationSpec {
   return {

@@ -14,9 +14,9 @@ import { firstLine, oneLine } from '../errors';
 import { type Access, authorize, type Keys } from './access';
 import type { EngineStats, ServingEngine } from './batcher';
 import { assistantMessage, CHAT_HINTS, ChatCompletionsBody, chatResponse, chatStream, chatTurn } from '../rollout/gateway/chat_completions';
-import { checkModel, CompletionsBody, completionsResponse, completionsSpec, modelsResponse, refusePromptForm } from './openai';
+import { CompletionsBody, completionsResponse, completionsSpec, modelsResponse, refusePromptForm } from './openai';
 import { chatGeneration, chatSpec } from './openai_chat';
-import { parseBody, RequestError } from '../util/request_body';
+import { checkModel, parseBody, RequestError } from '../util/request_body';
 import { boundSpec } from './request';
 import {
   AbortBody,

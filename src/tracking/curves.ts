@@ -8,7 +8,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StepReport } from '../train/types';
+import { type StepReport, stepName } from '../train/types';
 import { writeFileAtomic } from '../util/atomic';
 import { tagMean } from './console';
 
@@ -106,7 +106,7 @@ export function failedStepsList(reports: readonly StepReport[]): string {
   const listed = failing.slice(-LISTED_FAILING_STEPS);
   const items = listed.map(({ step, failures }) => {
     const kinds = failures!.kinds.map((k) => `<li>${escape(`${k.kind} ${k.count}: ${k.first}`)}</li>`).join('');
-    return `<li>${escape(`step ${step + 1}: failed ${failures!.failed}/${failures!.episodes}`)}<ul>${kinds}</ul></li>`;
+    return `<li>${escape(`${stepName(step)}: failed ${failures!.failed}/${failures!.episodes}`)}<ul>${kinds}</ul></li>`;
   });
   const earlier = failing.length - listed.length;
   const note = earlier > 0 ? `<p>${earlier} earlier step(s) with failed episodes are not listed; metrics.jsonl has them.</p>` : '';

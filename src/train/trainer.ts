@@ -45,11 +45,8 @@ import { learn } from './stages/learn';
 import { score } from './stages/score';
 import { StepLog } from './step_log';
 import { stepDataMetrics } from './step_metrics';
-import type { LoopState, StepReport } from './types';
+import { type LoopState, type StepReport, stepName } from './types';
 import type { UpdateResult } from './update';
-
-/** How messages name a step: as its console line counts (global step 0 is `step 1/N`). */
-const stepName = (step: number) => `step ${step + 1}`;
 
 export interface TrainerHooks {
   /** Start-up lines (what was loaded, what is off). */
@@ -228,6 +225,7 @@ export class Trainer {
       policyVersion: this.version,
       klCoef: this.kl.value,
       skippedUpdates: this.skipped,
+      failedStepsInARow: this.failedInARow,
       ...(await this.rollouts.state()),
     };
   }
@@ -245,6 +243,7 @@ export class Trainer {
     const klCoef = c.target_kl === null ? c.init_kl_coef : state.klCoef;
     this.kl = klController({ initKlCoef: klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
     this.skipped = state.skippedUpdates;
+    this.failedInARow = state.failedStepsInARow;
     this.stepsDone = state.step;
     this.version = state.policyVersion;
   }

@@ -1,12 +1,17 @@
 /**
  * What the loop shares with the layers above it (trackers, checkpoints, render, the CLI): a
- * step's report and the state that carries from one step to the next. A leaf: it imports types
- * only, from below and from the rollout seam's own (./rollout_source.ts).
+ * step's report, how messages name a step, and the state that carries from one step to the next.
+ * A leaf: it imports types only, from below and from the rollout seam's own (./rollout_source.ts).
  */
 import type { EpisodeFailures } from '../rollout/failures';
 import type { Episode } from '../rollout/types';
 import type { HistoryEntry } from '../remote/lineage';
 import type { InFlight, LedgerState } from './rollout_source';
+
+/** How messages name a step: as its console line counts it (global step 0 is `step 1/N`). */
+export function stepName(step: number): string {
+  return `step ${step + 1}`;
+}
 
 export interface StepReport {
   /** ROLL's global_step: 0 for the first step; max_steps for the validation after the last. */
@@ -31,6 +36,8 @@ export interface LoopState {
   /** The KL coefficient of the reward, which an adaptive controller moves. */
   klCoef: number;
   skippedUpdates: number;
+  /** Failed steps in a row up to now (max_failed_steps_in_a_row counts on from it). */
+  failedStepsInARow: number;
   /** The next episode id of each training group (env seeds and sampling streams follow from it). */
   trainEpisodes: number[];
   /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */

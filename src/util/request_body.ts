@@ -43,6 +43,17 @@ function keysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
   return at instanceof z.ZodObject ? Object.keys(at.shape) : [];
 }
 
+/**
+ * A `model` other than the served one or a loaded LoRA adapter (vLLM names adapters so) is 404, as
+ * in vLLM; no `model` is the served one. `agentic serve` and the trainer's gateway answer alike.
+ */
+export function checkModel(given: string | null | undefined, served: string, adapters: readonly string[] = []): void {
+  if (given != null && given !== served && !adapters.includes(given)) {
+    const also = adapters.length > 0 ? ` and the LoRA adapters ${adapters.join(', ')}` : '';
+    throw new RequestError(404, `model '${given}' is not served here; this server serves '${served}'${also}`, 'model');
+  }
+}
+
 export interface BodyOptions {
   /** Why a field the protocol has is not served here, for its error message. */
   hints?: Record<string, string>;

@@ -142,8 +142,8 @@ describe('agentic eval of an outside agent that fails every other episode', () =
     expect(reasons).toEndWith(`: ${AGENT_REASON})`);
     const { failed, failures } = readJson(join(dir, 'eval.json')).tags.Calc;
     expect(failed).toBe(0.5);
-    expect(failures[0].first).toEndWith(AGENT_REASON);
-    expect(failures).toEqual([{ kind: 'env_failure', count: 2, first: expect.stringMatching(/^env Calc#\d: /) }]);
+    expect(failures.kinds[0].first).toEndWith(AGENT_REASON);
+    expect(failures).toEqual({ failed: 2, episodes: 4, kinds: [{ kind: 'env_failure', count: 2, first: expect.stringMatching(/^env Calc#\d: /) }] });
   }, 60_000);
 });
 

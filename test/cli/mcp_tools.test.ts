@@ -104,10 +104,23 @@ describe('one line, exit 2', () => {
     ["[{mcp: {url: 'http://example.com/mcp'}}]", "custom_envs.Arithmetic.env_config.tools[0].mcp.url: 'http://example.com/mcp' is not on loopback"],
     ['[{mcp: {command: no-such-program-xyz}}]', "env 'tool_use' cannot be built: MCP server 'no-such-program-xyz' cannot start"],
     ["[{mcp: {command: bun, url: 'http://127.0.0.1:9/mcp'}}]", 'tools[0].mcp: give either command (a stdio server) or url (an HTTP server on loopback)'],
+    ['[{mcp: {command: 7}}]', 'custom_envs.Arithmetic.env_config.tools[0].mcp.command: expected string, got 7'],
   ])('a bad MCP server in tools: %s', async (entry, message) => {
     const { code, stderr } = await agentic([...PLAY, '--policy', 'random', '--auto', `custom_envs.Arithmetic.env_config.tools=${entry}`]);
     expect(code).toBe(2);
     expect(lines(stderr)).toHaveLength(1);
     expect(stderr).toContain(message);
+  });
+
+  test('a command that never answers MCP fails the start within its start_timeout_s, and is not left running', async () => {
+    // sleep reads no request and answers none; its argument marks it among this machine's processes
+    const marker = String(4000 + Math.floor(Math.random() * 1000));
+    const entry = `[{mcp: {command: sleep, args: ['${marker}'], start_timeout_s: 1}}]`;
+    const { code, stderr } = await agentic([...PLAY, '--policy', 'random', '--auto', `custom_envs.Arithmetic.env_config.tools=${entry}`]);
+    expect(code).toBe(2);
+    expect(lines(stderr)).toEqual([
+      `error: custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: MCP server 'sleep ${marker}' cannot start: it did not answer MCP's initialize within 1 s (mcp.start_timeout_s; is the command an MCP server over stdio?)`,
+    ]);
+    expect((await processes()).filter((line) => line === `sleep ${marker}`)).toEqual([]);
   });
 });

@@ -163,6 +163,11 @@ describe('errors name the key', () => {
     await fails({ overrides: ['pretrain=3'] }, 'pretrain: expected string or null, got 3');
     await fails({ overrides: ['resume_from_checkpoint=[1]'] }, 'resume_from_checkpoint: expected boolean or string, got a list');
     await fails({ overrides: ['exp_name=a/b'] }, 'exp_name: no path separators: it names folders, got "a/b"');
+    // a value of one option's kind (a tool name, or a mapping for an MCP server) says what is wrong inside it
+    const tools = (entry: string) => ({ configName: 'calculator', overrides: [`custom_envs.Arithmetic.env_config.tools=[${entry}]`] });
+    await fails(tools('{mcp: {command: 7}}'), 'custom_envs.Arithmetic.env_config.tools[0].mcp.command: expected string, got 7');
+    await fails(tools('{mpc: {command: x}}'), 'custom_envs.Arithmetic.env_config.tools[0].mpc: unknown key (did you mean mcp?)');
+    await fails(tools('7'), 'custom_envs.Arithmetic.env_config.tools[0]: expected string or a mapping, got 7');
     await fails(
       { configName: 'bandit_grpo', overrides: ['train_env_manager.tags=[]', 'val_env_manager.tags=[]'] },
       'train_env_manager.tags: name at least one entry of custom_envs (defined: Bandit)',

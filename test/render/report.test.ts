@@ -18,7 +18,7 @@ const SUMMARY: Record<string, TagSummary> = {
     timed_out: 0,
     env_failure: 0,
     failed: 0,
-    failures: [],
+    failures: { failed: 0, episodes: 2, kinds: [] },
   },
 };
 

@@ -44,6 +44,17 @@ describe('what costs an outside agent its episode, and only its own', () => {
     expect(theFailure(batch)).toEqual({ endReason: 'env_failure', failure: 'agent: the agent never called the model' });
   }, 30_000);
 
+  test('an agent whose every model call is refused (a model the gateway does not serve) and that answers anyway: the refusal is the reason', async () => {
+    const call = POST('ctx.baseUrl', 'ctx.apiKey', `JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })`);
+    const batch = await oneMisbehaving(`await (await ${call}).text();\n  return { answer: '42' };`);
+    expect(theFailure(batch)).toEqual({
+      endReason: 'env_failure',
+      failure:
+        "agent: the gateway refused every model call of the agent (1), the first: model 'gpt-4o-mini' is not served here; this server serves 'agentic-policy'",
+    });
+    expect(batch.episodes.find((e) => e.failure !== null)!.metrics.gateway_refused).toBe(1);
+  }, 30_000);
+
   test('an agent that throws', async () => {
     const batch = await oneMisbehaving(`throw new Error('lost my way');`);
     const { endReason, failure } = theFailure(batch);

@@ -173,6 +173,65 @@ describe('a broken env costs one episode', () => {
   });
 });
 
+describe("an outside agent's final output (AgentEpisodes.runAgent)", () => {
+  /** An env whose outside agent ends with `output`. */
+  function agentEnv(output: unknown): GuardedEnv {
+    class Outside implements Env {
+      reset(): ResetResult {
+        return { observation: 'q', info: { instruction: '' } };
+      }
+      step(): StepResult {
+        return { observation: '', reward: 0, terminated: true, truncated: false, info: { metrics: {} } };
+      }
+      render(): string | null {
+        return null;
+      }
+      close(): void {}
+      sampleRandomAction(): string {
+        return '';
+      }
+      async runAgent(): Promise<unknown> {
+        return output;
+      }
+    }
+    return new GuardedEnv(defineEnv({ name: 'outside', description: 'An outside agent.', env: Outside }), {}, context);
+  }
+
+  const session = {
+    baseUrl: 'http://127.0.0.1:1/v1',
+    apiKey: 'k',
+    model: 'agentic-policy',
+    deadline: Date.now() + 60_000,
+    signal: new AbortController().signal,
+  };
+
+  async function ran(output: unknown) {
+    const env = agentEnv(output);
+    await env.reset(0);
+    return env.runAgent(session);
+  }
+
+  test('a string or {answer, reward?} reaches step() as JSON text {"answer", "reward"?}', async () => {
+    expect(await ran('42')).toEqual({ value: '{"answer":"42"}', failure: null });
+    expect(await ran({ answer: '42' })).toEqual({ value: '{"answer":"42"}', failure: null });
+    expect(await ran({ answer: '42', reward: 0.5, notes: 'kept out' })).toEqual({ value: '{"answer":"42","reward":0.5}', failure: null });
+  });
+
+  test('anything else fails the episode with what it returned and what is taken, not as a throw', async () => {
+    const taken = 'return a string (the answer) or {answer: string, reward?: number}';
+    expect((await ran({ answer: 5 })).failure).toEqual({
+      method: 'runAgent',
+      kind: 'malformed',
+      reason: `env 'outside': runAgent() returned {"answer":5}; ${taken}`,
+    });
+    expect((await ran(5)).failure!.reason).toBe(`env 'outside': runAgent() returned 5; ${taken}`);
+    expect((await ran(undefined)).failure!.reason).toBe(`env 'outside': runAgent() returned nothing; ${taken}`);
+    expect((await ran({ answer: '42', reward: Number.NaN })).failure!.reason).toBe(
+      `env 'outside': runAgent() returned {"answer":"42","reward":null}: its reward is NaN, expected a finite number`,
+    );
+  });
+});
+
 describe('what the caller sees', () => {
   test('a normal step carries env_failure false; the failed step is a typed, truncated last step', async () => {
     const { plugin, instances } = countingEnv({

@@ -41,7 +41,7 @@ const CALL_AND_ANSWER = `
 const AGENTS = {
   throws: `export async function run() { throw new Error('refusing to reverse stone'); }`,
   silent: `export async function run() { return { answer: '42' }; }`,
-  number: `export async function run() { return 5; }`,
+  number: `export async function run() { return { answer: 5 }; }`,
   calls: `export async function run(ctx: any) {${CALL_AND_ANSWER}\n}`,
   // the 4 episodes of the first step throw, those of the second play, and so on
   alternates: `let played = 0;
@@ -88,9 +88,18 @@ interface Trained {
   error: Error | null;
 }
 
-/** Trains `yaml` in a folder of its own holding agent.ts (`agent`) and reward.ts; `overrides` on top. */
-async function train(agent: keyof typeof AGENTS, overrides: string[] = [], reward?: string): Promise<Trained> {
-  const dir = scratch({ 'config.yaml': agentYaml(agent, reward), 'agent.ts': AGENTS[agent], 'reward.ts': GRADER_OFFLINE });
+/** A run folder holding config.yaml, agent.ts (`agent`) and reward.ts. */
+function runFolder(agent: keyof typeof AGENTS, reward?: string): string {
+  return scratch({ 'config.yaml': agentYaml(agent, reward), 'agent.ts': AGENTS[agent], 'reward.ts': GRADER_OFFLINE });
+}
+
+/** Trains in a folder of its own holding agent.ts (`agent`) and reward.ts; `overrides` on top. */
+function train(agent: keyof typeof AGENTS, overrides: string[] = [], reward?: string): Promise<Trained> {
+  return trainIn(runFolder(agent, reward), overrides);
+}
+
+/** Trains the run folder `dir` (its output in dir/output); `overrides` on top. */
+async function trainIn(dir: string, overrides: string[]): Promise<Trained> {
   const out = join(dir, 'output');
   const host = new PluginHost(dir);
   const loaded = await loadConfig({ cwd: dir, configFile: join(dir, 'config.yaml'), overrides: [`output_dir=${out}`, ...overrides] }, host);
@@ -110,7 +119,11 @@ describe("a training step's failed episodes", () => {
   const cases = [
     ['an agent that throws', 'throws', 'env Calc#0: runAgent() threw: refusing to reverse stone'],
     ['an agent that never calls the model', 'silent', 'agent: the agent never called the model'],
-    ['an agent that returns a number', 'number', 'env Calc#0: runAgent() threw: agent.ts ended with 5; expected { "answer": string, "reward"?: number }'],
+    [
+      'an agent whose answer is a number',
+      'number',
+      'env Calc#0: runAgent() returned {"answer":5}; return a string (the answer) or {answer: string, reward?: number}',
+    ],
   ] as const;
   for (const [what, agent, reason] of cases) {
     test(`${what}: the step line names the kind, the count and the reason; metrics.jsonl counts it and keeps the reason`, async () => {
@@ -170,6 +183,20 @@ describe('failed steps in a row', () => {
     expect(existsSync(join(run.out, 'checkpoints', 'checkpoint-2'))).toBe(false);
     expect(existsSync(join(run.out, 'model'))).toBe(false);
     expect(tf.memory().numTensors).toBe(before);
+  });
+
+  test('a checkpoint keeps the count: resumed after 2 failed steps, the third in a row stops the run', async () => {
+    const dir = runFolder('throws');
+    const overrides = ['max_steps=4', 'max_failed_steps_in_a_row=3'];
+    const first = await trainIn(dir, overrides);
+    const stopped = 'step 3: the run learns from nothing, 3 failed steps in a row (max_failed_steps_in_a_row=3;';
+    expect(first.error!.message).toStartWith(stopped);
+    const checkpoint = join(first.out, 'checkpoints', 'checkpoint-2');
+    expect(JSON.parse(readFileSync(join(checkpoint, 'trainer_state.json'), 'utf8')).failed_steps_in_a_row).toBe(2);
+    const resumed = await trainIn(dir, [...overrides, `resume_from_checkpoint=${checkpoint}`]);
+    expect(resumed.error).toBeInstanceOf(TrainingError);
+    expect(resumed.error!.message).toStartWith(stopped);
+    expect(resumed.console).toEqual([]);
   });
 
   test('a step that failed less starts the count again', async () => {

@@ -24,6 +24,7 @@ import {
   toolsFromConfig,
   z,
   type AgentEpisodes,
+  type AgentOutput,
   type AgentSession,
   type Env,
   type EnvContext,
@@ -36,7 +37,7 @@ import {
 import { runCalls } from '../tool_use/calls';
 import { loadRows, type Row } from '../tool_use/dataset';
 import type { ToolSpec } from '../tool_use/tools';
-import { type AgentContext, agentOutput, loadAgentModule, runCommand } from './programs';
+import { type AgentContext, loadAgentModule, runCommand } from './programs';
 
 const Config = z
   .strictObject({
@@ -98,7 +99,7 @@ class OutsideAgent implements Env, AgentEpisodes {
     return { observation: this.row.question, info: { instruction: '', row_index: index } };
   }
 
-  async runAgent(session: AgentSession): Promise<string> {
+  async runAgent(session: AgentSession): Promise<AgentOutput> {
     const row = this.row!;
     const task = Object.fromEntries(Object.entries(row).filter(([field]) => !this.config.hidden_fields.includes(field)));
     const tools = [...this.tools.values()].map((spec) => openAiTool(spec.name, spec.description, spec.schema));
@@ -113,7 +114,8 @@ class OutsideAgent implements Env, AgentEpisodes {
         AGENTIC_SEED: String(this.seed),
         AGENTIC_TOOLS: JSON.stringify(tools),
       };
-      return JSON.stringify(await runCommand(this.config.command, env, this.context.cwd, session.signal));
+      // the host checks what it printed (AgentOutput), and says what it was when it is not one
+      return (await runCommand(this.config.command, env, this.context.cwd, session.signal)) as AgentOutput;
     }
     const agent = await loadAgentModule(this.agentFile!);
     const ctx: AgentContext = {
@@ -127,7 +129,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       deadline: session.deadline,
       signal: session.signal,
     };
-    return JSON.stringify(agentOutput(await agent.run(ctx), this.config.agent!));
+    return (await agent.run(ctx)) as AgentOutput;
   }
 
   private async callTool(name: string, args: unknown): Promise<string> {
@@ -179,12 +181,17 @@ class OutsideAgent implements Env, AgentEpisodes {
   }
 }
 
+/** The agent's output as the host passes it (`{"answer", "reward"?}`); any other text is the answer itself (a replay's). */
 function finalOutput(response: string): { answer: string; reward?: number } {
+  let output: unknown;
   try {
-    return agentOutput(JSON.parse(response), 'the agent');
+    output = JSON.parse(response);
   } catch {
     return { answer: response };
   }
+  const { answer, reward } = (typeof output === 'object' && output !== null ? output : {}) as { answer?: unknown; reward?: unknown };
+  if (typeof answer !== 'string') return { answer: response };
+  return typeof reward === 'number' ? { answer, reward } : { answer };
 }
 
 export default defineEnv({

@@ -1,20 +1,14 @@
 /**
  * Running an agent program for one episode: a module's `run(ctx)` in this process, or a command
  * line as a child process. Either way the agent ends with its final output: `{ answer, reward? }`
- * (a module returns it, or just the answer as a string; a command prints it as JSON on its last
- * line of standard output). A command runs in a process group of its own and is killed, group
- * and all, when the episode's time is up, so nothing it started is left running.
+ * or just the answer as a string (a module returns it; a command prints it as JSON on its last
+ * line of standard output). The host checks that output (the SDK's AgentOutput), so a wrong one
+ * fails the episode with what it was. A command runs in a process group of its own and is killed,
+ * group and all, when the episode's time is up, so nothing it started is left running.
  */
 import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import type { OpenAiTool } from 'agentic';
-
-/** What an agent finishes with. */
-export interface AgentOutput {
-  answer: string;
-  /** The agent's own reward, used when the env names no reward function. */
-  reward?: number;
-}
 
 /** What a module agent's run() is given (docs/agents.md). */
 export interface AgentContext {
@@ -54,28 +48,15 @@ export function loadAgentModule(path: string): Promise<AgentModule> {
   return loaded;
 }
 
-/** A module's or a command's result read as the agent's output. */
-export function agentOutput(value: unknown, source: string): AgentOutput {
-  if (typeof value === 'string') return { answer: value };
-  const output = value as { answer?: unknown; reward?: unknown } | null;
-  if (typeof output !== 'object' || output === null || typeof output.answer !== 'string') {
-    throw new Error(`${source} ended with ${JSON.stringify(value)?.slice(0, 200) ?? 'nothing'}; expected { "answer": string, "reward"?: number }`);
-  }
-  if (output.reward !== undefined && (typeof output.reward !== 'number' || !Number.isFinite(output.reward))) {
-    throw new Error(`${source} gave reward ${JSON.stringify(output.reward)}, not a finite number`);
-  }
-  return { answer: output.answer, ...(output.reward === undefined ? {} : { reward: output.reward }) };
-}
-
 /** Most of a command's output kept (its last line is the answer; the rest is for error messages). */
 const MAX_OUTPUT_CHARS = 1_000_000;
 
 /**
- * Runs `argv` with `env` added to this process's environment; resolves with its output, rejects
- * with a line naming what went wrong (a non-zero exit with the last line of its standard error,
- * a kill at the deadline, a last line that is not the output).
+ * Runs `argv` with `env` added to this process's environment; resolves with the JSON of its last
+ * line of output, rejects with a line naming what went wrong (a non-zero exit with the last line
+ * of its standard error, a kill at the deadline, a last line that is not JSON).
  */
-export function runCommand(argv: readonly string[], env: Record<string, string>, cwd: string, signal: AbortSignal): Promise<AgentOutput> {
+export function runCommand(argv: readonly string[], env: Record<string, string>, cwd: string, signal: AbortSignal): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
@@ -114,17 +95,10 @@ export function runCommand(argv: readonly string[], env: Record<string, string>,
         return;
       }
       const last = stdout.trim().split('\n').at(-1) ?? '';
-      let parsed: unknown;
       try {
-        parsed = JSON.parse(last);
+        resolve(JSON.parse(last));
       } catch {
         reject(new Error(`the agent command's last line of output is not JSON: ${JSON.stringify(last.slice(0, 200))}`));
-        return;
-      }
-      try {
-        resolve(agentOutput(parsed, 'the agent command'));
-      } catch (error) {
-        reject(error);
       }
     });
   });

@@ -7,13 +7,15 @@
  * What costs the episode (the session's first problem, reported when it ends): a call with the
  * key of another episode or no key, a call after the deadline, a body over MAX_BODY_BYTES, more
  * calls than the session allows, a prompt that leaves no room in sequence_length, and a call the
- * policy could not answer. A malformed request (an unknown field, a bad value) is a 400 naming
- * the field and costs nothing: the agent may correct it.
+ * policy could not answer. A malformed request (an unknown field, a field not served such as
+ * response_format, a bad value, a `model` other than the session's, refused as `agentic serve`
+ * refuses it) is a 4xx naming the field and costs nothing: the agent may correct it. Every refused
+ * call is counted (gateway_refused), and the first one's reason kept.
  */
 import type { Server } from 'bun';
 import { randomBytes } from 'node:crypto';
 import { firstLine } from '../../errors';
-import { parseBody, RequestError } from '../../util/request_body';
+import { checkModel, parseBody, RequestError } from '../../util/request_body';
 import { assistantMessage, CHAT_HINTS, ChatCompletionsBody, type ChatGeneration, chatResponse, chatStream, type ChatTurn, chatTurn } from './chat_completions';
 import type { RecordedCall } from './session_turns';
 import type { Tokenizer } from '../../model/tokenizer';
@@ -41,8 +43,10 @@ export class GatewaySession {
   readonly calls: RecordedCall[] = [];
   /** The first thing that went wrong, in one line; it costs the episode. */
   problem: string | null = null;
-  /** Model calls refused or failed, besides the recorded ones. */
+  /** Model calls refused or failed, besides the recorded ones (gateway_refused). */
   refused = 0;
+  /** Why the first of them was refused. */
+  firstRefusal: string | null = null;
   private started = 0;
   private open = true;
 
@@ -62,9 +66,16 @@ export class GatewaySession {
     this.open = false;
   }
 
+  /** A call refused for `problem`, which costs the episode. */
   flag(problem: string): void {
     this.problem ??= problem;
+    this.refuse(problem);
+  }
+
+  /** A call refused for `reason`; alone, it costs nothing (the agent may correct its request). */
+  refuse(reason: string): void {
     this.refused++;
+    this.firstRefusal ??= reason;
   }
 
   /** The next call's index, or null when the session has had all it may. */
@@ -152,7 +163,10 @@ export class Gateway {
     if (match[2] === 'models') {
       return json(200, { object: 'list', data: [{ id: session.options.model, object: 'model', created: 0, owned_by: 'agentic' }] });
     }
-    if (request.method !== 'POST') return json(405, errorBody('chat/completions takes POST'));
+    if (request.method !== 'POST') {
+      session.refuse('chat/completions takes POST');
+      return json(405, errorBody('chat/completions takes POST'));
+    }
     const size = Number(request.headers.get('content-length') ?? Number.NaN);
     const body = Number.isFinite(size) && size > MAX_BODY_BYTES ? null : await request.text();
     if (body === null || body.length > MAX_BODY_BYTES) {
@@ -163,7 +177,10 @@ export class Gateway {
     try {
       return await this.complete(session, body);
     } catch (error) {
-      if (error instanceof RequestError) return json(error.status, errorBody(error.message, error.field));
+      if (error instanceof RequestError) {
+        session.refuse(error.message);
+        return json(error.status, errorBody(error.message, error.field));
+      }
       session.flag(`the gateway failed on a call: ${firstLine(error)}`);
       return json(500, errorBody(firstLine(error)));
     }
@@ -171,6 +188,7 @@ export class Gateway {
 
   private async complete(session: GatewaySession, text: string): Promise<Response> {
     const body = parseBody(ChatCompletionsBody, text, { hints: CHAT_HINTS });
+    checkModel(body.model, session.options.model);
     const turn = chatTurn(body, session.options.tokenizer);
     const index = session.takeCall();
     if (index === null) {

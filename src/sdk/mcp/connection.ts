@@ -12,7 +12,7 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { firstLine } from '../../errors';
 import type { ListedTool, McpServer, ToolOutput } from '../types';
-import { serverLabel, type McpServerConfig } from './servers';
+import { MCP_START_TIMEOUT_S, serverLabel, type McpServerConfig } from './servers';
 
 /** The key of a result's `_meta` that carries a tool's extras for the logs (what `agentic mcp-tools` sends). */
 export const INFO_META_KEY = 'agentic/info';
@@ -29,6 +29,14 @@ export class ToolServerLost extends Error {
 const CALL_TIMEOUT_MS = 24 * 3600 * 1000;
 /** How much of a stdio server's stderr a failure to start quotes. */
 const STDERR_TAIL_CHARS = 300;
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone already
+  }
+}
 
 async function loadSdk() {
   const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }, { ErrorCode, McpError }] = await Promise.all([
@@ -57,11 +65,18 @@ export class McpConnection implements McpServer {
     };
   }
 
-  /** Starts or reaches the server and lists its tools; throws one line naming it when that fails, or it lists none. */
-  static async open(server: McpServerConfig, timeoutMs: number): Promise<McpConnection> {
+  /**
+   * Starts or reaches the server and lists its tools, all within its start_timeout_s; throws one
+   * line naming it when that fails, or it lists none. A stdio server that failed to start is killed
+   * at once: it has nothing to save, and asking it to exit first would take seconds more.
+   */
+  static async open(server: McpServerConfig): Promise<McpConnection> {
     const label = serverLabel(server);
     const sdk = await loadSdk();
-    const { Client, StdioClientTransport, StreamableHTTPClientTransport } = sdk;
+    const { Client, StdioClientTransport, StreamableHTTPClientTransport, ErrorCode, McpError } = sdk;
+    const limitS = server.start_timeout_s ?? MCP_START_TIMEOUT_S;
+    const deadline = performance.now() + limitS * 1000;
+    const left = () => Math.max(1, deadline - performance.now());
     let stderr = '';
     const transport =
       server.url !== undefined
@@ -69,21 +84,34 @@ export class McpConnection implements McpServer {
         : new StdioClientTransport({ command: server.command!, args: server.args, env: server.env, cwd: server.cwd, stderr: 'pipe' });
     if (transport instanceof StdioClientTransport) transport.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4096)));
     const client = new Client({ name: 'agentic', version: '1' });
+    let awaiting = "answer MCP's initialize";
+    let pid: number | null = null;
     try {
-      await client.connect(transport, { timeout: timeoutMs });
+      const connecting = client.connect(transport, { timeout: left() });
+      // connect() spawns the process before its first await; an initialize that fails makes the
+      // SDK close it in the background, asking it to exit for seconds, which a command that ends
+      // right after would leave running: its pid is taken here to kill it
+      pid = transport instanceof StdioClientTransport ? transport.pid : null;
+      await connecting;
+      awaiting = 'list its tools';
       const tools: ListedTool[] = [];
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
+        const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: left() });
         for (const tool of page.tools) tools.push({ name: tool.name, description: tool.description ?? '', inputSchema: tool.inputSchema });
         cursor = page.nextCursor;
       } while (cursor !== undefined);
       if (tools.length === 0) throw new Error('it lists no tools');
       return new McpConnection(sdk, label, client, transport, tools);
     } catch (error) {
+      if (pid !== null) killQuietly(pid);
       await client.close().catch(() => {});
+      const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+      const why = timedOut
+        ? `it did not ${awaiting} within ${limitS} s (mcp.start_timeout_s${server.url === undefined ? '; is the command an MCP server over stdio?' : ''})`
+        : firstLine(error);
       const said = stderr.trim().split('\n').at(-1)?.trim().slice(-STDERR_TAIL_CHARS);
-      throw new Error(`${label} cannot ${server.url === undefined ? 'start' : 'be reached'}: ${firstLine(error)}${said ? ` (its stderr: ${said})` : ''}`);
+      throw new Error(`${label} cannot ${server.url === undefined ? 'start' : 'be reached'}: ${why}${said ? ` (its stderr: ${said})` : ''}`);
     }
   }
 

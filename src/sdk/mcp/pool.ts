@@ -10,9 +10,6 @@ import type { McpServers } from '../types';
 import { McpConnection } from './connection';
 import { mcpServersIn, serverKey, serverLabel, type McpServerConfig } from './servers';
 
-/** How long a server may take to start (or answer) and list its tools. */
-export const MCP_START_TIMEOUT_MS = 30_000;
-
 export class McpPool implements McpServers {
   private readonly connections = new Map<string, McpConnection>();
   private readonly opening = new Map<string, Promise<McpConnection>>();
@@ -48,7 +45,7 @@ export class McpPool implements McpServers {
     if (current) void current.close();
     if (!this.exitHooked) process.on('exit', this.onExit);
     this.exitHooked = true;
-    const opened = McpConnection.open(server, MCP_START_TIMEOUT_MS)
+    const opened = McpConnection.open(server)
       .then((connection) => {
         this.connections.set(key, connection);
         return connection;

@@ -21,6 +21,12 @@ export function mcpUrlProblem(text: string): string | null {
   return null;
 }
 
+/**
+ * How long a server may take to start (or answer) and list its tools, unless its config says: an
+ * MCP server answers its initialize in about a second, so one that has not within this never will.
+ */
+export const MCP_START_TIMEOUT_S = 10;
+
 export const McpServerShape = z
   .strictObject({
     command: z.string().min(1).optional().describe('The program that serves MCP over stdio (started by agentic, one process per run)'),
@@ -31,6 +37,11 @@ export const McpServerShape = z
       .describe("Environment variables of the program, besides the MCP SDK's default few (HOME, LOGNAME, PATH, SHELL, TERM, USER)"),
     cwd: z.string().min(1).optional().describe("The program's working folder (default: the run's)"),
     url: z.string().optional().describe('A streamable HTTP MCP endpoint on loopback, e.g. http://127.0.0.1:8000/mcp'),
+    start_timeout_s: z
+      .number()
+      .positive()
+      .optional()
+      .describe(`How long the server may take to start (or answer) and list its tools, in seconds (default ${MCP_START_TIMEOUT_S})`),
   })
   .superRefine((server, context) => {
     if ((server.command === undefined) === (server.url === undefined)) {
@@ -70,7 +81,7 @@ export function toolEntries(defaults: readonly string[]) {
     );
 }
 
-/** The identity of a server config: equal configs share one connection. */
+/** The identity of a server config: equal configs share one connection (their start time limit aside: the first opening's applies). */
 export function serverKey(server: McpServerConfig): string {
   if (server.url !== undefined) return JSON.stringify({ url: server.url });
   const env = Object.entries(server.env ?? {}).sort(([a], [b]) => a.localeCompare(b));

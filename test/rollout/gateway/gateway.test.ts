@@ -28,8 +28,8 @@ function post(session: GatewaySession, body: Record<string, unknown>): Promise<R
   });
 }
 
-async function errorOf(response: Response): Promise<{ message: string; param: string | null }> {
-  return ((await response.json()) as { error: { message: string; param: string | null } }).error;
+async function errorOf(response: Response): Promise<{ message: string; param: string | null; type: string; code: null }> {
+  return ((await response.json()) as { error: { message: string; param: string | null; type: string; code: null } }).error;
 }
 
 describe('the gateway over HTTP', () => {
@@ -44,11 +44,35 @@ describe('the gateway over HTTP', () => {
     expect((await errorOf(effort)).message).toBe(
       "unknown field 'reasoning_effort' (reasoning effort is not served: the policy samples as the run's generating_args say)",
     );
+    // structured output is refused by name too, and every refusal is counted (gateway_refused)
+    const structured = await post(session, { response_format: { type: 'json_object' } });
+    expect(structured.status).toBe(400);
+    expect((await errorOf(structured)).message).toBe("unknown field 'response_format' (structured output is not served)");
     expect(session.problem).toBeNull();
+    expect([session.refused, session.firstRefusal]).toEqual([3, expect.stringContaining("unknown field 'frobnicate'")]);
     const fixed = await post(session, {});
     expect(fixed.status).toBe(200);
     expect(((await fixed.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe('ok');
     expect(session.calls).toHaveLength(1);
+    gateway.close(session);
+  });
+
+  test("a model other than the session's is refused as agentic serve refuses it (404), and costs nothing; no model is the session's", async () => {
+    const session = open();
+    const other = await post(session, { model: 'gpt-4o-mini' });
+    expect(other.status).toBe(404);
+    expect(await errorOf(other)).toEqual({
+      message: "model 'gpt-4o-mini' is not served here; this server serves 'agentic-policy'",
+      type: 'invalid_request_error',
+      param: 'model',
+      code: null,
+    });
+    expect([session.problem, session.refused]).toEqual([null, 1]);
+    const named = await post(session, {});
+    const unnamed = await post(session, { model: null });
+    expect([named.status, unnamed.status]).toEqual([200, 200]);
+    expect(((await named.json()) as { model: string }).model).toBe('agentic-policy');
+    expect(session.calls).toHaveLength(2);
     gateway.close(session);
   });
 

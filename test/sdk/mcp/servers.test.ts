@@ -8,7 +8,7 @@ describe('MCP servers in an env config', () => {
     expect(tools.parse(undefined)).toEqual(['calculator']);
     const entries = [
       'calculator',
-      { mcp: { command: 'agentic', args: ['mcp-tools'], env: { A: '1' }, cwd: '/tmp' }, include: ['search'] },
+      { mcp: { command: 'agentic', args: ['mcp-tools'], env: { A: '1' }, cwd: '/tmp', start_timeout_s: 2.5 }, include: ['search'] },
       { mcp: { url: 'http://localhost:8000/mcp' } },
       { mcp: { url: 'http://[::1]:8000/mcp' } },
     ];
@@ -27,6 +27,7 @@ describe('MCP servers in an env config', () => {
     expect(problem({ mcp: {} })).toContain('give either command');
     expect(problem({ mcp: { command: 'x' }, include: [] })).toContain('0.include');
     expect(problem({ mcp: { command: 'x', port: 3 } })).toContain('port');
+    expect(problem({ mcp: { command: 'x', start_timeout_s: 0 } })).toBe('0.mcp.start_timeout_s: Too small: expected number to be >0');
   });
 
   test('equal configs share a key whatever the order of env; labels name the program, not its folder', () => {
@@ -34,6 +35,7 @@ describe('MCP servers in an env config', () => {
     const b = { command: '/usr/bin/agentic', args: ['mcp-tools'], env: { B: '2', A: '1' } };
     expect(serverKey(a)).toBe(serverKey(b));
     expect(serverKey(a)).not.toBe(serverKey({ ...a, args: ['mcp-tools', 'calculator'] }));
+    expect(serverKey(a)).toBe(serverKey({ ...a, start_timeout_s: 60 }));
     expect(serverLabel(a)).toBe("MCP server 'agentic mcp-tools'");
     expect(serverLabel({ url: 'http://127.0.0.1:1/mcp' })).toBe('MCP server http://127.0.0.1:1/mcp');
   });
