@@ -93,6 +93,9 @@ const FAST = [
   'trainer.test_freq=2',
 ];
 
+/** The calculator line plays 8 chains a question; its training runs here play 4: half the episodes, GRPO's groups still of several. */
+const FEWER_CHAINS = 'agent.num_chains=4';
+
 const load = (overrides: string[], extra: { configName?: string } = {}) => loadConfig({ overrides, ...extra }, new PluginHost());
 
 async function fails(overrides: string[], message: string | RegExp): Promise<void> {
@@ -285,7 +288,7 @@ describe('AgentFly command lines through agentic config', () => {
 
 describe('AgentFly command lines train 2 steps', () => {
   for (const [name, line] of [
-    ['calculator, GRPO', MATH],
+    ['calculator, GRPO', [...MATH, FEWER_CHAINS]],
     ['ReAct search, REINFORCE++', SEARCH],
   ] as const) {
     test(name, async () => {
@@ -300,7 +303,7 @@ describe('AgentFly command lines train 2 steps', () => {
 
   test('trainer.val_before_train=False starts training without the step-0 validation; later ones run', async () => {
     const cwd = scratch();
-    const line = [...MATH, ...FAST, 'trainer.logger=[console,jsonl]', 'trainer.test_freq=1', 'trainer.val_before_train=False'];
+    const line = [...MATH, ...FAST, FEWER_CHAINS, 'trainer.logger=[console,jsonl]', 'trainer.test_freq=1', 'trainer.val_before_train=False'];
     const run = await agentic(['train', ...line], { cwd });
     expect(run.code).toBe(0);
     const steps = readFileSync(join(cwd, 'output', 'agentfly', 'logs', 'metrics.jsonl'), 'utf8')
@@ -313,7 +316,7 @@ describe('AgentFly command lines train 2 steps', () => {
 
   test('trainer.resume_mode=resume_path continues from trainer.resume_from_path', async () => {
     const cwd = scratch();
-    const line = [...MATH, ...FAST, 'trainer.test_freq=-1', 'trainer.default_local_dir=ckpt', 'trainer.save_freq=1'];
+    const line = [...MATH, ...FAST, FEWER_CHAINS, 'trainer.test_freq=-1', 'trainer.default_local_dir=ckpt', 'trainer.save_freq=1'];
     const first = await agentic(['train', ...line, 'trainer.total_training_steps=1'], { cwd });
     expect(first.code).toBe(0);
     const resumed = await agentic(

@@ -97,7 +97,7 @@ describe('episodes the inference server failed', () => {
       `output_dir=${out}`,
       'max_steps=3',
       'save_steps=1',
-      'train_env_manager.llm_proxy.proxy_config.timeout_s=8',
+      'train_env_manager.llm_proxy.proxy_config.timeout_s=3',
     ]);
     const error = await runTraining({ config, files: ['test'], overrides: [] }, host, {
       ...quiet,
@@ -127,7 +127,7 @@ describe('episodes the inference server failed', () => {
       'max_steps=3',
       'save_steps=1',
       'max_infer_failure_rate=1',
-      'train_env_manager.llm_proxy.proxy_config.timeout_s=8',
+      'train_env_manager.llm_proxy.proxy_config.timeout_s=3',
       'actor_train.training_args.lr_scheduler_type=linear',
       'add_token_level_kl=true',
       'init_kl_coef=0.2',

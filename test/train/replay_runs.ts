@@ -30,20 +30,22 @@ export interface ReplayRun {
 }
 
 // validation on seeds, as recorded: the default config's val_suite changes what validation plays, never what training does;
-// and its recipe as recorded (a random-move base, RL at 1e-3 decaying, lakes of 30% holes): the run pins the step's code, not the recipe
+// and its recipe as recorded (a random-move base, RL at 1e-3 decaying, lakes of 30% holes): the run pins the step's code, not the recipe;
+// 4 steps validating at 0, 2 and 4, one step of warm-up and then the cosine decay over the other three
 const DEFAULT_SMALL = [
-  'max_steps=8',
-  'eval_steps=4',
+  'max_steps=4',
+  'eval_steps=2',
   'rollout_batch_size=16',
   'val_batch_size=16',
   'val_suite=null',
-  'warm_start.episodes=48',
+  'warm_start.episodes=24',
   'warm_start.epochs=1',
   'warm_start.worked_examples=0',
   'warm_start.random_actions=true',
   'warm_start.lr_scheduler_type=constant',
   'actor_train.training_args.learning_rate=1e-3',
   'actor_train.training_args.lr_scheduler_type=cosine',
+  'actor_train.training_args.warmup_steps=1',
   'custom_envs.FrozenLakeTrain.env_config.p=0.7',
   'custom_envs.FrozenLakeTrain.env_config.hold_out_maps=false',
 ];
