@@ -38,6 +38,17 @@ describe('the Python sandbox check at start-up', () => {
     expect(await sandboxedPluginsUsed(lake.config, lake.host)).toEqual([]);
   });
 
+  test("a GEM tool wrapper's python_code (ROLL's name for python_executor) is found under the name the config gives it", async () => {
+    const host = new PluginHost(ROOT);
+    const folder = join(ROOT, 'test/fixtures/roll/examples/qwen3_agentic_gem');
+    const data = `gem_math.dapo_17k_with_python_code.env_config.dataset_name=${join(ROOT, 'test/fixtures/gem/dapo.jsonl')}`;
+    const { config } = await loadConfig({ configPath: folder, configName: 'gem_math_dapo_python_code', overrides: ['pretrain=agentic:nano', data] }, host);
+    expect(await sandboxedPluginsUsed(config, host)).toEqual(['tool python_code in dapo_17k_with_python_code']);
+    // the wrapper reaches the env inside its env_config; without it the same env runs no code
+    delete config.custom_envs.dapo_17k_with_python_code!.env_config.tool_wrapper;
+    expect(await sandboxedPluginsUsed(config, host)).toEqual([]);
+  });
+
   withSandbox('with bwrap working it passes silently; python_sandbox=unconfined warns at each start-up and sets nothing', async () => {
     const warnings: string[] = [];
     const coding = await load('agentfly_code_grpo');
