@@ -103,6 +103,7 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
       policy_version: loop.policyVersion,
       skipped_updates: loop.skippedUpdates,
       failed_steps_in_a_row: loop.failedStepsInARow,
+      skipped_updates_in_a_row: loop.skippedUpdatesInARow,
       lr_schedule: { actor_train: scheduleOf(config, 'actor_train'), critic: roles.critic ? scheduleOf(config, 'critic') : null },
       optimizers: { actor_train: actorOptimizer, critic: criticOptimizer },
       roles: saved,

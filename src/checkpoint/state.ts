@@ -44,6 +44,8 @@ export const TrainerStateFile = z.strictObject({
   skipped_updates: z.int().min(0),
   /** Failed steps in a row up to global_step (max_failed_steps_in_a_row; absent in checkpoints written before it was kept: 0). */
   failed_steps_in_a_row: z.int().min(0).optional(),
+  /** Per role, the updates skipped in a row up to global_step (max_skipped_updates_in_a_row; absent in checkpoints written before it was kept: none). */
+  skipped_updates_in_a_row: z.record(z.string(), z.int().min(0)).optional(),
   lr_schedule: z.strictObject({ actor_train: Schedule, critic: Schedule.nullable() }),
   optimizers: z.strictObject({ actor_train: Optimizer, critic: Optimizer.nullable() }),
   /** The model folders saved: actor always; critic, reference and actor_infer when the run has them. */
@@ -81,6 +83,7 @@ export function loopStateOf(file: TrainerStateFile): LoopState {
     klCoef: file.kl_coef,
     skippedUpdates: file.skipped_updates,
     failedStepsInARow: file.failed_steps_in_a_row ?? 0,
+    skippedUpdatesInARow: { ...file.skipped_updates_in_a_row },
     trainEpisodes: [...file.rng.train_next_episode],
   };
 }

@@ -226,6 +226,7 @@ export class Trainer {
       klCoef: this.kl.value,
       skippedUpdates: this.skipped,
       failedStepsInARow: this.failedInARow,
+      skippedUpdatesInARow: Object.fromEntries(this.skippedInARow),
       ...(await this.rollouts.state()),
     };
   }
@@ -244,6 +245,8 @@ export class Trainer {
     this.kl = klController({ initKlCoef: klCoef, targetKl: c.target_kl, klHorizon: c.kl_horizon });
     this.skipped = state.skippedUpdates;
     this.failedInARow = state.failedStepsInARow;
+    this.skippedInARow.clear();
+    for (const [role, inARow] of Object.entries(state.skippedUpdatesInARow)) this.skippedInARow.set(role, inARow);
     this.stepsDone = state.step;
     this.version = state.policyVersion;
   }

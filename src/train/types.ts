@@ -38,6 +38,8 @@ export interface LoopState {
   skippedUpdates: number;
   /** Failed steps in a row up to now (max_failed_steps_in_a_row counts on from it). */
   failedStepsInARow: number;
+  /** Per role, the optimizer updates skipped in a row up to now (max_skipped_updates_in_a_row counts on from it). */
+  skippedUpdatesInARow: Record<string, number>;
   /** The next episode id of each training group (env seeds and sampling streams follow from it). */
   trainEpisodes: number[];
   /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */

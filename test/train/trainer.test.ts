@@ -4,7 +4,12 @@
  * a non-finite update is skipped without touching the weights; the same seed gives the same run.
  * (Whether runs learn is issue #7's subject, with its own tests.)
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
+import { openCheckpoint, restoreTrainer } from '../../src/checkpoint/load';
+import { saveCheckpoint } from '../../src/checkpoint/save';
 import { tf } from '../../src/engine/tf';
 import { TrainingError } from '../../src/errors';
 import { openRollouts } from '../../src/rollout_sources/open';
@@ -263,6 +268,40 @@ describe('updates skipped in a row', () => {
       await trainer.close();
     }
     expect(tf.memory().numTensors).toBe(before);
+  });
+
+  test('a checkpoint keeps the count: resumed after 2 skipped updates, the next 2 stop the run', async () => {
+    const overrides = ['max_steps=4', 'ppo_epochs=1', 'actor_train.training_args.per_device_train_batch_size=4', 'max_skipped_updates_in_a_row=3'];
+    const config = await configOf(vowelsYaml(folder), host, overrides);
+    const root = mkdtempSync(join(tmpdir(), 'agentic-skipped-'));
+    // two actor updates a step, both skipped from step 1 on
+    const poison = (step: number, role: string) => role === 'actor' && step >= 1;
+    try {
+      const first = await Trainer.create(config, host, openRollouts, { poison });
+      let path = '';
+      try {
+        await first.step(0);
+        await first.step(1);
+        path = await saveCheckpoint(root, { trainer: first, config, history: [], resumedFrom: null });
+      } finally {
+        await first.close();
+      }
+      expect(JSON.parse(readFileSync(join(path, 'trainer_state.json'), 'utf8')).skipped_updates_in_a_row).toEqual({ actor: 2 });
+      const resumed = await Trainer.create(config, host, openRollouts, { poison });
+      try {
+        restoreTrainer(resumed, openCheckpoint(path));
+        const stopped = await resumed.step(2).then(
+          () => null,
+          (error: unknown) => error,
+        );
+        expect(stopped).toBeInstanceOf(TrainingError);
+        expect((stopped as Error).message).toStartWith('step 3: the last 4 actor updates in a row were skipped');
+      } finally {
+        await resumed.close();
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   test('0 never stops', async () => {
