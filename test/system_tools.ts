@@ -2,10 +2,12 @@
  * The system tools some tests need, each with the Debian package that brings it (.ci/run installs
  * them all). A test file asks `missing(need)` once and skips with it (`describe.skipIf`,
  * `test.skipIf`). Outside CI a missing tool skips those tests, and the run ends with one line
- * saying what to install (this file is the test preload, see bunfig.toml). Under CI (CI=1 or
+ * saying what to install (this file is the test preload, see bunfig.toml; under `npm test` the
+ * runner, scripts/test.ts, prints it for the whole run). Under CI (CI=1 or
  * true) nothing is skipped: the tests run, and one more test fails naming the package, so a
  * runner that lost a package cannot pass by skipping.
  */
+import { appendFileSync } from 'node:fs';
 import { afterAll, test } from 'bun:test';
 import { dlopen, FFIType } from 'bun:ffi';
 import { findBlas } from '../src/engine/blas';
@@ -81,5 +83,11 @@ export function missing(need: keyof typeof NEEDS): boolean {
 afterAll(() => {
   if (skippedPackages.size === 0) return;
   const packages = [...skippedPackages];
-  console.warn(`skipped tests: ${packages.join(', ')} not installed (apt-get install ${packages.join(' ')}); CI installs them, and there a missing one fails`);
+  // under `npm test` (scripts/test.ts) each file runs in a worker of its own: the runner prints the run's one line
+  const runFile = process.env.AGENTIC_SKIPPED_PACKAGES;
+  if (runFile) appendFileSync(runFile, packages.map((pkg) => `${pkg}\n`).join(''));
+  else
+    console.warn(
+      `skipped tests: ${packages.join(', ')} not installed (apt-get install ${packages.join(' ')}); CI installs them, and there a missing one fails`,
+    );
 });

@@ -1,0 +1,37 @@
+/**
+ * `npm test`: Bun's test runner with a test file per core, the slowest files first
+ * (test/timings.json), then the one line naming the system tools whose tests were skipped.
+ *
+ * Under --parallel every file runs in a fresh global of a worker process, so no afterAll sees the
+ * whole run: each file appends the packages it skipped to a file of this run, named by
+ * AGENTIC_SKIPPED_PACKAGES (test/system_tools.ts), and the line is printed here, once, after
+ * Bun's summary. Arguments go to `bun test` (`npm test -- test/train`, `--update-timings`).
+ *
+ *   bun scripts/test.ts [bun test arguments]
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dir, '..');
+const folder = mkdtempSync(join(tmpdir(), 'agentic-test-'));
+const skippedFile = join(folder, 'skipped');
+try {
+  const bun = Bun.spawn(['bun', 'test', '--parallel', '--timings=test/timings.json', ...process.argv.slice(2)], {
+    cwd: root,
+    stdio: ['inherit', 'inherit', 'inherit'],
+    env: { ...process.env, AGENTIC_SKIPPED_PACKAGES: skippedFile },
+  });
+  const code = await bun.exited;
+  let skipped: string[] = [];
+  try {
+    skipped = [...new Set(readFileSync(skippedFile, 'utf8').split('\n').filter(Boolean))].sort();
+  } catch {
+    // no file skipped a test
+  }
+  if (skipped.length > 0)
+    console.warn(`skipped tests: ${skipped.join(', ')} not installed (apt-get install ${skipped.join(' ')}); CI installs them, and there a missing one fails`);
+  process.exitCode = code;
+} finally {
+  rmSync(folder, { recursive: true, force: true });
+}
