@@ -17,7 +17,9 @@ const root = resolve(import.meta.dir, '..');
 const folder = mkdtempSync(join(tmpdir(), 'agentic-test-'));
 const skippedFile = join(folder, 'skipped');
 try {
-  const bun = Bun.spawn(['bun', 'test', '--parallel', '--timings=test/timings.json', ...process.argv.slice(2)], {
+  // a test's time limit guards against hangs, not slowness: two files share the cores, and a test
+  // that takes 3-4 s alone may take over Bun's default 5 s beside another
+  const bun = Bun.spawn(['bun', 'test', '--parallel', '--timings=test/timings.json', '--timeout=30000', ...process.argv.slice(2)], {
     cwd: root,
     stdio: ['inherit', 'inherit', 'inherit'],
     env: { ...process.env, AGENTIC_SKIPPED_PACKAGES: skippedFile },

@@ -70,7 +70,7 @@ test("the README's test command is the one CI runs", () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
   // one test file per core at a time, the slowest first (test/timings.json, refreshed by `npm run test:timings`)
   expect(pkg.scripts.test).toBe('bun scripts/test.ts');
-  expect(readFileSync(join(ROOT, 'scripts/test.ts'), 'utf8')).toContain("['bun', 'test', '--parallel', '--timings=test/timings.json'");
+  expect(readFileSync(join(ROOT, 'scripts/test.ts'), 'utf8')).toContain("['bun', 'test', '--parallel', '--timings=test/timings.json', '--timeout=30000'");
   expect(pkg.scripts.train).toBe('bun src/cli/main.ts train');
   const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8');
   expect(ci).toMatch(/^npm ci\b/m);
