@@ -12,6 +12,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { skippedLine } from '../test/skipped_line';
 
 const root = resolve(import.meta.dir, '..');
 const folder = mkdtempSync(join(tmpdir(), 'agentic-test-'));
@@ -31,8 +32,7 @@ try {
   } catch {
     // no file skipped a test
   }
-  if (skipped.length > 0)
-    console.warn(`skipped tests: ${skipped.join(', ')} not installed (apt-get install ${skipped.join(' ')}); CI installs them, and there a missing one fails`);
+  if (skipped.length > 0) console.warn(skippedLine(skipped));
   process.exitCode = code;
 } finally {
   rmSync(folder, { recursive: true, force: true });

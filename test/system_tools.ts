@@ -12,6 +12,7 @@ import { afterAll, test } from 'bun:test';
 import { dlopen, FFIType } from 'bun:ffi';
 import { findBlas } from '../src/engine/blas';
 import { findChromium } from './render/chromium';
+import { skippedLine } from './skipped_line';
 
 export const IN_CI = ['1', 'true'].includes((process.env.CI ?? '').toLowerCase());
 
@@ -86,8 +87,5 @@ afterAll(() => {
   // under `npm test` (scripts/test.ts) each file runs in a worker of its own: the runner prints the run's one line
   const runFile = process.env.AGENTIC_SKIPPED_PACKAGES;
   if (runFile) appendFileSync(runFile, packages.map((pkg) => `${pkg}\n`).join(''));
-  else
-    console.warn(
-      `skipped tests: ${packages.join(', ')} not installed (apt-get install ${packages.join(' ')}); CI installs them, and there a missing one fails`,
-    );
+  else console.warn(skippedLine(packages));
 });
