@@ -12,7 +12,8 @@
  * With N = 1 the answer is read whole, as it always was: `Right || Down` is then not an action.
  * The env's max_steps still counts turns (step() calls), not moves; RAGEN counts moves.
  */
-import { parseAnswer, type StepResult, z } from 'agentic';
+import { parseAnswer, type Rng, type StepResult, z } from 'agentic';
+import { responseFor, responseWith } from './response';
 
 /** The env_config keys of a grid game's moves per turn, checked against its action names. */
 export function movesPerTurnKeys(actions: readonly string[]) {
@@ -74,6 +75,18 @@ export function parseMoves<A extends string>(response: string, settings: MoveSet
     else moves.push(move);
   }
   return { moves, invalid, dropped: given.length - kept.length };
+}
+
+/**
+ * A random answer (the env's sampleRandomAction): one random move at N = 1; at N > 1 a count drawn
+ * uniformly from 1 to N, then that many random moves joined by action_sep, so the warm start's
+ * random episodes show the several-move form the instruction offers (a base that has only ever
+ * written one move would almost never sample the separator, and RL could not find it).
+ */
+export function randomMovesResponse<A extends string>(rng: Rng, actions: readonly A[], settings: MoveSettings): string {
+  if (settings.max_actions_per_turn === 1) return responseFor(rng.choice(actions), settings.action_pattern, actions);
+  const moves = Array.from({ length: 1 + rng.int(settings.max_actions_per_turn) }, () => rng.choice(actions));
+  return responseWith(moves.join(` ${settings.action_sep} `), (text) => parseMoves(text, settings, actions).moves.join() === moves.join());
 }
 
 /** What one move did. */

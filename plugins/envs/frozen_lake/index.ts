@@ -22,7 +22,7 @@ import {
 } from 'agentic';
 import { gridInstruction } from '../_grid/instruction';
 import { invalidActionStep } from '../_grid/invalid';
-import { type MoveResult, movesMetric, movesPerTurnKeys, movesStep, parseMoves, playMoves } from '../_grid/moves';
+import { type MoveResult, movesMetric, movesPerTurnKeys, movesStep, parseMoves, playMoves, randomMovesResponse } from '../_grid/moves';
 import { gridNotes, gridQuestions, type GridQuestionSpec } from '../_grid/questions';
 import { responseFor } from '../_grid/response';
 import { ACTIONS, generateLake, neighbour, shortestMove, type Action, type Lake } from './lake';
@@ -152,12 +152,9 @@ class FrozenLake implements Env, WarmStartHooks, EvaluationHooks {
 
   close(): void {}
 
-  /**
-   * One random move, whatever max_actions_per_turn allows: one move is a well-formed answer at every
-   * N, the warm start's random episodes teach that format, and chaining moves is left for RL to learn.
-   */
+  /** A random answer: one random move, or at max_actions_per_turn N > 1 one to N of them (randomMovesResponse). */
   sampleRandomAction(): string {
-    return responseFor(this.randomActions.choice(ACTIONS), this.config.action_pattern, ACTIONS);
+    return randomMovesResponse(this.randomActions, ACTIONS, this.config);
   }
 
   stateQuestions() {

@@ -150,11 +150,26 @@ describe('several moves per turn', () => {
     );
   });
 
-  test('the random action and the solution stay one move each, valid at any max_actions_per_turn', () => {
+  test('the solution stays one move, valid at any max_actions_per_turn', () => {
     const env = lake(OPEN, { max_actions_per_turn: 3 }) as Env & { solutionAction(): string };
-    expect(env.sampleRandomAction()).toMatch(/^<answer>(Left|Down|Right|Up)<\/answer>$/);
     const result = step(env, env.solutionAction());
     expect(result.info.metrics).toMatchObject({ action_is_valid: true, actions_per_turn: 1 });
+  });
+
+  test('the random answer gives 1 to max_actions_per_turn moves, each count drawn, all of them valid', () => {
+    const counts = new Set<number>();
+    for (let seed = 0; seed < 40; seed++) {
+      const env = lake(OPEN, { max_actions_per_turn: 3 });
+      env.reset(seed, undefined, { episode: { map: [...OPEN] } });
+      const answer = env.sampleRandomAction() as string;
+      expect(answer).toMatch(/^<answer>(Left|Down|Right|Up)( \|\| (Left|Down|Right|Up))*<\/answer>$/);
+      const moves = answer.split('||').length;
+      counts.add(moves);
+      expect(step(env, answer).info.metrics).toMatchObject({ action_is_valid: true });
+    }
+    expect([...counts].sort()).toEqual([1, 2, 3]);
+    // at N = 1 it is one move, as it always was
+    expect(lake(OPEN).sampleRandomAction()).toMatch(/^<answer>(Left|Down|Right|Up)<\/answer>$/);
   });
 
   for (const [name, plugin] of [
