@@ -4,7 +4,8 @@
  * Plays random episodes of every built-in environment (default config), renders each one as a
  * chat through the built-in template, trains a byte-level BPE on that text, and writes
  * assets/tokenizer/{tokenizer.json,tokenizer_config.json}. Re-run it after adding or changing a
- * built-in env; `--check` exits 1 if the committed files differ from a fresh build.
+ * built-in env (envs with seats are not read, below); `--check` exits 1 if the committed files
+ * differ from a fresh build.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -26,7 +27,12 @@ async function collectCorpus(): Promise<{ texts: string[]; envs: string[] }> {
   const host = new PluginHost(root);
   const texts: string[] = [];
   const envs: string[] = [];
-  for (const entry of host.registry.list('env').filter((e) => e.builtin)) {
+  // Envs with seats (tic_tac_toe) are left out: their text would retrain the vocabulary, shift the
+  // ids of every prompt and void the recorded learning results and the benchmark's base; a
+  // byte-level BPE writes their text from the pieces it has (docs/multi_agent.md).
+  // Envs that cannot run on their defaults alone (agent: its program must be named) have no text to give.
+  const played = host.registry.list('env').filter((e) => e.builtin && !e.definition.seats && e.definition.config.safeParse({}).success);
+  for (const entry of played) {
     const plugin = entry.definition;
     envs.push(plugin.name);
     for (let seed = 0; seed < EPISODES_PER_ENV; seed++) {

@@ -15,7 +15,7 @@
  * That reward sits on the row's last sampled token, and the advantage is its return-to-go
  * (./advantage.ts returnsToGo), as in ROLL.
  */
-import { groupKey, normalizeBy, type ResponseRewardFunction, stepReturns } from './rewards';
+import { creditGroup, groupKey, normalizeBy, type ResponseRewardFunction, stepReturns } from './rewards';
 import { summaryStats } from './stats';
 
 export const gigpoRewards: ResponseRewardFunction = (rows, o) => {
@@ -25,7 +25,7 @@ export const gigpoRewards: ResponseRewardFunction = (rows, o) => {
     rows.map((row) => groupKey(row, o.grouping)),
     o.grouping === 'batch',
   );
-  const anchors = rows.map((r) => `${r.trajGroupId}\u0000${r.stateHash ?? r.trajId}`);
+  const anchors = rows.map((r) => `${creditGroup(r)}\u0000${r.stateHash ?? r.trajId}`);
   const stepPart = normalizeBy(o, stepReturns(rows, o), anchors, false);
   const rewards = episodePart.map((e, i) => o.episodeRewardWeight * e + o.stepRewardWeight * stepPart[i]!);
   const metrics = {

@@ -25,6 +25,8 @@ export interface RewardRow {
   episodeScore: number;
   /** Step rows: the anchor state (hash of the observation answered). */
   stateHash: string | null;
+  /** A seated env's row: its seat's name (creditGroup); absent or null for one agent facing an env. */
+  seat?: string | null;
 }
 
 /** reward_normalization and the step-reward settings, as the response-reward functions read them. */
@@ -47,14 +49,26 @@ export interface ResponseRewards {
 /** One estimator's response-level reward of each row, before reward_clip. */
 export type ResponseRewardFunction = (rows: readonly RewardRow[], o: ResponseRewardSettings) => ResponseRewards;
 
+/**
+ * The group a row is compared within: its trajectory group, and for a seated env's row its seat
+ * too (`#O`), so GRPO, GiGPO and RLOO never compare one seat's play with another's (in a zero-sum
+ * game self-play's two seats would cancel out). One agent facing an env: the group itself.
+ */
+export function creditGroup(row: Pick<RewardRow, 'trajGroupId' | 'seat'>): string {
+  return row.seat ? `${row.trajGroupId}#${row.seat}` : row.trajGroupId;
+}
+
+/** A seated row's key with its seat (creditGroup's rule), one agent's unchanged. */
+const seated = (key: string, row: RewardRow) => (row.seat ? `${key}#${row.seat}` : key);
+
 export function groupKey(row: RewardRow, grouping: NormalizationGrouping): string {
   switch (grouping) {
     case 'traj_group_id':
-      return row.trajGroupId;
+      return creditGroup(row);
     case 'tags':
-      return row.tag;
+      return seated(row.tag, row);
     case 'group_ids':
-      return `${row.tag}/${row.groupId}`;
+      return seated(`${row.tag}/${row.groupId}`, row);
     case 'traj_id':
       return row.trajId;
     case 'batch':

@@ -183,6 +183,10 @@ async function evaluateWith(
   const result = await evaluate(config, host, (line) => log.info(line), evaluationEpisodes(config), passes);
   out(result.table);
   out(heldOutLine(config.val_suite ?? `${config.val_batch_size} episodes drawn by seed`, result.json.held_out));
+  if (result.json.seats) {
+    const { seatResultLines } = await import('../rollout/seat_results');
+    for (const line of seatResultLines(result.json.seats)) out(line);
+  }
   writeFileAtomic(path, `${JSON.stringify(checkpoint ? { ...checkpoint, ...result.json } : result.json, null, 2)}\n`);
   log.info(`wrote ${path}`);
   return { checkpoint: checkpoint?.checkpoint ?? config.exp_name, result };

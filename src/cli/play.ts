@@ -211,6 +211,12 @@ export default command(
         description: "Play a training checkpoint's actor with its saved config: a checkpoint folder, or auto for the newest of the run the config names",
       },
       out: { type: 'string', valueHint: 'file', description: 'Where to save the trajectory (default output/play/<tag>-seed<seed>.json)' },
+      seat: {
+        type: 'string',
+        valueHint: 'name',
+        description:
+          "An env with seats: the seat you play (default: the first the config gives the policy); other policy seats are the loaded model's, else the env's random player",
+      },
       ...overridesArg,
     },
     async run({ args }) {
@@ -223,6 +229,7 @@ export default command(
       const policyName = choosePolicy(args, modelNamed);
       if (args.checkpoint === '') throw new UsageError("option '--checkpoint' needs a value");
       if (args.out === '') throw new UsageError("option '--out' needs a value");
+      if (args.seat === '') throw new UsageError("option '--seat' needs a value");
       const interactive = policyName === 'human' ? args.script === undefined : !args.auto;
       const { readScript, scriptLines, ScriptSource, TerminalSource } = await import('../play/responses');
       const script = args.script === undefined ? null : scriptLines(await readScript(args.script));
@@ -269,7 +276,22 @@ export default command(
         const { writePlayRecord } = await import('../play/record');
         let outcome: Awaited<ReturnType<typeof playSession>>;
         try {
-          outcome = await playSession({ config, host, tag, chat, policy, policyLabel: label, logProbs, untimed: interactive, print: out });
+          // a seated env's other policy seats: the model when you play against it
+          const opponent =
+            policyName === 'human' && player.model ? (await buildPolicy('model', { config, chat, player, responses: null, paceWith: null })).policy : null;
+          outcome = await playSession({
+            config,
+            host,
+            tag,
+            chat,
+            policy,
+            policyLabel: label,
+            logProbs,
+            untimed: interactive,
+            print: out,
+            seat: args.seat ?? null,
+            opponent,
+          });
         } finally {
           player.model?.dispose();
         }
@@ -314,5 +336,6 @@ EXAMPLES
   agentic play FrozenLake --checkpoint auto                   # the newest checkpoint's actor, Enter per turn
   agentic play Arithmetic --config-name tool_use seed=5       # tool calls and their outputs as they happen
   agentic play sokoban sequence_length=1024                   # any registered env, with its entry's defaults
+  agentic play TicTacToeVsMinimax --config-name tic_tac_toe --seat X   # you play X against minimax
   agentic play ./my_env.ts sequence_length=1024 custom_envs.guess_parity.max_steps=3   # your own env file`,
 );

@@ -5,7 +5,7 @@ import { validateEnvConfig } from '../config/validate';
 import { UsageError } from '../errors';
 import { PluginHost } from '../host/plugin_host';
 import { McpPool } from '../sdk/mcp/pool';
-import { checkEnvContract, ENV_CHECKS, type EnvCheckOptions, type EnvCheckReport } from '../sdk/check_env';
+import { checkEnvContract, ENV_CHECKS, type EnvCheckOptions, type EnvCheckReport, SEATED_ENV_CHECKS } from '../sdk/check_env';
 import type { EnvPlugin } from '../sdk/types';
 import { debugArg } from './args';
 import { command } from './command';
@@ -49,7 +49,7 @@ function envConfigFrom(words: readonly string[]): TreeObject {
 }
 
 function formatReport(report: EnvCheckReport): string {
-  const width = Math.max(...Object.keys(ENV_CHECKS).map((name) => name.length));
+  const width = Math.max(...report.checks.map((c) => c.name.length));
   const lines = report.checks.map((c) => `  ${c.status === 'fail' ? 'FAIL' : c.status}  ${c.name.padEnd(width)}  ${c.message}`);
   const { stats } = report;
   const round = (x: number) => +x.toFixed(4);
@@ -120,6 +120,11 @@ export default command(
   `CHECKS (pass, FAIL, or skip when the env does not report what a check needs)
 
 ${Object.entries(ENV_CHECKS)
+  .map(([name, what]) => `  ${name.padEnd(16)}${what}`)
+  .join('\n')}
+
+and for an env with seats (defineSeatedEnv):
+${Object.entries(SEATED_ENV_CHECKS)
   .map(([name, what]) => `  ${name.padEnd(16)}${what}`)
   .join('\n')}
 

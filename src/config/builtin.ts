@@ -21,6 +21,7 @@ import gemMastermind from '../../configs/gem_mastermind.yaml' with { type: 'text
 import sokoban from '../../configs/sokoban.yaml' with { type: 'text' };
 import sokobanCompact from '../../configs/sokoban_compact.yaml' with { type: 'text' };
 import sokobanRewardOnly from '../../configs/sokoban_reward_only.yaml' with { type: 'text' };
+import ticTacToe from '../../configs/tic_tac_toe.yaml' with { type: 'text' };
 import toolUse from '../../configs/tool_use.yaml' with { type: 'text' };
 import webshop from '../../configs/webshop.yaml' with { type: 'text' };
 import webshopCompact from '../../configs/webshop_compact.yaml' with { type: 'text' };
@@ -51,6 +52,7 @@ export const BUILTIN_CONFIGS: Readonly<Record<string, string>> = {
   'sokoban.yaml': sokoban,
   'sokoban_compact.yaml': sokobanCompact,
   'sokoban_reward_only.yaml': sokobanRewardOnly,
+  'tic_tac_toe.yaml': ticTacToe,
   'tool_use.yaml': toolUse,
   'webshop.yaml': webshop,
   'webshop_compact.yaml': webshopCompact,

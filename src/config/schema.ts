@@ -271,7 +271,7 @@ export const CustomEnv = z.strictObject({
     .describe(
       "GEM's tool wrapper, {wrapper_args: {tool_reward, tool_success_reward, max_tool_uses}, tool_configs: [{tool_id: python_code | search | mcp, tool_args}]}, for the envs that take one (gem_math, gem_qa, gem_logic; docs/gem.md); checked by the env.",
     ),
-  max_steps: positiveInt().default(10).describe('Most actions (turns) per episode.'),
+  max_steps: positiveInt().default(10).describe('Most actions (turns) per episode; an env with seats: most turns per seat.'),
   max_tokens_per_step: positiveInt().default(128).describe('Most tokens the policy may generate per turn.'),
   env_manager_cls: z
     .preprocess(parseEnvManagerClass, z.enum(ENV_MANAGER_KINDS))
@@ -297,6 +297,19 @@ export const CustomEnv = z.strictObject({
     .positive()
     .default(600)
     .describe('Time budget of one episode in seconds (generation and env calls); an episode over it is cut, marked timed_out, and the others go on.'),
+  seats: z
+    .record(z.string(), z.string().min(1))
+    .nullable()
+    .default(null)
+    .describe(
+      "An env with seats (two or more players, docs/multi_agent.md): who plays each seat, by the env's seat names: policy (the policy being trained, this manager's llm_proxy; every seat policy is self-play, each seat's rows its own), random (the env's random moves) or one of the env's own opponents (minimax, ...). Seats left out are policy. null: every seat policy.",
+    ),
+  rotate_seats: z
+    .boolean()
+    .default(true)
+    .describe(
+      'An env with seats: game e of group g gives seat s the player that `seats` names for seat (s + g + e) mod the seat count, so the policy plays every seat (neighbouring groups, and each group from game to game); all envs of a group play the same assignment.',
+    ),
 });
 
 export const RewardNormalization = z.strictObject({

@@ -473,6 +473,39 @@ function unplayedSettings(tag: string, entry: AgenticConfig['custom_envs'][strin
   return parsed.success ? (parsed.data as Record<string, unknown>) : entry.env_config;
 }
 
+/**
+ * A played entry's seats (docs/multi_agent.md): only an env with seats takes them, each named seat
+ * is one of its seats and each player one it has, the policy plays at least one seat, and nothing
+ * that walks an episode as one agent (the warm start's state rows, ReMax's replays, a worker's
+ * jobs) is asked to play its games.
+ */
+function checkSeats(config: AgenticConfig, tag: string, entry: AgenticConfig['custom_envs'][string], plugin: EnvPlugin): void {
+  const at = `custom_envs.${tag}.seats`;
+  const spec = plugin.seats;
+  if (!spec) {
+    if (entry.seats !== null) throw new ConfigError(`${at}: env '${plugin.name}' has no seats (one agent plays it); leave seats out`);
+    return;
+  }
+  const players = ['policy', 'random', ...spec.opponents];
+  for (const [name, player] of Object.entries(entry.seats ?? {})) {
+    if (!spec.names.includes(name)) throw new ConfigError(`${at}.${name}: env '${plugin.name}' has seats ${spec.names.join(', ')}`);
+    if (!players.includes(player))
+      throw new ConfigError(`${at}.${name}: '${player}' plays no seat of env '${plugin.name}'; its players are ${players.join(', ')}`);
+  }
+  if (spec.names.every((name) => (entry.seats?.[name] ?? 'policy') !== 'policy')) {
+    throw new ConfigError(`${at}: no seat is the policy's, so its games would train and score nothing; give one seat policy`);
+  }
+  if (!config.train_env_manager.tags.includes(tag)) return;
+  const alone = (why: string) => new ConfigError(`custom_envs.${tag}: env '${plugin.name}' has seats, and ${why}`);
+  const ws = config.warm_start;
+  if (ws.enabled && (ws.think || ws.state_questions > 0 || ws.rehearsal_coef > 0)) {
+    throw alone("the warm start's state rows (warm_start.think, state_questions, rehearsal_coef) walk an episode as one agent; turn them off");
+  }
+  if (config.adv_estimator === 'remax') throw alone("ReMax's greedy baselines replay an episode as one agent; choose another adv_estimator");
+  if (config.distributed.redis_url !== null)
+    throw alone('distributed rollouts play one episode per env; play its games in this process (no distributed.redis_url)');
+}
+
 /** The tags some env manager plays. */
 export function playedTags(config: AgenticConfig): Set<string> {
   return new Set([...config.train_env_manager.tags, ...config.val_env_manager.tags]);
@@ -500,6 +533,7 @@ export function validateEnvSettings(config: AgenticConfig, plugins: PluginSchema
   const played = playedTags(config);
   const entries = Object.entries(config.custom_envs).map(([tag, entry]) => {
     const envConfig = played.has(tag) ? playedSettings(tag, entry, plugins) : unplayedSettings(tag, entry, plugins);
+    if (played.has(tag)) checkSeats(config, tag, entry, plugins.envs.get(tag) as EnvPlugin);
     return [tag, { ...entry, env_config: envConfig }] as const;
   });
   return { ...config, custom_envs: Object.fromEntries(entries) };

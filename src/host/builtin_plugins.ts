@@ -6,6 +6,7 @@ import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
 import fifteenPuzzle from '../../plugins/envs/fifteen_puzzle';
 import frozenLake from '../../plugins/envs/frozen_lake';
+import ticTacToe from '../../plugins/envs/tic_tac_toe';
 import gemLogic from '../../plugins/envs/gem_logic';
 import gemMath from '../../plugins/envs/gem_math';
 import gemQa from '../../plugins/envs/gem_qa';
@@ -37,6 +38,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: bandit, source: 'plugins/envs/bandit' },
   { definition: fifteenPuzzle, source: 'plugins/envs/fifteen_puzzle' },
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
+  { definition: ticTacToe, source: 'plugins/envs/tic_tac_toe' },
   { definition: gemLogic, source: 'plugins/envs/gem_logic' },
   { definition: gemMath, source: 'plugins/envs/gem_math' },
   { definition: gemQa, source: 'plugins/envs/gem_qa' },

@@ -4,7 +4,7 @@
  */
 import { PluginError } from '../errors';
 import { didYouMean } from '../util/suggest';
-import type { EnvPlugin, PluginDefinition, PluginKind, PluginOfKind, RewardPlugin, ToolPlugin } from '../sdk/types';
+import type { EnvPlugin, OpponentHooks, PluginDefinition, PluginKind, PluginOfKind, RewardPlugin, SeatSpec, ToolPlugin } from '../sdk/types';
 
 export const PLUGIN_KINDS: readonly PluginKind[] = ['env', 'reward', 'tool'];
 const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
@@ -28,6 +28,7 @@ export const FOREIGN_NAMES: Readonly<Record<PluginKind, Readonly<Record<string, 
     'game:Hangman-v0': 'hangman',
     'game:Sudoku-v0': 'sudoku',
     'game:TowerofHanoi-v0': 'tower_of_hanoi',
+    'TicTacToe-v0': 'tic_tac_toe',
     'rg:letter_counting': 'letter_counting',
     roll_math: 'gem_math',
     'math:ASDiv2K': 'gem_math',
@@ -93,6 +94,11 @@ export function checkDefinition(value: unknown, source: string): PluginDefinitio
         if (typeof env.prototype?.[method] !== 'function') fail(`${label}: the environment class has no ${method}() method`);
       }
       if (!isSchema((value as EnvPlugin).config)) fail(`${label}: 'config' must be a schema made with z from 'agentic'`);
+      const seats = (value as EnvPlugin).seats;
+      if (seats !== undefined) {
+        const problem = seatSpecProblem(seats, env.prototype);
+        if (problem) fail(`${label}: seats ${problem}`);
+      }
       break;
     }
     case 'reward':
@@ -108,6 +114,27 @@ export function checkDefinition(value: unknown, source: string): PluginDefinitio
     }
   }
   return value;
+}
+
+const SEAT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/** What is wrong with a seated env's SeatSpec (defineSeatedEnv), or null. */
+function seatSpecProblem(seats: SeatSpec, prototype: Partial<OpponentHooks> | undefined): string | null {
+  if (typeof seats !== 'object' || seats === null) return 'must be { names, zeroSum, opponents }';
+  const { names, zeroSum, opponents } = seats;
+  if (!Array.isArray(names) || names.length < 2) return 'names must list at least 2 seats';
+  const bad = names.find((name) => typeof name !== 'string' || !SEAT_NAME.test(name));
+  if (bad !== undefined) return `name ${JSON.stringify(bad)} must be letters, digits, _ or - (a config key names it)`;
+  if (new Set(names).size !== names.length) return `names must be unique, got ${names.join(', ')}`;
+  if (typeof zeroSum !== 'boolean') return 'zeroSum must be true or false';
+  if (!Array.isArray(opponents) || opponents.some((name) => typeof name !== 'string' || !NAME_PATTERN.test(name))) {
+    return 'opponents must be a list of snake_case names';
+  }
+  if (opponents.includes('random')) return "opponents must not list 'random' (sampleRandomAction plays it for every seated env)";
+  if (opponents.length > 0 && typeof prototype?.opponentAction !== 'function') {
+    return `name opponents (${opponents.join(', ')}), so the environment class needs an opponentAction(name) method`;
+  }
+  return null;
 }
 
 export class PluginRegistry {

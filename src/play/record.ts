@@ -7,7 +7,7 @@
  * An episode that stopped early (its responses ran out) is saved with the turns played, no
  * `endReason`, and `stopped` saying why.
  */
-import type { EndReason, Turn } from '../rollout/types';
+import type { EndReason, Episode, Turn } from '../rollout/types';
 import { episodesFileText, type SavedEpisode } from '../render/episodes_file';
 import { writeFileAtomic } from '../util/atomic';
 
@@ -34,6 +34,8 @@ export interface PlayRecordInput {
   /** Where the log-probs come from: sampled by the model, the model scoring given responses, or none. */
   logProbs: 'sampled' | 'scored' | null;
   stopped: string | null;
+  /** An env with seats: the game as the seat played saw it (Episode.seat), which a replay steps through. */
+  seat?: Episode['seat'];
 }
 
 type SavedPlayTurn = SavedEpisode['turns'][number] & {
@@ -75,13 +77,15 @@ export function playRecord(input: PlayRecordInput): SavedPlay {
     turns,
     finalObservation: input.finalObservation,
     ...(input.endReason ? { endReason: input.endReason } : {}),
-    score: input.turns.reduce((sum, { turn }) => sum + turn.reward, 0),
+    // a seat's score is its return, which a seat with no turn of its own has too
+    score: input.seat ? input.seat.returns[input.seat.index]! : input.turns.reduce((sum, { turn }) => sum + turn.reward, 0),
     responseTokens: input.turns.reduce((sum, { turn }) => sum + turn.responseIds.length, 0),
     policy: input.policy,
     logProbSource: input.logProbs,
     failure: input.failure,
     metrics: input.metrics,
     stopped: input.stopped,
+    ...(input.seat ? { seat: { index: input.seat.index, names: [...input.seat.names], players: [...input.seat.players], moves: [...input.seat.moves] } } : {}),
   };
 }
 

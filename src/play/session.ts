@@ -7,7 +7,11 @@
  * generating_args, the env reset with `seed` itself (so `seed=3` always means the same map), and
  * the episode's time budget lifted while a person is in the loop.
  */
-import type { AgenticConfig } from '../config/schema';
+import type { AgenticConfig, CustomEnvConfig } from '../config/schema';
+import { UsageError } from '../errors';
+import type { SeatSpec } from '../sdk/types';
+import { configuredPlayers, POLICY_PLAYER, type SeatPlay } from '../rollout/seat_players';
+import { playSeatedEpisode } from '../rollout/seated_episode';
 import { thinkTokenMask } from '../algo/think';
 import type { GuardedStep } from '../sdk/guarded_env';
 import type { PluginHost } from '../host/plugin_host';
@@ -37,6 +41,10 @@ export interface PlaySetup {
   print: (text: string) => void;
   /** Called after each turn is shown (tests watch tf's tensor count through it). */
   afterTurn?: (turn: number) => void;
+  /** An env with seats: the seat `policy` plays (--seat); null: the first seat the config gives the policy. */
+  seat?: string | null;
+  /** An env with seats: who answers the other seats the config gives the policy (a loaded model); null: the env's random player. */
+  opponent?: Policy | null;
 }
 
 export interface PlayOutcome {
@@ -45,6 +53,26 @@ export interface PlayOutcome {
   episode: Episode | null;
   /** The turn (1-based) at which the responses ran out, else null. */
   stoppedAt: number | null;
+}
+
+/**
+ * Who plays each seat of a seated env in play: `setup.policy` (you, a script, the model) the first
+ * seat the config gives the policy, or the seat --seat names (whose configured player then takes
+ * the policy's seat: `seats: {X: minimax}` with --seat X puts minimax in O); the config's other
+ * policy seats the opponent (a loaded model) or the env's random player; the env's own players
+ * theirs. Only your seat is shown and saved.
+ */
+function seatsOfPlay(custom: CustomEnvConfig, spec: SeatSpec, setup: PlaySetup): SeatPlay[] {
+  const players = configuredPlayers(custom, spec);
+  const first = players.indexOf(POLICY_PLAYER);
+  const yours = setup.seat ? spec.names.indexOf(setup.seat) : first;
+  if (yours === -1) throw new UsageError(`--seat ${setup.seat}: env ${custom.env_type} has seats ${spec.names.join(', ')}`);
+  [players[first], players[yours]] = [players[yours]!, players[first]!];
+  return players.map((player, seat) => {
+    if (seat === yours) return { seat, player: POLICY_PLAYER, recorded: true, policy: setup.policy };
+    if (player !== POLICY_PLAYER) return { seat, player, recorded: false };
+    return setup.opponent ? { seat, player: 'model', recorded: false, policy: setup.opponent } : { seat, player: 'random', recorded: false };
+  });
 }
 
 function logProbSource(setup: PlaySetup): string {
@@ -104,13 +132,19 @@ export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
 
   let episode: Episode | null = null;
   let stoppedAt: number | null = null;
+  const spec = env.seats;
   try {
-    episode = await playEpisode(env, custom, task, limits, setup.policy, chat, observer);
+    if (spec) {
+      const plays = seatsOfPlay(custom, spec, setup);
+      print(`seats: ${plays.map((p) => `${spec.names[p.seat]} ${p.recorded ? setup.policyLabel : p.player}`).join(', ')}`);
+      [episode = null] = await playSeatedEpisode(env, custom, task, limits, setup.policy, chat, plays, observer);
+    } else episode = await playEpisode(env, custom, task, limits, setup.policy, chat, observer);
   } catch (error) {
     if (!(error instanceof InputEnded)) throw error;
     stoppedAt = played.length + 1;
   } finally {
     await setup.policy.close();
+    await setup.opponent?.close();
     await env.close();
   }
 
@@ -128,6 +162,7 @@ export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
     policy: setup.policyLabel,
     logProbs: setup.logProbs,
     stopped: stoppedAt === null ? null : `the responses ran out at turn ${stoppedAt}`,
+    ...(episode?.seat ? { seat: episode.seat } : {}),
   });
   return { record, episode, stoppedAt };
 }

@@ -14,6 +14,8 @@
  * informational (the replay recomputes them; an outside agent's answer is its last turn's
  * `action`); `failure`, why the episode failed, lets a failed episode whose replay does not fail
  * the same way be shown as recorded (replay.ts); `responseTokens` feeds the report's token count.
+ * A seated env's record (self-play, opponents) adds `seat`: its seat, the seats' names and players,
+ * and every seat's moves in play order, which the replay plays instead of the turns.
  * Other fields are ignored, so a rollout's Episode objects (token ids and all) load as they are.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -52,6 +54,15 @@ const SavedEpisode = z.object({
   failure: z.string().nullable().optional(),
   score: z.number().optional(),
   responseTokens: z.int().min(0).optional(),
+  // a seated env's game: every seat's moves in play order, which the replay steps the env with
+  seat: z
+    .object({
+      index: z.int().min(0),
+      names: z.array(z.string()).min(2),
+      players: z.array(z.string()),
+      moves: z.array(z.object({ seat: z.int().min(0), responseText: z.string() })),
+    })
+    .optional(),
 });
 
 export type SavedEpisode = z.output<typeof SavedEpisode>;
@@ -104,5 +115,8 @@ export function savedEpisodeOf(episode: Episode): SavedEpisode {
     failure: episode.failure,
     score: episode.score,
     responseTokens: episode.responseTokens,
+    ...(episode.seat
+      ? { seat: { index: episode.seat.index, names: [...episode.seat.names], players: [...episode.seat.players], moves: [...episode.seat.moves] } }
+      : {}),
   };
 }

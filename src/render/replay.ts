@@ -48,6 +48,10 @@ export interface RecordedEpisode {
   failure?: string | null;
   /** The task as the first prompt showed it. */
   instruction?: string;
+  /** A seated env's game (Episode.seat): its seat, and every seat's moves in play order. */
+  seat?: { index: number; names: readonly string[]; players: readonly string[]; moves: readonly { seat: number; responseText: string }[] };
+  /** The record's score: a seat's return, checked against the replay. */
+  score?: number;
 }
 
 export interface ReplayedTurn {
@@ -151,6 +155,7 @@ export async function replayEpisode(
   const replaying: Replaying = { env, episode, label };
   try {
     if (env.playedByAgent) return await replayAgentEpisode(replaying);
+    if (episode.seat) return await replaySeatedGame(replaying, episode.seat);
     return await replayEnvEpisode(replaying);
   } catch (error) {
     // a failure from outside the env does not come back on replay: the recording says what it was
@@ -243,6 +248,64 @@ async function replayAgentEpisode(replaying: Replaying): Promise<Replay> {
     failure: null,
     frames: start && end ? [start, end] : null,
     captions: start && end ? [`start\nseed ${episode.seed}`, `answer: ${actionLabel(last)}\nscore ${formatNumber(scored.reward)}`] : [],
+  };
+}
+
+/**
+ * A seated env's game: reset, then every seat's moves in play order, a picture after each (the
+ * whole board, so both seats show). The replay must end as the recording did and give the
+ * record's seat the recorded return; each turn of the replay is one move, captioned with its seat,
+ * its reward the record's seat's for that move.
+ */
+async function replaySeatedGame(replaying: Replaying, seat: NonNullable<RecordedEpisode['seat']>): Promise<Replay> {
+  const { env, episode, label } = replaying;
+  const reset = await env.reset(episode.seed, episode.draw, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined);
+  if (reset.failure) throw new ReplayError(`${label}: the env failed on replay: ${reset.failure.reason}`);
+  const first = await picture(replaying);
+  const frames = first ? [first] : null;
+  const turns: ReplayedTurn[] = [];
+  const captions = [`start\nseed ${episode.seed}`];
+  let observation = reset.observation;
+  let endReason: EndReason | null = null;
+  let seatReturn = 0;
+  for (const [i, move] of seat.moves.entries()) {
+    if (endReason !== null)
+      throw diverges(replaying, `at move ${i + 1}`, `the env ended the game after move ${i}, but ${seat.moves.length} moves are recorded`);
+    const step = await env.step(move.responseText);
+    if (step.failure) throw new ReplayError(`${label}: the env failed on replay at move ${i + 1}: ${step.failure.reason}`);
+    // each move's reward as this record's seat got it, so the turns add up to its return
+    const reward = (step as typeof step & { rewards?: readonly number[] }).rewards?.[seat.index] ?? 0;
+    seatReturn += reward;
+    const turn: ReplayedTurn = {
+      observation,
+      responseText: move.responseText,
+      action: step.info.action,
+      reward,
+      metrics: step.info.metrics,
+      metricsAgg: step.info.metricsAgg ?? {},
+    };
+    turns.push(turn);
+    captions.push(`move ${i + 1} (${seat.names[move.seat]}: ${seat.players[move.seat]}): ${actionLabel(turn)}`);
+    observation = step.observation;
+    if (step.terminated) endReason = 'terminated';
+    else if (step.truncated) endReason = 'truncated';
+    if (frames) frames.push((await picture(replaying))!);
+  }
+  if ((episode.endReason === 'terminated' || episode.endReason === 'truncated') && endReason !== episode.endReason) {
+    throw diverges(replaying, 'at the end', `the recording ended ${episode.endReason}, the replay ${endReason ?? 'with the game still running'}`);
+  }
+  if (episode.score !== undefined && Math.abs(episode.score - seatReturn) > REWARD_TOLERANCE) {
+    throw diverges(replaying, 'at the end', `seat ${seat.names[seat.index]}'s return ${formatNumber(seatReturn)}, recorded ${formatNumber(episode.score)}`);
+  }
+  captions[captions.length - 1] += `\n${seat.names[seat.index]} scores ${formatNumber(seatReturn)}`;
+  return {
+    instruction: reset.info.instruction,
+    turns,
+    finalObservation: observation,
+    endReason: endReason ?? episode.endReason ?? 'max_actions',
+    failure: episode.failure ?? null,
+    frames,
+    captions,
   };
 }
 

@@ -36,6 +36,8 @@ import type { ChatFormat } from './chat';
 import { stopGateway } from './agent_episode';
 import { entryEnv } from './entry_env';
 import { playEpisode } from './episode';
+import { seatPlays } from './seat_players';
+import { playSeatedEpisode } from './seated_episode';
 import type { EpisodeLimits, EpisodeTask } from './episode_record';
 import { rolloutMetrics, type RolloutTiming } from './metrics';
 import { HttpPolicy, serverSampling } from './http_policy';
@@ -166,7 +168,7 @@ export interface PlayedEpisode {
  * episode's rows with the policy version `versionOf` says played it.
  */
 export function rolloutBatch(mode: RolloutMode, played: PlayedEpisode[], versionOf: (episode: Episode) => number, timing: RolloutTiming): RolloutBatch {
-  played.sort((a, b) => a.order - b.order || a.episode.envId - b.episode.envId);
+  played.sort((a, b) => a.order - b.order || a.episode.envId - b.episode.envId || (a.episode.seat?.index ?? 0) - (b.episode.seat?.index ?? 0));
   const episodes = played.map((p) => p.episode);
   return {
     mode,
@@ -289,7 +291,8 @@ export class EnvManager {
 
   /**
    * Plays `batchSize` trajectories (whole groups) with `policy`, all environments at once;
-   * `policyVersion` is recorded on every sample.
+   * `policyVersion` is recorded on every sample. An env with seats plays one game per trajectory,
+   * which gives a record for each seat the policy plays (self-play: two).
    */
   async collect(batchSize: number, policy: Policy, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
     // episodes of each group, in the order they are played
@@ -302,7 +305,14 @@ export class EnvManager {
     await Promise.all(
       this.slots.map(async (slot) => {
         for (const group of plan[slot.groupId]!) {
-          played.push({ order: group.order, episode: await playEpisode(slot.env, slot.custom, memberTask(group, slot.envId), limits, policy, chat) });
+          const task = memberTask(group, slot.envId);
+          const seats = slot.env.seats;
+          if (seats === null) played.push({ order: group.order, episode: await playEpisode(slot.env, slot.custom, task, limits, policy, chat) });
+          else {
+            const plays = seatPlays(slot.custom, seats, group);
+            for (const episode of await playSeatedEpisode(slot.env, slot.custom, task, limits, policy, chat, plays))
+              played.push({ order: group.order, episode });
+          }
         }
       }),
     );

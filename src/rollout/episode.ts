@@ -18,12 +18,12 @@
  */
 import type { CustomEnvConfig } from '../config/schema';
 import { Rng } from '../engine/rng';
-import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
+import type { GuardedEnv, GuardedReset, GuardedStep } from '../sdk/guarded_env';
 import { playAgentEpisode } from './agent_episode';
 import type { ChatFormat } from './chat';
 import { Deadline, EXPIRED } from './deadline';
 import { type EpisodeEnding, type EpisodeLimits, type EpisodePlay, type EpisodeTask, playedTurn, recordEpisode } from './episode_record';
-import type { Policy, TurnReply } from './policy';
+import type { Policy, TurnQuery, TurnReply } from './policy';
 import { advanceTurnState, TurnPrompts, type TurnState } from './turn_prompt';
 import type { Episode, Turn } from './types';
 
@@ -39,6 +39,8 @@ export interface TurnStart {
   contextIds: readonly number[];
   /** Ids the response may still take before sequence_length; 0 or less ends the episode (context_full). */
   room: number;
+  /** A seated env's game: the seat to move (seated_episode.ts); absent for one agent facing an env. */
+  seat?: number;
 }
 
 /**
@@ -54,16 +56,16 @@ export interface EpisodeObserver {
 }
 
 /** A reply the policy gave. */
-type Replied = Extract<TurnReply, { failure: null }>;
+export type Replied = Extract<TurnReply, { failure: null }>;
 
 /** What one env episode is played with: the episode's inputs, who watches it, and its time budget. */
-interface Play extends EpisodePlay {
+export interface Play extends EpisodePlay {
   observer: EpisodeObserver;
   deadline: Deadline;
 }
 
 /** The episode so far, as the turns advance it. */
-interface Progress extends TurnState {
+export interface Progress extends TurnState {
   observations: string[];
   turns: Turn[];
 }
@@ -91,14 +93,29 @@ export async function playEpisode(
   return recordEpisode(task, { kind: custom.env_manager_cls, instruction, turns, finalObservation: observation, ...ending, remote: policy.remote, started });
 }
 
-/** Resets the env with the task's seed into `progress`; the ending if the reset failed or ran out of time. */
-async function resetEpisode({ env, task, custom, deadline }: Play, progress: Progress): Promise<EpisodeEnding | null> {
+/** The env reset with the task's seed (its suite episode, if any) within the time budget; the ending if it failed or ran out of time. */
+export async function resetWithin({ env, task, custom, deadline }: Play): Promise<Extract<GuardedReset, { failure: null }> | EpisodeEnding> {
   const reset = await deadline.race(env.reset(task.seed, task.draw, task.episode ? { episode: task.episode } : undefined));
   if (reset === EXPIRED) {
     env.abandon();
     return { endReason: 'timeout', failure: `reset() did not finish within the episode budget of ${custom.episode_timeout_s} s` };
   }
   if (reset.failure) return { endReason: 'env_failure', failure: reset.failure.reason };
+  return reset;
+}
+
+/** The env stepped with `response` within the time budget; the timeout ending if it ran out. */
+export async function stepWithin({ env, custom, deadline }: Play, response: string): Promise<GuardedStep | EpisodeEnding> {
+  const result = await deadline.race(env.step(response));
+  if (result !== EXPIRED) return result;
+  env.abandon();
+  return { endReason: 'timeout', failure: `step() did not finish within the episode budget of ${custom.episode_timeout_s} s` };
+}
+
+/** Resets the env with the task's seed into `progress`; the ending if the reset failed or ran out of time. */
+async function resetEpisode(play: Play, progress: Progress): Promise<EpisodeEnding | null> {
+  const reset = await resetWithin(play);
+  if ('endReason' in reset) return reset;
   progress.instruction = reset.info.instruction;
   progress.observation = reset.observation;
   progress.suffix = reset.info.suffix ?? '';
@@ -109,7 +126,7 @@ async function resetEpisode({ env, task, custom, deadline }: Play, progress: Pro
 
 /** Turn after turn until the env, the action budget, the context or the time budget ends the episode. */
 async function playTurns(play: Play, progress: Progress): Promise<EpisodeEnding> {
-  const { env, custom, limits, observer, deadline } = play;
+  const { custom, limits, observer } = play;
   const prompts = new TurnPrompts(custom, play.chat);
   for (let step = 0; step < custom.max_steps; step++) {
     progress.step = step;
@@ -118,14 +135,21 @@ async function playTurns(play: Play, progress: Progress): Promise<EpisodeEnding>
     const room = limits.sequenceLength - contextIds.length;
     await observer.beforeTurn?.({ step, instruction: progress.instruction, observation: progress.observation, promptIds, contextIds, room });
     if (room <= 0) return { endReason: 'context_full', failure: null };
-    const reply = await askPolicy(play, step, contextIds, room);
+    const { task, limits: run } = play;
+    const reply = await askPolicy(
+      play,
+      {
+        id: `${task.mode}:${task.envId}:${task.episodeId}:${step}`,
+        session: `${task.mode}:${task.envId}`,
+        rng: Rng.fromSeed(run.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, step),
+      },
+      contextIds,
+      room,
+    );
     if ('endReason' in reply) return reply;
     const responseText = play.chat.responseText(reply.tokens);
-    const result = await deadline.race(env.step(responseText));
-    if (result === EXPIRED) {
-      env.abandon();
-      return { endReason: 'timeout', failure: `step() did not finish within the episode budget of ${custom.episode_timeout_s} s` };
-    }
+    const result = await stepWithin(play, responseText);
+    if ('endReason' in result) return result;
     const turn = playedTurn(progress, promptIds, reply, responseText, result);
     progress.turns.push(turn);
     await observer.afterTurn?.(turn, result);
@@ -136,23 +160,18 @@ async function playTurns(play: Play, progress: Progress): Promise<EpisodeEnding>
   return { endReason: 'max_actions', failure: null };
 }
 
+/** Who asks: the query's id (unique in flight), its KV session and its sampling stream. */
+export type TurnAsk = Pick<TurnQuery, 'id' | 'session' | 'rng'>;
+
 /** The policy's reply to this turn's context; the ending if it failed or the time budget ran out first. */
-async function askPolicy(
-  { env, custom, task, limits, policy, deadline }: Play,
-  step: number,
+export async function askPolicy(
+  { env, custom, limits, policy, deadline }: Play,
+  { id, session, rng }: TurnAsk,
   contextIds: number[],
   room: number,
 ): Promise<Replied | EpisodeEnding> {
-  const id = `${task.mode}:${task.envId}:${task.episodeId}:${step}`;
   const reply = await deadline.race(
-    policy.respond({
-      id,
-      promptIds: contextIds,
-      maxNewTokens: Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room),
-      rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, step),
-      env,
-      session: `${task.mode}:${task.envId}`,
-    }),
+    policy.respond({ id, promptIds: contextIds, maxNewTokens: Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room), rng, env, session }),
   );
   if (reply === EXPIRED) {
     policy.cancel(id);
@@ -163,7 +182,7 @@ async function askPolicy(
 }
 
 /** The ending a step gives: a failure, the env's end (terminated, then truncated), or none (play on). */
-function stepEnding(result: GuardedStep): EpisodeEnding | null {
+export function stepEnding(result: GuardedStep): EpisodeEnding | null {
   if (result.failure) return { endReason: 'env_failure', failure: result.failure.reason };
   if (result.terminated) return { endReason: 'terminated', failure: null };
   if (result.truncated) return { endReason: 'truncated', failure: null };

@@ -20,6 +20,7 @@ import type { Policy } from './policy';
 import { heldOut, type HeldOut } from './held_out';
 import { withOptima } from './optima';
 import { formatSummaryTable, summarizeByTag, type TagSummary } from './report';
+import { type SeatResults, seatResults } from './seat_results';
 import type { RolloutBatch } from './types';
 
 export interface EvaluationResult {
@@ -43,6 +44,8 @@ export interface EvaluationResult {
     tags: Record<string, TagSummary>;
     /** Success and mean score over every episode of every pass, with 95% intervals, and the optimum where the env computes it. */
     held_out: HeldOut;
+    /** Envs with seats: win, draw and loss per tag, opponent and seat, with 95% intervals (seat_results.ts); absent without such envs. */
+    seats?: SeatResults;
     /** Each metric's mean over the passes. */
     metrics: Record<string, number>;
   };
@@ -97,6 +100,7 @@ export async function evaluate(
   );
   const batch: RolloutBatch = { ...first.batch, episodes: all, samples: batches.flatMap((b) => b.batch.samples) };
   const tags = summarizeByTag(batch);
+  const seats = seatResults(all, config.seed);
   const metrics: Record<string, number> = {};
   for (const key of Object.keys(first.batch.metrics)) metrics[key] = batches.reduce((sum, b) => sum + (b.batch.metrics[key] ?? 0), 0) / batches.length;
   return {
@@ -115,6 +119,7 @@ export async function evaluate(
       generating_args: random ? null : { ...generatingArgs(config, 'val') },
       tags,
       held_out: heldOut(all, config.seed),
+      ...(Object.keys(seats).length > 0 ? { seats } : {}),
       metrics,
     },
   };

@@ -42,6 +42,7 @@ function buildRow(turns: readonly Turn[], score: number): Row {
 function fromEpisode(episode: Episode, policyVersion: number) {
   const { trajGroupId, trajId, tag, envId, groupId, episodeId, endReason } = episode;
   return {
+    seat: episode.seat ? episode.seat.names[episode.seat.index]! : null,
     policyVersion,
     trajGroupId,
     trajId,

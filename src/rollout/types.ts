@@ -8,7 +8,7 @@
  * `responseMask[t]`.
  */
 import type { EnvManagerKind } from '../config/schema';
-import type { EpisodeDraw, MetricAgg, MetricValue, SuiteEpisode } from '../sdk/types';
+import type { EpisodeDraw, MetricAgg, MetricValue, SeatOutcome, SuiteEpisode } from '../sdk/types';
 
 export type RolloutMode = 'train' | 'val';
 
@@ -48,6 +48,24 @@ export interface Turn {
   opensRow?: true;
 }
 
+/**
+ * A seated env's game as one seat's record holds it (seated_episode.ts): every seat a player trains
+ * in gets a record of its own turns, and the records of one game share everything here but `index`.
+ */
+export interface EpisodeSeat {
+  /** This record's seat, and every seat's name (SeatSpec.names). */
+  index: number;
+  names: readonly string[];
+  /** Who played each seat, by seat: 'policy', or the env's opponent ('random', 'minimax', ...). */
+  players: readonly string[];
+  /** Every move of the game in play order, each seat's, as the env received it: what replays the game. */
+  moves: readonly { seat: number; responseText: string }[];
+  /** Each seat's return (the sum of its rewards over the game). */
+  returns: readonly number[];
+  /** Each seat's result, or null when the game did not finish (a failure, the turn limit, the context). */
+  outcome: readonly SeatOutcome[] | null;
+}
+
 export interface Episode {
   mode: RolloutMode;
   kind: EnvManagerKind;
@@ -70,7 +88,7 @@ export interface Episode {
   /** The observation after the last turn (never answered). */
   finalObservation: string;
   endReason: EndReason;
-  /** Sum of the turn rewards. */
+  /** Sum of the turn rewards (a seat's record: its return, which a seat that never moved has too). */
   score: number;
   /** One line about an env or inference failure or a timeout, else null. */
   failure: string | null;
@@ -89,6 +107,8 @@ export interface Episode {
   /** Tokens the policy generated in this episode. */
   responseTokens: number;
   seconds: number;
+  /** A seated env's game (self-play, opponents): which seat this record is, and the whole game. */
+  seat?: EpisodeSeat;
 }
 
 export interface TurnBounds {
@@ -107,6 +127,8 @@ export interface Sample {
   envId: number;
   groupId: number;
   episodeId: number;
+  /** A seated env's row: the name of the seat that played it (credit never mixes seats); else null. */
+  seat: string | null;
   /** Step-wise rows: the turn index (0-based); trajectory rows: null. */
   step: number | null;
   inputIds: Int32Array;

@@ -7,7 +7,7 @@
  */
 import { aggregateMetric, badMetricNames } from './env_contract';
 import { ENV_FAILURE_METRIC, GuardedEnv, type EnvFailure, type EnvMethod, type GuardOptions } from './guarded_env';
-import type { EnvContext, EnvPlugin, MetricAgg, MetricValue, RgbFrame } from './types';
+import type { EnvContext, EnvPlugin, MetricAgg, MetricValue, RgbFrame, SeatedResetResult, SeatedStepResult, SeatOutcome, SeatSpec } from './types';
 
 export type CheckStatus = 'pass' | 'fail' | 'skip';
 
@@ -32,7 +32,15 @@ export const ENV_CHECKS = {
   render: "render('text') is a string; render('rgb') is null or width*height*3 bytes",
   close: 'close() finishes',
 } as const;
-export type CheckName = keyof typeof ENV_CHECKS;
+
+/** The checks a seated env (defineSeatedEnv) gets besides those above, reported after them. */
+export const SEATED_ENV_CHECKS = {
+  turn_order: 'every seat gets to move, and the seats move in the same order when a game is replayed',
+  seat_rewards: 'one reward per seat each move; with zeroSum every finished game returns 0 in all; outcomes agree with the returns',
+  bad_answer: 'an unreadable response costs only the seat that gave it: its turn, or the game (outcome loss); no other seat is charged',
+  opponents: "each of the env's own opponents (SeatSpec.opponents) plays whole games with valid actions",
+} as const;
+export type CheckName = keyof typeof ENV_CHECKS | keyof typeof SEATED_ENV_CHECKS;
 
 export interface EnvCheckStats {
   episodes: number;
@@ -73,6 +81,11 @@ export interface EnvCheckOptions {
 export const GIBBERISH_RESPONSE = 'gibberish with no answer tag';
 
 interface Transition {
+  /** The seat that moved (a seated env's; 0 for others). */
+  seat: number;
+  /** Every seat's reward for the move (a seated env's). */
+  rewards?: readonly number[];
+  outcome?: readonly SeatOutcome[];
   response: string;
   observation: string;
   reward: number;
@@ -138,6 +151,7 @@ class Checker {
     if (reset.failure) return { ...episode, failure: reset.failure };
     episode.observation = reset.observation;
     episode.instruction = reset.info.instruction;
+    let mover = (reset as Partial<SeatedResetResult>).seat ?? 0;
     if (options.render && !(await this.renderBoth(guard, episode))) return episode;
     const length = options.responses?.length ?? this.maxSteps;
     for (let i = 0; i < length; i++) {
@@ -149,7 +163,19 @@ class Checker {
       const step = await guard.step(response);
       if (step.failure) return { ...episode, failure: step.failure };
       const { [ENV_FAILURE_METRIC]: _, ...metrics } = step.info.metrics;
-      episode.steps.push({ response, observation: step.observation, reward: step.reward, terminated: step.terminated, truncated: step.truncated, metrics });
+      const { rewards, outcome, seat } = step as Partial<SeatedStepResult>;
+      episode.steps.push({
+        seat: mover,
+        rewards,
+        outcome,
+        response,
+        observation: step.observation,
+        reward: step.reward,
+        terminated: step.terminated,
+        truncated: step.truncated,
+        metrics,
+      });
+      mover = seat ?? 0;
       const { [ENV_FAILURE_METRIC]: __, ...metricsAgg } = step.info.metricsAgg ?? {};
       Object.assign(episode.metricsAgg, metricsAgg);
       if (options.render) {
@@ -238,6 +264,14 @@ class Checker {
       add('render', 'pass', `${this.renders} renders; render('rgb') gives ${picture}`);
     }
 
+    const seats = this.plugin.seats;
+    if (seats) {
+      add(...this.turnOrderCheck(played, seats));
+      add(...this.seatRewardsCheck(played, seats));
+      add(...(await this.badAnswerCheck(seats)));
+      add(...(await this.opponentsCheck(seats)));
+    }
+
     const closing = await this.closeAll();
     add('close', closing.length > 0 ? 'fail' : 'pass', closing[0]?.reason ?? `close() finished on ${this.guards.length} instances`);
     return this.report(checks, played);
@@ -283,6 +317,16 @@ class Checker {
     }
     // GEM's games end the episode on a format error (its reward is -0.1): nothing is left to compare.
     if (step.terminated) return ['invalid_action', 'pass', `${asked}: ended the episode (a format error), action_is_valid false, reward ${step.reward}`];
+    // a seated env's bad answer may pass the turn on, which the state shows (bad_answer checks the rest)
+    const seats = this.plugin.seats;
+    const mover = (reset as unknown as Partial<SeatedResetResult>).seat;
+    if (seats && (step as Partial<SeatedStepResult>).seat !== mover) {
+      return [
+        'invalid_action',
+        'pass',
+        `${asked}: the turn passed to seat ${seats.names[(step as unknown as SeatedStepResult).seat]}, action_is_valid false, reward ${step.reward}`,
+      ];
+    }
     const after = step.truncated ? { value: before.value, failure: null } : await guard.render('text');
     if (after.failure) return ['invalid_action', 'fail', after.failure.reason];
     if (after.value !== before.value) {
@@ -303,6 +347,9 @@ class Checker {
       if (!b) return `${where}: the second run ended after ${again.steps.length} steps, the first did not`;
       if (a.observation !== b.observation) return `${where}: observations differ: ${short(a.observation)} vs ${short(b.observation)}`;
       if (!Object.is(a.reward, b.reward)) return `${where}: rewards differ: ${a.reward} vs ${b.reward}`;
+      if (a.seat !== b.seat) return `${where}: seat ${a.seat} moved in one run and seat ${b.seat} in the other`;
+      if (JSON.stringify(a.rewards) !== JSON.stringify(b.rewards))
+        return `${where}: seat rewards differ: ${JSON.stringify(a.rewards)} vs ${JSON.stringify(b.rewards)}`;
       if (a.terminated !== b.terminated || a.truncated !== b.truncated) return `${where}: the episode ended in one run and not in the other`;
       if (JSON.stringify(a.metrics) !== JSON.stringify(b.metrics))
         return `${where}: metrics differ: ${JSON.stringify(a.metrics)} vs ${JSON.stringify(b.metrics)}`;
@@ -355,6 +402,84 @@ class Checker {
     const difference = this.difference(reference, await replay);
     if (difference) return ['fail', `${difference} while a second instance played seed ${otherSeed}: instances share state (module-level variables?)`];
     return ['pass', `seed ${reference.seed} replayed identically while a second instance played seed ${otherSeed}`];
+  }
+
+  private turnOrderCheck(played: ReadonlyArray<Episode>, seats: SeatSpec): [CheckName, CheckStatus, string] {
+    const moves = played.flatMap((e) => e.steps);
+    if (moves.length === 0) return ['turn_order', 'skip', 'no move was made'];
+    const moved = new Set(moves.map((m) => m.seat));
+    const idle = seats.names.filter((_, seat) => !moved.has(seat));
+    if (idle.length > 0) return ['turn_order', 'fail', `seat ${idle.join(', ')} never moved in ${played.length} random games (${moves.length} moves)`];
+    // the replays of the determinism check compare the seat of every move
+    return ['turn_order', 'pass', `seats ${seats.names.join(', ')} each moved; ${moves.length} moves`];
+  }
+
+  private seatRewardsCheck(played: ReadonlyArray<Episode>, seats: SeatSpec): [CheckName, CheckStatus, string] {
+    const finished = played.filter((e) => !e.failure && (e.steps.at(-1)?.terminated || e.steps.at(-1)?.truncated));
+    if (finished.length === 0) return ['seat_rewards', 'skip', `no random game finished within ${this.maxSteps} moves`];
+    for (const game of finished) {
+      const returns = seats.names.map((_, seat) => game.steps.reduce((sum, step) => sum + step.rewards![seat]!, 0));
+      const total = returns.reduce((a, b) => a + b, 0);
+      const at = `seed ${game.seed}`;
+      if (seats.zeroSum && Math.abs(total) > 1e-9)
+        return ['seat_rewards', 'fail', `${at}: the returns ${returns.join(', ')} sum to ${total}, but the env says zeroSum`];
+      const outcome = game.steps.at(-1)!.outcome;
+      if (!outcome) continue;
+      const lowestWin = Math.min(...returns.filter((_, seat) => outcome[seat] === 'win'));
+      const highestLoss = Math.max(...returns.filter((_, seat) => outcome[seat] === 'loss'));
+      if (highestLoss > lowestWin)
+        return ['seat_rewards', 'fail', `${at}: outcome ${outcome.join(', ')} gives a losing seat a higher return than a winning one (${returns.join(', ')})`];
+    }
+    const zeroSum = seats.zeroSum ? ', each summing to 0' : '';
+    return ['seat_rewards', 'pass', `${finished.length} finished games: one reward per seat each move${zeroSum}`];
+  }
+
+  private async badAnswerCheck(seats: SeatSpec): Promise<[CheckName, CheckStatus, string]> {
+    const guard = this.newGuard();
+    const reset = await guard.reset(this.seed);
+    if (reset.failure) return ['bad_answer', 'skip', `not run: ${reset.failure.reason}`];
+    const mover = (reset as unknown as SeatedResetResult).seat;
+    const step = await guard.step(GIBBERISH_RESPONSE);
+    if (step.failure) return ['bad_answer', 'fail', step.failure.reason];
+    const { rewards, outcome, seat } = step as unknown as SeatedStepResult;
+    const asked = `step(${short(GIBBERISH_RESPONSE)}) from seat ${seats.names[mover]}`;
+    if (step.info.metrics.action_is_valid !== false) return ['bad_answer', 'fail', `${asked} did not report action_is_valid false`];
+    const charged = seats.names.filter((_, other) => other !== mover && rewards[other] !== 0);
+    if (charged.length > 0) return ['bad_answer', 'fail', `${asked} changed the reward of seat ${charged.join(', ')}: ${JSON.stringify(rewards)}`];
+    if (!step.terminated && !step.truncated) {
+      return ['bad_answer', 'pass', `${asked} lost that seat its turn (reward ${step.reward}); seat ${seats.names[seat]} moves next`];
+    }
+    if (outcome && outcome[mover] !== 'loss')
+      return ['bad_answer', 'fail', `${asked} ended the game with that seat's outcome ${outcome[mover]}, expected loss`];
+    return ['bad_answer', 'pass', `${asked} lost that seat the game (reward ${step.reward})`];
+  }
+
+  private async opponentsCheck(seats: SeatSpec): Promise<[CheckName, CheckStatus, string]> {
+    if (seats.opponents.length === 0) return ['opponents', 'skip', 'the env names no opponents of its own (random is sampleRandomAction)'];
+    const guard = this.newGuard();
+    let moves = 0;
+    for (const name of seats.opponents) {
+      for (let game = 0; game < 2; game++) {
+        const reset = await guard.reset(this.seed + game);
+        if (reset.failure) return ['opponents', 'skip', `not run: ${reset.failure.reason}`];
+        for (let i = 0; i < this.maxSteps; i++) {
+          const answer = await guard.opponentAction(name);
+          if (answer.failure) return ['opponents', 'fail', answer.failure.reason];
+          const step = await guard.step(answer.response);
+          if (step.failure) return ['opponents', 'fail', step.failure.reason];
+          moves++;
+          if (step.info.metrics.action_is_valid === false) {
+            return [
+              'opponents',
+              'fail',
+              `opponent ${name}'s response ${short(answer.response)} (seed ${this.seed + game}, move ${i + 1}) reported action_is_valid false`,
+            ];
+          }
+          if (step.terminated || step.truncated) break;
+        }
+      }
+    }
+    return ['opponents', 'pass', `${seats.opponents.join(', ')}: 2 games each in every seat, ${moves} valid moves`];
   }
 
   private async closeAll(): Promise<EnvFailure[]> {

@@ -1,6 +1,6 @@
 /** Constructors for plugin definitions: they add the kind tag and fill optional parts. */
 import { z } from 'zod';
-import type { EnvClass, EnvContext, EnvPlugin, RewardContext, RewardInput, RewardOutput, RewardPlugin, ToolPlugin } from './types';
+import type { EnvClass, EnvContext, EnvPlugin, RewardContext, RewardInput, RewardOutput, RewardPlugin, SeatedEnv, SeatSpec, ToolPlugin } from './types';
 
 /** A reward called without the run's context (a test, a script) contains its Python with bwrap. */
 const DEFAULT_REWARD_CONTEXT: RewardContext = Object.freeze({ pythonSandbox: 'bwrap' });
@@ -11,6 +11,20 @@ export function defineEnv<S extends z.ZodType = z.ZodObject<{}>>(definition: {
   config?: S;
   env: EnvClass<z.output<S>>;
   epochRows?: (config: z.output<S>, context: EnvContext) => number;
+}): EnvPlugin<S> {
+  return Object.freeze({ kind: 'env', ...definition, config: definition.config ?? (z.strictObject({}) as unknown as S) });
+}
+
+/**
+ * An env with seats (types.ts, SeatedEnv): its class plays every seat's move, and `seats` names the
+ * seats and the env's own opponents. The registry checks the spec when the plugin is loaded.
+ */
+export function defineSeatedEnv<S extends z.ZodType = z.ZodObject<{}>>(definition: {
+  name: string;
+  description: string;
+  config?: S;
+  seats: SeatSpec;
+  env: new (config: z.output<S>, context: EnvContext) => SeatedEnv;
 }): EnvPlugin<S> {
   return Object.freeze({ kind: 'env', ...definition, config: definition.config ?? (z.strictObject({}) as unknown as S) });
 }

@@ -3,7 +3,7 @@
  * the first problem as a short phrase ("reward is NaN, expected a finite number"), or null when
  * the value is well formed; the callers add which env and which method it came from.
  */
-import type { MetricAgg, RenderMode } from './types';
+import type { MetricAgg, RenderMode, SeatOutcome, SeatSpec } from './types';
 
 export const METRIC_AGGS: readonly MetricAgg[] = ['sum', 'mean', 'min', 'max', 'last', 'first'];
 const METRIC_NAME = /^[a-z][a-z0-9_]*$/;
@@ -82,6 +82,52 @@ export function stepResultProblem(value: unknown): string | null {
   if (info.reward_error !== undefined) {
     const bad = expectString(info.reward_error, 'info.reward_error');
     if (bad) return `${bad} (why the reward could not score the step)`;
+  }
+  return null;
+}
+
+const SEAT_OUTCOMES: readonly SeatOutcome[] = ['win', 'draw', 'loss'];
+
+function seatProblem(value: unknown, seats: SeatSpec): string | null {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) < seats.names.length
+    ? null
+    : `seat is ${describeValue(value)}, expected a seat index 0-${seats.names.length - 1}`;
+}
+
+/** The first problem of a seated env's reset() result (SeatedResetResult), or null. */
+export function seatedResetProblem(value: unknown, seats: SeatSpec): string | null {
+  const problem = resetResultProblem(value);
+  if (problem) return problem;
+  const result = value as Record<string, unknown>;
+  const seat = seatProblem(result.seat, seats);
+  if (seat) return seat;
+  const { instructions } = result;
+  if (!Array.isArray(instructions) || instructions.length !== seats.names.length || instructions.some((text) => typeof text !== 'string')) {
+    return `instructions is ${describeValue(instructions)}, expected one string per seat (${seats.names.length})`;
+  }
+  return null;
+}
+
+/** The first problem of a seated env's step() result (SeatedStepResult) after seat `mover` moved, or null. */
+export function seatedStepProblem(value: unknown, seats: SeatSpec, mover: number): string | null {
+  const problem = stepResultProblem(value);
+  if (problem) return problem;
+  const result = value as Record<string, unknown>;
+  const seat = seatProblem(result.seat, seats);
+  if (seat) return seat;
+  const { rewards, outcome } = result;
+  if (!Array.isArray(rewards) || rewards.length !== seats.names.length) {
+    return `rewards is ${describeValue(rewards)}, expected one number per seat (${seats.names.length})`;
+  }
+  for (const [index, reward] of rewards.entries()) {
+    const bad = expectFinite(reward, `rewards[${index}]`);
+    if (bad) return bad;
+  }
+  if (rewards[mover] !== result.reward) return `reward is ${result.reward} but rewards[${mover}] (the mover's) is ${rewards[mover]}; they must be equal`;
+  if (outcome === undefined) return null;
+  if (!result.terminated && !result.truncated) return 'outcome is given on a step that does not end the game';
+  if (!Array.isArray(outcome) || outcome.length !== seats.names.length || outcome.some((o) => !SEAT_OUTCOMES.includes(o))) {
+    return `outcome is ${describeValue(outcome)}, expected one of ${SEAT_OUTCOMES.join(', ')} per seat (${seats.names.length})`;
   }
   return null;
 }

@@ -21,7 +21,15 @@
  * not in the plugin, and throws an EnvStateError.
  */
 import { firstLine } from '../errors';
-import { agentOutputProblem, describeValue, renderResultProblem, resetResultProblem, stepResultProblem } from './env_contract';
+import {
+  agentOutputProblem,
+  describeValue,
+  renderResultProblem,
+  resetResultProblem,
+  seatedResetProblem,
+  seatedStepProblem,
+  stepResultProblem,
+} from './env_contract';
 import { mcpServersIn, type McpServerConfig } from './mcp/servers';
 import type {
   AgentEpisodes,
@@ -31,12 +39,16 @@ import type {
   EnvContext,
   EvaluationHooks,
   EnvPlugin,
+  OpponentHooks,
   EpisodeDraw,
   ResetOptions,
   MetricAgg,
   RenderMode,
   ResetResult,
   RgbFrame,
+  SeatedResetResult,
+  SeatedStepResult,
+  SeatSpec,
   StateQuestion,
   StepInfo,
   StepResult,
@@ -44,7 +56,17 @@ import type {
 } from './types';
 import { hasWarmStartHook } from './warm_start_hooks';
 
-export type EnvMethod = 'constructor' | 'reset' | 'step' | 'render' | 'sampleRandomAction' | 'runAgent' | WarmStartHook | 'optimalSuccess' | 'close';
+export type EnvMethod =
+  | 'constructor'
+  | 'reset'
+  | 'step'
+  | 'render'
+  | 'sampleRandomAction'
+  | 'opponentAction'
+  | 'runAgent'
+  | WarmStartHook
+  | 'optimalSuccess'
+  | 'close';
 
 export interface EnvFailure {
   /** The env method whose call failed. */
@@ -86,7 +108,9 @@ export interface GoodStep extends StepResult {
 
 /**
  * The step that reports a failure: the episode is cut short (truncated), reward 0, the last good
- * observation, and metrics `{ env_failure: true }`; `info.failure` repeats the reason for logs.
+ * observation, and metrics `{ env_failure: true }`; `info.failure` repeats the reason for logs. A
+ * seated env's failure ends the game for every seat and charges none: `rewards` all 0, `seat` the
+ * seat that was to move.
  */
 export interface FailedStep extends StepResult {
   terminated: false;
@@ -94,6 +118,8 @@ export interface FailedStep extends StepResult {
   reward: 0;
   info: StepInfo & { failure: string };
   failure: EnvFailure;
+  seat?: number;
+  rewards?: readonly number[];
 }
 
 export type GuardedStep = GoodStep | FailedStep;
@@ -144,6 +170,8 @@ export class GuardedEnv {
   private instance: Env | null = null;
   private current: EpisodePhase = 'idle';
   private lastObservation = '';
+  /** A seated env's seat to move (0 for others). */
+  private seatToMove = 0;
   /** Bumped when an episode is abandoned, so a call that settles after it changes nothing. */
   private epoch = 0;
   private readonly label: string;
@@ -169,6 +197,11 @@ export class GuardedEnv {
 
   get phase(): EpisodePhase {
     return this.current;
+  }
+
+  /** The seats of a seated env (EnvPlugin.seats); null for one agent facing an env. */
+  get seats(): SeatSpec | null {
+    return this.plugin.seats ?? null;
   }
 
   /** An outside agent plays this env's episodes (its class has runAgent, AgentEpisodes). */
@@ -225,12 +258,13 @@ export class GuardedEnv {
       'reset',
       () => (options !== undefined ? env.reset(seed, draw, options) : draw === undefined ? env.reset(seed) : env.reset(seed, draw)),
       this.timeouts.reset,
-      resetResultProblem,
+      (value) => (this.seats ? seatedResetProblem(value, this.seats) : resetResultProblem(value)),
     );
     if (called.failure) return { failure: called.failure };
     const result = called.value as ResetResult;
     this.current = 'running';
     this.lastObservation = result.observation;
+    this.seatToMove = this.seats ? (result as SeatedResetResult).seat : 0;
     return { ...result, failure: null };
   }
 
@@ -238,7 +272,14 @@ export class GuardedEnv {
   async step(response: string): Promise<GuardedStep> {
     this.expectPhase('step', ['running']);
     const env = this.instance!;
-    const called = await this.call('step', () => env.step(response), this.timeouts.step, stepResultProblem);
+    const seats = this.seats;
+    const mover = this.seatToMove;
+    const called = await this.call(
+      'step',
+      () => env.step(response),
+      this.timeouts.step,
+      (value) => (seats ? seatedStepProblem(value, seats, mover) : stepResultProblem(value)),
+    );
     if (called.failure) {
       return {
         observation: this.lastObservation,
@@ -247,11 +288,13 @@ export class GuardedEnv {
         truncated: true,
         info: { metrics: { [ENV_FAILURE_METRIC]: true }, metricsAgg: { [ENV_FAILURE_METRIC]: 'max' }, failure: called.failure.reason },
         failure: called.failure,
+        ...(seats ? { seat: mover, rewards: seats.names.map(() => 0) } : {}),
       };
     }
     const result = called.value as StepResult;
     if (result.terminated || result.truncated) this.current = 'ended';
     this.lastObservation = result.observation;
+    if (seats) this.seatToMove = (result as SeatedStepResult).seat;
     const metricsAgg: Record<string, MetricAgg> = { ...result.info.metricsAgg, [ENV_FAILURE_METRIC]: 'max' };
     return { ...result, info: { ...result.info, metrics: { ...result.info.metrics, [ENV_FAILURE_METRIC]: false }, metricsAgg }, failure: null };
   }
@@ -278,6 +321,24 @@ export class GuardedEnv {
       () => env.sampleRandomAction(),
       null,
       (value) => (typeof value === 'string' ? null : `returned ${describeValue(value)}, expected a string`),
+    );
+    return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
+  }
+
+  /**
+   * Opponent `name`'s response for the seat to move (OpponentHooks.opponentAction; 'random' is
+   * sampleRandomAction). A failure ends the game.
+   */
+  async opponentAction(name: string): Promise<GuardedSample> {
+    if (name === 'random') return this.sampleRandomAction();
+    this.expectPhase('opponentAction', ['running']);
+    const env = this.instance as Env & Partial<OpponentHooks>;
+    const called = await this.call(
+      'opponentAction',
+      () => (typeof env.opponentAction === 'function' ? env.opponentAction(name) : undefined),
+      null,
+      (value) =>
+        typeof value === 'string' ? null : value === undefined ? 'nothing (the env has no opponentAction())' : `${describeValue(value)}, expected a string`,
     );
     return called.failure ? { response: null, failure: called.failure } : { response: called.value as string, failure: null };
   }

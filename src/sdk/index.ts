@@ -5,7 +5,8 @@
  * its modules and never bundle their own copies. Everything here is public API.
  *
  * An env implements `Env`, and may also implement `WarmStartHooks` (extras for the warm start) and
- * `EvaluationHooks` (its episodes' optimum, for `agentic eval`).
+ * `EvaluationHooks` (its episodes' optimum, for `agentic eval`). A game of two or more players
+ * implements `SeatedEnv` and is defined with `defineSeatedEnv` (docs/multi_agent.md).
  * It need not check the order of calls (step() before reset(), a step after the end): agentic
  * drives every env through one guard that enforces it (src/sdk/guarded_env.ts).
  */
@@ -13,7 +14,7 @@ export { z } from 'zod';
 /** The host's tfjs (the same engine and backends agentic computes with). */
 export * as tf from '@tensorflow/tfjs-core';
 export { Rng, hashSeed, type RngState } from '../engine/rng';
-export { defineEnv, defineReward, defineTool } from './define';
+export { defineEnv, defineReward, defineSeatedEnv, defineTool } from './define';
 export { epochOrder, rowAt } from './epochs';
 export {
   ANSWER_PATTERN,

@@ -172,6 +172,57 @@ export interface EvaluationHooks {
   optimalSuccess?(maxSteps: number): number;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Environments with seats (two or more players in one episode: self-play, opponents)
+
+/** A seat's result when the game ends. */
+export type SeatOutcome = 'win' | 'draw' | 'loss';
+
+/** What a seated env's plugin declares (defineSeatedEnv): fixed per plugin, read before any instance is built. */
+export interface SeatSpec {
+  /** The seats in the env's own order (TextArena's player ids 0, 1, ...), as prompts and configs name them: ['X', 'O']. At least 2, unique. */
+  readonly names: readonly string[];
+  /** Every finished game's returns sum to 0 (`agentic plugins check` holds it to that). */
+  readonly zeroSum: boolean;
+  /** The env's own players, which its class plays through OpponentHooks.opponentAction(name); 'random' (sampleRandomAction) is always there and is not listed. */
+  readonly opponents: readonly string[];
+}
+
+/** reset() of a seated env: `observation` is what the first mover sees. */
+export interface SeatedResetResult extends ResetResult {
+  /** The seat that moves first. */
+  seat: number;
+  /** Each seat's task as its first prompt shows it, by seat, naming the seat ("You are Player 1 (O) ..."); `info.instruction` is the rules as a person reads them. */
+  instructions: readonly string[];
+}
+
+/** step() of a seated env: the mover's response applied. */
+export interface SeatedStepResult extends StepResult {
+  /** The seat to move next, and `observation` is its view; on the step that ends the game, the seat that moved. */
+  seat: number;
+  /** Every seat's reward for this move, by seat; `reward` repeats the mover's. */
+  rewards: readonly number[];
+  /** On the step that ends the game, each seat's result; absent, it is read from the returns (the highest wins, all equal is a draw). */
+  outcome?: readonly SeatOutcome[];
+}
+
+/**
+ * An env with seats (`class TicTacToe implements SeatedEnv, OpponentHooks`): step(response) applies
+ * the response of the seat to move. A response it cannot read costs that seat its turn (its reward
+ * the format penalty, no other seat's reward changed) or the game (it ends with that seat's outcome
+ * 'loss'), as the env's rules say. sampleRandomAction() and solutionAction() answer for the seat to move.
+ */
+export interface SeatedEnv extends Env {
+  reset(seed: number, draw?: EpisodeDraw, options?: ResetOptions): SeatedResetResult | Promise<SeatedResetResult>;
+  step(response: string): SeatedStepResult | Promise<SeatedStepResult>;
+}
+
+/** An optional extra of a seated env: its own players (a solver where the game has one). Synchronous, called only during a game. */
+export interface OpponentHooks {
+  /** A well-formed response of opponent `name` (one of SeatSpec.opponents) for the seat to move. */
+  opponentAction(name: string): string;
+}
+
 /**
  * An env whose episodes an outside agent plays (the built-in `agent` env, docs/agents.md). After
  * reset() the host opens a gateway session and calls runAgent() with it; the agent calls the
@@ -274,6 +325,8 @@ export interface EnvPlugin<S extends z.ZodType = z.ZodType> {
   readonly env: EnvClass<z.output<S>>;
   /** Optional, for envs that read a dataset in epochs: the rows of one epoch (what max_epochs counts). */
   readonly epochRows?: (config: z.output<S>, context: EnvContext) => number;
+  /** The seats of an env with more than one player (defineSeatedEnv); absent for one agent facing an env. */
+  readonly seats?: SeatSpec;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,6 +34,8 @@ export interface RolloutColumns {
   samplingLogProbs: Rows;
   trajGroupIds: readonly string[];
   trajIds: readonly string[];
+  /** A seated env's rows: the seat that played each (credit never mixes seats); null for one agent facing an env. */
+  seats: readonly (string | null)[];
   tags: readonly string[];
   groupIds: readonly number[];
   /** Step-wise rows: the turn index; trajectory rows: null. */
@@ -123,6 +125,7 @@ export function fromRollout(
     samplingLogProbs: samples.map((s) => s.logProbs),
     trajGroupIds: samples.map((s) => s.trajGroupId),
     trajIds: samples.map((s) => s.trajId),
+    seats: samples.map((s) => s.seat),
     tags: samples.map((s) => s.tag),
     groupIds: samples.map((s) => s.groupId),
     steps: samples.map((s) => s.step),
@@ -147,6 +150,7 @@ export function rewardRows(batch: RolloutColumns): RewardRow[] {
     score: batch.scores[i]!,
     episodeScore: batch.episodeScores[i]!,
     stateHash: batch.stateHashes[i]!,
+    seat: batch.seats[i]!,
   }));
 }
 

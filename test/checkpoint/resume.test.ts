@@ -2,8 +2,8 @@
  * Resuming is exact: a run of N steps, and a run interrupted right after its checkpoint at k and
  * continued by a fresh trainer from that checkpoint, end with byte-identical weights (every role)
  * and the same metrics, timings aside; with a critic (gae), with a reference and an adaptive KL
- * controller, with a lagging actor_infer, and with the group filters (whose extra rollouts move the
- * episode counters). The checkpoint holds what the issue lists, and the
+ * controller, with a lagging actor_infer, with the group filters (whose extra rollouts move the
+ * episode counters), and in self-play (a game of two seats, each the policy's). The checkpoint holds what the issue lists, and the
  * log of the resumed run has every step once.
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
@@ -74,6 +74,21 @@ describe('a resumed run ends where the uninterrupted one does', () => {
         'rollout_batch_size=4',
         'filter_groups.enable=true',
         'rollout_filter_ratio=0.5',
+      ],
+      ['actor'],
+      'stopped',
+    ],
+    [
+      // both seats the policy's: two records a game, credit by seat, the seats rotated by group and game
+      'self-play on tic_tac_toe, step-wise GiGPO',
+      [
+        'custom_envs.Vowels.env_type=tic_tac_toe',
+        '~custom_envs.Vowels.env_config.rounds',
+        '+custom_envs.Vowels.env_config.prompt_style=compact',
+        '+custom_envs.Vowels.env_config.opening_moves=2',
+        'custom_envs.Vowels.env_manager_cls=step',
+        'custom_envs.Vowels.max_steps=9',
+        'adv_estimator=gigpo',
       ],
       ['actor'],
       'stopped',

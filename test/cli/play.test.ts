@@ -352,3 +352,48 @@ test('--help describes every flag', async () => {
     expect(stdout).toContain(flag);
   expect(stdout).toContain('\\n stands for a new line');
 });
+
+describe('agentic play --seat: a game of two seats', () => {
+  const dir = scratch({ 'cells.txt': '[0]\n[1]\n[2]\n[3]\n[5]\n' });
+  const out = join(dir, 'game.json');
+  let run: Awaited<ReturnType<typeof agentic>>;
+  beforeAll(async () => {
+    run = await agentic(['play', 'TicTacToeVsMinimax', '--config-name', 'tic_tac_toe', '--seat', 'X', '--script', join(dir, 'cells.txt'), '--out', out]);
+  });
+
+  test('you play the seat named, the configured opponent the other; your seat is saved with the whole game, which render replays', async () => {
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('seats: O minimax, X script');
+    expect(run.stdout).toContain('You are X, against O.');
+    const [game] = readJson(out);
+    expect(game.seat).toMatchObject({ index: 1, names: ['O', 'X'], players: ['minimax', 'policy'] });
+    // minimax never loses: X's return is -1 or 0
+    expect(game.score).toBeLessThanOrEqual(0);
+    expect(game.seat.moves.filter((m: { seat: number }) => m.seat === 1).map((m: { responseText: string }) => m.responseText)).toEqual(
+      game.turns.map((t: { responseText: string }) => t.responseText),
+    );
+    const renderDir = join(dir, 'render');
+    const replay = await agentic(['render', ...replayWords(run.stderr), `render_save_dir=${renderDir}`]);
+    expect(replay.code).toBe(0);
+    const [transcript] = readdirSync(join(renderDir, 'episodes')).filter((f) => f.endsWith('.txt'));
+    expect(readFileSync(join(renderDir, 'episodes', transcript!), 'utf8')).toContain(`score ${game.score}`);
+  });
+
+  test('a seat the env does not have is one line and exit 2', async () => {
+    const bad = await agentic([
+      'play',
+      'TicTacToeVsMinimax',
+      '--config-name',
+      'tic_tac_toe',
+      '--seat',
+      'Y',
+      '--script',
+      join(dir, 'cells.txt'),
+      '--out',
+      join(dir, 'bad.json'),
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toBe('error: --seat Y: env tic_tac_toe has seats O, X');
+    expect(existsSync(join(dir, 'bad.json'))).toBe(false);
+  });
+});

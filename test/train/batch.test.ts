@@ -14,6 +14,7 @@ function sample(i: number, o: Partial<Sample> = {}): Sample {
     envId: i,
     groupId: i >> 1,
     episodeId: 0,
+    seat: null,
     step: null,
     inputIds: Int32Array.of(1, 2, 3 + i),
     responseMask: Uint8Array.of(0, 1, 1),
@@ -67,7 +68,10 @@ describe('fromRollout', () => {
       score: 2,
       episodeScore: 12,
       stateHash: 'abc',
+      seat: null,
     });
+    // one agent facing an env: no seat on any row
+    expect(batch.seats).toEqual([null, null, null, null]);
   });
 });
 

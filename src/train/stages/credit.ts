@@ -8,7 +8,7 @@
 import { finishAdvantages, zeroAdvantageFraction, zeroAdvantageRows } from '../../algo/advantage';
 import { ESTIMATORS, responseRewards } from '../../algo/estimators';
 import { importanceWeights } from '../../algo/off_policy';
-import { meanRowKl, tokenKl, tokenRewards } from '../../algo/rewards';
+import { creditGroup, meanRowKl, tokenKl, tokenRewards } from '../../algo/rewards';
 import { summaryStats } from '../../algo/stats';
 import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../../algo/think';
 import { normalizationStatistics } from '../../config/schema';
@@ -51,7 +51,13 @@ function advantages(batch: ScoredBatch, thinkMasks: CreditedBatch['thinkMasks'],
   });
   ctx.kl.update(tokens.meanKl, tokens.klRows);
   const estimated = ESTIMATORS[c.adv_estimator].advantages(
-    { masks, tokenRewards: tokens.tokenRewards, values, groups: batch.trajGroupIds, baselines: batch.baselines },
+    {
+      masks,
+      tokenRewards: tokens.tokenRewards,
+      values,
+      groups: batch.trajGroupIds.map((trajGroupId, i) => creditGroup({ trajGroupId, seat: batch.seats[i]! })),
+      baselines: batch.baselines,
+    },
     { gamma: c.gamma, lambd: c.lambd },
   );
   const finished = finishAdvantages(estimated.advantages, masks, { whitenAdvantages: c.whiten_advantages, advantageClip: c.advantage_clip });

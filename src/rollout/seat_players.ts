@@ -1,0 +1,44 @@
+/**
+ * Who plays each seat of a seated env's game (custom_envs.<tag>.seats, rotate_seats): the policy
+ * being trained, whose turns become that seat's rows, or one of the env's own opponents (random,
+ * minimax, ...), which answers without a prompt and trains nothing.
+ */
+import type { CustomEnvConfig } from '../config/schema';
+import type { SeatSpec } from '../sdk/types';
+import type { Policy } from './policy';
+
+/** The player `custom.seats` gives a seat: 'policy', or the name of an env opponent ('random' included). */
+export type SeatPlayer = string;
+
+export const POLICY_PLAYER = 'policy';
+
+export interface SeatPlay {
+  seat: number;
+  /** 'policy', the env opponent's name, or who else answers (agentic play: 'you'). */
+  player: SeatPlayer;
+  /** The seat gets an Episode record: its turns train (a rollout's policy seats), or are the ones shown and saved (agentic play's). */
+  recorded: boolean;
+  /** Answers this seat from its prompts instead of the rollout's policy (agentic play: the person, or the model they play against). */
+  policy?: Policy;
+}
+
+/** The players of the seats as the config names them, before rotation: seats left out are the policy's. */
+export function configuredPlayers(custom: CustomEnvConfig, spec: SeatSpec): SeatPlayer[] {
+  return spec.names.map((name) => custom.seats?.[name] ?? POLICY_PLAYER);
+}
+
+/**
+ * The seats of a group's game `episodeId`: with rotate_seats, seat s gets the player configured
+ * for seat (s + groupId + episodeId) mod n, so neighbouring groups (and a validation, which plays
+ * every group's episode 0) give the policy every seat, and so does a group's next game. Every env
+ * of a group plays the same assignment, so a group's games differ only in the policy's moves.
+ */
+export function seatPlays(custom: CustomEnvConfig, spec: SeatSpec, { groupId, episodeId }: { groupId: number; episodeId: number }): SeatPlay[] {
+  const players = configuredPlayers(custom, spec);
+  const n = players.length;
+  const shift = custom.rotate_seats ? (groupId + episodeId) % n : 0;
+  return players.map((_, seat) => {
+    const player = players[(seat + shift) % n]!;
+    return { seat, player, recorded: player === POLICY_PLAYER };
+  });
+}
