@@ -7,6 +7,7 @@
  */
 import { agenticReinforce, type AdvantageEstimator, gae, reinforcePlusPlus, remax, returnsToGo, rloo } from './advantage';
 import { gigpoRewards } from './gigpo';
+import { roleConditionedScores } from './role_baselines';
 import { clipValues } from './reward_norm';
 import {
   normalizedScores,
@@ -48,6 +49,8 @@ export const ESTIMATORS = {
   gigpo: { responseRewards: gigpoRewards, advantages: returnsToGo, needs: { ...NOTHING, stepRows: true } },
   step_reinforce: { responseRewards: normalizedStepReturns, advantages: returnsToGo, needs: { ...NOTHING, stepRows: true } },
   agentic_reinforce: { responseRewards: normalizedScores, advantages: agenticReinforce, needs: NOTHING },
+  // SPIRAL's role-conditioned advantage: the outcome less a running baseline per env tag and seat
+  rae: { responseRewards: roleConditionedScores, advantages: returnsToGo, needs: { ...NOTHING, rawScores: true } },
 } as const satisfies Record<string, Estimator>;
 
 export type EstimatorName = keyof typeof ESTIMATORS;

@@ -38,6 +38,8 @@ export interface ResponseRewardSettings {
   stepRewardGamma: number;
   episodeRewardWeight: number;
   stepRewardWeight: number;
+  /** rae: each role's running baseline before this step (./role_baselines.ts), by roleKey. */
+  roleBaselines?: Readonly<Record<string, number>>;
 }
 
 export interface ResponseRewards {
@@ -82,7 +84,8 @@ export function normalizeBy(o: ResponseRewardSettings, values: readonly number[]
 }
 
 /** Each row's outcome: a step row carries its episode's, like verl-agent's episode reward manager. */
-const outcomes = (rows: readonly RewardRow[]) => rows.map((r) => (r.step === null ? r.score : r.episodeScore));
+export const outcomeOf = (r: RewardRow) => (r.step === null ? r.score : r.episodeScore);
+export const outcomes = (rows: readonly RewardRow[]) => rows.map(outcomeOf);
 
 /** The outcome, normalised within its reward_normalization group (gae, reinforce, grpo, agentic_reinforce). */
 export const normalizedScores: ResponseRewardFunction = (rows, o) => ({

@@ -104,6 +104,7 @@ export async function saveCheckpoint(root: string, contents: CheckpointContents)
       skipped_updates: loop.skippedUpdates,
       failed_steps_in_a_row: loop.failedStepsInARow,
       skipped_updates_in_a_row: loop.skippedUpdatesInARow,
+      ...(loop.roleBaselines && Object.keys(loop.roleBaselines).length > 0 ? { role_baselines: loop.roleBaselines } : {}),
       lr_schedule: { actor_train: scheduleOf(config, 'actor_train'), critic: roles.critic ? scheduleOf(config, 'critic') : null },
       optimizers: { actor_train: actorOptimizer, critic: criticOptimizer },
       roles: saved,

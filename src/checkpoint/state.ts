@@ -46,6 +46,8 @@ export const TrainerStateFile = z.strictObject({
   failed_steps_in_a_row: z.int().min(0).optional(),
   /** Per role, the updates skipped in a row up to global_step (max_skipped_updates_in_a_row; absent in checkpoints written before it was kept: none). */
   skipped_updates_in_a_row: z.record(z.string(), z.int().min(0)).optional(),
+  /** adv_estimator rae: each role's running baseline, by env tag and seat (absent: none yet). */
+  role_baselines: z.record(z.string(), z.number()).optional(),
   lr_schedule: z.strictObject({ actor_train: Schedule, critic: Schedule.nullable() }),
   optimizers: z.strictObject({ actor_train: Optimizer, critic: Optimizer.nullable() }),
   /** The model folders saved: actor always; critic, reference and actor_infer when the run has them. */
@@ -84,6 +86,7 @@ export function loopStateOf(file: TrainerStateFile): LoopState {
     skippedUpdates: file.skipped_updates,
     failedStepsInARow: file.failed_steps_in_a_row ?? 0,
     skippedUpdatesInARow: { ...file.skipped_updates_in_a_row },
+    roleBaselines: { ...file.role_baselines },
     trainEpisodes: [...file.rng.train_next_episode],
   };
 }

@@ -650,7 +650,12 @@ export const ConfigShape = z.strictObject({
     .enum(ESTIMATOR_NAMES)
     .default('grpo')
     .describe(
-      'Advantage estimator (docs/training.md): gae (needs the critic), grpo and reinforce (returns of normalised rewards), gigpo and step_reinforce (step-wise rows), agentic_reinforce, reinforce_plus_plus, rloo, remax (a greedy rollout per group as baseline).',
+      'Advantage estimator (docs/training.md): gae (needs the critic), grpo and reinforce (returns of normalised rewards), gigpo and step_reinforce (step-wise rows), agentic_reinforce, reinforce_plus_plus, rloo, remax (a greedy rollout per group as baseline), rae (SPIRAL: the outcome less a running baseline per env tag and seat, docs/multi_agent.md).',
+    ),
+  rae_alpha: probability()
+    .default(0.95)
+    .describe(
+      "adv_estimator rae (SPIRAL's role-conditioned advantage): how much of each role's baseline (per env tag and seat) a step keeps, b <- rae_alpha x b + (1 - rae_alpha) x the batch's mean return of that role.",
     ),
   reward_normalization: RewardNormalization.prefault({}).describe('How episode scores are normalised before advantages.'),
   ppo_epochs: positiveInt().default(1).describe('Passes over each rollout batch.'),

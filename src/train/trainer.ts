@@ -27,6 +27,7 @@
  */
 import { summaryStats } from '../algo/stats';
 import { klController, type KlController } from '../algo/kl';
+import { RoleBaselines } from '../algo/role_baselines';
 import type { AgenticConfig } from '../config/schema';
 import { tf } from '../engine/tf';
 import { InferenceError, oneLine, TrainingError } from '../errors';
@@ -70,6 +71,7 @@ export class Trainer {
   /** The text of one token id, memoised (think_credit reads responses token by token). */
   private readonly pieceOf: (id: number) => string;
   private kl: KlController;
+  private roleBaselines: RoleBaselines;
   private skipped = 0;
   /** Per role, the optimizer updates skipped in a row up to now (max_skipped_updates_in_a_row). */
   private readonly skippedInARow = new Map<string, number>();
@@ -95,6 +97,7 @@ export class Trainer {
       return piece;
     };
     this.kl = klController({ initKlCoef: config.init_kl_coef, targetKl: config.target_kl, klHorizon: config.kl_horizon });
+    this.roleBaselines = new RoleBaselines(config.rae_alpha);
   }
 
   /** `openRollouts` opens the rollout source (the run passes src/rollout_sources/open.ts's). */
@@ -227,6 +230,7 @@ export class Trainer {
       skippedUpdates: this.skipped,
       failedStepsInARow: this.failedInARow,
       skippedUpdatesInARow: Object.fromEntries(this.skippedInARow),
+      roleBaselines: { ...this.roleBaselines.values },
       ...(await this.rollouts.state()),
     };
   }
@@ -247,6 +251,7 @@ export class Trainer {
     this.failedInARow = state.failedStepsInARow;
     this.skippedInARow.clear();
     for (const [role, inARow] of Object.entries(state.skippedUpdatesInARow)) this.skippedInARow.set(role, inARow);
+    this.roleBaselines = new RoleBaselines(c.rae_alpha, state.roleBaselines);
     this.stepsDone = state.step;
     this.version = state.policyVersion;
   }
@@ -267,6 +272,7 @@ export class Trainer {
       log,
       pieceOf: this.pieceOf,
       kl: this.kl,
+      roleBaselines: this.roleBaselines,
       sampledElsewhere: this.rollouts.sampledElsewhere,
       noteSkipped: (role, result) => this.noteSkipped(role, step, result),
       poison: this.hooks.poison,

@@ -42,6 +42,8 @@ export interface LoopState {
   skippedUpdatesInARow: Record<string, number>;
   /** The next episode id of each training group (env seeds and sampling streams follow from it). */
   trainEpisodes: number[];
+  /** adv_estimator rae: each role's running baseline (absent: none yet). */
+  roleBaselines?: Record<string, number>;
   /** Asynchronous runs: the rollouts played ahead with weights older than the step's. */
   inFlight?: InFlight | null;
   /** Distributed runs: the jobs whose rows the checkpoint counts. */

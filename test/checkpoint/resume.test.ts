@@ -79,8 +79,9 @@ describe('a resumed run ends where the uninterrupted one does', () => {
       'stopped',
     ],
     [
-      // both seats the policy's: two records a game, credit by seat, the seats rotated by group and game
-      'self-play on tic_tac_toe, step-wise GiGPO',
+      // both seats the policy's: two records a game, credit by seat, the seats rotated by group and game;
+      // rae's running baselines per seat are state the checkpoint carries
+      "self-play on tic_tac_toe, SPIRAL's role-conditioned advantage (rae)",
       [
         'custom_envs.Vowels.env_type=tic_tac_toe',
         '~custom_envs.Vowels.env_config.rounds',
@@ -88,7 +89,8 @@ describe('a resumed run ends where the uninterrupted one does', () => {
         '+custom_envs.Vowels.env_config.opening_moves=2',
         'custom_envs.Vowels.env_manager_cls=step',
         'custom_envs.Vowels.max_steps=9',
-        'adv_estimator=gigpo',
+        'adv_estimator=rae',
+        'rae_alpha=0.5',
       ],
       ['actor'],
       'stopped',

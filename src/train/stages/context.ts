@@ -1,5 +1,6 @@
 /** What every stage of a step reads besides the batch: the run's settings, the roles, the step's log. */
 import type { KlController } from '../../algo/kl';
+import type { RoleBaselines } from '../../algo/role_baselines';
 import type { AgenticConfig } from '../../config/schema';
 import type { PluginHost } from '../../host/plugin_host';
 import type { ChatFormat } from '../../rollout/chat';
@@ -20,6 +21,8 @@ export interface StepContext {
   pieceOf: (id: number) => string;
   /** The reward's KL coefficient, which an adaptive controller moves. */
   kl: KlController;
+  /** rae's running baseline per env tag and seat. */
+  roleBaselines: RoleBaselines;
   /** The batch was sampled by weights older than actor_train's or by another engine (../rollout_source.ts sampledElsewhere). */
   sampledElsewhere: boolean;
   /** Counts a role's skipped updates (the trainer stops a run that diverged). */

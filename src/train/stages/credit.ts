@@ -7,6 +7,7 @@
  */
 import { finishAdvantages, zeroAdvantageFraction, zeroAdvantageRows } from '../../algo/advantage';
 import { ESTIMATORS, responseRewards } from '../../algo/estimators';
+import { roleReturns } from '../../algo/role_baselines';
 import { importanceWeights } from '../../algo/off_policy';
 import { creditGroup, meanRowKl, tokenKl, tokenRewards } from '../../algo/rewards';
 import { summaryStats } from '../../algo/stats';
@@ -32,8 +33,10 @@ export async function credit(batch: ScoredBatch, ctx: StepContext): Promise<Cred
 function advantages(batch: ScoredBatch, thinkMasks: CreditedBatch['thinkMasks'], ctx: StepContext) {
   const c = ctx.config;
   const { masks, refLogProbs, values } = batch;
-  const response = responseRewards(rewardRows(batch), {
+  const rows = rewardRows(batch);
+  const response = responseRewards(rows, {
     estimator: c.adv_estimator,
+    roleBaselines: ctx.roleBaselines.values,
     grouping: c.reward_normalization.grouping,
     method: c.reward_normalization.method,
     statistics: normalizationStatistics(c.reward_normalization),
@@ -42,6 +45,8 @@ function advantages(batch: ScoredBatch, thinkMasks: CreditedBatch['thinkMasks'],
     stepRewardWeight: c.step_reward_weight,
     rewardClip: c.reward_clip,
   });
+  // rae's baselines move after the step's rewards are made from them
+  if (c.adv_estimator === 'rae') ctx.roleBaselines.update(roleReturns(rows));
   const beta = ctx.kl.value;
   const tokens = tokenRewards(response.rewards, masks, batch.oldLogProbs, refLogProbs, {
     addTokenLevelKl: c.add_token_level_kl && refLogProbs !== null,
