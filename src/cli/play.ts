@@ -153,6 +153,25 @@ interface PolicyParts {
 }
 
 /** The policy that answers, who it is (for the record), and where its log-probs come from. */
+/** The saved play's last lines, and the exit code: 1 when the input ran out before the episode ended. */
+function reportSaved(
+  outcome: { stoppedAt: number | null; record: { turns: readonly unknown[] } },
+  path: string,
+  scriptSource: { read: number; unread: number } | null,
+  replayWords: readonly string[],
+): number {
+  if (outcome.stoppedAt !== null) {
+    const played = outcome.record.turns.length;
+    const why = scriptSource ? `the script ran out after ${scriptSource.read} response${scriptSource.read === 1 ? '' : 's'}` : 'the input ended (Ctrl-D)';
+    log.error(`${why} at turn ${outcome.stoppedAt}, before the episode ended; saved the ${played} turn${played === 1 ? '' : 's'} played to ${path}`);
+    return 1;
+  }
+  if (scriptSource && scriptSource.unread > 0)
+    log.warn(`the episode ended before the script did: its last ${scriptSource.unread} line${scriptSource.unread === 1 ? ' was' : 's were'} not used`);
+  log.info(`saved the trajectory to ${path}; replay it with: ${replayWords.map(shellWord).join(' ')}`);
+  return 0;
+}
+
 async function buildPolicy(name: PolicyName, parts: PolicyParts): Promise<{ policy: Policy; label: string; logProbs: 'sampled' | 'scored' | null }> {
   const { config, chat, player } = parts;
   const { GivenPolicy, PacedPolicy, responseLogProbs } = await import('../play/policies');
@@ -296,18 +315,7 @@ export default command(
           player.model?.dispose();
         }
         writePlayRecord(path, outcome.record);
-
-        if (outcome.stoppedAt !== null) {
-          const played = outcome.record.turns.length;
-          const why = scriptSource ? `the script ran out after ${scriptSource.read} response${scriptSource.read === 1 ? '' : 's'}` : 'the input ended (Ctrl-D)';
-          log.error(`${why} at turn ${outcome.stoppedAt}, before the episode ended; saved the ${played} turn${played === 1 ? '' : 's'} played to ${path}`);
-          return 1;
-        }
-        if (scriptSource && scriptSource.unread > 0)
-          log.warn(`the episode ended before the script did: its last ${scriptSource.unread} line${scriptSource.unread === 1 ? ' was' : 's were'} not used`);
-        const replay = ['agentic', 'render', ...source.words, '--trajectories', path, ...target.overrides].map(shellWord).join(' ');
-        log.info(`saved the trajectory to ${path}; replay it with: ${replay}`);
-        return 0;
+        return reportSaved(outcome, path, scriptSource, ['agentic', 'render', ...source.words, '--trajectories', path, ...target.overrides]);
       });
     },
   },

@@ -19,7 +19,7 @@ import type { ChatFormat } from '../rollout/chat';
 import { entryEnv } from '../rollout/entry_env';
 import { episodeLimits } from '../rollout/env_manager';
 import { playEpisode, type EpisodeObserver, type TurnStart } from '../rollout/episode';
-import type { EpisodeTask } from '../rollout/episode_record';
+import type { EpisodePlay, EpisodeTask } from '../rollout/episode_record';
 import type { Policy } from '../rollout/policy';
 import type { Episode, Turn } from '../rollout/types';
 import { InputEnded } from './policies';
@@ -53,6 +53,17 @@ export interface PlayOutcome {
   episode: Episode | null;
   /** The turn (1-based) at which the responses ran out, else null. */
   stoppedAt: number | null;
+}
+
+/** The episode played with `observer` watching; a seated env's game as your seat's record of it. */
+async function playWatched(play: EpisodePlay, setup: PlaySetup, observer: EpisodeObserver): Promise<Episode | null> {
+  const { env, custom, task, limits, policy, chat } = play;
+  const spec = env.seats;
+  if (!spec) return playEpisode(env, custom, task, limits, policy, chat, observer);
+  const plays = seatsOfPlay(custom, spec, setup);
+  setup.print(`seats: ${plays.map((p) => `${spec.names[p.seat]} ${p.recorded ? setup.policyLabel : p.player}`).join(', ')}`);
+  const [yours = null] = await playSeatedEpisode(env, custom, task, limits, policy, chat, plays, observer);
+  return yours;
 }
 
 /**
@@ -132,13 +143,8 @@ export async function playSession(setup: PlaySetup): Promise<PlayOutcome> {
 
   let episode: Episode | null = null;
   let stoppedAt: number | null = null;
-  const spec = env.seats;
   try {
-    if (spec) {
-      const plays = seatsOfPlay(custom, spec, setup);
-      print(`seats: ${plays.map((p) => `${spec.names[p.seat]} ${p.recorded ? setup.policyLabel : p.player}`).join(', ')}`);
-      [episode = null] = await playSeatedEpisode(env, custom, task, limits, setup.policy, chat, plays, observer);
-    } else episode = await playEpisode(env, custom, task, limits, setup.policy, chat, observer);
+    episode = await playWatched({ env, custom, task, limits, policy: setup.policy, chat }, setup, observer);
   } catch (error) {
     if (!(error instanceof InputEnded)) throw error;
     stoppedAt = played.length + 1;

@@ -8,7 +8,7 @@ import { ConfigShape } from '../../src/config/schema';
 
 describe('the estimator registry', () => {
   test('the schema accepts exactly the registered names, in the registry order', () => {
-    expect(ESTIMATOR_NAMES).toEqual(['gae', 'grpo', 'reinforce', 'reinforce_plus_plus', 'rloo', 'remax', 'gigpo', 'step_reinforce', 'agentic_reinforce']);
+    expect(ESTIMATOR_NAMES).toEqual(['gae', 'grpo', 'reinforce', 'reinforce_plus_plus', 'rloo', 'remax', 'gigpo', 'step_reinforce', 'agentic_reinforce', 'rae']);
     for (const name of ESTIMATOR_NAMES) expect(ConfigShape.shape.adv_estimator.safeParse(name).success).toBe(true);
     expect(ConfigShape.shape.adv_estimator.safeParse('ppo').success).toBe(false);
   });
@@ -18,7 +18,7 @@ describe('the estimator registry', () => {
     expect(needing('critic')).toEqual(['gae']);
     expect(needing('greedyBaseline')).toEqual(['remax']);
     expect(needing('stepRows')).toEqual(['gigpo', 'step_reinforce']);
-    expect(needing('rawScores')).toEqual(['reinforce_plus_plus', 'rloo', 'remax']);
+    expect(needing('rawScores')).toEqual(['reinforce_plus_plus', 'rloo', 'remax', 'rae']);
   });
 
   test('response rewards: raw scores for estimators with their own baseline, GiGPO its own', () => {
