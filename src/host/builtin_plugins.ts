@@ -6,6 +6,7 @@ import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
 import fifteenPuzzle from '../../plugins/envs/fifteen_puzzle';
 import frozenLake from '../../plugins/envs/frozen_lake';
+import kuhnPoker from '../../plugins/envs/kuhn_poker';
 import ticTacToe from '../../plugins/envs/tic_tac_toe';
 import gemLogic from '../../plugins/envs/gem_logic';
 import gemMath from '../../plugins/envs/gem_math';
@@ -39,6 +40,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: fifteenPuzzle, source: 'plugins/envs/fifteen_puzzle' },
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
   { definition: ticTacToe, source: 'plugins/envs/tic_tac_toe' },
+  { definition: kuhnPoker, source: 'plugins/envs/kuhn_poker' },
   { definition: gemLogic, source: 'plugins/envs/gem_logic' },
   { definition: gemMath, source: 'plugins/envs/gem_math' },
   { definition: gemQa, source: 'plugins/envs/gem_qa' },
