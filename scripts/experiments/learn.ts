@@ -210,9 +210,15 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
   }
 }
 
-/** The run's last checkpoint played on the held-out episodes (its config's val_suite, every episode); seated envs' results per opponent too. */
+/**
+ * The run's last checkpoint played on the held-out episodes (its config's val_suite, every
+ * episode); seated envs' results per opponent too. The checkpoint's saved config already holds the
+ * run's overrides, so a key the run added (`+key=value`) is set again (`++key=value`), not refused
+ * as added twice.
+ */
 async function heldOutOfLastCheckpoint(name: string, overrides: string[], host: PluginHost): Promise<{ step: number; result: HeldOut; seats: SeatResults }> {
-  const { checkpoint, config } = await checkpointActorConfig('auto', { 'config-name': name }, overrides, host);
+  const again = overrides.map((override) => (override.startsWith('+') && !override.startsWith('++') ? `+${override}` : override));
+  const { checkpoint, config } = await checkpointActorConfig('auto', { 'config-name': name }, again, host);
   const evaluated = await evaluate(config, host, (line) => console.error(line));
   return { step: checkpoint.step, result: evaluated.json.held_out, seats: evaluated.json.seats ?? {} };
 }
