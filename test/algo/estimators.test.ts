@@ -8,7 +8,18 @@ import { ConfigShape } from '../../src/config/schema';
 
 describe('the estimator registry', () => {
   test('the schema accepts exactly the registered names, in the registry order', () => {
-    expect(ESTIMATOR_NAMES).toEqual(['gae', 'grpo', 'reinforce', 'reinforce_plus_plus', 'rloo', 'remax', 'gigpo', 'step_reinforce', 'agentic_reinforce', 'rae']);
+    expect(ESTIMATOR_NAMES).toEqual([
+      'gae',
+      'grpo',
+      'reinforce',
+      'reinforce_plus_plus',
+      'rloo',
+      'remax',
+      'gigpo',
+      'step_reinforce',
+      'agentic_reinforce',
+      'rae',
+    ]);
     for (const name of ESTIMATOR_NAMES) expect(ConfigShape.shape.adv_estimator.safeParse(name).success).toBe(true);
     expect(ConfigShape.shape.adv_estimator.safeParse('ppo').success).toBe(false);
   });
