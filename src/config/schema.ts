@@ -261,6 +261,11 @@ export const EnvManager = z.strictObject({
     ),
 });
 
+/** The player of a seat that the policy being trained plays (custom_envs.<tag>.seats). */
+export const POLICY_PLAYER = 'policy';
+/** The player of a seat that a snapshot of an earlier policy plays (opponent_pool). */
+export const PAST_PLAYER = 'past';
+
 export const CustomEnv = z.strictObject({
   env_type: z.string().min(1).describe('A registered environment name (see `agentic plugins`) or the path of a plugin file.'),
   env_config: z.record(z.string(), z.unknown()).default({}).describe("Settings passed to the environment; checked against the plugin's own schema."),
@@ -302,7 +307,7 @@ export const CustomEnv = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      "An env with seats (two or more players, docs/multi_agent.md): who plays each seat, by the env's seat names: policy (the policy being trained, this manager's llm_proxy; every seat policy is self-play, each seat's rows its own), random (the env's random moves) or one of the env's own opponents (minimax, ...). Seats left out are policy. null: every seat policy.",
+      "An env with seats (two or more players, docs/multi_agent.md): who plays each seat, by the env's seat names: policy (the policy being trained, this manager's llm_proxy; every seat policy is self-play, each seat's rows its own), past (a snapshot of an earlier policy from opponent_pool, training tags only), random (the env's random moves) or one of the env's own opponents (minimax, ...). Seats left out are policy. null: every seat policy.",
     ),
   rotate_seats: z
     .boolean()
@@ -656,6 +661,19 @@ export const ConfigShape = z.strictObject({
     .default(0.95)
     .describe(
       "adv_estimator rae (SPIRAL's role-conditioned advantage): how much of each role's baseline (per env tag and seat) a step keeps, b <- rae_alpha x b + (1 - rae_alpha) x the batch's mean return of that role.",
+    ),
+  opponent_pool: z
+    .strictObject({
+      snapshot_every: positiveInt()
+        .default(10)
+        .describe(
+          "Every this many policy versions (training steps that updated the actor, 0 included) actor_train's weights are written to <output_dir>/opponent_pool/version-N and join the pool.",
+        ),
+      size: positiveInt().default(4).describe('How many snapshots the pool holds: the latest ones; a seat played by past draws one of them for each group.'),
+    })
+    .prefault({})
+    .describe(
+      'Fictitious self-play (docs/multi_agent.md#a-pool-of-past-selves): the snapshots of earlier policies that play the seats a training tag gives to past (custom_envs.<tag>.seats). Unused without such a seat.',
     ),
   reward_normalization: RewardNormalization.prefault({}).describe('How episode scores are normalised before advantages.'),
   ppo_epochs: positiveInt().default(1).describe('Passes over each rollout batch.'),

@@ -19,7 +19,7 @@ import { declaredKeys, describeExpected, schemaAt, unionOptions } from './intros
 import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
 import { parseAdditionalTarget, parseTarget } from '../model/lora';
-import { ConfigShape, isHttpProxy, isStepWise, type AgenticConfig, type EnvManagerConfig } from './schema';
+import { ConfigShape, isHttpProxy, isStepWise, PAST_PLAYER, POLICY_PLAYER, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { resolveSecrets } from './secrets';
 import { loadSuite } from './suites';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
@@ -486,15 +486,16 @@ function checkSeats(config: AgenticConfig, tag: string, entry: AgenticConfig['cu
     if (entry.seats !== null) throw new ConfigError(`${at}: env '${plugin.name}' has no seats (one agent plays it); leave seats out`);
     return;
   }
-  const players = ['policy', 'random', ...spec.opponents];
+  const players = [POLICY_PLAYER, PAST_PLAYER, 'random', ...spec.opponents];
   for (const [name, player] of Object.entries(entry.seats ?? {})) {
     if (!spec.names.includes(name)) throw new ConfigError(`${at}.${name}: env '${plugin.name}' has seats ${spec.names.join(', ')}`);
     if (!players.includes(player))
       throw new ConfigError(`${at}.${name}: '${player}' plays no seat of env '${plugin.name}'; its players are ${players.join(', ')}`);
   }
-  if (spec.names.every((name) => (entry.seats?.[name] ?? 'policy') !== 'policy')) {
+  if (spec.names.every((name) => (entry.seats?.[name] ?? POLICY_PLAYER) !== POLICY_PLAYER)) {
     throw new ConfigError(`${at}: no seat is the policy's, so its games would train and score nothing; give one seat policy`);
   }
+  checkPastSeats(config, tag, entry);
   if (!config.train_env_manager.tags.includes(tag)) return;
   const alone = (why: string) => new ConfigError(`custom_envs.${tag}: env '${plugin.name}' has seats, and ${why}`);
   const ws = config.warm_start;
@@ -504,6 +505,21 @@ function checkSeats(config: AgenticConfig, tag: string, entry: AgenticConfig['cu
   if (config.adv_estimator === 'remax') throw alone("ReMax's greedy baselines replay an episode as one agent; choose another adv_estimator");
   if (config.distributed.redis_url !== null)
     throw alone('distributed rollouts play one episode per env; play its games in this process (no distributed.redis_url)');
+}
+
+/**
+ * Seats played by past (the opponent pool, src/rollout/opponent_pool.ts): the pool is the training
+ * run's, so only a training tag played in the trainer's process has them; validation and eval
+ * score against opponents that stay the same.
+ */
+function checkPastSeats(config: AgenticConfig, tag: string, entry: AgenticConfig['custom_envs'][string]): void {
+  const past = Object.entries(entry.seats ?? {}).find(([, player]) => player === PAST_PLAYER);
+  if (!past) return;
+  const at = `custom_envs.${tag}.seats.${past[0]}`;
+  if (config.val_env_manager.tags.includes(tag))
+    throw new ConfigError(`${at}: past (the opponent pool) plays training games only; give val_env_manager a tag whose opponents stay the same`);
+  if (config.async_generation_ratio > 0)
+    throw new ConfigError(`${at}: past (the opponent pool) lives in the trainer's thread; play the rollouts there (async_generation_ratio=0)`);
 }
 
 /** The tags some env manager plays. */

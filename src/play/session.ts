@@ -7,10 +7,10 @@
  * generating_args, the env reset with `seed` itself (so `seed=3` always means the same map), and
  * the episode's time budget lifted while a person is in the loop.
  */
-import type { AgenticConfig, CustomEnvConfig } from '../config/schema';
+import { type AgenticConfig, type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../config/schema';
 import { UsageError } from '../errors';
 import type { SeatSpec } from '../sdk/types';
-import { configuredPlayers, POLICY_PLAYER, type SeatPlay } from '../rollout/seat_players';
+import { configuredPlayers, type SeatPlay } from '../rollout/seat_players';
 import { playSeatedEpisode } from '../rollout/seated_episode';
 import { thinkTokenMask } from '../algo/think';
 import type { GuardedStep } from '../sdk/guarded_env';
@@ -70,8 +70,9 @@ async function playWatched(play: EpisodePlay, setup: PlaySetup, observer: Episod
  * Who plays each seat of a seated env in play: `setup.policy` (you, a script, the model) the first
  * seat the config gives the policy, or the seat --seat names (whose configured player then takes
  * the policy's seat: `seats: {X: minimax}` with --seat X puts minimax in O); the config's other
- * policy seats the opponent (a loaded model) or the env's random player; the env's own players
- * theirs. Only your seat is shown and saved.
+ * policy seats, and its past seats (a training run's pool, which play has not), the opponent (a
+ * loaded model) or the env's random player; the env's own players theirs. Only your seat is shown
+ * and saved.
  */
 function seatsOfPlay(custom: CustomEnvConfig, spec: SeatSpec, setup: PlaySetup): SeatPlay[] {
   const players = configuredPlayers(custom, spec);
@@ -81,7 +82,7 @@ function seatsOfPlay(custom: CustomEnvConfig, spec: SeatSpec, setup: PlaySetup):
   [players[first], players[yours]] = [players[yours]!, players[first]!];
   return players.map((player, seat) => {
     if (seat === yours) return { seat, player: POLICY_PLAYER, recorded: true, policy: setup.policy };
-    if (player !== POLICY_PLAYER) return { seat, player, recorded: false };
+    if (player !== POLICY_PLAYER && player !== PAST_PLAYER) return { seat, player, recorded: false };
     return setup.opponent ? { seat, player: 'model', recorded: false, policy: setup.opponent } : { seat, player: 'random', recorded: false };
   });
 }

@@ -36,7 +36,7 @@ import type { ChatFormat } from './chat';
 import { stopGateway } from './agent_episode';
 import { entryEnv } from './entry_env';
 import { playEpisode } from './episode';
-import { seatPlays } from './seat_players';
+import { type PastOpponents, type PastOpponentSource, seatPlays } from './seat_players';
 import { playSeatedEpisode } from './seated_episode';
 import type { EpisodeLimits, EpisodeTask } from './episode_record';
 import { rolloutMetrics, type RolloutTiming } from './metrics';
@@ -109,6 +109,11 @@ export function makePolicy(config: AgenticConfig, mode: RolloutMode, model: Qwen
     return new HttpPolicy(options.servers, { sampling: serverSampling(gen, chat.stopTokenIds) });
   }
   if (!model) throw new AgenticError(`${managerName(mode)}: the policy proxy needs a model`);
+  return modelPolicy(config, gen, model, chat);
+}
+
+/** A policy of `model` in this process, sampling as `gen` says (the policy proxy; the opponent pool's snapshots). */
+export function modelPolicy(config: AgenticConfig, gen: GeneratingConfig, model: Qwen2Model, chat: ChatFormat): ModelPolicy {
   return new ModelPolicy(model, chat, {
     sampling: samplingParams(gen),
     stopStrings: gen.stop_strings,
@@ -184,6 +189,8 @@ export class EnvManager {
 
   /** The inference servers of an HTTP proxy, to be connected (connect()) before a rollout; null for the other proxies. */
   readonly servers: InferenceServers | null;
+
+  private opponentPool: PastOpponentSource | null = null;
 
   private constructor(
     readonly mode: RolloutMode,
@@ -294,7 +301,9 @@ export class EnvManager {
    * `policyVersion` is recorded on every sample. An env with seats plays one game per trajectory,
    * which gives a record for each seat the policy plays (self-play: two).
    */
-  async collect(batchSize: number, policy: Policy, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
+  async collect(batchSize: number, policy: Policy, chat: ChatFormat, policyVersion = 0, past: PastOpponents | null = null): Promise<RolloutBatch> {
+    // past seats outside training (the warm start's episodes) are played by the rollout's own policy
+    const pastPlayers = past ?? { policyFor: () => policy };
     // episodes of each group, in the order they are played
     const plan: GroupEpisode[][] = Array.from({ length: this.groupCount }, () => []);
     for (const group of this.plan(batchSize)) plan[group.groupId]!.push(group);
@@ -309,7 +318,7 @@ export class EnvManager {
           const seats = slot.env.seats;
           if (seats === null) played.push({ order: group.order, episode: await playEpisode(slot.env, slot.custom, task, limits, policy, chat) });
           else {
-            const plays = seatPlays(slot.custom, seats, group);
+            const plays = seatPlays(slot.custom, seats, group, pastPlayers);
             for (const episode of await playSeatedEpisode(slot.env, slot.custom, task, limits, policy, chat, plays))
               played.push({ order: group.order, episode });
           }
@@ -327,11 +336,18 @@ export class EnvManager {
    */
   async play(batchSize: number, model: Qwen2Model | null, chat: ChatFormat, policyVersion = 0): Promise<RolloutBatch> {
     const policy = makePolicy(this.config, this.mode, model, chat, { servers: this.servers });
+    const past = this.opponentPool?.open(chat) ?? null;
     try {
-      return await this.collect(batchSize, policy, chat, policyVersion);
+      return await this.collect(batchSize, policy, chat, policyVersion, past);
     } finally {
       await policy.close();
+      await past?.close();
     }
+  }
+
+  /** The pool whose snapshots play the past seats of this manager's games (training, ./opponent_pool.ts). */
+  useOpponentPool(pool: PastOpponentSource): void {
+    this.opponentPool = pool;
   }
 
   /** ReMax's baselines of `episodes` (below), played greedily by a fresh policy of `model` (or of the servers). */

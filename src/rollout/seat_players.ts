@@ -1,16 +1,17 @@
 /**
  * Who plays each seat of a seated env's game (custom_envs.<tag>.seats, rotate_seats): the policy
- * being trained, whose turns become that seat's rows, or one of the env's own opponents (random,
- * minimax, ...), which answers without a prompt and trains nothing.
+ * being trained, whose turns become that seat's rows; a snapshot of an earlier policy from the
+ * opponent pool (past, ./opponent_pool.ts), which answers from its prompts and trains nothing; or
+ * one of the env's own opponents (random, minimax, ...), which answers without a prompt.
  */
-import type { CustomEnvConfig } from '../config/schema';
+import { type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../config/schema';
+import { AgenticError } from '../errors';
 import type { SeatSpec } from '../sdk/types';
+import type { ChatFormat } from './chat';
 import type { Policy } from './policy';
 
-/** The player `custom.seats` gives a seat: 'policy', or the name of an env opponent ('random' included). */
+/** The player `custom.seats` gives a seat: 'policy', 'past', or the name of an env opponent ('random' included). */
 export type SeatPlayer = string;
-
-export const POLICY_PLAYER = 'policy';
 
 export interface SeatPlay {
   seat: number;
@@ -18,8 +19,18 @@ export interface SeatPlay {
   player: SeatPlayer;
   /** The seat gets an Episode record: its turns train (a rollout's policy seats), or are the ones shown and saved (agentic play's). */
   recorded: boolean;
-  /** Answers this seat from its prompts instead of the rollout's policy (agentic play: the person, or the model they play against). */
+  /** Answers this seat from its prompts instead of the rollout's policy (a past self; agentic play: the person, or the model they play against). */
   policy?: Policy;
+}
+
+/** Which snapshot of the opponent pool plays a group's past seats in its game `episodeId` (./opponent_pool.ts). */
+export interface PastOpponents {
+  policyFor(group: { groupId: number; episodeId: number }): Policy;
+}
+
+/** Where a rollout's PastOpponents come from: the opponent pool, opened for one rollout and closed after it. */
+export interface PastOpponentSource {
+  open(chat: ChatFormat): PastOpponents & { close(): Promise<void> };
 }
 
 /** The players of the seats as the config names them, before rotation: seats left out are the policy's. */
@@ -33,12 +44,19 @@ export function configuredPlayers(custom: CustomEnvConfig, spec: SeatSpec): Seat
  * every group's episode 0) give the policy every seat, and so does a group's next game. Every env
  * of a group plays the same assignment, so a group's games differ only in the policy's moves.
  */
-export function seatPlays(custom: CustomEnvConfig, spec: SeatSpec, { groupId, episodeId }: { groupId: number; episodeId: number }): SeatPlay[] {
+export function seatPlays(
+  custom: CustomEnvConfig,
+  spec: SeatSpec,
+  group: { groupId: number; episodeId: number },
+  past: PastOpponents | null = null,
+): SeatPlay[] {
   const players = configuredPlayers(custom, spec);
   const n = players.length;
-  const shift = custom.rotate_seats ? (groupId + episodeId) % n : 0;
+  const shift = custom.rotate_seats ? (group.groupId + group.episodeId) % n : 0;
   return players.map((_, seat) => {
     const player = players[(seat + shift) % n]!;
-    return { seat, player, recorded: player === POLICY_PLAYER };
+    if (player !== PAST_PLAYER) return { seat, player, recorded: player === POLICY_PLAYER };
+    if (!past) throw new AgenticError(`a seat of ${custom.env_type} is past, and this rollout has no opponent pool`);
+    return { seat, player, recorded: false, policy: past.policyFor(group) };
   });
 }

@@ -9,6 +9,9 @@
  * Their log-probs come from another engine, so the batch counts as sampled elsewhere: actor_train
  * recomputes the old log-probs and the gap between the two is reported.
  *
+ * With seats played by past (opponent_pool), the pool takes the step's snapshot of actor_train
+ * before the rollout (src/rollout/opponent_pool.ts), and its snapshots answer those seats.
+ *
  * With filter_groups (DAPO's dynamic sampling, src/train/dynamic_sampling.ts) the rollout is
  * played again, with the same weights and new groups, until enough groups did not all score
  * alike; the greedy baselines are then played for the groups kept only. The extra rollouts advance
@@ -18,6 +21,7 @@ import { needsOf } from '../algo/estimators';
 import type { AgenticConfig } from '../config/schema';
 import type { ChatFormat } from '../rollout/chat';
 import type { EnvManager } from '../rollout/env_manager';
+import { OpponentPool, usesOpponentPool } from '../rollout/opponent_pool';
 import type { RolloutBatch } from '../rollout/types';
 import { copyWeights } from '../model/copy_weights';
 import type { Roles } from '../train/roles';
@@ -31,6 +35,8 @@ import type { WeightSync } from '../remote/weight_sync';
 export class LocalRollouts implements RolloutSource {
   readonly sampledElsewhere: boolean;
   private readonly lineage = new Lineage();
+  /** The past selves that play the training games' past seats (opponent_pool), when a training tag has some. */
+  private readonly pool: OpponentPool | null;
 
   /** `sync`: the weight updates of the managers' inference servers, when either has some. */
   constructor(
@@ -42,6 +48,8 @@ export class LocalRollouts implements RolloutSource {
     private readonly sync: WeightSync | null = null,
   ) {
     this.sampledElsewhere = train.servers !== null;
+    this.pool = usesOpponentPool(config) ? new OpponentPool(config, roles.tokenizer) : null;
+    if (this.pool) train.useOpponentPool(this.pool);
   }
 
   async begin(from: number): Promise<void> {
@@ -64,10 +72,13 @@ export class LocalRollouts implements RolloutSource {
       await log.timed('model_update', () => copyWeights(roles.actor, roles.infer));
     }
     if (this.val && validatesBefore(c, step)) logValidation(log, await this.validate());
+    const pool = this.pool;
+    if (pool) await log.timed('opponent_pool', () => pool.update(trained, roles.actor));
     const batch = c.filter_groups.enable ? await this.playInformative(version) : await this.train.play(c.rollout_batch_size, roles.infer, this.chat, version);
     const baselines = needsOf(c.adv_estimator).greedyBaseline
       ? await log.timed('gen_max', () => this.train.greedyBaselines(batch.episodes, roles.infer, this.chat))
       : null;
+    if (pool) log.add(pool.takeMetrics());
     return { batch, baselines, refLogProbs: null };
   }
 
@@ -115,6 +126,7 @@ export class LocalRollouts implements RolloutSource {
   async close(): Promise<void> {
     await this.train.close();
     await this.val?.close();
+    this.pool?.dispose();
   }
 
   private validate(): Promise<RolloutBatch> {

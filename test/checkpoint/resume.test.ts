@@ -3,7 +3,8 @@
  * continued by a fresh trainer from that checkpoint, end with byte-identical weights (every role)
  * and the same metrics, timings aside; with a critic (gae), with a reference and an adaptive KL
  * controller, with a lagging actor_infer, with the group filters (whose extra rollouts move the
- * episode counters), and in self-play (a game of two seats, each the policy's). The checkpoint holds what the issue lists, and the
+ * episode counters), in self-play (a game of two seats, each the policy's) and against a pool of
+ * past selves. The checkpoint holds what the issue lists, and the
  * log of the resumed run has every step once.
  */
 import { beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test';
@@ -91,6 +92,23 @@ describe('a resumed run ends where the uninterrupted one does', () => {
         'custom_envs.Vowels.max_steps=9',
         'adv_estimator=rae',
         'rae_alpha=0.5',
+      ],
+      ['actor'],
+      'stopped',
+    ],
+    [
+      // O played by past selves: the resumed run reads the pool's snapshots back from their folders
+      'fictitious self-play: a seat played by the opponent pool',
+      [
+        'custom_envs.Vowels.env_type=tic_tac_toe',
+        '~custom_envs.Vowels.env_config.rounds',
+        '+custom_envs.Vowels.env_config.prompt_style=compact',
+        'custom_envs.Vowels.env_manager_cls=step',
+        'custom_envs.Vowels.max_steps=9',
+        'custom_envs.Vowels.seats={O: past}',
+        'val_env_manager.tags=[]',
+        'opponent_pool.snapshot_every=1',
+        'opponent_pool.size=2',
       ],
       ['actor'],
       'stopped',

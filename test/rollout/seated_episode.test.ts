@@ -214,13 +214,23 @@ describe('config', () => {
   test('seats name seats the env has, players it has, and at least one policy seat', async () => {
     expect(await refused(gameYaml({ seats: '{Y: minimax}' }))).toBe("custom_envs.Game.seats.Y: env 'tic_tac_toe' has seats O, X");
     expect(await refused(gameYaml({ seats: '{X: alphazero}' }))).toBe(
-      "custom_envs.Game.seats.X: 'alphazero' plays no seat of env 'tic_tac_toe'; its players are policy, random, minimax",
+      "custom_envs.Game.seats.X: 'alphazero' plays no seat of env 'tic_tac_toe'; its players are policy, past, random, minimax",
     );
     expect(await refused(gameYaml({ seats: '{O: random, X: minimax}' }))).toBe(
       "custom_envs.Game.seats: no seat is the policy's, so its games would train and score nothing; give one seat policy",
     );
     expect(await refused(gameYaml(), ['adv_estimator=remax'])).toContain("ReMax's greedy baselines replay an episode as one agent");
     expect(await refused(gameYaml(), ['warm_start.enabled=true', 'warm_start.think=true'])).toContain("the warm start's state rows");
+  });
+
+  test("past seats (the opponent pool) are the training run's, played in the trainer's thread", async () => {
+    expect(await refused(gameYaml({ seats: '{O: past}' }))).toBe(
+      'custom_envs.Game.seats.O: past (the opponent pool) plays training games only; give val_env_manager a tag whose opponents stay the same',
+    );
+    expect(await refused(gameYaml({ seats: '{O: past}' }), ['val_env_manager.tags=[]', 'async_generation_ratio=1'])).toBe(
+      "custom_envs.Game.seats.O: past (the opponent pool) lives in the trainer's thread; play the rollouts there (async_generation_ratio=0)",
+    );
+    expect((await configFrom(gameYaml({ seats: '{O: past}' }), hostWith(), ['val_env_manager.tags=[]'])).custom_envs.Game!.seats).toEqual({ O: 'past' });
   });
 
   test('an env without seats takes none', async () => {
