@@ -19,6 +19,10 @@
  * names. The JSON then goes next to the checkpoint: checkpoint-N.eval.json. Given several times,
  * each checkpoint is evaluated in turn (its own JSON beside it) and the result pooled over all of
  * them (the runs of several training seeds) is printed and written to --out (default eval.json).
+ *
+ * `--league A --league B ...` plays a round robin of those checkpoints or model folders in the
+ * seated games of the val tags (src/rollout/league.ts): each pair's wins, draws and losses, and an
+ * Elo rating of each, in <output_dir>/league.json.
  */
 import { basename, dirname, join } from 'node:path';
 import type { AgenticConfig } from '../config/schema';
@@ -67,6 +71,12 @@ export default command(
         valueHint: 'path|auto',
         description: "Evaluate a checkpoint's actor with its saved config: a checkpoint folder, or auto for the newest of the run the config names",
       },
+      league: {
+        type: 'string',
+        valueHint: 'folder',
+        description:
+          "A round robin in the seated games of the val tags: give it two or more times (or comma-separated), each a checkpoint or model folder; prints each pair's wins, draws and losses and an Elo rating, writes --out (default <output_dir>/league.json)",
+      },
       seeds: {
         type: 'string',
         valueHint: 'N',
@@ -92,6 +102,12 @@ export default command(
       }
       const { PluginHost } = await import('../host/plugin_host');
       const host = new PluginHost();
+      if (args.league !== undefined) {
+        if (checkpoints.length > 0 || args.policy !== undefined || args.seeds !== undefined)
+          throw new UsageError('--league plays the folders it names, once: leave out --checkpoint, --policy and --seeds');
+        await leagueRun(args, overrides, repeatedOption(rawArgs, 'league'), host);
+        return 0;
+      }
       if (checkpoints.length <= 1) {
         await evaluateOne(args, overrides, checkpoints[0], host, passes, args.out);
         return 0;
@@ -123,8 +139,26 @@ EXAMPLES
   agentic eval --config-name frozen_lake --checkpoint auto
   agentic eval --checkpoint output/agentic/checkpoints/checkpoint-250 --seeds 3 val_env_manager.generating_args.do_sample=true val_env_manager.generating_args.temperature=1
   agentic eval --checkpoint runs/seed1/checkpoint-250 --checkpoint runs/seed2/checkpoint-250 --out pooled.json
+  agentic eval --config-name tic_tac_toe --league output/tic_tac_toe/checkpoints/checkpoint-100 --league output/tic_tac_toe/checkpoints/checkpoint-200
   agentic eval --config-name frozen_lake val_env_manager.llm_proxy.proxy_type=sglang val_env_manager.llm_proxy.proxy_config.base_url=http://127.0.0.1:30000`,
 );
+
+/** `--league`: the round robin of the folders named, its lines on stdout and its JSON on disk. */
+async function leagueRun(args: Record<string, unknown> & { out?: string }, overrides: string[], given: string[], host: PluginHost): Promise<void> {
+  const entries = given.flatMap((value) => value.split(',')).filter((entry) => entry !== '');
+  if (entries.length < 2) throw new UsageError('--league: name two or more checkpoint or model folders (--league a --league b, or --league a,b)');
+  if (new Set(entries).size !== entries.length) throw new UsageError('--league: a folder is named twice; each plays once');
+  const { loadConfig } = await import('../config/load');
+  const config = (await loadConfig(configRequest(args, overrides), host)).config;
+  const path = args.out ?? join(config.output_dir, 'league.json');
+  checkOutputPath(path);
+  const { eloLines, leagueOfFolders } = await import('../rollout/league');
+  const { withPlugins } = await import('./start_up');
+  const result = await withPlugins(config, host, (run) => leagueOfFolders(config, run, entries, (line) => log.info(line)));
+  for (const line of eloLines(result)) out(line);
+  writeFileAtomic(path, `${JSON.stringify(result, null, 2)}\n`);
+  log.info(`wrote ${path}`);
+}
 
 /** Evaluates one policy (a checkpoint's actor, or the config's) and writes its JSON. */
 async function evaluateOne(

@@ -28,7 +28,7 @@ export interface SeatResult {
 /** Each tag's results against each opponent, `all` seats and then each seat the policy played: `{TicTacToeVsMinimax: {'vs minimax': {all: ..., O: ..., X: ...}}}`. */
 export type SeatResults = Record<string, Record<string, Record<string, SeatResult>>>;
 
-function rate(count: number, n: number): Rate {
+export function rate(count: number, n: number): Rate {
   return { rate: count / n, count, ...wilsonInterval(count, n) };
 }
 
