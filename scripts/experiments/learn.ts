@@ -84,6 +84,7 @@ const TASKS: Record<string, string> = {
   gem_guess_the_number: "GEM's Guess The Number, 1-20 in 5 guesses",
   gem_mastermind: "GEM's Mastermind, 2 digits of 6 in 5 guesses",
   tic_tac_toe: 'TicTacToe by self-play (success: not losing, against random and minimax)',
+  kuhn_poker: 'Kuhn Poker by self-play (success: not losing a hand, against Nash)',
 };
 
 function readReports(outputDir: string): StepReport[] {

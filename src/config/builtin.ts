@@ -18,6 +18,7 @@ import frozenLakeRewardOnly from '../../configs/frozen_lake_reward_only.yaml' wi
 import frozenLakeSlippery from '../../configs/frozen_lake_slippery.yaml' with { type: 'text' };
 import gemGuessTheNumber from '../../configs/gem_guess_the_number.yaml' with { type: 'text' };
 import gemMastermind from '../../configs/gem_mastermind.yaml' with { type: 'text' };
+import kuhnPoker from '../../configs/kuhn_poker.yaml' with { type: 'text' };
 import sokoban from '../../configs/sokoban.yaml' with { type: 'text' };
 import sokobanCompact from '../../configs/sokoban_compact.yaml' with { type: 'text' };
 import sokobanRewardOnly from '../../configs/sokoban_reward_only.yaml' with { type: 'text' };
@@ -49,6 +50,7 @@ export const BUILTIN_CONFIGS: Readonly<Record<string, string>> = {
   'frozen_lake_slippery.yaml': frozenLakeSlippery,
   'gem_guess_the_number.yaml': gemGuessTheNumber,
   'gem_mastermind.yaml': gemMastermind,
+  'kuhn_poker.yaml': kuhnPoker,
   'sokoban.yaml': sokoban,
   'sokoban_compact.yaml': sokobanCompact,
   'sokoban_reward_only.yaml': sokobanRewardOnly,

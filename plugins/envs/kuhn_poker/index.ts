@@ -45,6 +45,7 @@ import {
   moveMessage,
   parseAction,
   RETRY_NOTE,
+  compactInstruction,
   roundOpening,
   seatInstruction,
   UNREADABLE_REASON,
@@ -74,6 +75,12 @@ const Config = z.strictObject({
     .min(0)
     .default(1)
     .describe("Bad answers a seat may give in a row and retry (TextArena's error_allowance); the next one forfeits the game."),
+  prompt_style: z
+    .enum(['textarena', 'compact'])
+    .default('textarena')
+    .describe(
+      "textarena: TextArena's own texts (its rules as the instruction, then what happened since the seat last acted; about 390 tokens a turn with the built-in tokenizer). compact: the same game in few words for small policies: 'Kuhn Poker, J < Q < K. You are P1. ...' and each decision as 'Card K. Moves: P1 [check], P0 [bet]. Open: [call] [fold]': the seat's card and the hand's moves, all it may know (about 100 tokens a turn).",
+    ),
 });
 type KuhnPokerConfig = z.output<typeof Config>;
 
@@ -118,7 +125,9 @@ class KuhnPoker implements SeatedEnv, OpponentHooks {
     this.forfeitedBy = null;
     this.unread = [[], []];
     this.deal();
-    const instructions = SEAT_NAMES.map((_, seat) => seatInstruction(seat, this.config.rounds));
+    const instructions = SEAT_NAMES.map((_, seat) =>
+      this.config.prompt_style === 'compact' ? compactInstruction(seat, this.config.rounds) : seatInstruction(seat, this.config.rounds),
+    );
     const seat = seatToAct(this.hand);
     return { observation: this.view(seat), info: { instruction: instructions[seat]! }, seat, instructions };
   }
@@ -129,8 +138,21 @@ class KuhnPoker implements SeatedEnv, OpponentHooks {
     this.hand.cards.forEach((card, seat) => this.unread[seat]!.push(roundOpening(this.round, this.config.rounds, card)));
   }
 
-  /** The observation of `seat`, which is to act: what it has not seen yet, and the actions open to it. */
+  /**
+   * The observation of `seat`, which is to act: what it has not seen yet, and the actions open to
+   * it; compact: its card, the hand's moves and the open actions (and the round and the chips in a
+   * game of several hands).
+   */
   private view(seat: number): string {
+    if (this.config.prompt_style === 'compact') {
+      this.unread[seat]!.splice(0);
+      const moves = this.hand.history.map((action, at) => `${SEAT_NAMES[(this.hand.first + at) % 2]} [${action}]`).join(', ') || 'none';
+      const round = this.config.rounds > 1 ? `Round ${this.round} of ${this.config.rounds}, chips ${this.chips[seat]} to ${this.chips[1 - seat]}. ` : '';
+      const open = legalActions(this.hand.history)
+        .map((action) => `[${action}]`)
+        .join(' ');
+      return `${round}Card ${this.hand.cards[seat]}. Moves: ${moves}. Open: ${open}`;
+    }
     const lines = this.unread[seat]!.splice(0);
     const card = this.hand.cards[seat]!;
     if (!lines.includes(roundOpening(this.round, this.config.rounds, card))) lines.push(`Your card is: '${card}'`);
@@ -179,7 +201,8 @@ class KuhnPoker implements SeatedEnv, OpponentHooks {
       return this.ended(mover, `${invalidMoveMessage(mover, reason)}\n${forfeitMessage(mover, this.chips)}`, info);
     }
     this.unread[mover]!.push(`${invalidMoveMessage(mover, reason)} ${RETRY_NOTE}`);
-    return { observation: this.view(mover), reward: 0, terminated: false, truncated: false, info, seat: mover, rewards: [0, 0] };
+    const retry = this.config.prompt_style === 'compact' ? `Invalid: ${reason}\n` : '';
+    return { observation: `${retry}${this.view(mover)}`, reward: 0, terminated: false, truncated: false, info, seat: mover, rewards: [0, 0] };
   }
 
   /** The step of seat `mover` that ends the game: every seat gets its chips, and more chips wins. */

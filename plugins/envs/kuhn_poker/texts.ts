@@ -22,6 +22,12 @@ export function seatInstruction(seat: number, rounds: number): string {
   ].join('\n');
 }
 
+/** The compact style's instruction of player `seat` (prompt_style: compact): the game and the answer form in few words. */
+export function compactInstruction(seat: number, rounds: number): string {
+  const game = rounds === 1 ? 'one hand' : `${rounds} hands`;
+  return `Kuhn Poker, ${game}, J < Q < K, ante 1, a bet or call adds 1. You are P${seat}. Answer [check], [bet], [call] or [fold].`;
+}
+
 /** What each player is told when a hand is dealt: the round and its own card. */
 export function roundOpening(round: number, rounds: number, card: Card): string {
   return `### Starting round ${round} out of ${rounds} rounds. Your card is: '${card}'`;

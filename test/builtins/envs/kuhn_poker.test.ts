@@ -303,6 +303,39 @@ describe('kuhn_poker env', () => {
     }
   });
 
+  test('compact style: a decision shows exactly its information set (the seat, its card, the moves), the same whatever the other holds', () => {
+    const seen = new Map<string, Set<string>>();
+    for (let seed = 0; seed < 300; seed++) {
+      const game = newGame({ prompt_style: 'compact' });
+      const reset = game.reset(seed);
+      expect(reset.instructions[1]).toBe('Kuhn Poker, one hand, J < Q < K, ante 1, a bet or call adds 1. You are P1. Answer [check], [bet], [call] or [fold].');
+      const cards = () => [...String(game.render('text')).matchAll(/P0 ([JQK]), P1 ([JQK])/g)][0]!;
+      const views: { seat: number; observation: string; moves: string[] }[] = [{ seat: reset.seat, observation: reset.observation, moves: [] }];
+      const moves: string[] = [];
+      for (;;) {
+        const action = game.sampleRandomAction();
+        moves.push(`${SEAT_NAMES[views.at(-1)!.seat]} ${action}`);
+        const step = game.step(action);
+        if (step.terminated) break;
+        views.push({ seat: step.seat, observation: step.observation, moves: [...moves] });
+      }
+      const dealt = cards();
+      for (const { seat, observation, moves: before } of views) {
+        const own = dealt[seat + 1]!;
+        const key = `${seat} ${own} ${before.join(', ')}`;
+        if (!seen.has(key)) seen.set(key, new Set());
+        seen.get(key)!.add(observation);
+        expect(observation).toStartWith(`Card ${own}. Moves: ${before.join(', ') || 'none'}. Open: `);
+      }
+    }
+    // all 12 information sets of one hand, each shown one way only
+    expect(seen.size).toBe(12);
+    for (const shown of seen.values()) expect(shown.size).toBe(1);
+    const retry = newGame({ prompt_style: 'compact' });
+    retry.reset(1);
+    expect(retry.step('no idea').observation).toMatch(/^Invalid: Action must be \[Check\], \[Bet\], \[Call\], or \[Fold\]\.\nCard [JQK]\. Moves: none\. Open: \[check\] \[bet\]$/);
+  });
+
   test('random games of 1 to 4 rounds are zero-sum, pay only at the end, and more chips wins', () => {
     let draws = 0;
     for (const rounds of [1, 2, 3, 4]) {
@@ -472,13 +505,15 @@ describe('kuhn_poker env', () => {
     expect(Math.abs(total / 2000 - VALUE)).toBeLessThan(0.05);
   });
 
-  test('agentic plugins check passes every check, the seated ones included, and skips none', async () => {
-    const report = await checkEnv(kuhnPokerPlugin, {}, { context, episodes: 8 });
-    const failed = report.checks.filter((check) => check.status === 'fail');
-    const skipped = report.checks.filter((check) => check.status === 'skip');
-    expect(failed).toEqual([]);
-    expect(skipped).toEqual([]);
-    expect(report.checks.map((check) => check.name)).toContain('bad_answer');
-    expect(report.passed).toBe(true);
+  test('agentic plugins check passes every check, the seated ones included, and skips none, in both prompt styles', async () => {
+    for (const settings of [{}, { prompt_style: 'compact' }]) {
+      const report = await checkEnv(kuhnPokerPlugin, settings, { context, episodes: 8 });
+      const failed = report.checks.filter((check) => check.status === 'fail');
+      const skipped = report.checks.filter((check) => check.status === 'skip');
+      expect(failed).toEqual([]);
+      expect(skipped).toEqual([]);
+      expect(report.checks.map((check) => check.name)).toContain('bad_answer');
+      expect(report.passed).toBe(true);
+    }
   });
 });
