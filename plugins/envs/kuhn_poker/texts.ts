@@ -22,10 +22,10 @@ export function seatInstruction(seat: number, rounds: number): string {
   ].join('\n');
 }
 
-/** The compact style's instruction of player `seat` (prompt_style: compact): the game and the answer form in few words. */
+/** The compact style's instruction of player `seat` (prompt_style: compact): the game and the seat; the open actions come with each decision. */
 export function compactInstruction(seat: number, rounds: number): string {
-  const game = rounds === 1 ? 'one hand' : `${rounds} hands`;
-  return `Kuhn Poker, ${game}, J < Q < K, ante 1, a bet or call adds 1. You are P${seat}. Answer [check], [bet], [call] or [fold].`;
+  const hands = rounds === 1 ? '' : ` ${rounds} hands,`;
+  return `Kuhn Poker,${hands} J < Q < K. You are P${seat}.`;
 }
 
 /** What each player is told when a hand is dealt: the round and its own card. */

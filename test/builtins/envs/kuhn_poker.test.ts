@@ -308,7 +308,7 @@ describe('kuhn_poker env', () => {
     for (let seed = 0; seed < 300; seed++) {
       const game = newGame({ prompt_style: 'compact' });
       const reset = game.reset(seed);
-      expect(reset.instructions[1]).toBe('Kuhn Poker, one hand, J < Q < K, ante 1, a bet or call adds 1. You are P1. Answer [check], [bet], [call] or [fold].');
+      expect(reset.instructions[1]).toBe('Kuhn Poker, J < Q < K. You are P1.');
       const cards = () => [...String(game.render('text')).matchAll(/P0 ([JQK]), P1 ([JQK])/g)][0]!;
       const views: { seat: number; observation: string; moves: string[] }[] = [{ seat: reset.seat, observation: reset.observation, moves: [] }];
       const moves: string[] = [];
@@ -333,7 +333,9 @@ describe('kuhn_poker env', () => {
     for (const shown of seen.values()) expect(shown.size).toBe(1);
     const retry = newGame({ prompt_style: 'compact' });
     retry.reset(1);
-    expect(retry.step('no idea').observation).toMatch(/^Invalid: Action must be \[Check\], \[Bet\], \[Call\], or \[Fold\]\.\nCard [JQK]\. Moves: none\. Open: \[check\] \[bet\]$/);
+    expect(retry.step('no idea').observation).toMatch(
+      /^Invalid: Action must be \[Check\], \[Bet\], \[Call\], or \[Fold\]\.\nCard [JQK]\. Moves: none\. Open: \[check\] \[bet\]$/,
+    );
   });
 
   test('random games of 1 to 4 rounds are zero-sum, pay only at the end, and more chips wins', () => {
