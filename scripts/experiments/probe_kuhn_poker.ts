@@ -94,7 +94,11 @@ const played = (seat: number) => episodes.filter((e) => e.seat!.index === seat);
 const mean = (list: Episode[]) => list.reduce((sum, e) => sum + e.score, 0) / Math.max(1, list.length);
 const invalid = [...table.values()].reduce((sum, counts) => sum + (counts.get('invalid') ?? 0), 0);
 console.log(`invalid answers: ${invalid}`);
-console.log(`as P1 (first to act): exact ${asFirst.toFixed(4)} against the value ${VALUE.toFixed(4)} (gap ${(asFirst - VALUE).toFixed(4)}); played ${mean(played(1)).toFixed(3)} over ${played(1).length} games`);
-console.log(`as P0 (second): exact ${asSecond.toFixed(4)} against the value ${(-VALUE).toFixed(4)} (gap ${(asSecond + VALUE).toFixed(4)}); played ${mean(played(0)).toFixed(3)} over ${played(0).length} games`);
+console.log(
+  `as P1 (first to act): exact ${asFirst.toFixed(4)} against the value ${VALUE.toFixed(4)} (gap ${(asFirst - VALUE).toFixed(4)}); played ${mean(played(1)).toFixed(3)} over ${played(1).length} games`,
+);
+console.log(
+  `as P0 (second): exact ${asSecond.toFixed(4)} against the value ${(-VALUE).toFixed(4)} (gap ${(asSecond + VALUE).toFixed(4)}); played ${mean(played(0)).toFixed(3)} over ${played(0).length} games`,
+);
 const met = asFirst - VALUE >= -0.02 && asSecond + VALUE >= -0.02;
 console.log(`target (within 0.02 of the value in both seats): ${met ? 'met' : 'NOT met'}`);

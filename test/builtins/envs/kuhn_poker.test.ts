@@ -333,7 +333,9 @@ describe('kuhn_poker env', () => {
     for (const shown of seen.values()) expect(shown.size).toBe(1);
     const retry = newGame({ prompt_style: 'compact' });
     retry.reset(1);
-    expect(retry.step('no idea').observation).toMatch(/^Invalid: Action must be \[Check\], \[Bet\], \[Call\], or \[Fold\]\.\nCard [JQK]\. Moves: none\. Open: \[check\] \[bet\]$/);
+    expect(retry.step('no idea').observation).toMatch(
+      /^Invalid: Action must be \[Check\], \[Bet\], \[Call\], or \[Fold\]\.\nCard [JQK]\. Moves: none\. Open: \[check\] \[bet\]$/,
+    );
   });
 
   test('random games of 1 to 4 rounds are zero-sum, pay only at the end, and more chips wins', () => {
