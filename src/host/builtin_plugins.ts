@@ -4,6 +4,7 @@
  */
 import agent from '../../plugins/envs/agent';
 import bandit from '../../plugins/envs/bandit';
+import connectFour from '../../plugins/envs/connect_four';
 import fifteenPuzzle from '../../plugins/envs/fifteen_puzzle';
 import frozenLake from '../../plugins/envs/frozen_lake';
 import kuhnPoker from '../../plugins/envs/kuhn_poker';
@@ -41,6 +42,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: frozenLake, source: 'plugins/envs/frozen_lake' },
   { definition: ticTacToe, source: 'plugins/envs/tic_tac_toe' },
   { definition: kuhnPoker, source: 'plugins/envs/kuhn_poker' },
+  { definition: connectFour, source: 'plugins/envs/connect_four' },
   { definition: gemLogic, source: 'plugins/envs/gem_logic' },
   { definition: gemMath, source: 'plugins/envs/gem_math' },
   { definition: gemQa, source: 'plugins/envs/gem_qa' },
