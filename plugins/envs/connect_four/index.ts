@@ -22,9 +22,9 @@ import {
   type SeatedEnv,
   type SeatedResetResult,
   type SeatedStepResult,
-  type SeatOutcome,
   z,
 } from 'agentic';
+import { gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
 import {
   type Board,
   boardFromString,
@@ -224,19 +224,15 @@ class ConnectFour implements SeatedEnv, OpponentHooks {
     const info = { metrics: { action_is_valid: false }, action: null, actionDesc: `an invalid move: ${reason}` };
     this.errors += 1;
     if (this.errors > this.config.error_allowance) {
-      return this.ended(`Player ${mover} attempted an invalid move. Reason: ${reason}\nPlayer ${1 - mover} has won!`, mover, 1 - mover, info);
+      return this.ended(`${invalidMoveMessage(mover, reason)}\nPlayer ${1 - mover} has won!`, mover, 1 - mover, info);
     }
-    const retry =
-      this.config.prompt_style === 'compact'
-        ? 'Not an open column; once more.'
-        : `Player ${mover} attempted an invalid move. Reason: ${reason} Please resubmit a valid move and remember to follow the game rules to avoid penalties.`;
+    const retry = this.config.prompt_style === 'compact' ? 'Not an open column; once more.' : `${invalidMoveMessage(mover, reason)} ${RETRY_NOTE}`;
     return { observation: this.withView(retry), reward: 0, terminated: false, truncated: false, info, seat: mover, rewards: [0, 0] };
   }
 
   /** The step of seat `mover` that ends the game, won by seat `winnerSeat` (+1, the other -1) or drawn (null). */
   private ended(observation: string, mover: number, winnerSeat: number | null, info: SeatedStepResult['info']): SeatedStepResult {
-    const rewards = winnerSeat === null ? [0, 0] : PLAYER_DISCS.map((_, seat) => (seat === winnerSeat ? 1 : -1));
-    const outcome = rewards.map((reward): SeatOutcome => (reward > 0 ? 'win' : reward < 0 ? 'loss' : 'draw'));
+    const { rewards, outcome } = gameResult(PLAYER_DISCS.length, winnerSeat);
     return { observation: this.withView(observation), reward: rewards[mover]!, terminated: true, truncated: false, info, seat: mover, rewards, outcome };
   }
 

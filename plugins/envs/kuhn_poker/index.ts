@@ -41,15 +41,14 @@ import {
   forfeitMessage,
   gameEndMessage,
   handEndMessage,
-  invalidMoveMessage,
   moveMessage,
   parseAction,
-  RETRY_NOTE,
   compactInstruction,
   roundOpening,
   seatInstruction,
   UNREADABLE_REASON,
 } from './texts';
+import { invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
 
 /** The seats by TextArena player id. */
 export const SEAT_NAMES = ['P0', 'P1'] as const;

@@ -61,17 +61,10 @@ export function gameEndMessage(chips: readonly number[], rounds: number): string
   return `Player ${winner} won by having more chips at the end of all ${rounds} rounds.`;
 }
 
-export function invalidMoveMessage(seat: number, reason: string): string {
-  return `Player ${seat} attempted an invalid move. Reason: ${reason}`;
-}
-
 /** The end of a game that player `seat` forfeited by answering badly once too often. */
 export function forfeitMessage(seat: number, chips: readonly number[]): string {
   return `Player ${seat} forfeits the game; Player ${1 - seat} has won. ${scores(chips)}`;
 }
-
-/** What TextArena adds to an invalid move that the player may retry. */
-export const RETRY_NOTE = 'Please resubmit a valid move and remember to follow the game rules to avoid penalties.';
 
 /** Why a reply names no action at all. */
 export const UNREADABLE_REASON = 'Action must be [Check], [Bet], [Call], or [Fold].';

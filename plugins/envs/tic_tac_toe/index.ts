@@ -22,10 +22,10 @@ import {
   type SeatedEnv,
   type SeatedResetResult,
   type SeatedStepResult,
-  type SeatOutcome,
   type WarmStartHooks,
   z,
 } from 'agentic';
+import { gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
 import {
   type Board,
   boardFromString,
@@ -164,12 +164,9 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
     const info = { metrics: { action_is_valid: false }, action: null, actionDesc: `an invalid move: ${reason}` };
     this.errors += 1;
     if (this.errors > this.config.error_allowance) {
-      return this.ended(`Player ${mover} attempted an invalid move. Reason: ${reason}\nPlayer ${1 - mover} has won!`, mover, 1 - mover, info);
+      return this.ended(`${invalidMoveMessage(mover, reason)}\nPlayer ${1 - mover} has won!`, mover, 1 - mover, info);
     }
-    const retry =
-      this.config.prompt_style === 'compact'
-        ? 'Not a free cell; once more.'
-        : `Player ${mover} attempted an invalid move. Reason: ${reason} Please resubmit a valid move and remember to follow the game rules to avoid penalties.`;
+    const retry = this.config.prompt_style === 'compact' ? 'Not a free cell; once more.' : `${invalidMoveMessage(mover, reason)} ${RETRY_NOTE}`;
     return {
       observation: `${retry}\n${boardObservation(this.board, this.config.prompt_style)}`,
       reward: 0,
@@ -183,8 +180,7 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
 
   /** The step of seat `mover` that ends the game, won by seat `winnerSeat` (+1, the other -1) or drawn (null). */
   private ended(observation: string, mover: number, winnerSeat: number | null, info: SeatedStepResult['info']): SeatedStepResult {
-    const rewards = winnerSeat === null ? [0, 0] : PLAYER_MARKS.map((_, seat) => (seat === winnerSeat ? 1 : -1));
-    const outcome = rewards.map((reward): SeatOutcome => (reward > 0 ? 'win' : reward < 0 ? 'loss' : 'draw'));
+    const { rewards, outcome } = gameResult(PLAYER_MARKS.length, winnerSeat);
     return {
       observation: `${observation}\n${boardObservation(this.board, this.config.prompt_style)}`,
       reward: rewards[mover]!,
