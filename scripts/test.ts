@@ -19,11 +19,14 @@ const folder = mkdtempSync(join(tmpdir(), 'agentic-test-'));
 const skippedFile = join(folder, 'skipped');
 try {
   // a test's time limit guards against hangs, not slowness: two files share the cores, and a test
-  // that takes 3-4 s alone may take over Bun's default 5 s beside another
+  // that takes 3-4 s alone may take over Bun's default 5 s beside another.
+  // One file runs per core, so each takes one wasm thread (and one BLAS thread): with a pool of
+  // two a file, two pools took turns on two cores, and the suite took 570 s where it takes 452 s
+  // (AMD EPYC, 2 cores). The kernel tests that are about threads set their own count.
   const bun = Bun.spawn(['bun', 'test', '--parallel', '--timings=test/timings.json', '--timeout=30000', ...process.argv.slice(2)], {
     cwd: root,
     stdio: ['inherit', 'inherit', 'inherit'],
-    env: { ...process.env, AGENTIC_SKIPPED_PACKAGES: skippedFile },
+    env: { AGENTIC_WASM_THREADS: '1', ...process.env, AGENTIC_SKIPPED_PACKAGES: skippedFile },
   });
   const code = await bun.exited;
   let skipped: string[] = [];

@@ -12,6 +12,7 @@ import { blasInUse } from '../../src/engine/kernels/matmul';
 import { Rng } from '../../src/engine/rng';
 import { tf } from '../../src/engine/tf';
 import { Qwen2Model } from '../../src/model/qwen2';
+import { ROOT } from '../helpers';
 import { tinyConfig } from '../model/tiny';
 
 await startBackend('wasm');
@@ -77,4 +78,36 @@ describe.skipIf(!blasInUse())('host kernels on wasm with a system BLAS', () => {
       model.dispose();
     });
   }
+});
+
+describe.skipIf(!blasInUse())('host kernels on the single-threaded build', () => {
+  test('token stats whose chunk grows the heap read the temperatures after it grew (views taken before are detached)', async () => {
+    // a fresh process on one thread: its heap is not shared, so growing it detaches every view;
+    // the first chunk's [rows, vocab] logits (64 x 200,000 floats) cannot fit the starting heap
+    const script = `
+      import { startBackend } from './src/engine/backend';
+      import { hostTokenStats } from './src/engine/kernels/token_stats';
+      import { tf } from './src/engine/tf';
+      await startBackend('wasm');
+      const [rows, vocab, size] = [64, 200_000, 8];
+      const heapBefore = (tf.backend() as any).wasm.HEAPU8.buffer.byteLength;
+      const hidden = tf.randomNormal([rows, size], 0, 1, 'float32', 1) as tf.Tensor2D;
+      const embedding = tf.randomNormal([vocab, size], 0, 1, 'float32', 2) as tf.Tensor2D;
+      const targets = Int32Array.from({ length: rows }, (_, i) => i * 7);
+      const temperature = Float32Array.from({ length: rows }, (_, i) => 0.5 + i / rows);
+      const stats = hostTokenStats(hidden, embedding, targets, { temperature, chunkRows: rows, embeddingGradient: false });
+      const values = Array.from(await stats.data());
+      const heapAfter = (tf.backend() as any).wasm.HEAPU8.buffer.byteLength;
+      console.log(JSON.stringify({ grew: heapAfter > heapBefore, finite: values.every(Number.isFinite), values: values.length }));`;
+    const child = Bun.spawn([process.execPath, '-e', script], {
+      cwd: ROOT,
+      env: { ...process.env, AGENTIC_WASM_THREADS: '1' },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ grew: true, finite: true, values: 128 });
+  });
 });

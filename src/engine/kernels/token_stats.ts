@@ -81,12 +81,13 @@ interface Chunk {
 }
 
 /** z and p of rows [start, start + rows): one BLAS product, the row scales, the wasm backend's softmax. */
-function logits(blas: Blas, backend: BackendWasm, h: TensorInfo, e: TensorInfo, scales: Float32Array, start: number, rows: number): Chunk {
+function logits(blas: Blas, backend: BackendWasm, h: TensorInfo, e: TensorInfo, scaleTensor: TensorInfo, start: number, rows: number): Chunk {
   const [vocab, size] = e.shape as [number, number];
   const z = allocate(backend, [rows, vocab]);
   const at = addresses(backend);
   blas.gemm(false, true, rows, vocab, size, 1, at(h, start * size), size, at(e), size, 0, at(z), vocab);
-  const values = backend.typedArrayFromHeap(z) as Float32Array;
+  // views after the allocation: growing the single-threaded build's heap detaches views taken before it
+  const [values, scales] = [z, scaleTensor].map((t) => backend.typedArrayFromHeap(t)) as [Float32Array, Float32Array];
   for (let r = 0; r < rows; r++) {
     const scale = scales[start + r]!;
     if (scale !== 1) for (let i = r * vocab; i < (r + 1) * vocab; i++) values[i] = values[i]! * scale;
@@ -121,7 +122,7 @@ const forward: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const [rows, vocab] = [h.shape[0]!, e.shape[0]!];
   const out = allocate(backend, [rows, 2]);
   for (const [start, n] of chunksOf(rows, chunkRows)) {
-    const chunk = logits(blas, backend, h, e, backend.typedArrayFromHeap(scales) as Float32Array, start, n);
+    const chunk = logits(blas, backend, h, e, scales, start, n);
     try {
       const [z, p, ids, stats] = [chunk.z, chunk.p, targets, out].map((t) => backend.typedArrayFromHeap(t)) as [
         Float32Array,
@@ -153,7 +154,7 @@ const backward: KernelFunc = ({ inputs, backend: b, attrs }) => {
   const dh = allocate(backend, [rows, size]);
   const de = embeddingGradient ? allocate(backend, [vocab, size]) : null;
   for (const [index, [start, n]] of chunksOf(rows, chunkRows).entries()) {
-    const chunk = logits(blas, backend, h, e, backend.typedArrayFromHeap(scales) as Float32Array, start, n);
+    const chunk = logits(blas, backend, h, e, scales, start, n);
     try {
       const [z, p, ids, g, scale] = [chunk.z, chunk.p, targets, dy, scales].map((t) => backend.typedArrayFromHeap(t)) as [
         Float32Array,
