@@ -265,6 +265,8 @@ export const EnvManager = z.strictObject({
 export const POLICY_PLAYER = 'policy';
 /** The player of a seat that a snapshot of an earlier policy plays (opponent_pool). */
 export const PAST_PLAYER = 'past';
+/** The player of a seat that an outside agent plays (seat_agent), its model calls answered by the policy through the gateway. */
+export const AGENT_PLAYER = 'agent';
 
 export const CustomEnv = z.strictObject({
   env_type: z.string().min(1).describe('A registered environment name (see `agentic plugins`) or the path of a plugin file.'),
@@ -307,7 +309,15 @@ export const CustomEnv = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      "An env with seats (two or more players, docs/multi_agent.md): who plays each seat, by the env's seat names: policy (the policy being trained, this manager's llm_proxy; every seat policy is self-play, each seat's rows its own), past (a snapshot of an earlier policy from opponent_pool, training tags only), random (the env's random moves) or one of the env's own opponents (minimax, ...). Seats left out are policy. null: every seat policy.",
+      "An env with seats (two or more players, docs/multi_agent.md): who plays each seat, by the env's seat names: policy (the policy being trained, this manager's llm_proxy; every seat policy is self-play, each seat's rows its own), past (a snapshot of an earlier policy from opponent_pool, training tags only), agent (the outside agent of seat_agent, whose model calls the policy answers and trains on), random (the env's random moves) or one of the env's own opponents (minimax, ...). Seats left out are policy. null: every seat policy.",
+    ),
+  seat_agent: z
+    .string()
+    .min(1)
+    .nullable()
+    .default(null)
+    .describe(
+      'An env with seats: the outside agent that plays its seats named agent (docs/multi_agent.md#an-outside-agent-in-a-seat), a TypeScript or JavaScript module exporting act(ctx), path relative to the run folder; called at each of its turns, it asks the model through the gateway (an OpenAI base URL and key of its own) and returns its move.',
     ),
   rotate_seats: z
     .boolean()

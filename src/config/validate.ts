@@ -19,7 +19,7 @@ import { declaredKeys, describeExpected, schemaAt, unionOptions } from './intros
 import { templateProblem } from './templates';
 import type { BackendName } from '../engine/names';
 import { parseAdditionalTarget, parseTarget } from '../model/lora';
-import { ConfigShape, isHttpProxy, isStepWise, PAST_PLAYER, POLICY_PLAYER, type AgenticConfig, type EnvManagerConfig } from './schema';
+import { AGENT_PLAYER, ConfigShape, isHttpProxy, isStepWise, PAST_PLAYER, POLICY_PLAYER, type AgenticConfig, type EnvManagerConfig } from './schema';
 import { resolveSecrets } from './secrets';
 import { loadSuite } from './suites';
 import { formatPath, type PathSegment, type TreeObject } from './tree';
@@ -484,18 +484,20 @@ function checkSeats(config: AgenticConfig, tag: string, entry: AgenticConfig['cu
   const spec = plugin.seats;
   if (!spec) {
     if (entry.seats !== null) throw new ConfigError(`${at}: env '${plugin.name}' has no seats (one agent plays it); leave seats out`);
+    if (entry.seat_agent !== null) throw new ConfigError(`custom_envs.${tag}.seat_agent: env '${plugin.name}' has no seats; leave seat_agent out`);
     return;
   }
-  const players = [POLICY_PLAYER, PAST_PLAYER, 'random', ...spec.opponents];
+  const players = [POLICY_PLAYER, PAST_PLAYER, AGENT_PLAYER, 'random', ...spec.opponents];
   for (const [name, player] of Object.entries(entry.seats ?? {})) {
     if (!spec.names.includes(name)) throw new ConfigError(`${at}.${name}: env '${plugin.name}' has seats ${spec.names.join(', ')}`);
     if (!players.includes(player))
       throw new ConfigError(`${at}.${name}: '${player}' plays no seat of env '${plugin.name}'; its players are ${players.join(', ')}`);
   }
-  if (spec.names.every((name) => (entry.seats?.[name] ?? POLICY_PLAYER) !== POLICY_PLAYER)) {
+  if (spec.names.every((name) => ![POLICY_PLAYER, AGENT_PLAYER].includes(entry.seats?.[name] ?? POLICY_PLAYER))) {
     throw new ConfigError(`${at}: no seat is the policy's, so its games would train and score nothing; give one seat policy`);
   }
   checkPastSeats(config, tag, entry);
+  checkSeatAgent(tag, entry);
   if (!config.train_env_manager.tags.includes(tag)) return;
   const alone = (why: string) => new ConfigError(`custom_envs.${tag}: env '${plugin.name}' has seats, and ${why}`);
   const ws = config.warm_start;
@@ -520,6 +522,17 @@ function checkPastSeats(config: AgenticConfig, tag: string, entry: AgenticConfig
     throw new ConfigError(`${at}: past (the opponent pool) plays training games only; give val_env_manager a tag whose opponents stay the same`);
   if (config.async_generation_ratio > 0)
     throw new ConfigError(`${at}: past (the opponent pool) lives in the trainer's thread; play the rollouts there (async_generation_ratio=0)`);
+}
+
+/** A seat played by agent needs seat_agent, and seat_agent a seat to play. */
+function checkSeatAgent(tag: string, entry: AgenticConfig['custom_envs'][string]): void {
+  const agentSeat = Object.entries(entry.seats ?? {}).find(([, player]) => player === AGENT_PLAYER);
+  if (agentSeat && entry.seat_agent === null)
+    throw new ConfigError(`custom_envs.${tag}.seats.${agentSeat[0]}: agent needs custom_envs.${tag}.seat_agent, the module of the outside agent that plays it`);
+  if (!agentSeat && entry.seat_agent !== null)
+    throw new ConfigError(
+      `custom_envs.${tag}.seat_agent: no seat of custom_envs.${tag}.seats is agent, so no game would call it; name a seat agent or leave seat_agent out`,
+    );
 }
 
 /** The tags some env manager plays. */

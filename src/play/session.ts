@@ -7,7 +7,7 @@
  * generating_args, the env reset with `seed` itself (so `seed=3` always means the same map), and
  * the episode's time budget lifted while a person is in the loop.
  */
-import { type AgenticConfig, type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../config/schema';
+import { AGENT_PLAYER, type AgenticConfig, type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../config/schema';
 import { UsageError } from '../errors';
 import type { SeatSpec } from '../sdk/types';
 import { configuredPlayers, type SeatPlay } from '../rollout/seat_players';
@@ -70,7 +70,7 @@ async function playWatched(play: EpisodePlay, setup: PlaySetup, observer: Episod
  * Who plays each seat of a seated env in play: `setup.policy` (you, a script, the model) the first
  * seat the config gives the policy, or the seat --seat names (whose configured player then takes
  * the policy's seat: `seats: {X: minimax}` with --seat X puts minimax in O); the config's other
- * policy seats, and its past seats (a training run's pool, which play has not), the opponent (a
+ * policy seats, its past seats (a training run's pool, which play has not) and its agent seats, the opponent (a
  * loaded model) or the env's random player; the env's own players theirs. Only your seat is shown
  * and saved.
  */
@@ -82,7 +82,7 @@ function seatsOfPlay(custom: CustomEnvConfig, spec: SeatSpec, setup: PlaySetup):
   [players[first], players[yours]] = [players[yours]!, players[first]!];
   return players.map((player, seat) => {
     if (seat === yours) return { seat, player: POLICY_PLAYER, recorded: true, policy: setup.policy };
-    if (player !== POLICY_PLAYER && player !== PAST_PLAYER) return { seat, player, recorded: false };
+    if (![POLICY_PLAYER, PAST_PLAYER, AGENT_PLAYER].includes(player)) return { seat, player, recorded: false };
     return setup.opponent ? { seat, player: 'model', recorded: false, policy: setup.opponent } : { seat, player: 'random', recorded: false };
   });
 }

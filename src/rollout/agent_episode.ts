@@ -35,8 +35,8 @@ export const GATEWAY_MODEL = 'agentic-policy';
 
 let gateway: Gateway | null = null;
 
-/** The process's gateway, started at the first agent episode. */
-function sharedGateway(): Gateway {
+/** The process's gateway, started at the first agent episode (or outside agent in a seat). */
+export function sharedGateway(): Gateway {
   gateway ??= Gateway.start();
   return gateway;
 }
@@ -49,7 +49,7 @@ export async function stopGateway(): Promise<void> {
 }
 
 /** What the model calls met besides their recording: sampling asked otherwise, and why a call failed. */
-interface CallNotes {
+export interface CallNotes {
   overridden: number;
   contextFull: boolean;
   inferFailed: boolean;
@@ -121,13 +121,18 @@ export async function playAgentEpisode(
   };
 }
 
-/** Answers the agent's model call `index` with the rollout's policy, or refuses it (the failure costs the episode). */
-async function answerCall(
+/**
+ * Answers the agent's model call `index` with the rollout's policy, or refuses it (the failure
+ * costs the episode). An outside agent in a seat (./seat_agent.ts) passes its seat, which keeps its
+ * query ids, KV session and sampling stream apart from the game's other seats.
+ */
+export async function answerCall(
   { env, custom, task, limits, policy, chat }: EpisodePlay,
   session: GatewaySession,
   notes: CallNotes,
   turn: ChatTurn,
   index: number,
+  seat?: number,
 ): Promise<Generated> {
   const room = limits.sequenceLength - turn.promptIds.length;
   if (room <= 0) {
@@ -146,14 +151,15 @@ async function answerCall(
   const asksOtherwise =
     (turn.temperature !== null && turn.temperature !== limits.temperature) || (turn.topP !== null && turn.topP !== limits.topP) || turn.seed !== null;
   if (asksOtherwise) notes.overridden++;
-  const id = `${task.mode}:${task.envId}:${task.episodeId}:${index}`;
+  const caller = seat === undefined ? '' : `:a${seat}`;
+  const stream = seat === undefined ? [index] : ['agent seat', seat, index];
   const reply = await policy.respond({
-    id,
+    id: `${task.mode}:${task.envId}:${task.episodeId}${caller}:${index}`,
     promptIds: turn.promptIds,
     maxNewTokens: Math.min(turn.maxTokens ?? Number.POSITIVE_INFINITY, custom.max_tokens_per_step, limits.maxNewTokens, room),
-    rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, index),
+    rng: Rng.fromSeed(limits.runSeed, 'rollout', task.mode, task.tag, task.envId, task.episodeId, ...stream),
     env,
-    session: `${task.mode}:${task.envId}`,
+    session: `${task.mode}:${task.envId}${caller}`,
     stopStrings: turn.stop,
   });
   if (reply.failure) {
@@ -229,27 +235,49 @@ async function runAgent(
 }
 
 /** The recorded calls as the episode's turns (session_turns.ts), the reward on the last; and how often the session split. */
-function agentTurns({ custom, chat }: EpisodePlay, calls: readonly RecordedCall[], run: AgentRun): { turns: Turn[]; mismatches: number } {
+function agentTurns(play: EpisodePlay, calls: readonly RecordedCall[], run: AgentRun): { turns: Turn[]; mismatches: number } {
   const { observation, answer, step } = run;
-  const { turns: called, mismatches } = sessionTurns(calls);
-  const turns: Turn[] = called.map((call, i) => {
-    const last = i === called.length - 1;
-    const whole = isStepWise(custom.env_manager_cls) ? [...calls[i]!.promptIds] : call.promptIds;
-    return {
-      observation: i === 0 ? observation : '',
-      promptIds: whole,
-      responseIds: call.responseIds,
-      logProbs: call.logProbs,
-      responseText: chat.responseText(call.responseIds),
-      reward: last && step ? step.reward : 0,
-      ...(last && answer !== null ? { action: answer } : {}),
-      ...(last && step?.info.actionDesc ? { actionDesc: step.info.actionDesc } : {}),
-      metrics: last && step ? step.info.metrics : {},
-      metricsAgg: last && step ? (step.info.metricsAgg ?? {}) : {},
-      ...(last && step?.info.reward_error !== undefined ? { rewardError: step.info.reward_error } : {}),
-      stateHash: stateHash(i === 0 ? observation : `${observation}\n#${i}`),
-      ...(call.opensRow && i > 0 && custom.env_manager_cls === 'traj' ? { opensRow: true } : {}),
+  const { turns, mismatches } = recordedCallTurns(play, calls, observation);
+  const at = turns.length - 1;
+  if (at >= 0) {
+    const { observation: shown, promptIds, responseIds, logProbs, responseText, stateHash: hash, opensRow } = turns[at]!;
+    turns[at] = {
+      observation: shown,
+      promptIds,
+      responseIds,
+      logProbs,
+      responseText,
+      reward: step ? step.reward : 0,
+      ...(answer !== null ? { action: answer } : {}),
+      ...(step?.info.actionDesc ? { actionDesc: step.info.actionDesc } : {}),
+      metrics: step ? step.info.metrics : {},
+      metricsAgg: step ? (step.info.metricsAgg ?? {}) : {},
+      ...(step?.info.reward_error !== undefined ? { rewardError: step.info.reward_error } : {}),
+      stateHash: hash,
+      ...(opensRow ? { opensRow } : {}),
     };
-  });
+  }
+  return { turns, mismatches };
+}
+
+/**
+ * A gateway session's recorded calls as turns with no reward yet: one row while each call extends
+ * the last, a new row where the session splits (step-wise managers: every call its own row, its
+ * whole prompt); `observation` is the first turn's. Shared with outside agents in a seat.
+ */
+export function recordedCallTurns({ custom, chat }: Pick<EpisodePlay, 'custom' | 'chat'>, calls: readonly RecordedCall[], observation: string) {
+  const { turns: called, mismatches } = sessionTurns(calls);
+  const turns: Turn[] = called.map((call, i) => ({
+    observation: i === 0 ? observation : '',
+    promptIds: isStepWise(custom.env_manager_cls) ? [...calls[i]!.promptIds] : call.promptIds,
+    responseIds: call.responseIds,
+    logProbs: call.logProbs,
+    responseText: chat.responseText(call.responseIds),
+    reward: 0,
+    metrics: {},
+    metricsAgg: {},
+    stateHash: stateHash(i === 0 ? observation : `${observation}\n#${i}`),
+    ...(call.opensRow && i > 0 && custom.env_manager_cls === 'traj' ? { opensRow: true } : {}),
+  }));
   return { turns, mismatches };
 }

@@ -44,6 +44,7 @@ import { HttpPolicy, serverSampling } from './http_policy';
 import { ModelPolicy, RandomPolicy, type Policy } from './policy';
 import { InferenceServers } from './servers';
 import { episodeSamples } from './samples';
+import { loadSeatAgent, type SeatAgentModule } from './seat_agent';
 import type { Episode, RolloutBatch, RolloutMode } from './types';
 
 export interface EnvSlot {
@@ -52,6 +53,8 @@ export interface EnvSlot {
   tag: string;
   custom: CustomEnvConfig;
   env: GuardedEnv;
+  /** The outside agent of the tag's agent seats (seat_agent), loaded at build; null without one. */
+  seatAgent: SeatAgentModule | null;
 }
 
 export function managerOf(config: AgenticConfig, mode: RolloutMode): EnvManagerConfig {
@@ -212,10 +215,11 @@ export class EnvManager {
     for (const [i, tag] of manager.tags.entries()) {
       const custom = config.custom_envs[tag]!;
       const plugin = await host.resolveEnv(custom.env_type);
+      const seatAgent = custom.seat_agent === null ? null : await loadSeatAgent(custom.seat_agent, host.cwd);
       for (let g = 0; g < partition[i]!; g++, groupId++) {
         for (let member = 0; member < manager.group_size; member++) {
           const envId = groupId * manager.group_size + member;
-          slots.push({ envId, groupId, tag, custom, env: guardedEnv(plugin, custom, context, tag, envId) });
+          slots.push({ envId, groupId, tag, custom, env: guardedEnv(plugin, custom, context, tag, envId), seatAgent });
         }
       }
     }
@@ -318,7 +322,7 @@ export class EnvManager {
           const seats = slot.env.seats;
           if (seats === null) played.push({ order: group.order, episode: await playEpisode(slot.env, slot.custom, task, limits, policy, chat) });
           else {
-            const plays = seatPlays(slot.custom, seats, group, pastPlayers);
+            const plays = seatPlays(slot.custom, seats, group, pastPlayers, slot.seatAgent);
             for (const episode of await playSeatedEpisode(slot.env, slot.custom, task, limits, policy, chat, plays))
               played.push({ order: group.order, episode });
           }

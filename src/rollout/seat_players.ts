@@ -1,14 +1,17 @@
 /**
  * Who plays each seat of a seated env's game (custom_envs.<tag>.seats, rotate_seats): the policy
- * being trained, whose turns become that seat's rows; a snapshot of an earlier policy from the
- * opponent pool (past, ./opponent_pool.ts), which answers from its prompts and trains nothing; or
- * one of the env's own opponents (random, minimax, ...), which answers without a prompt.
+ * being trained, whose turns become that seat's rows; an outside agent (seat_agent,
+ * ./seat_agent.ts) whose model calls the policy answers, which become that seat's rows; a snapshot
+ * of an earlier policy from the opponent pool (past, ./opponent_pool.ts), which answers from its
+ * prompts and trains nothing; or one of the env's own opponents (random, minimax, ...), which
+ * answers without a prompt.
  */
-import { type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../config/schema';
+import { AGENT_PLAYER, type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../config/schema';
 import { AgenticError } from '../errors';
 import type { SeatSpec } from '../sdk/types';
 import type { ChatFormat } from './chat';
 import type { Policy } from './policy';
+import type { SeatAgentModule } from './seat_agent';
 
 /** The player `custom.seats` gives a seat: 'policy', 'past', or the name of an env opponent ('random' included). */
 export type SeatPlayer = string;
@@ -21,6 +24,8 @@ export interface SeatPlay {
   recorded: boolean;
   /** Answers this seat from its prompts instead of the rollout's policy (a past self; agentic play: the person, or the model they play against). */
   policy?: Policy;
+  /** The outside agent that plays this seat, asking the rollout's policy through the gateway (seat_agent). */
+  agent?: SeatAgentModule;
 }
 
 /** Which snapshot of the opponent pool plays a group's past seats in its game `episodeId` (./opponent_pool.ts). */
@@ -49,12 +54,17 @@ export function seatPlays(
   spec: SeatSpec,
   group: { groupId: number; episodeId: number },
   past: PastOpponents | null = null,
+  agent: SeatAgentModule | null = null,
 ): SeatPlay[] {
   const players = configuredPlayers(custom, spec);
   const n = players.length;
   const shift = custom.rotate_seats ? (group.groupId + group.episodeId) % n : 0;
   return players.map((_, seat) => {
     const player = players[(seat + shift) % n]!;
+    if (player === AGENT_PLAYER) {
+      if (!agent) throw new AgenticError(`a seat of ${custom.env_type} is agent, and this rollout has no seat_agent loaded`);
+      return { seat, player, recorded: true, agent };
+    }
     if (player !== PAST_PLAYER) return { seat, player, recorded: player === POLICY_PLAYER };
     if (!past) throw new AgenticError(`a seat of ${custom.env_type} is past, and this rollout has no opponent pool`);
     return { seat, player, recorded: false, policy: past.policyFor(group) };

@@ -9,7 +9,11 @@
  * prompts are exactly playEpisode's (turn_prompt.ts), and its record is an ordinary Episode whose
  * rows hold only its own ids. A seat an env opponent plays (random, minimax, ...) answers without
  * a prompt and records nothing; so does a seat given a policy of its own that is not recorded
- * (agentic play's model opponent), from its prompts. The observer watches the recorded seats.
+ * (agentic play's model opponent), from its prompts. A seat an outside agent plays (seat_agent,
+ * ./seat_agent.ts) moves by what the agent returns; its model calls, answered by the policy through
+ * the gateway, become its record's turns, its return on the last (the random and solution proxies
+ * of a warm start have no model to call: they play such a seat from its prompts, as the policy's).
+ * The observer watches the recorded seats the policy prompts itself.
  *
  * Rewards: every move gives each seat a reward (SeatedStepResult.rewards). A seat's reward for a
  * move goes to its latest turn at or before that move (the opponent's winning reply is charged to
@@ -25,6 +29,7 @@ import { Deadline } from './deadline';
 import { askPolicy, type EpisodeObserver, type Play, type Progress, resetWithin, stepEnding, stepWithin } from './episode';
 import { type EpisodeEnding, type EpisodeLimits, type EpisodeTask, playedTurn, recordEpisode } from './episode_record';
 import type { Policy } from './policy';
+import { SeatAgent } from './seat_agent';
 import type { SeatPlay } from './seat_players';
 import { advanceTurnState, TurnPrompts } from './turn_prompt';
 import type { Episode, Turn } from './types';
@@ -61,14 +66,24 @@ export async function playSeatedEpisode(
     moves: [],
     outcome: null,
   };
+  // a proxy (random, solution) has no model for an agent to call: it plays that seat from its prompts
+  const proxy = policy.name === 'random' || policy.name === 'solution';
+  const agents = plays.map((p) => (p.agent && !proxy ? new SeatAgent(play, p.agent, p.seat, spec.names[p.seat]!) : null));
   let ending: EpisodeEnding;
   try {
     const first = await resetGame(play, game);
-    ending = typeof first === 'number' ? await playMoves(play, game, plays, first) : first;
+    ending = typeof first === 'number' ? await playMoves(play, game, plays, agents, first) : first;
   } finally {
     play.deadline.clear();
+    for (const agent of agents) agent?.close();
   }
   const returns = creditSeatRewards(game);
+  const agentMetrics = agents.map((agent, seat) => {
+    if (!agent) return {};
+    const { turns, metrics } = agent.turns(returns[seat]!);
+    game.seats[seat]!.turns = turns;
+    return metrics;
+  });
   const outcome = game.outcome ?? (ending.endReason === 'terminated' || ending.endReason === 'truncated' ? outcomeOfReturns(returns) : null);
   const moves = game.moves.map(({ seat, responseText }) => ({ seat, responseText }));
   return plays
@@ -88,7 +103,7 @@ export async function playSeatedEpisode(
         ...record,
         trajId: `${record.trajId}_s${seat}`,
         score: returns[seat]!,
-        metrics: { ...record.metrics, ...outcomeMetrics(outcome, seat) },
+        metrics: { ...record.metrics, ...agentMetrics[seat], ...outcomeMetrics(outcome, seat) },
         seat: { index: seat, names: spec.names, players: plays.map((p) => p.player), moves, returns, outcome },
       };
     });
@@ -110,7 +125,7 @@ async function resetGame(play: Play, game: Game): Promise<number | EpisodeEnding
 }
 
 /** Move after move until the env, a seat's turn limit, the context or the time budget ends the game. */
-async function playMoves(play: Play, game: Game, plays: readonly SeatPlay[], first: number): Promise<EpisodeEnding> {
+async function playMoves(play: Play, game: Game, plays: readonly SeatPlay[], agents: readonly (SeatAgent | null)[], first: number): Promise<EpisodeEnding> {
   const { env, custom, task, limits, chat, observer } = play;
   const prompts = new TurnPrompts(custom, chat);
   for (let mover = first; ; ) {
@@ -119,7 +134,12 @@ async function playMoves(play: Play, game: Game, plays: readonly SeatPlay[], fir
     let responseText: string;
     let asked: { promptIds: number[]; reply: { tokens: number[]; logProbs: number[] } } | null = null;
     const seatPlay = plays[mover]!;
-    if (seatPlay.recorded || seatPlay.policy) {
+    const agent = agents[mover];
+    if (agent) {
+      const moved = await agent.move(state.instruction, state.observation);
+      if ('endReason' in moved) return moved;
+      responseText = moved.text;
+    } else if (seatPlay.recorded || seatPlay.policy) {
       const promptIds = prompts.turnIds(state);
       const contextIds = prompts.contextIds(state, promptIds);
       const room = limits.sequenceLength - contextIds.length;

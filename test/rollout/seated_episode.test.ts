@@ -214,7 +214,7 @@ describe('config', () => {
   test('seats name seats the env has, players it has, and at least one policy seat', async () => {
     expect(await refused(gameYaml({ seats: '{Y: minimax}' }))).toBe("custom_envs.Game.seats.Y: env 'tic_tac_toe' has seats O, X");
     expect(await refused(gameYaml({ seats: '{X: alphazero}' }))).toBe(
-      "custom_envs.Game.seats.X: 'alphazero' plays no seat of env 'tic_tac_toe'; its players are policy, past, random, minimax",
+      "custom_envs.Game.seats.X: 'alphazero' plays no seat of env 'tic_tac_toe'; its players are policy, past, agent, random, minimax",
     );
     expect(await refused(gameYaml({ seats: '{O: random, X: minimax}' }))).toBe(
       "custom_envs.Game.seats: no seat is the policy's, so its games would train and score nothing; give one seat policy",

@@ -1,0 +1,167 @@
+/**
+ * An outside agent in a seat (custom_envs.<tag>.seats: {O: agent}, seat_agent: a module): the
+ * policy being trained plays that seat through a program written elsewhere, as the agent env
+ * plays a whole episode (./agent_episode.ts). At each of the seat's turns the module's `act(ctx)`
+ * gets the seat's instruction and observation and a gateway session of its own (an OpenAI base URL
+ * and key, one per game and seat); the policy answers its model calls and the gateway records them,
+ * and what `act` returns is the seat's move. When the game ends the recorded calls are the seat's
+ * turns (one row while each call extends the last, as for the agent env) with the seat's return on
+ * the last: the agent builds its own prompts, so its calls do not line up with moves one to one.
+ *
+ * What the agent gets wrong costs its game (env_failure, with the reason): act() that throws or
+ * returns no move, a model call the gateway refuses, or more calls than max_steps. One still running
+ * at the game's deadline ends it as timeout; a conversation past sequence_length as context_full.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PluginError } from '../errors';
+import { checkPackagesInstalled } from '../sdk/package_imports';
+import { answerCall, type CallNotes, GATEWAY_MODEL, recordedCallTurns, sharedGateway } from './agent_episode';
+import { EXPIRED } from './deadline';
+import type { Play } from './episode';
+import type { EpisodeEnding } from './episode_record';
+import type { GatewaySession } from './gateway/gateway';
+import type { Turn } from './types';
+
+/** What act() is given at each of its seat's turns (docs/multi_agent.md#an-outside-agent-in-a-seat). */
+export interface SeatAgentContext {
+  /** This game's OpenAI base URL for the seat (what OPENAI_BASE_URL would hold). */
+  baseUrl: string;
+  /** The key that identifies the game and seat (what OPENAI_API_KEY would hold). */
+  apiKey: string;
+  model: string;
+  /** The seat's name (X, O; Player 0, ...). */
+  seat: string;
+  /** The env's instruction for this seat: the rules and how to answer. */
+  instruction: string;
+  /** What the seat sees now: the board, the cards, the moves so far. */
+  observation: string;
+  /** This seat's turn, from 0. */
+  turn: number;
+  /** Date.now() by which the game must be done. */
+  deadline: number;
+  /** Aborted when the game's time is up: pass it to your client. */
+  signal: AbortSignal;
+}
+
+export type SeatAgentModule = { act: (ctx: SeatAgentContext) => unknown };
+
+const modules = new Map<string, Promise<SeatAgentModule>>();
+
+/**
+ * The module at `path` (relative to `cwd`), imported once: one that is missing, imports a package
+ * that is not installed, or exports no act() is a one-line PluginError at start-up.
+ */
+export function loadSeatAgent(path: string, cwd: string): Promise<SeatAgentModule> {
+  const file = resolve(cwd, path);
+  let loaded = modules.get(file);
+  if (!loaded) {
+    if (!existsSync(file)) throw new PluginError(`seat_agent: ${path} does not exist (paths are relative to the run folder, ${cwd})`);
+    checkPackagesInstalled(file, cwd);
+    loaded = import(pathToFileURL(file).href).then((mod: Record<string, unknown>) => {
+      const act = mod.act ?? (mod.default as Record<string, unknown> | undefined)?.act;
+      if (typeof act !== 'function') throw new PluginError(`seat_agent: ${path} exports no act(ctx) function`);
+      return { act: act as SeatAgentModule['act'] };
+    });
+    modules.set(file, loaded);
+  }
+  return loaded;
+}
+
+/** One game's outside agent in one seat: its gateway session, its moves, and at the end its turns. */
+export class SeatAgent {
+  private session: GatewaySession | null = null;
+  private readonly notes: CallNotes = { overridden: 0, contextFull: false, inferFailed: false };
+  private readonly controller = new AbortController();
+  private moves = 0;
+  private firstObservation = '';
+
+  constructor(
+    private readonly play: Play,
+    private readonly module: SeatAgentModule,
+    private readonly seat: number,
+    private readonly seatName: string,
+  ) {}
+
+  /** The seat's next move from act(), or what ended the game. */
+  async move(instruction: string, observation: string): Promise<{ text: string } | EpisodeEnding> {
+    const session = this.open();
+    if (this.moves === 0) this.firstObservation = observation;
+    const ctx: SeatAgentContext = {
+      baseUrl: session.baseUrl,
+      apiKey: session.key,
+      model: GATEWAY_MODEL,
+      seat: this.seatName,
+      instruction,
+      observation,
+      turn: this.moves++,
+      deadline: session.options.deadline,
+      signal: this.controller.signal,
+    };
+    const acted = await this.play.deadline.race(
+      Promise.resolve()
+        .then(() => this.module.act(ctx))
+        .then(moveText, (error: unknown) => ({ error })),
+    );
+    if (acted === EXPIRED) {
+      this.controller.abort();
+      return {
+        endReason: 'timeout',
+        failure: `seat ${this.seatName}'s agent did not move within the episode budget of ${this.play.custom.episode_timeout_s} s`,
+      };
+    }
+    if (session.problem) {
+      const endReason = this.notes.contextFull ? 'context_full' : this.notes.inferFailed ? 'infer_failure' : 'env_failure';
+      return { endReason, failure: `seat ${this.seatName}'s agent: ${session.problem}` };
+    }
+    if ('error' in acted) {
+      const why = acted.error instanceof Error ? acted.error.message : String(acted.error);
+      return { endReason: 'env_failure', failure: `seat ${this.seatName}'s agent: ${why.split('\n')[0]}` };
+    }
+    return acted;
+  }
+
+  /** The session's calls as the seat's turns, its return on the last (recordedCallTurns). */
+  turns(seatReturn: number): { turns: Turn[]; metrics: Record<string, number> } {
+    const calls = this.session?.calls ?? [];
+    const { turns, mismatches } = recordedCallTurns(this.play, calls, this.firstObservation);
+    const last = turns.at(-1);
+    if (last) last.reward = seatReturn;
+    const metrics = {
+      gateway_calls: calls.length,
+      gateway_refused: this.session?.refused ?? 0,
+      prefix_mismatch: mismatches,
+      gateway_sampling_overridden: this.notes.overridden,
+    };
+    return { turns, metrics };
+  }
+
+  close(): void {
+    this.controller.abort();
+    if (this.session) sharedGateway().close(this.session);
+  }
+
+  private open(): GatewaySession {
+    if (this.session) return this.session;
+    const { custom, chat } = this.play;
+    const session: GatewaySession = sharedGateway().open({
+      model: GATEWAY_MODEL,
+      tokenizer: chat.tokenizer,
+      piece: chat.responsePiece,
+      deadline: Date.now() + custom.episode_timeout_s * 1000,
+      maxCalls: custom.max_steps,
+      generate: (turn, index) => answerCall(this.play, session, this.notes, turn, index, this.seat),
+    });
+    this.session = session;
+    return session;
+  }
+}
+
+/** act()'s result as a move: a string, or an object with a string `action`. */
+function moveText(value: unknown): { text: string } | { error: Error } {
+  if (typeof value === 'string') return { text: value };
+  const action = (value as { action?: unknown } | null)?.action;
+  if (typeof action === 'string') return { text: action };
+  return { error: new Error(`act() returned ${JSON.stringify(value)?.slice(0, 120)}, not a move (a string, or { action: string })`) };
+}
