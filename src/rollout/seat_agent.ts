@@ -122,8 +122,11 @@ export class SeatAgent {
     return acted;
   }
 
-  /** The session's calls as the seat's turns, its return on the last (recordedCallTurns). */
-  turns(seatReturn: number): { turns: Turn[]; metrics: Record<string, number> } {
+  /**
+   * The session's calls as the seat's turns, its return on the last (recordedCallTurns), and why
+   * the record leaves the update when gateway.on_mismatch is drop and the session split.
+   */
+  turns(seatReturn: number): { turns: Turn[]; metrics: Record<string, number>; untrained: string | null } {
     const calls = this.session?.calls ?? [];
     const { turns, mismatches } = recordedCallTurns(this.play, calls, this.firstObservation);
     const last = turns.at(-1);
@@ -134,7 +137,8 @@ export class SeatAgent {
       prefix_mismatch: mismatches,
       gateway_sampling_overridden: this.notes.overridden,
     };
-    return { turns, metrics };
+    const drop = mismatches > 0 && this.play.limits.onMismatch === 'drop';
+    return { turns, metrics, untrained: drop ? `seat ${this.seatName}'s agent split its session ${mismatches} time(s) (gateway.on_mismatch: drop)` : null };
   }
 
   close(): void {

@@ -78,11 +78,11 @@ export async function playSeatedEpisode(
     for (const agent of agents) agent?.close();
   }
   const returns = creditSeatRewards(game);
-  const agentMetrics = agents.map((agent, seat) => {
-    if (!agent) return {};
-    const { turns, metrics } = agent.turns(returns[seat]!);
+  const agentRecords = agents.map((agent, seat) => {
+    if (!agent) return { metrics: {}, untrained: null };
+    const { turns, metrics, untrained } = agent.turns(returns[seat]!);
     game.seats[seat]!.turns = turns;
-    return metrics;
+    return { metrics, untrained };
   });
   const outcome = game.outcome ?? (ending.endReason === 'terminated' || ending.endReason === 'truncated' ? outcomeOfReturns(returns) : null);
   const moves = game.moves.map(({ seat, responseText }) => ({ seat, responseText }));
@@ -103,7 +103,8 @@ export async function playSeatedEpisode(
         ...record,
         trajId: `${record.trajId}_s${seat}`,
         score: returns[seat]!,
-        metrics: { ...record.metrics, ...agentMetrics[seat], ...outcomeMetrics(outcome, seat) },
+        metrics: { ...record.metrics, ...agentRecords[seat]!.metrics, ...outcomeMetrics(outcome, seat) },
+        ...(agentRecords[seat]!.untrained ? { untrained: agentRecords[seat]!.untrained } : {}),
         seat: { index: seat, names: spec.names, players: plays.map((p) => p.player), moves, returns, outcome },
       };
     });

@@ -95,6 +95,20 @@ describe('an outside agent in a seat', () => {
     expect(new Set(policy.asked.map((q) => q.id)).size).toBe(policy.asked.length);
   }, 60_000);
 
+  test('gateway.on_mismatch: drop leaves out the records whose agent started a fresh chat at a later turn', async () => {
+    const batch = await play(await configFrom(gameYaml(EXAMPLE), hostWith(), ['gateway.on_mismatch=drop']), new FirstCellPolicy());
+    const agentRecords = batch.episodes.filter((e) => e.seat!.players[e.seat!.index] === 'agent');
+    // the example sends the rules and the board afresh at each turn: a second call never extends the first
+    for (const e of agentRecords) {
+      const calls = e.metrics.gateway_calls!;
+      expect(e.metrics.prefix_mismatch).toBe(Math.max(0, calls - 1));
+      if (calls > 1)
+        expect(e.untrained).toBe(`seat ${e.seat!.names[e.seat!.index]}'s agent split its session ${calls - 1} time(s) (gateway.on_mismatch: drop)`);
+      else expect(e.untrained).toBeUndefined();
+    }
+    expect(agentRecords.some((e) => e.untrained)).toBe(true);
+  }, 30_000);
+
   test('an agent that throws or returns no move costs its game, with one line naming its seat', async () => {
     const dir = scratch({
       'throws.ts': "export function act() { throw new Error('no model today\\nsecond line'); }\n",
