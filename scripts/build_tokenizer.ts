@@ -27,9 +27,10 @@ async function collectCorpus(): Promise<{ texts: string[]; envs: string[] }> {
   const host = new PluginHost(root);
   const texts: string[] = [];
   const envs: string[] = [];
-  // Envs with seats (tic_tac_toe, kuhn_poker, connect_four) are left out: their text would retrain
-  // the vocabulary, shift the ids of every prompt and void the recorded learning results and the
-  // benchmark's base; a byte-level BPE writes their text from the pieces it has (docs/multi_agent.md).
+  // Envs with seats (tic_tac_toe, kuhn_poker, connect_four, simple_negotiation) are left out: their
+  // text would retrain the vocabulary, shift the ids of every prompt and void the recorded learning
+  // results and the benchmark's base; a byte-level BPE writes their text from the pieces it has
+  // (docs/multi_agent.md).
   // Envs that cannot run on their defaults alone (agent: its program must be named) have no text to give.
   const played = host.registry.list('env').filter((e) => e.builtin && !e.definition.seats && e.definition.config.safeParse({}).success);
   for (const entry of played) {

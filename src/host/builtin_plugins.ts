@@ -8,6 +8,7 @@ import connectFour from '../../plugins/envs/connect_four';
 import fifteenPuzzle from '../../plugins/envs/fifteen_puzzle';
 import frozenLake from '../../plugins/envs/frozen_lake';
 import kuhnPoker from '../../plugins/envs/kuhn_poker';
+import simpleNegotiation from '../../plugins/envs/simple_negotiation';
 import ticTacToe from '../../plugins/envs/tic_tac_toe';
 import gemLogic from '../../plugins/envs/gem_logic';
 import gemMath from '../../plugins/envs/gem_math';
@@ -43,6 +44,7 @@ export const BUILTIN_PLUGINS: ReadonlyArray<{ definition: PluginDefinition; sour
   { definition: ticTacToe, source: 'plugins/envs/tic_tac_toe' },
   { definition: kuhnPoker, source: 'plugins/envs/kuhn_poker' },
   { definition: connectFour, source: 'plugins/envs/connect_four' },
+  { definition: simpleNegotiation, source: 'plugins/envs/simple_negotiation' },
   { definition: gemLogic, source: 'plugins/envs/gem_logic' },
   { definition: gemMath, source: 'plugins/envs/gem_math' },
   { definition: gemQa, source: 'plugins/envs/gem_qa' },

@@ -23,7 +23,7 @@ describe('resolvePlayTarget', () => {
 
   test('an unknown name is one line naming the tags and the envs', async () => {
     await expect(resolvePlayTarget('Mars', [], load, host)).rejects.toThrow(
-      "unknown env 'Mars': not a custom_envs tag of this config (FrozenLake, FrozenLakeTrain), a registered env (agent, bandit, connect_four, fifteen_puzzle, frozen_lake, gem_logic, gem_math, gem_qa, guess_the_number, hangman, kuhn_poker, letter_counting, mastermind, minesweeper, sokoban, sudoku, tic_tac_toe, tool_use, tower_of_hanoi, webshop, wordle) or a plugin file path",
+      "unknown env 'Mars': not a custom_envs tag of this config (FrozenLake, FrozenLakeTrain), a registered env (agent, bandit, connect_four, fifteen_puzzle, frozen_lake, gem_logic, gem_math, gem_qa, guess_the_number, hangman, kuhn_poker, letter_counting, mastermind, minesweeper, simple_negotiation, sokoban, sudoku, tic_tac_toe, tool_use, tower_of_hanoi, webshop, wordle) or a plugin file path",
     );
   });
 

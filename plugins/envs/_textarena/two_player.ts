@@ -1,6 +1,7 @@
 /**
- * What TextArena's two-player games share (tic_tac_toe, connect_four, kuhn_poker): the words of an
- * invalid move and its retry, and the result of a game one seat won or none did.
+ * What TextArena's two-player games share (tic_tac_toe, connect_four, kuhn_poker,
+ * simple_negotiation): the words of an invalid move and its retry, and the result of a game one
+ * seat won or none did.
  * (This folder starts with `_`, so the plugin loader does not take it for a plugin.)
  */
 import type { SeatOutcome } from 'agentic';
