@@ -24,7 +24,7 @@ import {
   type SeatedStepResult,
   z,
 } from 'agentic';
-import { gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
+import { errorAllowance, gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
 import {
   type Board,
   boardFromString,
@@ -64,11 +64,7 @@ const Config = z
       .boolean()
       .default(true)
       .describe("Whether the players see the board (TextArena's is_open; false is ConnectFour-v0-blind: only the moves are told)."),
-    error_allowance: z
-      .int()
-      .min(0)
-      .default(1)
-      .describe("Bad moves a seat may make in a row and retry (TextArena's error_allowance); the next one loses it the game."),
+    error_allowance: errorAllowance(),
     prompt_style: z
       .enum(['textarena', 'compact'])
       .default('textarena')

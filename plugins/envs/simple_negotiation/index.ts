@@ -33,7 +33,7 @@ import {
   type SeatedStepResult,
   z,
 } from 'agentic';
-import { gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
+import { errorAllowance, gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
 import { afterTrade, type Deal, dealFrom, holds, type Inventory, inventoryValue, type Offer, offerText, RESOURCES } from './game';
 import { greedyAccepts, greedyOffers } from './greedy';
 import { negotiationPicture, negotiationText } from './render';
@@ -67,11 +67,7 @@ const Config = z.strictObject({
     .describe(
       "Turns in a game, both seats' together (TextArena's max_turns: SimpleNegotiation-v0 plays 10, -short 6, -long 30); at least 2, so both seats move.",
     ),
-  error_allowance: z
-    .int()
-    .min(0)
-    .default(1)
-    .describe("Bad moves a seat may make in a row and retry (TextArena's error_allowance); the next one loses it the game."),
+  error_allowance: errorAllowance(),
   prompt_style: z
     .enum(['textarena', 'compact'])
     .default('textarena')

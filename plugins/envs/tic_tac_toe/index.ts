@@ -25,7 +25,7 @@ import {
   type WarmStartHooks,
   z,
 } from 'agentic';
-import { gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
+import { errorAllowance, gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
 import {
   type Board,
   boardFromString,
@@ -45,11 +45,7 @@ import { minimaxCell } from './minimax';
 import { ticTacToePicture } from './render';
 
 const Config = z.strictObject({
-  error_allowance: z
-    .int()
-    .min(0)
-    .default(1)
-    .describe("Bad moves a seat may make in a row and retry (TextArena's error_allowance); the next one loses it the game."),
+  error_allowance: errorAllowance(),
   prompt_style: z
     .enum(['textarena', 'compact'])
     .default('textarena')
