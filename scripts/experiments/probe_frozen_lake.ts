@@ -31,7 +31,7 @@ import { hashSeed, Rng } from '../../src/engine/rng';
 import { generate, type GenerationRequest } from '../../src/model/generate';
 import { loadConfig } from '../../src/config/load';
 import { evaluate } from '../../src/rollout/evaluate';
-import { probeSetup } from './probe_setup';
+import { orExit, probeSetup } from './probe_setup';
 import frozenLake, { BOARD } from '../../plugins/envs/frozen_lake';
 import { gridNotes } from '../../plugins/envs/_grid/questions';
 import type { Env, WarmStartHooks } from '../../src/sdk/types';
@@ -84,12 +84,14 @@ function towardsOnOpenIce(board: string, move: string): boolean {
 }
 
 const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } = await probeSetup('probe_frozen_lake.ts', 'boards', 200);
-const { config } = await loadConfig(
-  {
-    configName: 'agentic',
-    overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...overrides],
-  },
-  host,
+const { config } = await orExit(
+  loadConfig(
+    {
+      configName: 'agentic',
+      overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...overrides],
+    },
+    host,
+  ),
 );
 const envConfig = frozenLake.config.parse(config.custom_envs.FrozenLake!.env_config);
 const env = new frozenLake.env(envConfig, host.envContext()) as Env & WarmStartHooks;
@@ -231,7 +233,7 @@ model.dispose();
 
 // playing: whole held-out episodes as validation plays them (the default config's val_suite,
 // greedy), each failure sorted by kind, and the notes checked at every turn against the env's
-const { batch } = await evaluate(config, host);
+const { batch } = await orExit(evaluate(config, host));
 const replayer = new frozenLake.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 let turns = 0;
 let exactTurns = 0;

@@ -17,6 +17,7 @@
 import { loadConfig } from '../../src/config/load';
 import { PluginHost } from '../../src/host/plugin_host';
 import { evaluate } from '../../src/rollout/evaluate';
+import { orExit } from './probe_setup';
 import type { Episode } from '../../src/rollout/types';
 import { type Action, CARDS, type Card } from '../../plugins/envs/kuhn_poker/game';
 import { expectedValue, MAX_ALPHA, nashStrategy, type Strategy } from '../../plugins/envs/kuhn_poker/nash';
@@ -67,11 +68,13 @@ function strategyOf(table: Map<string, Map<string, number>>): Strategy {
 }
 
 const host = new PluginHost();
-const { config } = await loadConfig(
-  { configName: 'kuhn_poker', overrides: [`pretrain=${folder}`, `val_batch_size=${games}`, `val_env_manager.tags=[${NASH_TAG}]`, ...overrides] },
-  host,
+const { config } = await orExit(
+  loadConfig(
+    { configName: 'kuhn_poker', overrides: [`pretrain=${folder}`, `val_batch_size=${games}`, `val_env_manager.tags=[${NASH_TAG}]`, ...overrides] },
+    host,
+  ),
 );
-const result = await evaluate(config, host, (line) => console.error(line));
+const result = await orExit(evaluate(config, host, (line) => console.error(line)));
 const episodes = result.batch.episodes;
 const table = decisions(episodes);
 const alpha = Number(config.custom_envs[NASH_TAG]!.env_config.nash_alpha ?? MAX_ALPHA);

@@ -1,5 +1,6 @@
 /** What the probes start from: the wasm backend and the model (all three), and the grid probes' command line. */
 import { startBackend } from '../../src/engine/backend';
+import { AgenticError } from '../../src/errors';
 import { Rng } from '../../src/engine/rng';
 import type { GenerationRequest } from '../../src/model/generate';
 import { loadModel } from '../../src/model/load';
@@ -50,3 +51,14 @@ export const greedyRequest = (chat: ChatFormat, id: number, promptIds: number[],
   rng: Rng.fromSeed(id),
   stopTokenIds: chat.stopTokenIds,
 });
+
+/** `work`'s result; a bad input it meets (a model folder, a config override) is one line and its exit code, never a stack trace. */
+export async function orExit<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof AgenticError)) throw error;
+    console.error(`error: ${error.message.split('\n')[0]}`);
+    process.exit(error.exitCode);
+  }
+}

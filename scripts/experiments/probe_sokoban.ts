@@ -24,7 +24,7 @@ import { hashSeed } from '../../src/engine/rng';
 import { generate } from '../../src/model/generate';
 import { loadConfig } from '../../src/config/load';
 import { evaluate } from '../../src/rollout/evaluate';
-import { greedyRequest, probeSetup } from './probe_setup';
+import { greedyRequest, orExit, probeSetup } from './probe_setup';
 import sokoban, { BOARD } from '../../plugins/envs/sokoban';
 import { gridNotes } from '../../plugins/envs/_grid/questions';
 import { roomText } from '../../plugins/envs/sokoban/render';
@@ -62,12 +62,14 @@ function boxStuck(room: Room): boolean {
 const { folder, n, overrides, model, tokenizer, chat, host, withNotes, moveOf } = await probeSetup('probe_sokoban.ts', 'rooms', 128);
 const playTemperature = Number(process.env.PROBE_TEMP ?? 0);
 const sampled = playTemperature > 0 ? [`val_env_manager.generating_args.temperature=${playTemperature}`, 'val_env_manager.generating_args.do_sample=true'] : [];
-const { config } = await loadConfig(
-  {
-    configName: 'sokoban_compact',
-    overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...sampled, ...overrides],
-  },
-  host,
+const { config } = await orExit(
+  loadConfig(
+    {
+      configName: 'sokoban_compact',
+      overrides: [`pretrain=${folder}`, 'warm_start.enabled=false', `val_batch_size=${n}`, `val_env_manager.num_env_groups=${n}`, ...sampled, ...overrides],
+    },
+    host,
+  ),
 );
 const envConfig = sokoban.config.parse(config.custom_envs.SimpleSokoban!.env_config);
 const env = new sokoban.env(envConfig, host.envContext()) as Env & WarmStartHooks;
@@ -166,7 +168,7 @@ console.log(
 );
 
 // playing: whole held-out episodes as validation plays them, each failure sorted by where it left the box
-const { batch } = await evaluate(config, host);
+const { batch } = await orExit(evaluate(config, host));
 const replayer = new sokoban.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 const failures = { stuck: 0, outOfTurns: 0, looped: 0 };
 let turns = 0;
