@@ -312,12 +312,11 @@ export const CustomEnv = z.strictObject({
       "An env with seats (two or more players, docs/multi_agent.md): who plays each seat, by the env's seat names: policy (the policy being trained, this manager's llm_proxy; every seat policy is self-play, each seat's rows its own), past (a snapshot of an earlier policy from opponent_pool, training tags only), agent (the outside agent of seat_agent, whose model calls the policy answers and trains on), random (the env's random moves) or one of the env's own opponents (minimax, ...). Seats left out are policy. null: every seat policy.",
     ),
   seat_agent: z
-    .string()
-    .min(1)
+    .union([z.string().min(1), z.strictObject({ command: z.array(z.string().min(1)).min(1) })])
     .nullable()
     .default(null)
     .describe(
-      'An env with seats: the outside agent that plays its seats named agent (docs/multi_agent.md#an-outside-agent-in-a-seat), a TypeScript or JavaScript module exporting act(ctx), path relative to the run folder; called at each of its turns, it asks the model through the gateway (an OpenAI base URL and key of its own) and returns its move.',
+      'An env with seats: the outside agent that plays its seats named agent (docs/multi_agent.md#an-outside-agent-in-a-seat): a TypeScript or JavaScript module exporting act(ctx), path relative to the run folder, or {command: [argv...]}, run at each turn with the seat in environment variables and its move as JSON on its last line. At each of its turns it asks the model through the gateway (an OpenAI base URL and key of its own) and gives its move.',
     ),
   rotate_seats: z
     .boolean()

@@ -1,21 +1,26 @@
 /**
- * An outside agent in a seat (custom_envs.<tag>.seats: {O: agent}, seat_agent: a module): the
- * policy being trained plays that seat through a program written elsewhere, as the agent env
- * plays a whole episode (./agent_episode.ts). At each of the seat's turns the module's `act(ctx)`
- * gets the seat's instruction and observation and a gateway session of its own (an OpenAI base URL
- * and key, one per game and seat); the policy answers its model calls and the gateway records them,
- * and what `act` returns is the seat's move. When the game ends the recorded calls are the seat's
- * turns (one row while each call extends the last, as for the agent env) with the seat's return on
- * the last: the agent builds its own prompts, so its calls do not line up with moves one to one.
+ * An outside agent in a seat (custom_envs.<tag>.seats: {O: agent}, seat_agent: a module or a
+ * command): the policy being trained plays that seat through a program written elsewhere, as the
+ * agent env plays a whole episode (./agent_episode.ts). At each of the seat's turns the module's
+ * `act(ctx)` (or the command, given the same in environment variables) gets the seat's instruction
+ * and observation and a gateway session of its own (an OpenAI base URL and key, one per game and
+ * seat); the policy answers its model calls and the gateway records them, and what act() returns
+ * (a command: the JSON of its last line) is the seat's move. When the game ends the recorded calls
+ * are the seat's turns (one row while each call extends the last, as for the agent env) with the
+ * seat's return on the last: the agent builds its own prompts, so its calls do not line up with
+ * moves one to one.
  *
  * What the agent gets wrong costs its game (env_failure, with the reason): act() that throws or
- * returns no move, a model call the gateway refuses, or more calls than max_steps. One still running
- * at the game's deadline ends it as timeout; a conversation past sequence_length as context_full.
+ * returns no move (a command that exits non-zero or prints no JSON), a model call the gateway
+ * refuses, or more calls than max_steps. One still running at the game's deadline ends it as
+ * timeout (a command is killed, its process group and all); a conversation past sequence_length
+ * ends it as context_full.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PluginError } from '../errors';
+import { runAgentCommand } from '../sdk/agent_command';
 import { checkPackagesInstalled } from '../sdk/package_imports';
 import { answerCall, type CallNotes, GATEWAY_MODEL, recordedCallTurns, sharedGateway } from './agent_episode';
 import { EXPIRED } from './deadline';
@@ -49,11 +54,31 @@ export type SeatAgentModule = { act: (ctx: SeatAgentContext) => unknown };
 
 const modules = new Map<string, Promise<SeatAgentModule>>();
 
+/** The agent custom_envs.<tag>.seat_agent names: a module's act(), or a command run at each turn. */
+export function loadSeatAgent(agent: string | { command: string[] }, cwd: string): Promise<SeatAgentModule> {
+  if (typeof agent === 'string') return loadSeatModule(agent, cwd);
+  return Promise.resolve({ act: (ctx: SeatAgentContext) => runAgentCommand(agent.command, commandEnv(ctx), cwd, ctx.signal) });
+}
+
+/** What a command agent is given at each turn (docs/multi_agent.md#an-outside-agent-in-a-seat): act()'s context, as environment variables. */
+function commandEnv(ctx: SeatAgentContext): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: ctx.baseUrl,
+    OPENAI_API_KEY: ctx.apiKey,
+    AGENTIC_MODEL: ctx.model,
+    AGENTIC_SEAT: ctx.seat,
+    AGENTIC_INSTRUCTION: ctx.instruction,
+    AGENTIC_OBSERVATION: ctx.observation,
+    AGENTIC_TURN: String(ctx.turn),
+    AGENTIC_DEADLINE_MS: String(ctx.deadline),
+  };
+}
+
 /**
  * The module at `path` (relative to `cwd`), imported once: one that is missing, imports a package
  * that is not installed, or exports no act() is a one-line PluginError at start-up.
  */
-export function loadSeatAgent(path: string, cwd: string): Promise<SeatAgentModule> {
+function loadSeatModule(path: string, cwd: string): Promise<SeatAgentModule> {
   const file = resolve(cwd, path);
   let loaded = modules.get(file);
   if (!loaded) {

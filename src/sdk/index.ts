@@ -40,6 +40,7 @@ export { loadCorpus, parseJsonlCorpus, parseTextCorpus, type Passage } from './r
 export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval/bm25';
 export { scoreSafely, type SafeScore } from './score';
 export { checkPackagesInstalled } from './package_imports';
+export { runAgentCommand } from './agent_command';
 export {
   functionCallText,
   openAiTool,

@@ -11,9 +11,11 @@ import { EnvManager } from '../../src/rollout/env_manager';
 import type { Policy, TurnQuery, TurnReply } from '../../src/rollout/policy';
 import type { RolloutBatch } from '../../src/rollout/types';
 import { agentic, ROOT, scratch } from '../helpers';
+import { missing } from '../system_tools';
 import { chat, configFrom, hostWith, tokenizer } from './helpers';
 
 const EXAMPLE = join(ROOT, 'examples/agents/openai_game_seat.ts');
+const PYTHON_EXAMPLE = `{command: [python3, ${join(ROOT, 'examples/agents/python_game_seat.py')}]}`;
 
 /** Plays the first free cell of the prompt's last "Available Moves" line, whoever asks: the rule the agent's calls and the policy's own turns share. */
 class FirstCellPolicy implements Policy {
@@ -94,6 +96,21 @@ describe('an outside agent in a seat', () => {
     expect([...sessions].some((s) => s.endsWith(':a0') || s.endsWith(':a1'))).toBe(true);
     expect(new Set(policy.asked.map((q) => q.id)).size).toBe(policy.asked.length);
   }, 60_000);
+
+  test.skipIf(missing('python'))(
+    'the Python agent (a command, urllib) plays the same rows as the openai-client module',
+    async () => {
+      const rowsOf = (batch: RolloutBatch) => batch.episodes.map((e) => [e.score, e.turns.map((t) => [t.promptIds, t.responseIds, t.reward])]);
+      const module = await play(await configFrom(gameYaml(EXAMPLE)), new FirstCellPolicy());
+      const command = await play(await configFrom(gameYaml(PYTHON_EXAMPLE)), new FirstCellPolicy());
+      for (const e of command.episodes) expect(e.failure).toBeNull();
+      expect(rowsOf(command)).toEqual(rowsOf(module));
+      // a command that fails costs its game, with its exit and its last line of standard error
+      const failing = await play(await configFrom(gameYaml('{command: [sh, -c, "echo broken >&2; exit 3"]}')), new FirstCellPolicy());
+      expect(failing.episodes[0]!.failure).toMatch(/^seat [OX]'s agent: the agent command exited with 3: broken$/);
+    },
+    60_000,
+  );
 
   test('gateway.on_mismatch: drop leaves out the records whose agent started a fresh chat at a later turn', async () => {
     const batch = await play(await configFrom(gameYaml(EXAMPLE), hostWith(), ['gateway.on_mismatch=drop']), new FirstCellPolicy());

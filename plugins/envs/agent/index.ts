@@ -21,6 +21,7 @@ import {
   rowAt,
   scoreSafely,
   toolEntries,
+  runAgentCommand,
   toolsFromConfig,
   z,
   type AgentEpisodes,
@@ -37,7 +38,7 @@ import {
 import { runCalls } from '../tool_use/calls';
 import { loadRows, type Row } from '../tool_use/dataset';
 import type { ToolSpec } from '../tool_use/tools';
-import { type AgentContext, loadAgentModule, runCommand } from './programs';
+import { type AgentContext, loadAgentModule } from './programs';
 
 const Config = z
   .strictObject({
@@ -115,7 +116,7 @@ class OutsideAgent implements Env, AgentEpisodes {
         AGENTIC_TOOLS: JSON.stringify(tools),
       };
       // the host checks what it printed (AgentOutput), and says what it was when it is not one
-      return (await runCommand(this.config.command, env, this.context.cwd, session.signal)) as AgentOutput;
+      return (await runAgentCommand(this.config.command, env, this.context.cwd, session.signal)) as AgentOutput;
     }
     const agent = await loadAgentModule(this.agentFile!);
     const ctx: AgentContext = {
