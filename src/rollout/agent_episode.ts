@@ -55,6 +55,11 @@ export interface CallNotes {
   inferFailed: boolean;
 }
 
+/** How a session the gateway stopped ends its episode: the context ran out, the servers failed, or the agent did wrong. */
+export function stoppedSessionEnding(notes: CallNotes): EndReason {
+  return notes.contextFull ? 'context_full' : notes.inferFailed ? 'infer_failure' : 'env_failure';
+}
+
 /** How the agent's run went: the ending, and what the env showed and took. */
 interface AgentRun extends EpisodeEnding {
   /** reset()'s observation. */
@@ -214,7 +219,7 @@ async function runAgent(
   }
   if (session.problem) {
     env.abandon();
-    return ended(notes.contextFull ? 'context_full' : notes.inferFailed ? 'infer_failure' : 'env_failure', `agent: ${session.problem}`, observation);
+    return ended(stoppedSessionEnding(notes), `agent: ${session.problem}`, observation);
   }
   if (ran.failure) return ended('env_failure', ran.failure.reason, observation);
   if (session.calls.length === 0) {

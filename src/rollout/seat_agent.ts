@@ -19,10 +19,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PluginError } from '../errors';
+import { firstLine, PluginError } from '../errors';
 import { runAgentCommand } from '../sdk/agent_command';
 import { checkPackagesInstalled } from '../sdk/package_imports';
-import { answerCall, type CallNotes, GATEWAY_MODEL, recordedCallTurns, sharedGateway } from './agent_episode';
+import { answerCall, type CallNotes, GATEWAY_MODEL, recordedCallTurns, sharedGateway, stoppedSessionEnding } from './agent_episode';
 import { EXPIRED } from './deadline';
 import type { Play } from './episode';
 import type { EpisodeEnding } from './episode_record';
@@ -84,11 +84,17 @@ function loadSeatModule(path: string, cwd: string): Promise<SeatAgentModule> {
   if (!loaded) {
     if (!existsSync(file)) throw new PluginError(`seat_agent: ${path} does not exist (paths are relative to the run folder, ${cwd})`);
     checkPackagesInstalled(file, cwd);
-    loaded = import(pathToFileURL(file).href).then((mod: Record<string, unknown>) => {
-      const act = mod.act ?? (mod.default as Record<string, unknown> | undefined)?.act;
-      if (typeof act !== 'function') throw new PluginError(`seat_agent: ${path} exports no act(ctx) function`);
-      return { act: act as SeatAgentModule['act'] };
-    });
+    loaded = import(pathToFileURL(file).href).then(
+      (mod: Record<string, unknown>) => {
+        const act = mod.act ?? (mod.default as Record<string, unknown> | undefined)?.act;
+        if (typeof act !== 'function') throw new PluginError(`seat_agent: ${path} exports no act(ctx) function`);
+        return { act: act as SeatAgentModule['act'] };
+      },
+      (error: unknown) => {
+        // a module that does not parse or throws as it loads is the user's file, said in one line
+        throw new PluginError(`seat_agent: ${path} did not load: ${firstLine(error)}`);
+      },
+    );
     modules.set(file, loaded);
   }
   return loaded;
@@ -137,12 +143,10 @@ export class SeatAgent {
       };
     }
     if (session.problem) {
-      const endReason = this.notes.contextFull ? 'context_full' : this.notes.inferFailed ? 'infer_failure' : 'env_failure';
-      return { endReason, failure: `seat ${this.seatName}'s agent: ${session.problem}` };
+      return { endReason: stoppedSessionEnding(this.notes), failure: `seat ${this.seatName}'s agent: ${session.problem}` };
     }
     if ('error' in acted) {
-      const why = acted.error instanceof Error ? acted.error.message : String(acted.error);
-      return { endReason: 'env_failure', failure: `seat ${this.seatName}'s agent: ${why.split('\n')[0]}` };
+      return { endReason: 'env_failure', failure: `seat ${this.seatName}'s agent: ${firstLine(acted.error)}` };
     }
     return acted;
   }

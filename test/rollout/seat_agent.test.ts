@@ -154,6 +154,8 @@ describe('an outside agent in a seat', () => {
     const build = async (path: string) => (await EnvManager.build('train', await configFrom(gameYaml(path)), hostWith()).catch((e: Error) => e)) as Error;
     expect((await build(join(dir, 'missing.ts'))).message).toStartWith(`seat_agent: ${join(dir, 'missing.ts')} does not exist`);
     expect((await build(join(dir, 'no_act.ts'))).message).toBe(`seat_agent: ${join(dir, 'no_act.ts')} exports no act(ctx) function`);
+    const broken = scratch({ 'broken.ts': 'export function act( {\n' });
+    expect((await build(join(broken, 'broken.ts'))).message).toStartWith(`seat_agent: ${join(broken, 'broken.ts')} did not load: `);
   });
 
   test('agentic train plays and trains a run whose seat O is the openai-client agent', async () => {
