@@ -22,10 +22,15 @@ export function seatInstruction(seat: number, rounds: number): string {
   ].join('\n');
 }
 
-/** The compact style's instruction of player `seat` (prompt_style: compact): the game and the seat; the open actions come with each decision. */
+/**
+ * The compact style's instruction of player `seat` (prompt_style: compact): the game and the seat;
+ * the open actions come with each decision. It names no card, nor the game ("Kuhn" begins with the
+ * K token): the seat's card is then the only J, Q or K in a compact prompt, so a small policy can
+ * tell its card by the token alone rather than by where it stands.
+ */
 export function compactInstruction(seat: number, rounds: number): string {
-  const hands = rounds === 1 ? '' : ` ${rounds} hands,`;
-  return `Kuhn Poker,${hands} J < Q < K. You are P${seat}.`;
+  const hands = rounds === 1 ? '' : `, ${rounds} hands`;
+  return `One-card poker, three cards${hands}. You are P${seat}.`;
 }
 
 /** What each player is told when a hand is dealt: the round and its own card. */

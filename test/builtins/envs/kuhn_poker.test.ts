@@ -308,7 +308,9 @@ describe('kuhn_poker env', () => {
     for (let seed = 0; seed < 300; seed++) {
       const game = newGame({ prompt_style: 'compact' });
       const reset = game.reset(seed);
-      expect(reset.instructions[1]).toBe('Kuhn Poker, J < Q < K. You are P1.');
+      expect(reset.instructions[1]).toBe('One-card poker, three cards. You are P1.');
+      // the seat's card is the only card letter a compact prompt holds
+      expect(reset.instructions.join(' ')).not.toMatch(/[JQK]/);
       const cards = () => [...String(game.render('text')).matchAll(/P0 ([JQK]), P1 ([JQK])/g)][0]!;
       const views: { seat: number; observation: string; moves: string[] }[] = [{ seat: reset.seat, observation: reset.observation, moves: [] }];
       const moves: string[] = [];
