@@ -364,7 +364,7 @@ describe('agentic play --seat: a game of two seats', () => {
   test('you play the seat named, the configured opponent the other; your seat is saved with the whole game, which render replays', async () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('seats: O minimax, X script');
-    expect(run.stdout).toContain('You are X, against O.');
+    expect(run.stdout).toContain('You are X, shown #; O is *.');
     const [game] = readJson(out);
     expect(game.seat).toMatchObject({ index: 1, names: ['O', 'X'], players: ['minimax', 'policy'] });
     // minimax never loses: X's return is -1 or 0

@@ -50,7 +50,7 @@ const Config = z.strictObject({
     .enum(['textarena', 'compact'])
     .default('textarena')
     .describe(
-      "textarena: TextArena's own texts (its instruction, the board with its separators, the list of available moves; about 300 tokens a turn). compact: the same game told in few words for small policies: 'You are O. ...' and the board as three lines, a free cell shown by its number ('0 1 X' / '3 O 5' / '6 7 8'); about 45 tokens.",
+      "textarena: TextArena's own texts (its instruction, the board with its separators, the list of available moves; about 300 tokens a turn). compact: the same game told in few words for small policies, the board as the seat to move sees it: its own marks #, the other's *, a free cell by its number, one token a cell ('01*' / '3#5' / '678'); about 45 tokens.",
     ),
   opening_moves: z
     .int()
@@ -61,11 +61,18 @@ const Config = z.strictObject({
 });
 type TicTacToeConfig = z.output<typeof Config>;
 
-/** TextArena's prompt of player `seat`, or its compact form. */
+/** The compact board's marks: the seat to move's own, and the other seat's. */
+const OWN_MARK = '#';
+const OTHER_MARK = '*';
+
+/**
+ * TextArena's prompt of player `seat`, or its compact form. The compact one holds no cell number
+ * (the board's free cells are the only digits a compact prompt shows) and names the marks once.
+ */
 function seatInstruction(seat: number, style: TicTacToeConfig['prompt_style']): string {
   const mine = PLAYER_MARKS[seat]!;
   const theirs = PLAYER_MARKS[1 - seat]!;
-  if (style === 'compact') return `You are ${mine}, against ${theirs}. Three in a row wins. Answer with a free cell, e.g. [4].`;
+  if (style === 'compact') return `You are ${mine}, shown ${OWN_MARK}; ${theirs} is ${OTHER_MARK}. Three in a row wins. Answer with a free cell in brackets.`;
   return [
     `You are Player ${seat} in Tic Tac Toe.`,
     'Your goal is to win three in a row (horizontally, vertically, or diagonally) on the board.',
@@ -76,9 +83,17 @@ function seatInstruction(seat: number, style: TicTacToeConfig['prompt_style']): 
   ].join('\n');
 }
 
-/** What every seat sees of the board: TextArena's board observation, or three lines of marks and free cells' numbers. */
-function boardObservation(board: Board, style: TicTacToeConfig['prompt_style']): string {
-  if (style === 'compact') return [0, 3, 6].map((row) => [0, 1, 2].map((col) => board[row + col] ?? String(row + col)).join(' ')).join('\n');
+/**
+ * What seat `viewer` sees of the board: TextArena's board observation, or (compact) three lines of
+ * one token a cell, the viewer's marks #, the other's *, a free cell its number. Seen from the seat
+ * to move, as a game-playing network's input planes are (the mover's stones, the opponent's): both
+ * seats' positions read alike, so what a policy learns as one seat serves the other.
+ */
+function boardObservation(board: Board, style: TicTacToeConfig['prompt_style'], viewer: number): string {
+  if (style === 'compact') {
+    const shown = (cell: number) => (board[cell] === null ? String(cell) : board[cell] === PLAYER_MARKS[viewer] ? OWN_MARK : OTHER_MARK);
+    return [0, 3, 6].map((row) => [0, 1, 2].map((col) => shown(row + col)).join('')).join('\n');
+  }
   const moves = legalMoves(board)
     .map((cell) => `'[${cell}]'`)
     .join(', ');
@@ -112,7 +127,7 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
     const instructions = PLAYER_MARKS.map((_, seat) => seatInstruction(seat, this.config.prompt_style));
     const seat = this.seatToMove;
     return {
-      observation: boardObservation(this.board, this.config.prompt_style),
+      observation: boardObservation(this.board, this.config.prompt_style, seat),
       info: { instruction: instructions[seat]!, episode: { board: boardString(this.board) } },
       seat,
       instructions,
@@ -145,7 +160,10 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
     if (isFull(this.board)) return this.ended(`${placed}\nThe game is a draw!`, mover, null, valid);
     return {
       // compact: the board alone shows the move
-      observation: this.config.prompt_style === 'compact' ? boardObservation(this.board, 'compact') : `${placed}\n${boardObservation(this.board, 'textarena')}`,
+      observation:
+        this.config.prompt_style === 'compact'
+          ? boardObservation(this.board, 'compact', this.seatToMove)
+          : `${placed}\n${boardObservation(this.board, 'textarena', this.seatToMove)}`,
       reward: 0,
       terminated: false,
       truncated: false,
@@ -164,7 +182,7 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
     }
     const retry = this.config.prompt_style === 'compact' ? 'Not a free cell; once more.' : `${invalidMoveMessage(mover, reason)} ${RETRY_NOTE}`;
     return {
-      observation: `${retry}\n${boardObservation(this.board, this.config.prompt_style)}`,
+      observation: `${retry}\n${boardObservation(this.board, this.config.prompt_style, mover)}`,
       reward: 0,
       terminated: false,
       truncated: false,
@@ -178,7 +196,7 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
   private ended(observation: string, mover: number, winnerSeat: number | null, info: SeatedStepResult['info']): SeatedStepResult {
     const { rewards, outcome } = gameResult(PLAYER_MARKS.length, winnerSeat);
     return {
-      observation: `${observation}\n${boardObservation(this.board, this.config.prompt_style)}`,
+      observation: `${observation}\n${boardObservation(this.board, this.config.prompt_style, mover)}`,
       reward: rewards[mover]!,
       terminated: true,
       truncated: false,

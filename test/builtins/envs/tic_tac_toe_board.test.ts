@@ -16,8 +16,11 @@ import {
   toMove,
   winner,
 } from '../../../plugins/envs/tic_tac_toe/board';
+import ticTacToePlugin from '../../../plugins/envs/tic_tac_toe';
 import { bestMoves, minimaxCell, value } from '../../../plugins/envs/tic_tac_toe/minimax';
 import { ticTacToePicture } from '../../../plugins/envs/tic_tac_toe/render';
+import { PluginHost } from '../../../src/host/plugin_host';
+import type { SeatedResetResult, SeatedStepResult } from '../../../src/sdk/types';
 
 const board = boardFromString;
 const other = (mark: Mark): Mark => (mark === 'X' ? 'O' : 'X');
@@ -205,6 +208,37 @@ describe('tic_tac_toe minimax', () => {
     let b = emptyBoard();
     while (!isOver(b)) b = play(b, minimaxCell(b), toMove(b));
     expect(winner(b)).toBeNull();
+  });
+});
+
+/** The env as the tests drive it: synchronous. */
+interface TicTacToeGame {
+  reset(seed: number, draw?: undefined, options?: { episode: Record<string, unknown> }): SeatedResetResult;
+  step(response: string): SeatedStepResult;
+}
+const newGame = (config: Record<string, unknown>) =>
+  new ticTacToePlugin.env(ticTacToePlugin.config.parse(config), new PluginHost().envContext()) as unknown as TicTacToeGame;
+
+describe('tic_tac_toe compact prompt', () => {
+  test("the board as the seat to move sees it: its marks #, the other seat's *, one token a cell; no cell number outside the board", () => {
+    const game = newGame({ prompt_style: 'compact' });
+    // O to move (O at 0 and 4, X at 2 and 8): O sees its own marks as #
+    const asO = game.reset(1, undefined, { episode: { board: 'O.X.O...X' } });
+    expect(asO.seat).toBe(0);
+    expect(asO.observation).toBe('#1*\n3#5\n67*');
+    expect(asO.instructions).toEqual([
+      'You are O, shown #; X is *. Three in a row wins. Answer with a free cell in brackets.',
+      'You are X, shown #; O is *. Three in a row wins. Answer with a free cell in brackets.',
+    ]);
+    for (const instruction of asO.instructions) expect(instruction).not.toMatch(/\d/);
+    // after O's move X is to move, and the same marks read the other way round
+    const asX = game.step('[3]');
+    expect(asX.seat).toBe(1);
+    expect(asX.observation).toBe('*1#\n**5\n67#');
+    // X to move reads its own mark as # too
+    const xView = newGame({ prompt_style: 'compact' }).reset(1, undefined, { episode: { board: 'O...X...O' } });
+    expect(xView.seat).toBe(1);
+    expect(xView.observation).toBe('*12\n3#5\n67*');
   });
 });
 
