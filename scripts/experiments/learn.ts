@@ -36,6 +36,7 @@ import { PluginHost } from '../../src/host/plugin_host';
 import { curvesPage, withTagMeans, type ChartSpec, type CurveRun } from '../../src/tracking/curves';
 import { report } from '../../src/cli/main';
 import { runTraining } from '../../src/cli/training_run';
+import { kuhnExactPayoff } from './kuhn_exact';
 import type { StepReport } from '../../src/train/types';
 import { writeFileAtomic } from '../../src/util/atomic';
 import { checkpointActorConfig } from '../../src/cli/checkpoints';
@@ -184,10 +185,12 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
       `lift target ${met ? 'met' : 'NOT met'}: held out ${from.toFixed(3)} -> ${to.toFixed(3)} (${signed(to - from)}; wanted +${target.lift} and >= ${target.success})`,
     );
   }
-  writeFileAtomic(
-    join(resolve(c.output_dir), 'learn_summary.json'),
-    `${JSON.stringify({ ...summary, held_out: { step: held.step, ...held.result }, base_held_out: heldBase.result, seats: held.seats, base_seats: heldBase.seats }, null, 2)}\n`,
-  );
+  // Kuhn Poker's target is the exact payoff against Nash, finer than a validation's few hundred hands can tell
+  const exact = name === 'kuhn_poker' ? await kuhnExactPayoff(result.modelDir, 512, overrides, host) : null;
+  if (exact) console.log(`\nexact payoff of the final model against Nash (probe_kuhn_poker.ts):\n${exact.lines.slice(1).join('\n')}`);
+  const exactPayoff = exact ? { exact_payoff: { as_first: exact.asFirst, as_second: exact.asSecond, met: exact.met } } : {};
+  const heldResults = { held_out: { step: held.step, ...held.result }, base_held_out: heldBase.result, seats: held.seats, base_seats: heldBase.seats };
+  writeFileAtomic(join(resolve(c.output_dir), 'learn_summary.json'), `${JSON.stringify({ ...summary, ...heldResults, ...exactPayoff }, null, 2)}\n`);
   if (record) {
     const success = held.result.success;
     const baseSuccess = heldBase.result.success;
