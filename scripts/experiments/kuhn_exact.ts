@@ -35,13 +35,13 @@ function decisions(episodes: readonly Episode[]): Map<string, Map<string, number
   const table = new Map<string, Map<string, number>>();
   for (const episode of episodes) {
     for (const turn of episode.turns) {
-      const seen = /Card ([JQK])\. Moves: (.*)\. Open: (.*)$/m.exec(turn.observation);
+      const seen = /Moves: (.*)\. Open: (.*)\. Card ([JQK])$/m.exec(turn.observation);
       if (!seen) continue;
-      const history = seen[2] === 'none' ? [] : seen[2]!.split(', ').map((move) => move.replace(/^P\d \[(\w+)\]$/, '$1'));
-      const key = infoSet(seen[1]!, history);
+      const history = seen[1] === 'none' ? [] : seen[1]!.split(', ').map((move) => move.replace(/^P\d \[(\w+)\]$/, '$1'));
+      const key = infoSet(seen[3]!, history);
       const action = parseAction(turn.responseText);
       // an action that is not open here is as bad an answer as none: the env asks again, then forfeits
-      const answer = action !== null && seen[3]!.includes(`[${action}]`) ? action : 'invalid';
+      const answer = action !== null && seen[2]!.includes(`[${action}]`) ? action : 'invalid';
       const counts = table.get(key) ?? new Map<string, number>();
       counts.set(answer, (counts.get(answer) ?? 0) + 1);
       table.set(key, counts);

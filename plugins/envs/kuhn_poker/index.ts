@@ -78,7 +78,7 @@ const Config = z.strictObject({
     .enum(['textarena', 'compact'])
     .default('textarena')
     .describe(
-      "textarena: TextArena's own texts (its rules as the instruction, then what happened since the seat last acted; about 390 tokens a turn with the built-in tokenizer). compact: the same game in few words for small policies: 'One-card poker, three cards. You are P1.' and each decision as 'Card K. Moves: P1 [check], P0 [bet]. Open: [call] [fold]': the seat's card and the hand's moves, all it may know (about 60 tokens a turn).",
+      "textarena: TextArena's own texts (its rules as the instruction, then what happened since the seat last acted; about 390 tokens a turn with the built-in tokenizer). compact: the same game in few words for small policies: 'One-card poker, three cards. You are P1.' and each decision as 'Moves: P1 [check], P0 [bet]. Open: [call] [fold]. Card K': the hand's moves and the seat's card, all it may know (about 60 tokens a turn).",
     ),
 });
 type KuhnPokerConfig = z.output<typeof Config>;
@@ -150,7 +150,7 @@ class KuhnPoker implements SeatedEnv, OpponentHooks {
       const open = legalActions(this.hand.history)
         .map((action) => `[${action}]`)
         .join(' ');
-      return `${round}Card ${this.hand.cards[seat]}. Moves: ${moves}. Open: ${open}`;
+      return `${round}Moves: ${moves}. Open: ${open}. Card ${this.hand.cards[seat]}`;
     }
     const lines = this.unread[seat]!.splice(0);
     const card = this.hand.cards[seat]!;

@@ -327,7 +327,8 @@ describe('kuhn_poker env', () => {
         const key = `${seat} ${own} ${before.join(', ')}`;
         if (!seen.has(key)) seen.set(key, new Set());
         seen.get(key)!.add(observation);
-        expect(observation).toStartWith(`Card ${own}. Moves: ${before.join(', ') || 'none'}. Open: `);
+        expect(observation).toStartWith(`Moves: ${before.join(', ') || 'none'}. Open: `);
+        expect(observation).toEndWith(`. Card ${own}`);
       }
     }
     // all 12 information sets of one hand, each shown one way only
@@ -336,7 +337,7 @@ describe('kuhn_poker env', () => {
     const retry = newGame({ prompt_style: 'compact' });
     retry.reset(1);
     expect(retry.step('no idea').observation).toMatch(
-      /^Invalid: Action must be \[Check\], \[Bet\], \[Call\], or \[Fold\]\.\nCard [JQK]\. Moves: none\. Open: \[check\] \[bet\]$/,
+      /^Invalid: Action must be \[Check\], \[Bet\], \[Call\], or \[Fold\]\.\nMoves: none\. Open: \[check\] \[bet\]\. Card [JQK]$/,
     );
   });
 
