@@ -476,8 +476,8 @@ function unplayedSettings(tag: string, entry: AgenticConfig['custom_envs'][strin
 /**
  * A played entry's seats (docs/multi_agent.md): only an env with seats takes them, each named seat
  * is one of its seats and each player one it has, the policy plays at least one seat, and nothing
- * that walks an episode as one agent (the warm start's state rows, ReMax's replays, a worker's
- * jobs) is asked to play its games.
+ * that walks an episode as one agent (ReMax's replays, a worker's jobs) is asked to play its games,
+ * nor are worked examples with notes, which keep only the episodes that end solved.
  */
 function checkSeats(config: AgenticConfig, tag: string, entry: AgenticConfig['custom_envs'][string], plugin: EnvPlugin): void {
   const at = `custom_envs.${tag}.seats`;
@@ -501,8 +501,10 @@ function checkSeats(config: AgenticConfig, tag: string, entry: AgenticConfig['cu
   if (!config.train_env_manager.tags.includes(tag)) return;
   const alone = (why: string) => new ConfigError(`custom_envs.${tag}: env '${plugin.name}' has seats, and ${why}`);
   const ws = config.warm_start;
-  if (ws.enabled && (ws.think || ws.state_questions > 0 || ws.rehearsal_coef > 0)) {
-    throw alone("the warm start's state rows (warm_start.think, state_questions, rehearsal_coef) walk an episode as one agent; turn them off");
+  if (ws.enabled && ws.think && ws.worked_examples > 0) {
+    throw alone(
+      'worked examples with notes (warm_start.think) keep only episodes that end solved, and a game of seats is won or lost, never solved; leave out think or worked_examples',
+    );
   }
   if (config.adv_estimator === 'remax') throw alone("ReMax's greedy baselines replay an episode as one agent; choose another adv_estimator");
   if (config.distributed.redis_url !== null)

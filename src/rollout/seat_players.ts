@@ -44,11 +44,20 @@ export function configuredPlayers(custom: CustomEnvConfig, spec: SeatSpec): Seat
 }
 
 /**
- * The seats of a group's game `episodeId`: with rotate_seats, seat s gets the player configured
- * for seat (s + groupId + episodeId) mod n, so neighbouring groups (and a validation, which plays
- * every group's episode 0) give the policy every seat, and so does a group's next game. Every env
- * of a group plays the same assignment, so a group's games differ only in the policy's moves.
+ * Who plays each seat of a group's game `episodeId`: with rotate_seats, seat s gets the player
+ * configured for seat (s + groupId + episodeId) mod n, so neighbouring groups (and a validation,
+ * which plays every group's episode 0) give the policy every seat, and so does a group's next
+ * game. Every env of a group plays the same assignment, so a group's games differ only in the
+ * policy's moves.
  */
+export function rotatedPlayers(custom: CustomEnvConfig, spec: SeatSpec, group: { groupId: number; episodeId: number }): SeatPlayer[] {
+  const players = configuredPlayers(custom, spec);
+  const n = players.length;
+  const shift = custom.rotate_seats ? (group.groupId + group.episodeId) % n : 0;
+  return players.map((_, seat) => players[(seat + shift) % n]!);
+}
+
+/** The seats of a group's game `episodeId`, each with its player (rotatedPlayers) and how that player answers. */
 export function seatPlays(
   custom: CustomEnvConfig,
   spec: SeatSpec,
@@ -56,11 +65,7 @@ export function seatPlays(
   past: PastOpponents | null = null,
   agent: SeatAgentModule | null = null,
 ): SeatPlay[] {
-  const players = configuredPlayers(custom, spec);
-  const n = players.length;
-  const shift = custom.rotate_seats ? (group.groupId + group.episodeId) % n : 0;
-  return players.map((_, seat) => {
-    const player = players[(seat + shift) % n]!;
+  return rotatedPlayers(custom, spec, group).map((player, seat) => {
     if (player === AGENT_PLAYER) {
       if (!agent) throw new AgenticError(`a seat of ${custom.env_type} is agent, and this rollout has no seat_agent loaded`);
       return { seat, player, recorded: true, agent };

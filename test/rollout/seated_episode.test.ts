@@ -220,7 +220,9 @@ describe('config', () => {
       "custom_envs.Game.seats: no seat is the policy's, so its games would train and score nothing; give one seat policy",
     );
     expect(await refused(gameYaml(), ['adv_estimator=remax'])).toContain("ReMax's greedy baselines replay an episode as one agent");
-    expect(await refused(gameYaml(), ['warm_start.enabled=true', 'warm_start.think=true'])).toContain("the warm start's state rows");
+    expect(
+      await refused(gameYaml(), ['warm_start.enabled=true', 'warm_start.demonstrations=solver', 'warm_start.think=true', 'warm_start.worked_examples=8']),
+    ).toContain('a game of seats is won or lost, never solved');
   });
 
   test("past seats (the opponent pool) are the training run's, played in the trainer's thread", async () => {

@@ -20,7 +20,8 @@
  * were it free, a seat holding a beaten card facing a bet would do better to answer nonsense twice.
  *
  * Opponents: random (a random open action) and nash (an equilibrium strategy, nash.ts, drawn by
- * the env's seeded stream). No solution hook: a mixed strategy is not a move.
+ * the env's seeded stream). No solution hook: a mixed strategy is not a move. The warm start's
+ * notes (stateNotes) read out the card of the seat to act.
  */
 import {
   defineSeatedEnv,
@@ -31,12 +32,14 @@ import {
   type SeatedResetResult,
   type SeatedStepResult,
   type SeatOutcome,
+  type WarmStartHooks,
   z,
 } from 'agentic';
 import { act, DEALS, firstToAct, type Hand, handResult, isHandOver, legalActions, newHand, pot, seatToAct, stake } from './game';
 import { MAX_ALPHA, nashAction } from './nash';
 import {
   availableActions,
+  cardNotes,
   closedActionReason,
   forfeitMessage,
   gameEndMessage,
@@ -94,7 +97,7 @@ function outcomeOf(chips: number): SeatOutcome {
   return chips > 0 ? 'win' : chips < 0 ? 'loss' : 'draw';
 }
 
-class KuhnPoker implements SeatedEnv, OpponentHooks {
+class KuhnPoker implements SeatedEnv, OpponentHooks, WarmStartHooks {
   private deals = Rng.fromSeed(0, 'kuhn_poker', 'deal');
   private randomMoves = Rng.fromSeed(0, 'kuhn_poker', 'random-move');
   private nashDraws = Rng.fromSeed(0, 'kuhn_poker', 'nash');
@@ -237,6 +240,11 @@ class KuhnPoker implements SeatedEnv, OpponentHooks {
   /** A random open action for the seat to act. */
   sampleRandomAction(): string {
     return `[${this.randomMoves.choice(legalActions(this.hand.history))}]`;
+  }
+
+  /** The card of the seat to act, read out for the warm start's notes (texts.ts). */
+  stateNotes(): string {
+    return cardNotes(this.hand.cards[seatToAct(this.hand)]!);
   }
 
   /** Opponent `name`: 'nash' plays the equilibrium strategy, its mixing drawn from the env's seeded stream. */

@@ -33,6 +33,14 @@ export function compactInstruction(seat: number, rounds: number): string {
   return `One-card poker, three cards${hands}. You are P${seat}.`;
 }
 
+/**
+ * The warm start's notes on a decision (WarmStartHooks.stateNotes): the card of the seat to act and
+ * where it ranks, `J low`, `Q mid`, `K high`; a reading of the hand, never the move to make.
+ */
+export function cardNotes(card: Card): string {
+  return `${card} ${{ J: 'low', Q: 'mid', K: 'high' }[card]}`;
+}
+
 /** What each player is told when a hand is dealt: the round and its own card. */
 export function roundOpening(round: number, rounds: number, card: Card): string {
   return `### Starting round ${round} out of ${rounds} rounds. Your card is: '${card}'`;

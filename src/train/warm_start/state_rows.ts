@@ -7,18 +7,19 @@
  * rollout's RandomPolicy or SolutionPolicy plays it; every env call goes through the guard.
  * The moves are the env's random ones, or its worked solution (worked examples with notes).
  */
-import type { AgenticConfig, CustomEnvConfig } from '../../config/schema';
+import { AGENT_PLAYER, type AgenticConfig, type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../../config/schema';
 import { hashSeed, Rng } from '../../engine/rng';
 import { ConfigError } from '../../errors';
 import type { PluginHost } from '../../host/plugin_host';
-import type { GuardedEnv } from '../../sdk/guarded_env';
-import type { EnvPlugin } from '../../sdk/types';
+import type { GuardedEnv, GuardedReset } from '../../sdk/guarded_env';
+import type { EnvPlugin, SeatedResetResult, SeatedStepResult } from '../../sdk/types';
 import { hasWarmStartHook } from '../../sdk/warm_start_hooks';
 import type { ChatFormat } from '../../rollout/chat';
 import { entryEnv } from '../../rollout/entry_env';
 import { episodeLimits } from '../../rollout/env_manager';
 import { type EpisodeLimits, playedTurn } from '../../rollout/episode_record';
 import { envActionTokens } from '../../rollout/policy';
+import { rotatedPlayers } from '../../rollout/seat_players';
 import { advanceTurnState, TurnPrompts, type TurnState } from '../../rollout/turn_prompt';
 import type { Turn } from '../../rollout/types';
 
@@ -158,49 +159,100 @@ function requireNotes(custom: CustomEnvConfig, tag: string, plugin: EnvPlugin): 
 type StateWalk = TurnState & { observations: string[]; turns: Turn[] };
 
 /**
+ * One seat of a state-row episode (one agent facing an env is one seat), kept as the rollout keeps
+ * it (seated_episode.ts): its own instruction, view and turns. `opponent`: the env opponent that
+ * answers for it without a prompt; otherwise it plays the warm start's actions from its prompts,
+ * and `teaches` where its turns are the policy's in RL (policy and agent seats; a past self, whose
+ * snapshots do not exist yet, moves unrecorded).
+ */
+interface WalkSeat {
+  walk: StateWalk;
+  opponent: string | null;
+  teaches: boolean;
+}
+
+/** The episode's seats after its reset: the first to move holds the reset's observation. */
+function walkSeats(played: StateEpisodes, reset: GuardedReset & { failure: null }, episode: number): { seats: WalkSeat[]; first: number } {
+  const { custom, env } = played;
+  const spec = env.seats;
+  const seated = spec ? (reset as unknown as SeatedResetResult) : null;
+  const players = spec ? rotatedPlayers(custom, spec, { groupId: 0, episodeId: episode }) : [POLICY_PLAYER];
+  const seats = players.map(
+    (player, seat): WalkSeat => ({
+      walk: {
+        step: 0,
+        instruction: seated ? seated.instructions[seat]! : reset.info.instruction,
+        observation: '',
+        suffix: reset.info.suffix ?? '',
+        observations: [],
+        turns: [],
+        toolResults: null,
+        ...(Array.isArray(reset.info.tools) ? { tools: reset.info.tools } : {}),
+      },
+      opponent: player === POLICY_PLAYER || player === PAST_PLAYER || player === AGENT_PLAYER ? null : player,
+      teaches: player === POLICY_PLAYER || player === AGENT_PLAYER,
+    }),
+  );
+  const first = seated ? seated.seat : 0;
+  seats[first]!.walk.observation = reset.observation;
+  seats[first]!.walk.observations.push(reset.observation);
+  return { seats, first };
+}
+
+/**
  * Episode `episode` of the tag's env, played as the rollout plays it with RandomPolicy or
  * SolutionPolicy: each state's rows on the prompt the rollout gives there, then the move (cut to
  * the tokens the rollout allows, the env given their text) to the next state, until the env ends
- * the episode or max_steps.
+ * the episode or a seat has played max_steps. A seated env's seats move in the env's turn order,
+ * each from its own prompts, as in the rollout's games.
  */
 async function playStateEpisode(played: StateEpisodes, episode: number): Promise<void> {
   const { config, options, tag, custom, env, prompts, chat, limits } = played;
   const rng = Rng.fromSeed(config.seed, ...options.stream, played.rank, episode);
   const reset = await env.reset(hashSeed(config.seed, ...options.stream, tag, episode));
   if (reset.failure) return;
-  const state: StateWalk = {
-    step: 0,
-    instruction: reset.info.instruction,
-    observation: reset.observation,
-    suffix: reset.info.suffix ?? '',
-    observations: [reset.observation],
-    turns: [],
-    toolResults: null,
-    ...(Array.isArray(reset.info.tools) ? { tools: reset.info.tools } : {}),
-  };
+  const { seats, first } = walkSeats(played, reset, episode);
   let solved = false;
-  for (let step = 0; step < custom.max_steps; step++) {
-    state.step = step;
-    const promptIds = prompts.turnIds(state);
-    const contextIds = prompts.contextIds(state, promptIds);
-    // a prompt that leaves no room ends the rollout's episode (context_full); the warm start still
-    // teaches the state (an existing test holds rows of prompts longer than sequence_length), and
-    // cuts the move only where the rollout would
-    const room = limits.sequenceLength - contextIds.length;
-    const move = await rowsOfState(played, state, contextIds, rng);
-    if (move === null) break;
-    const tokens = envActionTokens(chat, move, Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room > 0 ? room : Infinity));
-    const responseText = chat.responseText(tokens);
+  for (let mover = first; ; ) {
+    const { walk: state, opponent, teaches } = seats[mover]!;
+    if (state.step >= custom.max_steps) break;
+    let responseText: string;
+    let asked: { promptIds: number[]; tokens: number[] } | null = null;
+    if (opponent !== null) {
+      const answer = await env.opponentAction(opponent);
+      if (answer.failure) break;
+      responseText = answer.response;
+    } else {
+      const promptIds = prompts.turnIds(state);
+      const contextIds = prompts.contextIds(state, promptIds);
+      // a prompt that leaves no room ends the rollout's episode (context_full); the warm start still
+      // teaches the state (an existing test holds rows of prompts longer than sequence_length), and
+      // cuts the move only where the rollout would
+      const room = limits.sequenceLength - contextIds.length;
+      const move = teaches ? await rowsOfState(played, state, contextIds, rng) : await warmStartAction(played);
+      if (move === null) break;
+      const tokens = envActionTokens(chat, move, Math.min(custom.max_tokens_per_step, limits.maxNewTokens, room > 0 ? room : Infinity));
+      responseText = chat.responseText(tokens);
+      asked = { promptIds, tokens };
+    }
     const result = await env.step(responseText);
     // a failed step comes back truncated, never solved
     if (result.terminated || result.truncated) {
       solved = result.terminated && Number(result.info.metrics.success) === 1;
       break;
     }
-    state.turns.push(playedTurn(state, promptIds, { tokens, logProbs: tokens.map(() => 0) }, responseText, result));
-    advanceTurnState(state, result);
+    if (asked) state.turns.push(playedTurn(state, asked.promptIds, { tokens: asked.tokens, logProbs: asked.tokens.map(() => 0) }, responseText, result));
+    state.step += 1;
+    if (env.seats) mover = (result as unknown as SeatedStepResult).seat;
+    advanceTurnState(seats[mover]!.walk, result);
   }
   played.rows.endEpisode(solved);
+}
+
+/** The warm start's move from the current state: the env's worked solution or its random action; null when the env failed. */
+async function warmStartAction({ options, env }: StateEpisodes): Promise<string | null> {
+  const action = options.actions === 'solution' ? await env.solutionAction() : await env.sampleRandomAction();
+  return action.failure ? null : action.response;
 }
 
 /**
@@ -209,12 +261,8 @@ async function playStateEpisode(played: StateEpisodes, episode: number): Promise
  * response), and with think the action row (the env's notes in <think> tags, then the move).
  * Returns the move to play on, or null when the env failed (the episode ends).
  */
-async function rowsOfState(
-  { config, options, env, prompts, asks, rows }: StateEpisodes,
-  state: TurnState,
-  contextIds: readonly number[],
-  rng: Rng,
-): Promise<string | null> {
+async function rowsOfState(played: StateEpisodes, state: TurnState, contextIds: readonly number[], rng: Rng): Promise<string | null> {
+  const { config, options, env, prompts, asks, rows } = played;
   if (asks) {
     const stated = await env.stateQuestions();
     if (stated.failure) return null;
@@ -222,8 +270,8 @@ async function rowsOfState(
     for (const { question, answer } of asked) rows.push(prompts.contextIds(state, prompts.turnIds(state, question)), answer);
     rows.questions += asked.length;
   }
-  const action = options.actions === 'solution' ? await env.solutionAction() : await env.sampleRandomAction();
-  if (action.failure) return null;
+  const action = await warmStartAction(played);
+  if (action === null) return null;
   if (config.warm_start.think) {
     const notes = await env.stateNotes();
     if (notes.failure) return null;
@@ -231,9 +279,9 @@ async function rowsOfState(
     if (label?.failure) return null;
     // the episode goes on with the random move; a labelled row shows the solution's move from here
     if (label?.value) rows.push(contextIds, `<think>${notes.value}</think>${label.value}`);
-    else rows.push(contextIds, `<think>${notes.value}</think>${action.response}`, options.readingOnly || label ? 'notes' : 'all');
+    else rows.push(contextIds, `<think>${notes.value}</think>${action}`, options.readingOnly || label ? 'notes' : 'all');
   }
-  return action.response;
+  return action;
 }
 
 /**

@@ -37,6 +37,7 @@ interface KuhnPokerGame {
   render(mode: RenderMode): string | null;
   sampleRandomAction(): string;
   opponentAction(name: string): string;
+  stateNotes(): string;
 }
 
 function newGame(config: Record<string, unknown> = {}): KuhnPokerGame {
@@ -303,7 +304,7 @@ describe('kuhn_poker env', () => {
     }
   });
 
-  test('compact style: a decision shows exactly its information set (the seat, its card, the moves), the same whatever the other holds', () => {
+  test('compact style: a decision shows exactly its information set (the seat, its card, the moves), the same whatever the other holds; the notes read its card', () => {
     const seen = new Map<string, Set<string>>();
     for (let seed = 0; seed < 300; seed++) {
       const game = newGame({ prompt_style: 'compact' });
@@ -312,9 +313,10 @@ describe('kuhn_poker env', () => {
       // the seat's card is the only card letter a compact prompt holds
       expect(reset.instructions.join(' ')).not.toMatch(/[JQK]/);
       const cards = () => [...String(game.render('text')).matchAll(/P0 ([JQK]), P1 ([JQK])/g)][0]!;
-      const views: { seat: number; observation: string; moves: string[] }[] = [{ seat: reset.seat, observation: reset.observation, moves: [] }];
+      const views: { seat: number; observation: string; moves: string[]; notes?: string }[] = [{ seat: reset.seat, observation: reset.observation, moves: [] }];
       const moves: string[] = [];
       for (;;) {
+        views.at(-1)!.notes = game.stateNotes();
         const action = game.sampleRandomAction();
         moves.push(`${SEAT_NAMES[views.at(-1)!.seat]} ${action}`);
         const step = game.step(action);
@@ -322,8 +324,10 @@ describe('kuhn_poker env', () => {
         views.push({ seat: step.seat, observation: step.observation, moves: [...moves] });
       }
       const dealt = cards();
-      for (const { seat, observation, moves: before } of views) {
+      for (const { seat, observation, moves: before, notes } of views) {
         const own = dealt[seat + 1]!;
+        // the warm start's notes read the card of the seat to act, and where it ranks
+        expect(notes).toBe({ J: 'J low', Q: 'Q mid', K: 'K high' }[own]);
         const key = `${seat} ${own} ${before.join(', ')}`;
         if (!seen.has(key)) seen.set(key, new Set());
         seen.get(key)!.add(observation);
