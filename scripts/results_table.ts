@@ -69,6 +69,13 @@ const result = z
       /** The mean score (the episodes' summed rewards) with its 95% bootstrap interval; absent in runs recorded before it was kept. */
       score: z.strictObject({ mean: z.number(), low: z.number(), high: z.number() }).optional(),
     }),
+    /**
+     * Kuhn Poker's target measure (issue #69): the final policy's exact expected chips against the
+     * equilibrium as the first to act (P1) and as the second (P0), from its greedy answers at each
+     * information set (scripts/experiments/kuhn_exact.ts); met when both are within 0.02 of the
+     * game's value. Absent for other tasks and for runs recorded before it was kept.
+     */
+    exact_payoff: z.strictObject({ as_first: z.number(), as_second: z.number(), met: z.boolean() }).optional(),
     /** Seconds from the start of the run (warm start included) to the end of training. */
     wall_seconds: z.number().positive(),
     /** Cores and backend, e.g. "2 CPU cores, wasm". */
@@ -146,19 +153,28 @@ const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.lengt
 /** A difference with its sign, to three places: +0.020, -0.005. */
 export const signed = (x: number) => `${x >= 0 ? '+' : ''}${f3(x)}`;
 
+/** Kuhn Poker's exact payoffs against the equilibrium, where every run of the row kept them: each seed's P1 / P0, and how many met the target. */
+function exactPayoffText(runs: readonly Result[]): string {
+  const payoffs = runs.flatMap((r) => (r.exact_payoff ? [r.exact_payoff] : []));
+  if (payoffs.length === 0 || payoffs.length !== runs.length) return '';
+  const each = payoffs.map((p) => `${signed(p.as_first)} / ${signed(p.as_second)}`).join(', ');
+  return `; exact payoff against Nash, P1 / P0 (values -0.056 / +0.056): ${each}, target met on ${payoffs.filter((p) => p.met).length} of ${payoffs.length}`;
+}
+
 /** The final cell of a row: the last checkpoint's success and interval, or the mean and range of several runs. */
 function finalCell(runs: readonly Result[]): string {
   const last = runs.at(-1)!;
   const on = `${last.held_out.episodes} ${last.held_out.suite ? `episodes of ${last.held_out.suite}` : 'episodes by seed'}, step ${last.held_out.step}`;
   const score = last.held_out.score;
+  const exact = exactPayoffText(runs);
   if (runs.length === 1) {
     const scored = score ? `; mean score ${f3(score.mean)} [${f3(score.low)}, ${f3(score.high)}]` : '';
-    return `${f3(last.held_out.success)} [${f3(last.held_out.interval.low)}, ${f3(last.held_out.interval.high)}] (${on})${scored}`;
+    return `${f3(last.held_out.success)} [${f3(last.held_out.interval.low)}, ${f3(last.held_out.interval.high)}] (${on})${scored}${exact}`;
   }
   const successes = runs.map((r) => r.held_out.success);
   const scores = runs.flatMap((r) => (r.held_out.score ? [r.held_out.score.mean] : []));
   const scored = scores.length === runs.length ? `; mean score ${f3(mean(scores))}` : '';
-  return `${f3(mean(successes))} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})${scored}`;
+  return `${f3(mean(successes))} mean, ${f3(Math.min(...successes))}-${f3(Math.max(...successes))} over ${runs.length} seeds (${on})${scored}${exact}`;
 }
 
 /** The runs' bases, or null when a run was recorded without one (a mean over part of the seeds would not be the row's). */

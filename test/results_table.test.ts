@@ -71,6 +71,18 @@ describe('results/learning.jsonl', () => {
     expect(renderResultsTable([scored(1, 0.7), run(2, 0.5)]).split('\n')[2]).toContain('over 2 seeds (200 episodes of frozen_lake/v1, step 250) |');
   });
 
+  test("Kuhn Poker's exact payoffs follow the score: each seed's P1 / P0 and how many met the target, where every run kept them", () => {
+    const kuhn = (seed: number, asFirst: number, met: boolean): Result => ({ ...run(seed, 0.55), exact_payoff: { as_first: asFirst, as_second: 0.0556, met } });
+    const single = renderResultsTable([kuhn(1, -0.0556, true)]).split('\n')[2]!;
+    expect(single).toContain(
+      '(200 episodes of frozen_lake/v1, step 250); exact payoff against Nash, P1 / P0 (values -0.056 / +0.056): -0.056 / +0.056, target met on 1 of 1 |',
+    );
+    const seeds = renderResultsTable([kuhn(1, -0.0556, true), kuhn(2, -0.111, false)]).split('\n')[2]!;
+    expect(seeds).toContain('P1 / P0 (values -0.056 / +0.056): -0.056 / +0.056, -0.111 / +0.056, target met on 1 of 2 |');
+    // a seed recorded before the payoff was kept leaves it out rather than showing part of the seeds
+    expect(renderResultsTable([kuhn(1, -0.0556, true), run(2, 0.5)]).split('\n')[2]).not.toContain('exact payoff');
+  });
+
   test('a row says what the run was fed, its base, final and lift: one run with intervals, several seeds by mean and range', () => {
     const based = (seed: number, base: number, success: number): Result => ({
       ...run(seed, success),

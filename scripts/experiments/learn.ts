@@ -16,8 +16,8 @@
  * base: the warm start's, else pretrain) on the same episodes. The run writes its curves to
  * <logging_dir>/curves.html; a summary goes to <output_dir>/learn_summary.json. `--seed N` runs it
  * with seed N (and exp_name <exp_name>_seed<N>, so runs of several seeds keep their folders).
- * `--record` also appends the run (its base and final held-out success, and what its warm start
- * was fed: demonstrationsOf) to results/learning.jsonl and rewrites the results table of README.md
+ * `--record` also appends the run (its base and final held-out success, what its warm start was
+ * fed: demonstrationsOf, and Kuhn Poker's exact payoff against Nash) to results/learning.jsonl and rewrites the results table of README.md
  * and docs/learning.md (scripts/results_table.ts).
  *
  * `--all [--seeds N] [--record] [--dry-run]` (`bun run learn:all`) runs the four targets (learn:frozen_lake,
@@ -208,7 +208,7 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
     };
     const base: Result['base'] = { success: baseSuccess.rate, interval: { low: baseSuccess.low, high: baseSuccess.high }, episodes: heldBase.result.episodes };
     const run = measured(name, overrides, c, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0, measuredCommit);
-    appendResult({ ...run, held_out: heldOut, base });
+    appendResult({ ...run, held_out: heldOut, base, ...exactPayoff });
     const pages = writeResultPages();
     console.log(`recorded in results/learning.jsonl${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
   }

@@ -20,6 +20,8 @@ import { ChatFormat } from '../../../src/rollout/chat';
 import { episodeLimits } from '../../../src/rollout/env_manager';
 import { playEpisode } from '../../../src/rollout/episode';
 import { RandomPolicy } from '../../../src/rollout/policy';
+import { seatPlays } from '../../../src/rollout/seat_players';
+import { playSeatedEpisode } from '../../../src/rollout/seated_episode';
 import { defineEnv } from '../../../src/sdk/define';
 import { GuardedEnv } from '../../../src/sdk/guarded_env';
 import { generateRows } from '../../../src/train/warm_start/data';
@@ -228,5 +230,81 @@ describe("the warm start's rows are the prompts RL plays", () => {
     const { rows, given } = await rowsAndPrompts('env_manager_cls: step, history_length: 0, env_config: {tools: true}', 'state_questions: 1', 1);
     expect(decode(given[0]!.promptIds)).toContain('move_walker');
     given.forEach(({ promptIds }, i) => expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual(withQuestion(promptIds)));
+  });
+});
+
+/** A config whose warm start plays EPISODES games of compact Kuhn Poker, each answer after its notes; `seats` as custom_envs gives them. */
+async function pokerConfig(host: PluginHost, seats: string): Promise<AgenticConfig> {
+  const yaml = `
+seed: 3
+pretrain: agentic:nano
+max_steps: 1
+eval_steps: 0
+sequence_length: 160
+rollout_batch_size: 4
+val_batch_size: 2
+custom_envs:
+  Poker:
+    {env_type: kuhn_poker, env_manager_cls: step, history_length: 0, max_steps: 4, max_tokens_per_step: 16, env_config: {prompt_style: compact},
+     agent_system_template: "Play poker.", agent_template: "{env_instruction}\\n{current_observation}", ${seats}}
+train_env_manager: {num_env_groups: 2, group_size: 2, tags: [Poker]}
+val_env_manager: {num_env_groups: 2, group_size: 1, tags: [Poker]}
+warm_start: {enabled: true, episodes: ${EPISODES}, worked_examples: 0, random_actions: true, think: true}
+`;
+  const dir = scratch({ 'config.yaml': yaml });
+  return (await loadConfig({ configFile: join(dir, 'config.yaml'), overrides: [] }, host)).config;
+}
+
+/** The prompts the rollout's games of the warm start's seeds give the policy's seats, with the seat, in the order of the moves. */
+async function gamePrompts(config: AgenticConfig, host: PluginHost): Promise<(Given & { seat: number; episode: number })[]> {
+  const custom = config.custom_envs.Poker!;
+  const plugin = await host.resolveEnv(custom.env_type);
+  const prompts: (Given & { seat: number; episode: number })[] = [];
+  for (let episode = 0; episode < EPISODES; episode++) {
+    const env = new GuardedEnv(plugin, custom.env_config, host.envContext());
+    const seed = hashSeed(config.seed, 'warm_start', 'states', 'Poker', episode);
+    const task = { mode: 'train' as const, tag: 'Poker', envId: 0, groupId: 0, episodeId: episode, seed };
+    const plays = seatPlays(custom, plugin.seats!, { groupId: 0, episodeId: episode });
+    await playSeatedEpisode(env, custom, task, episodeLimits(config, 'train'), new RandomPolicy(chat), chat, plays, {
+      beforeTurn: ({ promptIds, contextIds, seat }) => void prompts.push({ promptIds, contextIds, seat: seat!, episode }),
+    });
+    await env.close();
+  }
+  return prompts;
+}
+
+describe("a seated env's warm start rows are each seat's prompts", () => {
+  const rowsOfGames = async (seats: string) => {
+    const host = new PluginHost();
+    const config = await pokerConfig(host, seats);
+    const rows = await generateRows(config, host, chat);
+    const given = await gamePrompts(config, host);
+    expect(rows.ids.length).toBe(given.length);
+    return { rows, given };
+  };
+  /** A row's response as learned: the notes on its seat's card, then the move. */
+  const response = (row: Int32Array, mask: Uint8Array) => decode(Array.from(row.subarray(mask.indexOf(1))));
+
+  test("self-play: every decision of both seats is a row on its seat's own prompt, its notes naming that seat's card", async () => {
+    const { rows, given } = await rowsOfGames('rotate_seats: true');
+    expect(given.length).toBeGreaterThan(2 * EPISODES);
+    given.forEach(({ promptIds, seat }, i) => {
+      const prompt = decode(promptIds);
+      expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual([...promptIds]);
+      expect(messages(prompt).user).toStartWith(`One-card poker, three cards. You are P${seat}.`);
+      const card = /Card ([JQK])$/.exec(messages(prompt).user!)![1]!;
+      expect(response(rows.ids[i]!, rows.masks[i]!)).toMatch(new RegExp(`^<think>${card} (low|mid|high)</think>\\[(check|bet|call|fold)\\]`));
+    });
+  });
+
+  test("a seat an env opponent plays answers as that opponent and gives no rows; the policy's seat rotates from game to game", async () => {
+    const { rows, given } = await rowsOfGames('seats: {P0: nash}, rotate_seats: true');
+    // rotation gives the policy P1 in even games and P0 in odd ones
+    expect(given.map(({ seat, episode }) => seat === 1 - (episode % 2))).toEqual(given.map(() => true));
+    expect(new Set(given.map(({ episode }) => episode)).size).toBe(EPISODES);
+    given.forEach(({ promptIds, seat }, i) => {
+      expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual([...promptIds]);
+      expect(messages(decode(promptIds)).user).toStartWith(`One-card poker, three cards. You are P${seat}.`);
+    });
   });
 });
