@@ -135,14 +135,7 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
     return shares.length ? shares.reduce((sum, [, v]) => sum + v, 0) / shares.length : undefined;
   };
   const tools = vals.some((r) => toolShare(r) !== undefined);
-  console.log(`\nvalidation curve of ${c.exp_name} (seed ${c.seed}; ${c.val_batch_size} held-out episodes each):`);
-  console.log(`  step  wall(s)  val_success${tools ? '  used_tool' : ''}`);
-  for (const r of vals) {
-    const share = tools ? `  ${(toolShare(r) ?? 0).toFixed(3).padStart(9)}` : '';
-    console.log(
-      `  ${String(r.step).padStart(4)}  ${String(Math.round(r.metrics['time/elapsed'] ?? 0)).padStart(7)}  ${value(r).toFixed(3).padStart(11)}${share}`,
-    );
-  }
+  printCurve(c, vals, value, tools ? toolShare : null);
   const target = TARGETS[name];
   const base = vals[0] ? value(vals[0]) : null;
   const final = vals.at(-1) ? value(vals.at(-1)!) : null;
@@ -192,26 +185,43 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
   const heldResults = { held_out: { step: held.step, ...held.result }, base_held_out: heldBase.result, seats: held.seats, base_seats: heldBase.seats };
   writeFileAtomic(join(resolve(c.output_dir), 'learn_summary.json'), `${JSON.stringify({ ...summary, ...heldResults, ...exactPayoff }, null, 2)}\n`);
   if (record) {
-    const success = held.result.success;
-    const baseSuccess = heldBase.result.success;
-    if (!success || !baseSuccess) {
-      console.error(`error: --record: ${c.val_env_manager.tags.join(', ')} report no success metric, so there is no success to record`);
-      process.exit(2);
-    }
-    const heldOut: Result['held_out'] = {
-      suite: c.val_suite,
-      success: success.rate,
-      interval: { low: success.low, high: success.high },
-      episodes: held.result.episodes,
-      step: held.step,
-      score: held.result.score,
-    };
-    const base: Result['base'] = { success: baseSuccess.rate, interval: { low: baseSuccess.low, high: baseSuccess.high }, episodes: heldBase.result.episodes };
     const run = measured(name, overrides, c, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0, measuredCommit);
-    appendResult({ ...run, held_out: heldOut, base, ...exactPayoff });
-    const pages = writeResultPages();
-    console.log(`recorded in results/learning.jsonl${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
+    recordRun({ ...run, ...exactPayoff }, c, held, heldBase.result);
   }
+}
+
+/** The validation curve as a table: step, wall time, success (and the share of episodes that used a tool, where the env says). */
+function printCurve(c: AgenticConfig, vals: StepReport[], value: (r: StepReport) => number, toolShare: ((r: StepReport) => number | undefined) | null): void {
+  console.log(`\nvalidation curve of ${c.exp_name} (seed ${c.seed}; ${c.val_batch_size} held-out episodes each):`);
+  console.log(`  step  wall(s)  val_success${toolShare ? '  used_tool' : ''}`);
+  for (const r of vals) {
+    const share = toolShare ? `  ${(toolShare(r) ?? 0).toFixed(3).padStart(9)}` : '';
+    console.log(
+      `  ${String(r.step).padStart(4)}  ${String(Math.round(r.metrics['time/elapsed'] ?? 0)).padStart(7)}  ${value(r).toFixed(3).padStart(11)}${share}`,
+    );
+  }
+}
+
+/** --record: the run with its final and base held-out success appended to results/learning.jsonl, and the results table rewritten. */
+function recordRun(run: Omit<Result, 'held_out' | 'base'>, c: AgenticConfig, held: { step: number; result: HeldOut }, heldBase: HeldOut): void {
+  const success = held.result.success;
+  const baseSuccess = heldBase.success;
+  if (!success || !baseSuccess) {
+    console.error(`error: --record: ${c.val_env_manager.tags.join(', ')} report no success metric, so there is no success to record`);
+    process.exit(2);
+  }
+  const heldOut: Result['held_out'] = {
+    suite: c.val_suite,
+    success: success.rate,
+    interval: { low: success.low, high: success.high },
+    episodes: held.result.episodes,
+    step: held.step,
+    score: held.result.score,
+  };
+  const base: Result['base'] = { success: baseSuccess.rate, interval: { low: baseSuccess.low, high: baseSuccess.high }, episodes: heldBase.episodes };
+  appendResult({ ...run, held_out: heldOut, base });
+  const pages = writeResultPages();
+  console.log(`recorded in results/learning.jsonl${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
 }
 
 /**

@@ -158,17 +158,18 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
       return this.ended(`${placed}\nPlayer ${mover} has won!`, mover, mover, valid);
     }
     if (isFull(this.board)) return this.ended(`${placed}\nThe game is a draw!`, mover, null, valid);
+    const next = this.seatToMove;
     return {
       // compact: the board alone shows the move
       observation:
         this.config.prompt_style === 'compact'
-          ? boardObservation(this.board, 'compact', this.seatToMove)
-          : `${placed}\n${boardObservation(this.board, 'textarena', this.seatToMove)}`,
+          ? boardObservation(this.board, 'compact', next)
+          : `${placed}\n${boardObservation(this.board, 'textarena', next)}`,
       reward: 0,
       terminated: false,
       truncated: false,
       info: valid,
-      seat: this.seatToMove,
+      seat: next,
       rewards: [0, 0],
     };
   }
