@@ -43,6 +43,12 @@ export function winner(board: Board): Mark | null {
   return null;
 }
 
+/** The free cells where a mark of `mark` would complete a row, column or diagonal, in order. */
+export function completingCells(board: Board, mark: Mark): number[] {
+  const lines: readonly (readonly number[])[] = LINES;
+  return legalMoves(board).filter((cell) => lines.some((line) => line.includes(cell) && line.every((at) => at === cell || board[at] === mark)));
+}
+
 export function isFull(board: Board): boolean {
   return board.every((mark) => mark !== null);
 }

@@ -8,6 +8,7 @@
  * Opponents: random (a random free cell) and minimax (an optimal move, drawn at random among the
  * optimal ones by the env's seeded stream, so it never loses and still varies its games). The
  * solution hook gives minimax's first optimal move: an honest solver, for a base of worked games.
+ * The notes hook (stateNotes) reads out where each seat would complete a line.
  * `opening_moves` starts each game from that many random moves (seeded), and a suite's episode
  * `{board: "O...X...."}` replays a given position.
  */
@@ -31,6 +32,7 @@ import {
   boardFromString,
   boardString,
   boardText,
+  completingCells,
   emptyBoard,
   isFull,
   legalMoves,
@@ -223,6 +225,25 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
   opponentAction(name: string): string {
     if (name !== 'minimax') throw new Error(`tic_tac_toe has no opponent '${name}' (random, minimax)`);
     return `[${minimaxCell(this.board, (cells) => this.minimaxChoices.choice(cells))}]`;
+  }
+
+  /**
+   * The warm start's notes on the position (warm_start.think): for the seat to move and then the
+   * other, the free cells where its mark would complete three in a row, `-` where none, in the
+   * marks its prompt shows (compact: `#2 *68`, its own # first; textarena: `O2 X68`). A reading
+   * of the board, as FrozenLake's notes name the adjacent holes; which cell to take it leaves to
+   * the policy.
+   */
+  stateNotes(): string {
+    const mover = this.seatToMove;
+    const compact = this.config.prompt_style === 'compact';
+    return [mover, 1 - mover]
+      .map((seat) => {
+        const cells = completingCells(this.board, PLAYER_MARKS[seat]!).join('');
+        const shown = compact ? (seat === mover ? OWN_MARK : OTHER_MARK) : PLAYER_MARKS[seat];
+        return `${shown}${cells || '-'}`;
+      })
+      .join(' ');
   }
 
   /** Minimax's first optimal cell: an honest solution for the seat to move. */

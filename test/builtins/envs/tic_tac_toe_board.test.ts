@@ -4,6 +4,7 @@ import {
   boardFromString,
   boardString,
   boardText,
+  completingCells,
   emptyBoard,
   FIRST_MARK,
   isFull,
@@ -215,8 +216,9 @@ describe('tic_tac_toe minimax', () => {
 interface TicTacToeGame {
   reset(seed: number, draw?: undefined, options?: { episode: Record<string, unknown> }): SeatedResetResult;
   step(response: string): SeatedStepResult;
+  stateNotes(): string;
 }
-const newGame = (config: Record<string, unknown>) =>
+const newGame = (config: Record<string, unknown> = {}) =>
   new ticTacToePlugin.env(ticTacToePlugin.config.parse(config), new PluginHost().envContext()) as unknown as TicTacToeGame;
 
 describe('tic_tac_toe compact prompt', () => {
@@ -239,6 +241,30 @@ describe('tic_tac_toe compact prompt', () => {
     const xView = newGame({ prompt_style: 'compact' }).reset(1, undefined, { episode: { board: 'O...X...O' } });
     expect(xView.seat).toBe(1);
     expect(xView.observation).toBe('*12\n3#5\n67*');
+  });
+});
+
+describe('tic_tac_toe notes', () => {
+  test('completingCells are the free cells where a mark wins at once, for both marks on every reachable board', () => {
+    for (const b of REACHABLE.values()) {
+      if (isOver(b)) continue;
+      for (const mark of PLAYER_MARKS) expect(completingCells(b, mark)).toEqual(winningCells(b, mark));
+    }
+  });
+
+  test("the notes read where each seat would complete a line, the mover first, in its prompt's marks", () => {
+    const compact = newGame({ prompt_style: 'compact' });
+    // O to move (O at 0 and 4, X at 2 and 8): X completes 2-5-8 at 5, O completes nothing
+    compact.reset(1, undefined, { episode: { board: 'O.X.O...X' } });
+    expect(compact.stateNotes()).toBe('#- *5');
+    // O blocks at 5; now X to move, and O completes 3-4-5 at 3
+    compact.step('[5]');
+    expect(compact.stateNotes()).toBe('#- *3');
+    const textarena = newGame();
+    textarena.reset(1, undefined, { episode: { board: 'O.X.O...X' } });
+    expect(textarena.stateNotes()).toBe('O- X5');
+    textarena.reset(1, undefined, { episode: { board: 'OO.XX....' } });
+    expect(textarena.stateNotes()).toBe('O2 X5');
   });
 });
 
