@@ -1,0 +1,88 @@
+/**
+ * How a TicTacToe policy reads and moves (issue #69): `bun scripts/experiments/probe_tic_tac_toe.ts
+ * <model-folder> [games] [key=value ...]`; the overrides apply to configs/tic_tac_toe.yaml, whose
+ * validation the probe plays: `games` greedy games (a multiple of 64) against random and minimax,
+ * both seats. At every turn of the policy it reads the compact board the turn showed and checks
+ * the answer: its notes against the env's (stateNotes: where each seat would complete a line), a
+ * free cell, the winning cell where the mover has one, and otherwise the blocking cell where the
+ * other seat has one. Then the results per opponent, as `bun run learn:tic_tac_toe` prints them.
+ */
+import { loadConfig } from '../../src/config/load';
+import { PluginHost } from '../../src/host/plugin_host';
+import { evaluate } from '../../src/rollout/evaluate';
+import { seatResultLines } from '../../src/rollout/seat_results';
+import type { Episode } from '../../src/rollout/types';
+import { type Board, completingCells, PLAYER_MARKS } from '../../plugins/envs/tic_tac_toe/board';
+import { orExit } from './probe_setup';
+
+/** What the policy's turns show: how many there were, and how many of each kind it answered well. */
+interface Reading {
+  turns: number;
+  notesRight: number;
+  freeCell: number;
+  canWin: number;
+  won: number;
+  mustBlock: number;
+  blocked: number;
+}
+
+/**
+ * The compact board of a turn's observation (its last three lines: the mover's marks #, the
+ * other's *, free cells by number) as a board where the mover is O; null where the turn shows none.
+ */
+function moverBoard(observation: string): Board | null {
+  const rows = observation.split('\n').slice(-3);
+  if (rows.length !== 3 || rows.some((row) => !/^[#*0-8]{3}$/.test(row))) return null;
+  const [mover, other] = PLAYER_MARKS;
+  return [...rows.join('')].map((cell) => (cell === '#' ? mover : cell === '*' ? other : null));
+}
+
+/** Every turn of the policy in `episodes`, read against the board it was shown. */
+function readTurns(episodes: readonly Episode[]): Reading {
+  const reading: Reading = { turns: 0, notesRight: 0, freeCell: 0, canWin: 0, won: 0, mustBlock: 0, blocked: 0 };
+  const [mover, other] = PLAYER_MARKS;
+  for (const turn of episodes.flatMap((episode) => episode.turns)) {
+    const board = moverBoard(turn.observation);
+    if (!board) continue;
+    const wins = completingCells(board, mover);
+    const threats = completingCells(board, other);
+    const notes = /<think>(.*?)<\/think>/s.exec(turn.responseText)?.[1];
+    const cell = Number(/\[(\d)\]/.exec(turn.responseText.split('</think>').at(-1)!)?.[1] ?? -1);
+    reading.turns += 1;
+    if (notes === `#${wins.join('') || '-'} *${threats.join('') || '-'}`) reading.notesRight += 1;
+    if (cell >= 0 && board[cell] === null) reading.freeCell += 1;
+    if (wins.length > 0) {
+      reading.canWin += 1;
+      if (wins.includes(cell)) reading.won += 1;
+    } else if (threats.length > 0) {
+      reading.mustBlock += 1;
+      if (threats.includes(cell)) reading.blocked += 1;
+    }
+  }
+  return reading;
+}
+
+const share = (count: number, of: number) => `${count}/${of} (${of === 0 ? '-' : (count / of).toFixed(2)})`;
+
+const [folder, count = '256', ...overrides] = process.argv.slice(2);
+const games = Number(count);
+if (!folder || !Number.isInteger(games) || games < 64 || games % 64 !== 0) {
+  console.error('usage: bun scripts/experiments/probe_tic_tac_toe.ts <model-folder> [games, a multiple of 64] [key=value ...]');
+  process.exit(2);
+}
+const host = new PluginHost();
+const { config } = await orExit(
+  loadConfig(
+    { configName: 'tic_tac_toe', overrides: [`pretrain=${folder}`, `val_batch_size=${games}`, `val_env_manager.num_env_groups=${games}`, ...overrides] },
+    host,
+  ),
+);
+const result = await orExit(evaluate(config, host, (line) => console.error(line)));
+const reading = readTurns(result.batch.episodes);
+console.log(`\n${folder}: ${result.batch.episodes.length} greedy games against random and minimax, both seats`);
+console.log(`turns read: ${reading.turns}`);
+console.log(`  notes as the env's (where each seat would complete a line): ${share(reading.notesRight, reading.turns)}`);
+console.log(`  a free cell: ${share(reading.freeCell, reading.turns)}`);
+console.log(`  the mover can complete a line, and does: ${share(reading.won, reading.canWin)}`);
+console.log(`  it cannot, the other seat could, and it blocks: ${share(reading.blocked, reading.mustBlock)}`);
+for (const line of seatResultLines(result.json.seats ?? {})) console.log(line);
