@@ -5,7 +5,8 @@
  * row's prompt is, token for token, all the rollout gives the policy at that state (TurnPrompts:
  * traj's whole chat so far, the env's tools, the step history), since the episode is walked as the
  * rollout's RandomPolicy or SolutionPolicy plays it; every env call goes through the guard.
- * The moves are the env's random ones, or its worked solution (worked examples with notes).
+ * The moves are the env's random ones, or its worked solution (worked examples with notes). A
+ * seated env's game is walked seat by seat, as the rollout's games are (seated_episode.ts).
  */
 import { AGENT_PLAYER, type AgenticConfig, type CustomEnvConfig, PAST_PLAYER, POLICY_PLAYER } from '../../config/schema';
 import { hashSeed, Rng } from '../../engine/rng';
