@@ -13,6 +13,7 @@ import { evaluate } from '../../src/rollout/evaluate';
 import { seatResultLines } from '../../src/rollout/seat_results';
 import type { Episode } from '../../src/rollout/types';
 import { type Board, completingCells, PLAYER_MARKS } from '../../plugins/envs/tic_tac_toe/board';
+import { lineNotes } from '../../plugins/envs/tic_tac_toe';
 import { orExit } from './probe_setup';
 
 /** What the policy's turns show: how many there were, and how many of each kind it answered well. */
@@ -49,7 +50,7 @@ function readTurns(episodes: readonly Episode[]): Reading {
     const notes = /<think>(.*?)<\/think>/s.exec(turn.responseText)?.[1];
     const cell = Number(/\[(\d)\]/.exec(turn.responseText.split('</think>').at(-1)!)?.[1] ?? -1);
     reading.turns += 1;
-    if (notes === `#${wins.join('') || '-'} *${threats.join('') || '-'}`) reading.notesRight += 1;
+    if (notes === lineNotes(board, 0, 'compact')) reading.notesRight += 1;
     if (cell >= 0 && board[cell] === null) reading.freeCell += 1;
     if (wins.length > 0) {
       reading.canWin += 1;

@@ -102,6 +102,22 @@ function boardObservation(board: Board, style: TicTacToeConfig['prompt_style'], 
   return `Current Board:\n\n${boardText(board)}\n\nAvailable Moves: ${moves}`;
 }
 
+/**
+ * The notes on a position for seat `mover`: for it and then the other seat, the free cells where
+ * its mark would complete three in a row, `-` where none, in the marks its prompt shows (compact:
+ * `#2 *68`, its own # first; textarena: `O2 X68`). A reading of the board, as FrozenLake's notes
+ * name the adjacent holes; which cell to take it leaves to the policy.
+ */
+export function lineNotes(board: Board, mover: number, style: TicTacToeConfig['prompt_style']): string {
+  return [mover, 1 - mover]
+    .map((seat) => {
+      const cells = completingCells(board, PLAYER_MARKS[seat]!).join('');
+      const shown = style === 'compact' ? (seat === mover ? OWN_MARK : OTHER_MARK) : PLAYER_MARKS[seat];
+      return `${shown}${cells || '-'}`;
+    })
+    .join(' ');
+}
+
 const seatOf = (mark: Mark) => PLAYER_MARKS.indexOf(mark as (typeof PLAYER_MARKS)[number]);
 
 /** Why a reply is not a move on `board` (TextArena's three reasons), or null. */
@@ -227,23 +243,9 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
     return `[${minimaxCell(this.board, (cells) => this.minimaxChoices.choice(cells))}]`;
   }
 
-  /**
-   * The warm start's notes on the position (warm_start.think): for the seat to move and then the
-   * other, the free cells where its mark would complete three in a row, `-` where none, in the
-   * marks its prompt shows (compact: `#2 *68`, its own # first; textarena: `O2 X68`). A reading
-   * of the board, as FrozenLake's notes name the adjacent holes; which cell to take it leaves to
-   * the policy.
-   */
+  /** The warm start's notes on the position (warm_start.think): lineNotes for the seat to move. */
   stateNotes(): string {
-    const mover = this.seatToMove;
-    const compact = this.config.prompt_style === 'compact';
-    return [mover, 1 - mover]
-      .map((seat) => {
-        const cells = completingCells(this.board, PLAYER_MARKS[seat]!).join('');
-        const shown = compact ? (seat === mover ? OWN_MARK : OTHER_MARK) : PLAYER_MARKS[seat];
-        return `${shown}${cells || '-'}`;
-      })
-      .join(' ');
+    return lineNotes(this.board, this.seatToMove, this.config.prompt_style);
   }
 
   /** Minimax's first optimal cell: an honest solution for the seat to move. */
