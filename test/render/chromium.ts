@@ -184,6 +184,8 @@ export async function launchChromium(executable: string, viewport: { width: numb
     '--disable-extensions',
     '--disable-background-networking',
     '--disable-component-update',
+    '--disable-sync',
+    '--disable-quic',
     '--disable-dev-shm-usage',
     '--remote-debugging-port=0',
     `--user-data-dir=${profile}`,
@@ -211,7 +213,9 @@ export async function launchChromium(executable: string, viewport: { width: numb
     rmSync(profile, { recursive: true, force: true });
   };
   try {
-    const browserUrl = await devToolsUrl(child, 15_000);
+    // a first start on a fresh machine (font caches, a new profile) beside a busy test file has
+    // taken over 15 s (CI, 2 cores); a hang is what this limit is for
+    const browserUrl = await devToolsUrl(child, 60_000);
     const port = new URL(browserUrl).port;
     const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ type: string; webSocketDebuggerUrl: string }>;
     const target = targets.find((t) => t.type === 'page');

@@ -161,7 +161,12 @@ describe('report.html in headless Chromium', () => {
         'broken.html',
       );
       await browser.open(pathToFileURL(broken).href);
-      await Bun.sleep(100);
+      // each report comes on its own DevTools event: wait for all four, so none lands after clear()
+      const reported = () =>
+        [/^exception:.*thrown on purpose/, /^console\.error: deliberate$/, /^failed load:/, /^log: Failed to load resource/].every((line) =>
+          problems.lines.some((l) => line.test(l)),
+        );
+      for (let waited = 0; !reported() && waited < 10_000; waited += 50) await Bun.sleep(50);
       expect(problems.lines.some((l) => l.startsWith('exception:') && l.includes('thrown on purpose'))).toBe(true);
       expect(problems.lines).toContain('console.error: deliberate');
       expect(problems.lines.some((l) => l.startsWith('failed load:'))).toBe(true);
@@ -220,6 +225,6 @@ describe('report.html in headless Chromium', () => {
 
       expect(problems.lines).toEqual([]);
     },
-    30_000,
+    120_000,
   );
 });
