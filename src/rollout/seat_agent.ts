@@ -16,12 +16,9 @@
  * timeout (a command is killed, its process group and all); a conversation past sequence_length
  * ends it as context_full.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { firstLine, PluginError } from '../errors';
+import { firstLine } from '../errors';
 import { runAgentCommand } from '../sdk/agent_command';
-import { checkPackagesInstalled } from '../sdk/package_imports';
+import { loadAgentFunction } from '../sdk/agent_module';
 import { answerCall, type CallNotes, GATEWAY_MODEL, recordedCallTurns, sharedGateway, stoppedSessionEnding } from './agent_episode';
 import { EXPIRED } from './deadline';
 import type { Play } from './episode';
@@ -52,11 +49,9 @@ export interface SeatAgentContext {
 
 export type SeatAgentModule = { act: (ctx: SeatAgentContext) => unknown };
 
-const modules = new Map<string, Promise<SeatAgentModule>>();
-
 /** The agent custom_envs.<tag>.seat_agent names: a module's act(), or a command run at each turn. */
 export function loadSeatAgent(agent: string | { command: string[] }, cwd: string): Promise<SeatAgentModule> {
-  if (typeof agent === 'string') return loadSeatModule(agent, cwd);
+  if (typeof agent === 'string') return loadAgentFunction<SeatAgentContext>('seat_agent', agent, cwd, 'act').then((act) => ({ act }));
   return Promise.resolve({ act: (ctx: SeatAgentContext) => runAgentCommand(agent.command, commandEnv(ctx), cwd, ctx.signal) });
 }
 
@@ -72,32 +67,6 @@ function commandEnv(ctx: SeatAgentContext): Record<string, string> {
     AGENTIC_TURN: String(ctx.turn),
     AGENTIC_DEADLINE_MS: String(ctx.deadline),
   };
-}
-
-/**
- * The module at `path` (relative to `cwd`), imported once: one that is missing, imports a package
- * that is not installed, or exports no act() is a one-line PluginError at start-up.
- */
-function loadSeatModule(path: string, cwd: string): Promise<SeatAgentModule> {
-  const file = resolve(cwd, path);
-  let loaded = modules.get(file);
-  if (!loaded) {
-    if (!existsSync(file)) throw new PluginError(`seat_agent: ${path} does not exist (paths are relative to the run folder, ${cwd})`);
-    checkPackagesInstalled(file, cwd);
-    loaded = import(pathToFileURL(file).href).then(
-      (mod: Record<string, unknown>) => {
-        const act = mod.act ?? (mod.default as Record<string, unknown> | undefined)?.act;
-        if (typeof act !== 'function') throw new PluginError(`seat_agent: ${path} exports no act(ctx) function`);
-        return { act: act as SeatAgentModule['act'] };
-      },
-      (error: unknown) => {
-        // a module that does not parse or throws as it loads is the user's file, said in one line
-        throw new PluginError(`seat_agent: ${path} did not load: ${firstLine(error)}`);
-      },
-    );
-    modules.set(file, loaded);
-  }
-  return loaded;
 }
 
 /** One game's outside agent in one seat: its gateway session, its moves, and at the end its turns. */

@@ -41,6 +41,7 @@ export { Bm25Index, tokenize, type Bm25Hit, type Bm25Options } from './retrieval
 export { scoreSafely, type SafeScore } from './score';
 export { checkPackagesInstalled } from './package_imports';
 export { runAgentCommand } from './agent_command';
+export { loadAgentFunction } from './agent_module';
 export {
   functionCallText,
   openAiTool,

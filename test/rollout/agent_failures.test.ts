@@ -150,4 +150,20 @@ export async function run(ctx: any) {
     for (let waited = 0; running().length > 0 && waited < 2000; waited += 50) await Bun.sleep(50);
     expect(running()).toEqual([]);
   }, 30_000);
+
+  test('a module that is missing, does not load or has no run() fails each episode with one line that says so', async () => {
+    const dir = scratch({ 'no_run.ts': 'export function act() { return 1; }\n', 'broken.ts': 'export function run( {\n' });
+    const failures = async (file: string) => {
+      const batch = await collect(calculatorYaml(moduleAgent(join(dir, file))), new ScriptedPolicy());
+      expect(batch.episodes.every((e) => e.endReason === 'env_failure')).toBe(true);
+      return [...new Set(batch.episodes.map((e) => e.failure!.replace(/Calc#\d/, 'Calc#n')))];
+    };
+    expect(await failures('missing.ts')).toEqual([
+      `env Calc#n: the constructor threw: agent: ${join(dir, 'missing.ts')} does not exist (paths are relative to the run folder, ${process.cwd()})`,
+    ]);
+    expect(await failures('no_run.ts')).toEqual([`env Calc#n: runAgent() threw: agent: ${join(dir, 'no_run.ts')} exports no run(ctx) function`]);
+    const broken = await failures('broken.ts');
+    expect(broken).toHaveLength(1);
+    expect(broken[0]).toStartWith(`env Calc#n: runAgent() threw: agent: ${join(dir, 'broken.ts')} did not load: `);
+  }, 30_000);
 });

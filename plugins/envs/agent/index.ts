@@ -11,10 +11,9 @@
  * and AGENTIC_SEED in its environment, printing `{"answer": ..., "reward": ...}` as its last line.
  * docs/agents.md has both.
  */
-import { resolve } from 'node:path';
 import {
-  checkPackagesInstalled,
   defineEnv,
+  loadAgentFunction,
   openAiTool,
   RewardReference,
   Rng,
@@ -31,6 +30,7 @@ import {
   type EnvContext,
   type EpisodeDraw,
   type MetricValue,
+  type OpenAiTool,
   type ResetResult,
   type RewardPlugin,
   type StepResult,
@@ -38,7 +38,26 @@ import {
 import { runCalls } from '../tool_use/calls';
 import { loadRows, type Row } from '../tool_use/dataset';
 import type { ToolSpec } from '../tool_use/tools';
-import { type AgentContext, loadAgentModule } from './programs';
+
+/** What a module agent's run() is given (docs/agents.md). */
+export interface AgentContext {
+  /** OpenAI's base URL for this episode (what OPENAI_BASE_URL would hold). */
+  baseUrl: string;
+  /** The key that identifies this episode (what OPENAI_API_KEY would hold). */
+  apiKey: string;
+  model: string;
+  question: string;
+  /** The dataset row without its hidden fields (the answer). */
+  task: Record<string, unknown>;
+  /** The tools the env offers, as OpenAI function definitions. */
+  tools: OpenAiTool[];
+  /** Calls one of `tools`; errors come back as text, as a tool message would show them. */
+  callTool(name: string, args: unknown): Promise<string>;
+  /** Date.now() by which the agent must be done. */
+  deadline: number;
+  /** Aborted when the episode's time is up. */
+  signal: AbortSignal;
+}
 
 const Config = z
   .strictObject({
@@ -77,7 +96,8 @@ class OutsideAgent implements Env, AgentEpisodes {
   private readonly tools: ReadonlyMap<string, ToolSpec>;
   private readonly reward: RewardPlugin | null;
   /** The module agent's file, or null for a command. */
-  private readonly agentFile: string | null;
+  /** The module's run(), loading (null for a command agent). */
+  private readonly agent: Promise<(ctx: AgentContext) => unknown> | null;
   private row: Row | null = null;
   private seed = 0;
 
@@ -88,9 +108,10 @@ class OutsideAgent implements Env, AgentEpisodes {
     this.rows = loadRows(config.dataset, context.cwd);
     this.tools = new Map(toolsFromConfig(config.tools, context).map((spec) => [spec.name, spec]));
     this.reward = config.reward === null ? null : context.reward(config.reward);
-    this.agentFile = config.agent === null ? null : resolve(context.cwd, config.agent);
-    // a package the agent imports that is not installed is a start-up error, as for a plugin
-    if (this.agentFile) checkPackagesInstalled(this.agentFile, context.cwd);
+    // a missing module, or a package it imports that is not installed, is a start-up error, as for
+    // a plugin; one that does not load, or has no run(), fails each episode with that line
+    this.agent = config.agent === null ? null : loadAgentFunction<AgentContext>('agent', config.agent, context.cwd, 'run');
+    this.agent?.catch(() => {});
   }
 
   reset(seed: number, draw?: EpisodeDraw): ResetResult {
@@ -118,7 +139,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       // the host checks what it printed (AgentOutput), and says what it was when it is not one
       return (await runAgentCommand(this.config.command, env, this.context.cwd, session.signal)) as AgentOutput;
     }
-    const agent = await loadAgentModule(this.agentFile!);
+    const run = await this.agent!;
     const ctx: AgentContext = {
       baseUrl: session.baseUrl,
       apiKey: session.apiKey,
@@ -130,7 +151,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       deadline: session.deadline,
       signal: session.signal,
     };
-    return (await agent.run(ctx)) as AgentOutput;
+    return (await run(ctx)) as AgentOutput;
   }
 
   private async callTool(name: string, args: unknown): Promise<string> {
