@@ -23,6 +23,10 @@ interface Reading {
   freeCell: number;
   canWin: number;
   won: number;
+  /** Turns that could win and read it right, and of those, the ones that won or blocked instead. */
+  canWinRead: number;
+  wonRead: number;
+  blockedInstead: number;
   mustBlock: number;
   blocked: number;
 }
@@ -40,7 +44,7 @@ function moverBoard(observation: string): Board | null {
 
 /** Every turn of the policy in `episodes`, read against the board it was shown. */
 function readTurns(episodes: readonly Episode[]): Reading {
-  const reading: Reading = { turns: 0, notesRight: 0, freeCell: 0, canWin: 0, won: 0, mustBlock: 0, blocked: 0 };
+  const reading: Reading = { turns: 0, notesRight: 0, freeCell: 0, canWin: 0, won: 0, canWinRead: 0, wonRead: 0, blockedInstead: 0, mustBlock: 0, blocked: 0 };
   const [mover, other] = PLAYER_MARKS;
   for (const turn of episodes.flatMap((episode) => episode.turns)) {
     const board = moverBoard(turn.observation);
@@ -49,12 +53,18 @@ function readTurns(episodes: readonly Episode[]): Reading {
     const threats = completingCells(board, other);
     const notes = /<think>(.*?)<\/think>/s.exec(turn.responseText)?.[1];
     const cell = Number(/\[(\d)\]/.exec(turn.responseText.split('</think>').at(-1)!)?.[1] ?? -1);
+    const readRight = notes === lineNotes(board, 0, 'compact');
     reading.turns += 1;
-    if (notes === lineNotes(board, 0, 'compact')) reading.notesRight += 1;
+    if (readRight) reading.notesRight += 1;
     if (cell >= 0 && board[cell] === null) reading.freeCell += 1;
     if (wins.length > 0) {
       reading.canWin += 1;
       if (wins.includes(cell)) reading.won += 1;
+      if (readRight) {
+        reading.canWinRead += 1;
+        if (wins.includes(cell)) reading.wonRead += 1;
+        else if (threats.includes(cell)) reading.blockedInstead += 1;
+      }
     } else if (threats.length > 0) {
       reading.mustBlock += 1;
       if (threats.includes(cell)) reading.blocked += 1;
@@ -85,5 +95,8 @@ console.log(`turns read: ${reading.turns}`);
 console.log(`  notes as the env's (where each seat would complete a line): ${share(reading.notesRight, reading.turns)}`);
 console.log(`  a free cell: ${share(reading.freeCell, reading.turns)}`);
 console.log(`  the mover can complete a line, and does: ${share(reading.won, reading.canWin)}`);
+console.log(
+  `    of those with the notes right: ${share(reading.wonRead, reading.canWinRead)} (blocks the other seat instead: ${share(reading.blockedInstead, reading.canWinRead - reading.wonRead)} of the rest)`,
+);
 console.log(`  it cannot, the other seat could, and it blocks: ${share(reading.blocked, reading.mustBlock)}`);
 for (const line of seatResultLines(result.json.seats ?? {})) console.log(line);

@@ -24,7 +24,7 @@ import {
   type SeatedStepResult,
   z,
 } from 'agentic';
-import { errorAllowance, gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
+import { errorAllowance, gameResult, invalidMoveMessage, mostOpeningMoves, openingLength, openingMoves, RETRY_NOTE } from '../_textarena/two_player';
 import {
   type Board,
   boardFromString,
@@ -71,16 +71,9 @@ const Config = z
       .describe(
         "textarena: TextArena's own texts (its instruction, then the last move and the board under its column numbers; about 300 tokens a turn with the built-in tokenizer). compact: the same game told in few words for small policies: 'You are X, against O. Four in a row wins. ...' and the board as six lines of seven characters, X, O or '.' from column 0 on the left ('...X...'), one token a cell; about 80 tokens a turn (79 to 84 over random games: the instruction 38, the board 42 to 47).",
       ),
-    opening_moves: z
-      .int()
-      .min(0)
-      .max(FEWEST_DISCS_TO_WIN - 1)
-      .default(0)
-      .describe(
-        'Random moves (by the seed) played before the first seat moves, so games start from varied positions; 0 starts from the empty board. At most 6, so no opening ends the game.',
-      ),
+    opening_moves: openingMoves(FEWEST_DISCS_TO_WIN - 1),
   })
-  .refine((c) => c.opening_moves < c.num_rows * c.num_cols, 'opening_moves must leave a free cell on the board');
+  .refine((c) => mostOpeningMoves(c.opening_moves) < c.num_rows * c.num_cols, 'opening_moves must leave a free cell on the board');
 type ConnectFourConfig = z.output<typeof Config>;
 
 /** A reply that names the middle column (the left one of two), the example the prompts give. */
@@ -147,7 +140,8 @@ class ConnectFour implements SeatedEnv, OpponentHooks {
   /** `opening_moves` random moves from the empty board; fewer than seven, so none ends the game. */
   private opening(rng: Rng): Board {
     let board = emptyBoard(this.config.num_rows, this.config.num_cols);
-    for (let i = 0; i < this.config.opening_moves; i++) {
+    const length = openingLength(this.config.opening_moves, rng);
+    for (let i = 0; i < length; i++) {
       const column = rng.choice(legalMoves(board));
       board = play(board, column, toMove(board));
       this.moves.push(column);

@@ -9,7 +9,8 @@
  * optimal ones by the env's seeded stream, so it never loses and still varies its games). The
  * solution hook gives minimax's first optimal move: an honest solver, for a base of worked games.
  * The notes hook (stateNotes) reads out where each seat would complete a line.
- * `opening_moves` starts each game from that many random moves (seeded), and a suite's episode
+ * `opening_moves` starts each game from that many random moves (seeded; or a count drawn in a
+ * range, game by game), and a suite's episode
  * `{board: "O...X...."}` replays a given position.
  */
 import {
@@ -26,7 +27,7 @@ import {
   type WarmStartHooks,
   z,
 } from 'agentic';
-import { errorAllowance, gameResult, invalidMoveMessage, RETRY_NOTE } from '../_textarena/two_player';
+import { errorAllowance, gameResult, invalidMoveMessage, openingLength, openingMoves, RETRY_NOTE } from '../_textarena/two_player';
 import {
   type Board,
   boardFromString,
@@ -54,12 +55,7 @@ const Config = z.strictObject({
     .describe(
       "textarena: TextArena's own texts (its instruction, the board with its separators, the list of available moves; about 300 tokens a turn). compact: the same game told in few words for small policies, the board as the seat to move sees it: its own marks #, the other's *, a free cell by its number, one token a cell ('01*' / '3#5' / '678'); about 45 tokens.",
     ),
-  opening_moves: z
-    .int()
-    .min(0)
-    .max(4)
-    .default(0)
-    .describe('Random moves (by the seed) played before the first seat moves, so games start from varied positions; 0 starts from the empty board.'),
+  opening_moves: openingMoves(4),
 });
 type TicTacToeConfig = z.output<typeof Config>;
 
@@ -152,10 +148,11 @@ class TicTacToe implements SeatedEnv, OpponentHooks, WarmStartHooks {
     };
   }
 
-  /** `opening_moves` random moves from the empty board, none of them ending the game. */
+  /** `opening_moves` random moves from the empty board (at most 4), so none ends the game. */
   private opening(rng: Rng): Board {
     let board = emptyBoard();
-    for (let i = 0; i < this.config.opening_moves; i++) board = play(board, rng.choice(legalMoves(board)), toMove(board));
+    const length = openingLength(this.config.opening_moves, rng);
+    for (let i = 0; i < length; i++) board = play(board, rng.choice(legalMoves(board)), toMove(board));
     return board;
   }
 

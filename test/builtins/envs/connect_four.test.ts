@@ -433,6 +433,20 @@ describe('connect_four env', () => {
     expect(connectFourPlugin.config.safeParse({ opening_moves: 4, num_rows: 1, num_cols: 4 }).success).toBe(false);
   });
 
+  test('opening_moves: [least, most] draws each game its count in the range, by the seed; a backwards range, or one past 6 or the board, is refused', () => {
+    const counts = new Set<number>();
+    for (let seed = 0; seed < 60; seed++) {
+      const reset = newGame({ opening_moves: [1, 3] }).reset(seed);
+      const count = (reset.info.episode as { board: string }).board.replaceAll(/[^XO]/g, '').length;
+      counts.add(count);
+      expect(newGame({ opening_moves: [1, 3] }).reset(seed).observation).toBe(reset.observation);
+    }
+    expect([...counts].sort()).toEqual([1, 2, 3]);
+    expect(connectFourPlugin.config.safeParse({ opening_moves: [3, 1] }).success).toBe(false);
+    expect(connectFourPlugin.config.safeParse({ opening_moves: [0, 7] }).success).toBe(false);
+    expect(connectFourPlugin.config.safeParse({ opening_moves: [0, 4], num_rows: 1, num_cols: 4 }).success).toBe(false);
+  });
+
   test('another board size plays: its instruction, its text and its column range', () => {
     const game = newGame({ num_rows: 4, num_cols: 5 });
     const reset = game.reset(0);

@@ -244,6 +244,40 @@ describe('tic_tac_toe compact prompt', () => {
   });
 });
 
+describe('tic_tac_toe opening', () => {
+  const marks = (reset: SeatedResetResult) => (reset.info.episode as { board: string }).board.replaceAll(/[^XO]/g, '').length;
+
+  test('opening_moves: a count plays that many random moves, by the seed; the same seed, the same board', () => {
+    const starts = new Set<string>();
+    for (let seed = 0; seed < 20; seed++) {
+      const reset = newGame({ opening_moves: 2 }).reset(seed);
+      expect(marks(reset)).toBe(2);
+      expect(reset.seat).toBe(0);
+      expect(newGame({ opening_moves: 2 }).reset(seed).observation).toBe(reset.observation);
+      starts.add(reset.observation);
+    }
+    expect(starts.size).toBeGreaterThan(10);
+    expect(marks(newGame().reset(3))).toBe(0);
+  });
+
+  test('opening_moves: [least, most] draws each game its count in the range, by the seed; a range backwards or past 4 is refused', () => {
+    const counts = new Map<number, number>();
+    for (let seed = 0; seed < 200; seed++) {
+      const reset = newGame({ opening_moves: [0, 4] }).reset(seed);
+      const count = marks(reset);
+      counts.set(count, (counts.get(count) ?? 0) + 1);
+      expect(reset.seat).toBe(count % 2);
+      expect(newGame({ opening_moves: [0, 4] }).reset(seed).observation).toBe(reset.observation);
+    }
+    expect([...counts.keys()].sort()).toEqual([0, 1, 2, 3, 4]);
+    for (const count of counts.values()) expect(count).toBeGreaterThan(20);
+    expect(marks(newGame({ opening_moves: [3, 3] }).reset(7))).toBe(3);
+    expect(ticTacToePlugin.config.safeParse({ opening_moves: [3, 1] }).success).toBe(false);
+    expect(ticTacToePlugin.config.safeParse({ opening_moves: [0, 5] }).success).toBe(false);
+    expect(ticTacToePlugin.config.safeParse({ opening_moves: 5 }).success).toBe(false);
+  });
+});
+
 describe('tic_tac_toe notes', () => {
   test('completingCells are the free cells where a mark wins at once, for both marks on every reachable board', () => {
     for (const b of REACHABLE.values()) {
