@@ -5,7 +5,8 @@
  * both seats. At every turn of the policy it reads the compact board the turn showed and checks
  * the answer: its notes against the env's (stateNotes: where each seat would complete a line), a
  * free cell, the winning cell where the mover has one, and otherwise the blocking cell where the
- * other seat has one. Then the results per opponent, as `bun run learn:tic_tac_toe` prints them.
+ * other seat has one. Then the results per opponent, as `bun run learn:tic_tac_toe` prints them,
+ * and with --losses=N the first N games lost to minimax, turn by turn.
  */
 import { loadConfig } from '../../src/config/load';
 import { PluginHost } from '../../src/host/plugin_host';
@@ -73,12 +74,24 @@ function readTurns(episodes: readonly Episode[]): Reading {
   return reading;
 }
 
+/** The policy's lost games against minimax, turn by turn: the board it saw (rows split by |), then its answer. */
+function lostGames(episodes: readonly Episode[], most: number): string[] {
+  const lost = episodes.filter((episode) => episode.tag === 'TicTacToeVsMinimax' && episode.score < 0).slice(0, most);
+  return lost.flatMap((episode, i) => [
+    `lost game ${i + 1} (seed ${episode.seed}):`,
+    ...episode.turns.map((turn) => `  ${turn.observation.split('\n').slice(-3).join('|')}  ->  ${turn.responseText.replaceAll('\n', ' ')}`),
+  ]);
+}
+
 const share = (count: number, of: number) => `${count}/${of} (${of === 0 ? '-' : (count / of).toFixed(2)})`;
 
-const [folder, count = '256', ...overrides] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const losses = args.find((arg) => arg.startsWith('--losses='));
+const [folder, count = '256', ...overrides] = args.filter((arg) => arg !== losses);
+const shownLosses = losses ? Number(losses.slice('--losses='.length)) : 0;
 const games = Number(count);
-if (!folder || !Number.isInteger(games) || games < 64 || games % 64 !== 0) {
-  console.error('usage: bun scripts/experiments/probe_tic_tac_toe.ts <model-folder> [games, a multiple of 64] [key=value ...]');
+if (!folder || !Number.isInteger(games) || games < 64 || games % 64 !== 0 || !Number.isInteger(shownLosses) || shownLosses < 0) {
+  console.error('usage: bun scripts/experiments/probe_tic_tac_toe.ts <model-folder> [games, a multiple of 64] [--losses=N] [key=value ...]');
   process.exit(2);
 }
 const host = new PluginHost();
@@ -100,3 +113,4 @@ console.log(
 );
 console.log(`  it cannot, the other seat could, and it blocks: ${share(reading.blocked, reading.mustBlock)}`);
 for (const line of seatResultLines(result.json.seats ?? {})) console.log(line);
+for (const line of lostGames(result.batch.episodes, shownLosses)) console.log(line);
