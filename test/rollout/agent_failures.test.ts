@@ -159,7 +159,7 @@ export async function run(ctx: any) {
       return [...new Set(batch.episodes.map((e) => e.failure!.replace(/Calc#\d/, 'Calc#n')))];
     };
     expect(await failures('missing.ts')).toEqual([
-      `env Calc#n: the constructor threw: agent: ${join(dir, 'missing.ts')} does not exist (paths are relative to the run folder, ${process.cwd()})`,
+      `env Calc#n: runAgent() threw: agent: ${join(dir, 'missing.ts')} does not exist (paths are relative to the run folder, ${process.cwd()})`,
     ]);
     expect(await failures('no_run.ts')).toEqual([`env Calc#n: runAgent() threw: agent: ${join(dir, 'no_run.ts')} exports no run(ctx) function`]);
     const broken = await failures('broken.ts');

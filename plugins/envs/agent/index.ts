@@ -11,7 +11,9 @@
  * and AGENTIC_SEED in its environment, printing `{"answer": ..., "reward": ...}` as its last line.
  * docs/agents.md has both.
  */
+import { resolve } from 'node:path';
 import {
+  checkPackagesInstalled,
   defineEnv,
   loadAgentFunction,
   openAiTool,
@@ -96,8 +98,7 @@ class OutsideAgent implements Env, AgentEpisodes {
   private readonly tools: ReadonlyMap<string, ToolSpec>;
   private readonly reward: RewardPlugin | null;
   /** The module agent's file, or null for a command. */
-  /** The module's run(), loading (null for a command agent). */
-  private readonly agent: Promise<(ctx: AgentContext) => unknown> | null;
+  private readonly agentFile: string | null;
   private row: Row | null = null;
   private seed = 0;
 
@@ -108,10 +109,11 @@ class OutsideAgent implements Env, AgentEpisodes {
     this.rows = loadRows(config.dataset, context.cwd);
     this.tools = new Map(toolsFromConfig(config.tools, context).map((spec) => [spec.name, spec]));
     this.reward = config.reward === null ? null : context.reward(config.reward);
-    // a missing module, or a package it imports that is not installed, is a start-up error, as for
-    // a plugin; one that does not load, or has no run(), fails each episode with that line
-    this.agent = config.agent === null ? null : loadAgentFunction<AgentContext>('agent', config.agent, context.cwd, 'run');
-    this.agent?.catch(() => {});
+    this.agentFile = config.agent;
+    // a package the agent imports that is not installed is a start-up error, as for a plugin; a
+    // module that is missing (`agentic config` composes a config in any folder), does not load or
+    // has no run() fails each episode with the line that says so
+    if (config.agent !== null) checkPackagesInstalled(resolve(context.cwd, config.agent), context.cwd);
   }
 
   reset(seed: number, draw?: EpisodeDraw): ResetResult {
@@ -139,7 +141,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       // the host checks what it printed (AgentOutput), and says what it was when it is not one
       return (await runAgentCommand(this.config.command, env, this.context.cwd, session.signal)) as AgentOutput;
     }
-    const run = await this.agent!;
+    const run = await loadAgentFunction<AgentContext>('agent', this.agentFile!, this.context.cwd, 'run');
     const ctx: AgentContext = {
       baseUrl: session.baseUrl,
       apiKey: session.apiKey,
