@@ -213,8 +213,8 @@ export async function launchChromium(executable: string, viewport: { width: numb
     rmSync(profile, { recursive: true, force: true });
   };
   try {
-    // a first start on a fresh machine (font caches, a new profile) beside a busy test file has
-    // taken over 15 s (CI, 2 cores); a hang is what this limit is for
+    // a first start on a fresh machine (font caches, a new profile) beside a busy test file may
+    // take over 15 s (the likeliest reading of a CI failure at 16 s, 2 cores); this limit is for hangs
     const browserUrl = await devToolsUrl(child, 60_000);
     const port = new URL(browserUrl).port;
     const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ type: string; webSocketDebuggerUrl: string }>;

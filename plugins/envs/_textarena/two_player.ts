@@ -4,8 +4,7 @@
  * retries, the random opening of the board games, and the result of a game one seat won or none did.
  * (This folder starts with `_`, so the plugin loader does not take it for a plugin.)
  */
-import type { Rng, SeatOutcome } from 'agentic';
-import { z } from 'agentic';
+import { type Rng, type SeatOutcome, z } from 'agentic';
 
 /** TextArena's announcement of player `seat`'s invalid move. */
 export function invalidMoveMessage(seat: number, reason: string): string {

@@ -98,7 +98,6 @@ class OutsideAgent implements Env, AgentEpisodes {
   private readonly tools: ReadonlyMap<string, ToolSpec>;
   private readonly reward: RewardPlugin | null;
   /** The module agent's file, or null for a command. */
-  private readonly agentFile: string | null;
   private row: Row | null = null;
   private seed = 0;
 
@@ -109,7 +108,6 @@ class OutsideAgent implements Env, AgentEpisodes {
     this.rows = loadRows(config.dataset, context.cwd);
     this.tools = new Map(toolsFromConfig(config.tools, context).map((spec) => [spec.name, spec]));
     this.reward = config.reward === null ? null : context.reward(config.reward);
-    this.agentFile = config.agent;
     // a package the agent imports that is not installed is a start-up error, as for a plugin; a
     // module that is missing (`agentic config` composes a config in any folder), does not load or
     // has no run() fails each episode with the line that says so
@@ -141,7 +139,7 @@ class OutsideAgent implements Env, AgentEpisodes {
       // the host checks what it printed (AgentOutput), and says what it was when it is not one
       return (await runAgentCommand(this.config.command, env, this.context.cwd, session.signal)) as AgentOutput;
     }
-    const run = await loadAgentFunction<AgentContext>('agent', this.agentFile!, this.context.cwd, 'run');
+    const run = await loadAgentFunction<AgentContext>('agent', this.config.agent!, this.context.cwd, 'run');
     const ctx: AgentContext = {
       baseUrl: session.baseUrl,
       apiKey: session.apiKey,
