@@ -87,6 +87,18 @@ export function seatResults(episodes: readonly Episode[], seed: number): SeatRes
   return results;
 }
 
+/** The games not lost against the opponent `label` (a label of opponentLabel), over every tag that played it; null where none did. */
+export function notLostAgainst(results: SeatResults, label: string): Rate | null {
+  const against = Object.values(results).flatMap((byOpponent) => byOpponent[label]?.all ?? []);
+  const games = against.reduce((sum, r) => sum + r.games, 0);
+  return games === 0
+    ? null
+    : rate(
+        against.reduce((sum, r) => sum + r.not_loss.count, 0),
+        games,
+      );
+}
+
 /** One line per tag, opponent and seat: `TicTacToeVsMinimax vs minimax, all: 32 games, win 0.000 [0.000, 0.107], draw ..., loss ..., payoff -0.250 [-0.406, -0.094]`. */
 export function seatResultLines(results: SeatResults): string[] {
   const f = (x: number) => x.toFixed(3);

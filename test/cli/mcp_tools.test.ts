@@ -6,16 +6,23 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { agentic, lines, MAIN, ROOT, scratch } from '../helpers';
 
 const CALL = '<tool_call>{"name": "calculator", "arguments": {"expression": "2*4 + 9*6"}}</tool_call>';
 const PLAY = ['play', 'Arithmetic', '--config-name', 'tool_use', 'seed=5'];
 
-/** Command lines of the processes running now. */
-async function processes(): Promise<string[]> {
-  const ps = Bun.spawn(['ps', '-eo', 'args'], { stdout: 'pipe' });
-  return (await new Response(ps.stdout).text()).split('\n');
+/** Command lines of the processes running now, read from /proc (procps's `ps` is not on every machine). */
+function processes(): string[] {
+  const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  return pids.flatMap((pid) => {
+    try {
+      return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '').replaceAll('\0', ' ')];
+    } catch {
+      return []; // it ended while we read
+    }
+  });
 }
 
 describe('agentic mcp-tools over stdio, to an MCP client', () => {
@@ -68,7 +75,7 @@ describe('agentic play with the calculator served by agentic mcp-tools', () => {
     expect(served.stdout).toContain('--- tool calls (1)\n[1] calculator: ok\n62\n');
     expect(served.stdout).toContain('score: 1 (success)');
     expect(served.stdout).toBe(builtin.stdout);
-    expect((await processes()).filter((line) => line.includes('mcp-tools') && line.includes(marker))).toEqual([]);
+    expect(processes().filter((line) => line.includes('mcp-tools') && line.includes(marker))).toEqual([]);
   }, 30_000);
 });
 
@@ -81,7 +88,7 @@ describe('agentic train with tools served over MCP', () => {
     const { code, stderr } = await agentic(['train', '--config-name', 'tool_use', `output_dir=${scratch()}`, ...tiny, ...small, tools]);
     expect({ code, stderr }).toMatchObject({ code: 0 });
     expect(stderr).toContain('done: 1 step');
-    expect((await processes()).filter((line) => line.includes('mcp-tools') && line.includes(marker))).toEqual([]);
+    expect(processes().filter((line) => line.includes('mcp-tools') && line.includes(marker))).toEqual([]);
   }, 60_000);
 });
 
@@ -121,6 +128,6 @@ describe('one line, exit 2', () => {
     expect(lines(stderr)).toEqual([
       `error: custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: MCP server 'sleep ${marker}' cannot start: it did not answer MCP's initialize within 1 s (mcp.start_timeout_s; is the command an MCP server over stdio?)`,
     ]);
-    expect((await processes()).filter((line) => line === `sleep ${marker}`)).toEqual([]);
+    expect(processes().filter((line) => line === `sleep ${marker}`)).toEqual([]);
   });
 });

@@ -35,6 +35,16 @@ function theFailure(batch: RolloutBatch) {
   return { endReason: failed[0]!.endReason, failure: failed[0]!.failure };
 }
 
+/** Whether `pid` is a live process: /proc has it and it is not a zombie (its state follows the name's closing parenthesis). */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 const POST = (url: string, key: string, body: string) =>
   `fetch(${url} + '/chat/completions', { method: 'POST', headers: { authorization: 'Bearer ' + ${key}, 'content-type': 'application/json' }, body: ${body} })`;
 
@@ -120,7 +130,8 @@ export async function run(ctx: any) {
     'a command agent that exits non-zero',
     async () => {
       const dir = scratch({
-        'first_fails.sh': `if mkdir "$1/first" 2>/dev/null; then echo 'no luck today' >&2; exit 3; fi\nexec python3 ${join(AGENTS, 'python_calculator.py')}\n`,
+        // the shell's own builtins only, so the test needs no tool beyond sh and python3
+        'first_fails.sh': `if [ ! -e "$1/first" ]; then : > "$1/first"; echo 'no luck today' >&2; exit 3; fi\nexec python3 ${join(AGENTS, 'python_calculator.py')}\n`,
       });
       const batch = await collect(calculatorYaml(commandAgent(['sh', join(dir, 'first_fails.sh'), dir], ', tools: [calculator]')), new ScriptedPolicy());
       const { endReason, failure } = theFailure(batch);
@@ -131,22 +142,22 @@ export async function run(ctx: any) {
   );
 
   test('a command agent past its deadline is killed there, with what it started', async () => {
-    // each run records its own pid and its background child's, then sleeps past the deadline
-    const dir = scratch({ 'sleeper.sh': 'sleep 30 &\necho "$$ $!" > "$1/$$"\nsleep 30\n' });
-    const batch = await collect(calculatorYaml(commandAgent(['sh', join(dir, 'sleeper.sh'), dir]), { timeoutS: 1 }), new ScriptedPolicy());
+    // each run (Bun, so the test needs no other tool) starts a child, records both pids, then waits past the deadline
+    const dir = scratch({
+      'sleeper.ts': [
+        `const child = Bun.spawn([process.execPath, '-e', 'await Bun.sleep(30_000)']);`,
+        `await Bun.write(\`\${process.argv[2]}/\${process.pid}\`, \`\${process.pid} \${child.pid}\`);`,
+        'await Bun.sleep(30_000);',
+        '',
+      ].join('\n'),
+    });
+    const batch = await collect(calculatorYaml(commandAgent([process.execPath, join(dir, 'sleeper.ts'), dir]), { timeoutS: 1 }), new ScriptedPolicy());
     expect(batch.episodes.map((e) => e.endReason)).toEqual(Array(4).fill('timeout'));
     const pids = readdirSync(dir)
       .filter((name) => /^\d+$/.test(name))
       .flatMap((name) => readFileSync(join(dir, name), 'utf8').trim().split(' ').map(Number));
     expect(pids).toHaveLength(8);
-    const running = () =>
-      pids.filter(
-        (pid) =>
-          Bun.spawnSync(['ps', '-o', 'stat=', '-p', String(pid)])
-            .stdout.toString()
-            .trim()
-            .replace(/^Z.*/, '') !== '',
-      );
+    const running = () => pids.filter(isRunning);
     for (let waited = 0; running().length > 0 && waited < 2000; waited += 50) await Bun.sleep(50);
     expect(running()).toEqual([]);
   }, 30_000);

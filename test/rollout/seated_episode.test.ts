@@ -15,7 +15,7 @@ import type { RolloutBatch, Turn } from '../../src/rollout/types';
 import { rewardRows, fromRollout } from '../../src/train/batch';
 import { savedEpisodeOf } from '../../src/render/episodes_file';
 import { replayEpisode, ReplayError } from '../../src/render/replay';
-import { seatResultLines, seatResults } from '../../src/rollout/seat_results';
+import { notLostAgainst, rate, seatResultLines, seatResults } from '../../src/rollout/seat_results';
 import ticTacToe from '../../plugins/envs/tic_tac_toe';
 import { chat, configFrom, hostWith, model, tokenizer, worstLogProbGap } from './helpers';
 
@@ -255,6 +255,10 @@ describe('eval and render', () => {
     // self-play counts a game once for each seat
     const selfPlay = seatResults((await play(await configFrom(gameYaml(), hostWith()), new FirstCellPolicy())).episodes, 1);
     expect(selfPlay.Game!['vs policy']!.all!.games).toBe(8);
+    // an opponent's not-losing rate pools the tags that played it; one no tag played has none
+    const twoTags = { Game: results.Game!, Again: { 'vs minimax': { all: { ...all, games: 6, not_loss: rate(3, 6) } } } };
+    expect(notLostAgainst(twoTags, 'vs minimax')).toMatchObject({ rate: 0.3, count: 3 });
+    expect(notLostAgainst(results, 'vs random')).toBeNull();
   });
 
   test("a saved record replays the whole game, both seats' moves, and its return is checked", async () => {
