@@ -1,7 +1,7 @@
 /** Shared test helpers: running the CLI as a user would, and scratch folders. */
 import { afterAll, beforeAll } from 'bun:test';
 import { tf } from '../src/engine/tf';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -67,4 +67,21 @@ export function restoreBackendAfterFile(): void {
   afterAll(async () => {
     if (found !== null && tf.getBackend() !== found) await tf.setBackend(found);
   });
+}
+
+/**
+ * The processes other than this test runner whose command line holds every one of `markers`,
+ * read from /proc (procps's `ps` is not on every machine).
+ */
+export function processesWith(...markers: string[]): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+    .flatMap((pid) => {
+      try {
+        const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        return markers.every((marker) => command.includes(marker)) ? [Number(pid)] : [];
+      } catch {
+        return []; // it ended while we read
+      }
+    });
 }

@@ -173,8 +173,16 @@ const replayer = new sokoban.env(envConfig, host.envContext()) as Env & WarmStar
 const failures = { stuck: 0, outOfTurns: 0, looped: 0 };
 let turns = 0;
 let exactTurns = 0;
+/** Episodes and successes by the length of the room's shortest solution: are the failures the long rooms? */
+const byLength = new Map<number, { episodes: number; won: number }>();
 for (const episode of batch.episodes) {
-  const seen = new Set([(await replayer.reset(episode.seed, undefined, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined)).observation]);
+  const first = (await replayer.reset(episode.seed, undefined, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined)).observation;
+  const seen = new Set([first]);
+  const length = shortestSolution(roomOf(first))?.length ?? -1;
+  const row = byLength.get(length) ?? { episodes: 0, won: 0 };
+  row.episodes++;
+  if (episode.metrics.success) row.won++;
+  byLength.set(length, row);
   let looped = false;
   for (const turn of episode.turns) {
     turns++;
@@ -194,4 +202,10 @@ console.log(
   `  playing   ${batch.episodes.length} held-out episodes${playTemperature > 0 ? ` sampled at temperature ${playTemperature}` : ''}: success ${share(won, batch.episodes.length)}; failed with the box stuck in a corner ${failures.stuck}, ` +
     `out of turns with the box movable ${failures.outOfTurns}; ${failures.looped} failures came back to a room state they had left ` +
     `(greedy decoding then repeats itself); notes exact at ${share(exactTurns, turns)} turns`,
+);
+console.log(
+  `  by length ${[...byLength.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([length, { episodes, won }]) => `${length} moves ${won}/${episodes}`)
+    .join(', ')} (the shortest solution of the first room, and the episodes won of those)`,
 );

@@ -6,24 +6,11 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { agentic, lines, MAIN, ROOT, scratch } from '../helpers';
+import { basename, join } from 'node:path';
+import { agentic, lines, MAIN, processesWith, ROOT, scratch } from '../helpers';
 
 const CALL = '<tool_call>{"name": "calculator", "arguments": {"expression": "2*4 + 9*6"}}</tool_call>';
 const PLAY = ['play', 'Arithmetic', '--config-name', 'tool_use', 'seed=5'];
-
-/** Command lines of the processes running now, read from /proc (procps's `ps` is not on every machine). */
-function processes(): string[] {
-  const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  return pids.flatMap((pid) => {
-    try {
-      return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '').replaceAll('\0', ' ')];
-    } catch {
-      return []; // it ended while we read
-    }
-  });
-}
 
 describe('agentic mcp-tools over stdio, to an MCP client', () => {
   const client = new Client({ name: 'test', version: '1' });
@@ -75,7 +62,7 @@ describe('agentic play with the calculator served by agentic mcp-tools', () => {
     expect(served.stdout).toContain('--- tool calls (1)\n[1] calculator: ok\n62\n');
     expect(served.stdout).toContain('score: 1 (success)');
     expect(served.stdout).toBe(builtin.stdout);
-    expect(processes().filter((line) => line.includes('mcp-tools') && line.includes(marker))).toEqual([]);
+    expect(processesWith('mcp-tools', marker)).toEqual([]);
   }, 30_000);
 });
 
@@ -88,7 +75,7 @@ describe('agentic train with tools served over MCP', () => {
     const { code, stderr } = await agentic(['train', '--config-name', 'tool_use', `output_dir=${scratch()}`, ...tiny, ...small, tools]);
     expect({ code, stderr }).toMatchObject({ code: 0 });
     expect(stderr).toContain('done: 1 step');
-    expect(processes().filter((line) => line.includes('mcp-tools') && line.includes(marker))).toEqual([]);
+    expect(processesWith('mcp-tools', marker)).toEqual([]);
   }, 60_000);
 });
 
@@ -120,14 +107,15 @@ describe('one line, exit 2', () => {
   });
 
   test('a command that never answers MCP fails the start within its start_timeout_s, and is not left running', async () => {
-    // sleep reads no request and answers none; its argument marks it among this machine's processes
-    const marker = String(4000 + Math.floor(Math.random() * 1000));
-    const entry = `[{mcp: {command: sleep, args: ['${marker}'], start_timeout_s: 1}}]`;
+    // a Bun that sleeps reads no request and answers none; its argument marks it among this machine's processes
+    const marker = `never-answers-${crypto.randomUUID()}`;
+    const sleeper = 'await Bun.sleep(60000)';
+    const entry = `[{mcp: {command: '${process.execPath}', args: ['-e', '${sleeper}', '${marker}'], start_timeout_s: 1}}]`;
     const { code, stderr } = await agentic([...PLAY, '--policy', 'random', '--auto', `custom_envs.Arithmetic.env_config.tools=${entry}`]);
     expect(code).toBe(2);
     expect(lines(stderr)).toEqual([
-      `error: custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: MCP server 'sleep ${marker}' cannot start: it did not answer MCP's initialize within 1 s (mcp.start_timeout_s; is the command an MCP server over stdio?)`,
+      `error: custom_envs.Arithmetic.env_config: env 'tool_use' cannot be built: MCP server '${basename(process.execPath)} -e ${sleeper} ${marker}' cannot start: it did not answer MCP's initialize within 1 s (mcp.start_timeout_s; is the command an MCP server over stdio?)`,
     ]);
-    expect(processes().filter((line) => line === `sleep ${marker}`)).toEqual([]);
+    expect(processesWith(marker)).toEqual([]);
   });
 });

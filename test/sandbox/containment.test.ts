@@ -4,11 +4,12 @@
  * resource limits), costs at most its own run, and leaves no process and no folder behind.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type PythonRunOptions, type PythonRunResult, runPython, sandboxSupport } from '../../src/sandbox/python';
+import { processesWith } from '../helpers';
 import { missing } from '../system_tools';
 
 /**
@@ -64,19 +65,6 @@ function contained(run: PythonRunResult): PythonRunResult {
   expect(run.durationMs).toBeLessThan(6000);
   expect(runFolders()).toEqual([]);
   return run;
-}
-
-/** Processes whose command line holds `marker`, other than this test runner. */
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      if (Number(pid) !== process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) found.push(Number(pid));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
 }
 
 describe.skipIf(missing('sandbox'))('python sandbox containment, with the audit hook switched off', () => {
