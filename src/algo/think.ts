@@ -4,7 +4,7 @@
  * advantage, so the policy gradient shapes only the decision that follows, and the KL loss alone
  * keeps the thinking near the reference's (a warm-started reading of the board, say, that RL would
  * otherwise drift into a second decision). `kl_loss_tokens: think | outside_answer` and
- * `entropy_loss_tokens: answer` narrow those terms to one span.
+ * `entropy_loss_tokens: answer | outside_think` narrow those terms to one span or all but one.
  */
 import { beginsContent, logProbTemperature, type SamplingParams } from '../model/sampling';
 
@@ -31,6 +31,16 @@ export function answerTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id:
 export function outsideAnswerTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string): Uint8Array {
   const answer = answerTokenMask(ids, mask, pieceOf);
   return mask.map((m, t) => (m && !answer[t] ? 1 : 0));
+}
+
+/**
+ * 1 for each response token that does not show the thinking's content (thinkTokenMask): the
+ * decision in whatever form the env asks for it (`<answer>Down</answer>`, TextArena's `[5]`), the
+ * tags and the end of turn.
+ */
+export function outsideThinkTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string): Uint8Array {
+  const think = thinkTokenMask(ids, mask, pieceOf);
+  return mask.map((m, t) => (m && !think[t] ? 1 : 0));
 }
 
 function spanTokenMask(ids: Int32Array, mask: Uint8Array, pieceOf: (id: number) => string, tag: keyof typeof SPANS): Uint8Array {

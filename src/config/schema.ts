@@ -730,10 +730,10 @@ export const ConfigShape = z.strictObject({
   reward_clip: z.number().positive().nullable().default(null).describe('Clip rewards to ±this; null disables it.'),
   entropy_loss_coef: z.number().min(0).default(0).describe('Weight of the entropy bonus.'),
   entropy_loss_tokens: z
-    .enum(['all', 'answer'])
+    .enum(['all', 'answer', 'outside_think'])
     .default('all')
     .describe(
-      'Which response tokens the entropy bonus covers: all, or only the content of <answer>…</answer> (the rest contribute zero): exploration of the decision without loosening the thinking or the format.',
+      "Which response tokens the entropy bonus covers (the rest contribute zero): all; answer, only the content of <answer>…</answer>: exploration of the decision without loosening the thinking or the format; outside_think, all but the content of <think>…</think>: the decision in any form (TextArena's [5] has no answer tags) without loosening the thinking.",
     ),
   loss_agg_mode: z.enum(LOSS_AGG_MODES).default('seq-mean-token-mean').describe('How token losses are reduced to one number.'),
   skip_zero_advantage_samples: z

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test';
-import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, samplingTemperatures, thinkTokenMask } from '../../src/algo/think';
+import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, outsideThinkTokenMask, samplingTemperatures, thinkTokenMask } from '../../src/algo/think';
 import { ANSWER_OPENING } from '../../src/sdk/answer';
 
 // a toy vocabulary whose pieces split the tags the way a BPE tokenizer does
@@ -54,6 +54,15 @@ test('answerTokenMask marks the content of the answer tags only', () => {
 test('outsideAnswerTokenMask marks every response token but the answer content', () => {
   const row = ids('Q', '<think', '>goal', '</', 'think', '><', 'answer', '>Down', '</', 'answer', '>');
   expect([...outsideAnswerTokenMask(row, mask(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1]);
+});
+
+test('outsideThinkTokenMask marks every response token but the thinking content, answer tags or none', () => {
+  const row = ids('Q', '<think', '>goal', ' 2', '</', 'think', '><', 'answer', '>Down', '</', 'answer', '>');
+  expect([...outsideThinkTokenMask(row, mask(0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 1, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+  // a move with no answer tags (TextArena's [5]) is outside the thinking all the same
+  const bare = ids('Q', '<think', '>goal', '</', 'think', '>', 'x');
+  expect([...outsideThinkTokenMask(bare, mask(0, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 1, 0, 1, 1, 1, 1]);
+  expect([...answerTokenMask(bare, mask(0, 1, 1, 1, 1, 1, 1), pieceOf)]).toEqual([0, 0, 0, 0, 0, 0, 0]);
 });
 
 describe('samplingTemperatures', () => {

@@ -83,6 +83,7 @@ describe('every estimator, KL and loss setting trains', () => {
       {},
     ],
     ['KL loss outside the answer', ['use_kl_loss=true', 'kl_loss_coef=0.1', 'kl_loss_tokens=outside_answer'], {}],
+    ['entropy outside the thinking', ['entropy_loss_coef=0.01', 'entropy_loss_tokens=outside_think'], {}],
     ['seq-mean-token-sum', ['loss_agg_mode=seq-mean-token-sum'], {}],
     [
       'seq-mean-token-sum-norm, cosine schedule',

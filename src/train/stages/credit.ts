@@ -11,7 +11,7 @@ import { roleReturns } from '../../algo/role_baselines';
 import { importanceWeights } from '../../algo/off_policy';
 import { creditGroup, meanRowKl, tokenKl, tokenRewards } from '../../algo/rewards';
 import { summaryStats } from '../../algo/stats';
-import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, thinkTokenMask } from '../../algo/think';
+import { answerTokenMask, dropThinkCredit, outsideAnswerTokenMask, outsideThinkTokenMask, thinkTokenMask } from '../../algo/think';
 import { normalizationStatistics } from '../../config/schema';
 import { type CreditedBatch, type LearnFrom, type ScoredBatch, type TrainBatch, rewardRows, selectRows } from '../batch';
 import { referenceAfterCredit, type StepContext } from './context';
@@ -135,7 +135,7 @@ export function lossColumns(batch: CreditedBatch, ctx: StepContext): TrainBatch 
   return {
     ...batch,
     klScope: klScope(batch, ctx),
-    entropyScope: c.entropy_loss_tokens === 'answer' ? batch.ids.map((ids, i) => answerTokenMask(ids, masks[i]!, ctx.pieceOf)) : null,
+    entropyScope: entropyScope(batch, ctx),
     isWeights,
   };
 }
@@ -149,6 +149,18 @@ function klScope(batch: CreditedBatch, ctx: StepContext): readonly Uint8Array[] 
       return batch.thinkMasks;
     case 'outside_answer':
       return batch.ids.map((ids, i) => outsideAnswerTokenMask(ids, batch.masks[i]!, ctx.pieceOf));
+  }
+}
+
+/** The tokens the entropy bonus covers (entropy_loss_tokens); null: every response token. */
+function entropyScope(batch: CreditedBatch, ctx: StepContext): readonly Uint8Array[] | null {
+  switch (ctx.config.entropy_loss_tokens) {
+    case 'all':
+      return null;
+    case 'answer':
+      return batch.ids.map((ids, i) => answerTokenMask(ids, batch.masks[i]!, ctx.pieceOf));
+    case 'outside_think':
+      return batch.ids.map((ids, i) => outsideThinkTokenMask(ids, batch.masks[i]!, ctx.pieceOf));
   }
 }
 
