@@ -7,5 +7,5 @@ import { writeResultPages } from './results_table';
 
 await Bun.write(new URL('../docs/config.md', import.meta.url), renderConfigReference());
 console.log('wrote docs/config.md');
-const pages = writeResultPages();
+const pages = await writeResultPages();
 console.log(pages.length ? `wrote the results table into ${pages.join(', ')}` : 'the results tables already match results/learning.jsonl');

@@ -1,7 +1,8 @@
 /**
  * The measured learning runs: results/learning.jsonl holds them, one run a line, and this module
  * renders them as the one results table that README.md and docs/learning.md show between
- * RESULTS_START and RESULTS_END (the README's without the variants run with overrides). `bun scripts/experiments/learn.ts <config> --record` appends its
+ * RESULTS_START and RESULTS_END (the README's without the variants run with overrides, and with
+ * the overrides a config has since shipped read as its plain command). `bun scripts/experiments/learn.ts <config> --record` appends its
  * run and rewrites both pages; `bun run docs` rewrites the pages from the file;
  * test/readme.test.ts fails when a page and the file disagree. So a measured number lives in one
  * place: the file.
@@ -16,6 +17,8 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { loadConfig } from '../src/config/load';
+import { PluginHost } from '../src/host/plugin_host';
 import { writeFileAtomic } from '../src/util/atomic';
 
 export const ROOT = resolve(import.meta.dir, '..');
@@ -200,12 +203,51 @@ function liftCell(runs: readonly Result[]): string {
   return lifts.length === 1 ? signed(lifts[0]!) : `${signed(mean(lifts))} mean`;
 }
 
+/** Whether a word of a command is one of its `key=value` overrides: a word with `=` after the `learn:` word. */
+const isOverride = (word: string, i: number, words: readonly string[]) => word.includes('=') && words.slice(0, i).some((before) => before.startsWith('learn:'));
+
 /** A command's `key=value` overrides removed: the recipe it runs (`bun run learn:agentic`, with any environment prefix). */
 const recipeOf = (command: string) =>
   command
     .split(/\s+/)
-    .filter((word, i, words) => !(word.includes('=') && words.slice(0, i).some((before) => before.startsWith('learn:'))))
+    .filter((word, i, words) => !isOverride(word, i, words))
     .join(' ');
+
+/** A config as its name and overrides load it today (any form that compares by JSON), or null where it no longer loads. */
+export type LoadConfig = (name: string, overrides: readonly string[]) => Promise<unknown | null>;
+
+/** LoadConfig for this checkout's configs/ (a config that fails to load is null). */
+export function checkoutConfigs(root = ROOT): LoadConfig {
+  const host = new PluginHost();
+  return async (name, overrides) => {
+    try {
+      return (await loadConfig({ configName: name, overrides, cwd: root }, host)).config;
+    } catch {
+      return null;
+    }
+  };
+}
+
+/**
+ * The runs with each command as it reads today: where loading the run's config with its
+ * overrides gives the config that loads without them (the config has since taken them on, or
+ * they only restate it), the command is the plain one. A recipe measured with overrides before
+ * its config shipped them then shares a row with the plain command's runs, and the README shows
+ * what the command a user types gives; overrides that change anything, or that no longer load,
+ * keep their command.
+ */
+export async function commandsToday(results: readonly Result[], load: LoadConfig): Promise<Result[]> {
+  const today = new Map<string, string>();
+  for (const { command, config } of results) {
+    const words = command.split(/\s+/);
+    const overrides = words.filter(isOverride).map((word) => word.replace(/^'(.*)'$/, '$1'));
+    if (overrides.length === 0 || today.has(command)) continue;
+    const [plain, overridden] = await Promise.all([load(config, []), load(config, overrides)]);
+    const ships = plain !== null && overridden !== null && JSON.stringify(plain) === JSON.stringify(overridden);
+    today.set(command, ships ? recipeOf(command) : command);
+  }
+  return results.map((r) => ({ ...r, command: today.get(r.command) ?? r.command }));
+}
 
 /**
  * The runs that show a recipe as shipped: a command with overrides is a variant of its recipe (a
@@ -310,18 +352,22 @@ export function withResultsTable(page: string, table: string, name = 'the page')
   return `${page.slice(0, start + RESULTS_START.length)}\n${table}\n${page.slice(end)}`;
 }
 
-/** What `page` shows between its markers. */
-export function pageSection(page: (typeof RESULT_PAGES)[number], results: readonly Result[]): string {
-  return renderResultsSection(PAGE_RUNS[page] === 'recipes' ? recipeRuns(results) : results);
+/**
+ * What `page` shows between its markers: docs/learning.md every run under the command it was
+ * recorded with, the README the recipes under their commands today (commandsToday, with `load`).
+ */
+export async function pageSection(page: (typeof RESULT_PAGES)[number], results: readonly Result[], load: LoadConfig): Promise<string> {
+  return renderResultsSection(PAGE_RUNS[page] === 'recipes' ? recipeRuns(await commandsToday(results, load)) : results);
 }
 
 /** Rewrites the table on every page that shows it; returns the pages changed. */
-export function writeResultPages(results = readResults(), root = ROOT): string[] {
+export async function writeResultPages(results = readResults(), root = ROOT): Promise<string[]> {
   const changed: string[] = [];
+  const load = checkoutConfigs(root);
   for (const page of RESULT_PAGES) {
     const file = join(root, page);
     const before = readFileSync(file, 'utf8');
-    const after = withResultsTable(before, pageSection(page, results), page);
+    const after = withResultsTable(before, await pageSection(page, results, load), page);
     if (after !== before) {
       writeFileAtomic(file, after);
       changed.push(page);

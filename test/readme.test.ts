@@ -6,7 +6,7 @@
 import { expect, test } from 'bun:test';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { pageSection, RESULT_PAGES, readResults, renderResultsTable, withResultsTable } from '../scripts/results_table';
+import { checkoutConfigs, pageSection, RESULT_PAGES, readResults, renderResultsTable, withResultsTable } from '../scripts/results_table';
 import { PluginHost } from '../src/host/plugin_host';
 import type { Env, ResetResult, StepResult } from '../src/sdk/types';
 import { agentic, ROOT, scratch } from './helpers';
@@ -47,11 +47,14 @@ test('the config examples run', async () => {
   }
 }, 60_000);
 
-test('the results table on each page is the one results/learning.jsonl renders, the published rows under it', () => {
+test('the results table on each page is the one results/learning.jsonl renders, the published rows under it', async () => {
   const results = readResults();
   for (const page of RESULT_PAGES) {
     const text = readFileSync(join(ROOT, page), 'utf8');
-    expect(withResultsTable(text, pageSection(page, results), page), `${page}: run \`bun run docs\` after editing results/learning.jsonl`).toBe(text);
+    expect(
+      withResultsTable(text, await pageSection(page, results, checkoutConfigs()), page),
+      `${page}: run \`bun run docs\` after editing results/learning.jsonl`,
+    ).toBe(text);
   }
 });
 

@@ -1,8 +1,23 @@
 import { describe, expect, test } from 'bun:test';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendResult, PUBLISHED, pageSection, readResults, recipeRuns, renderResultsSection, renderResultsTable, type Result } from '../scripts/results_table';
+import {
+  appendResult,
+  checkoutConfigs,
+  commandsToday,
+  type LoadConfig,
+  PUBLISHED,
+  pageSection,
+  readResults,
+  recipeRuns,
+  renderResultsSection,
+  renderResultsTable,
+  type Result,
+} from '../scripts/results_table';
 import { lines, ROOT, scratch } from './helpers';
+
+/** Every override changes the config: the runs keep the commands they were recorded with. */
+const asLoaded: LoadConfig = async (_name, overrides) => overrides;
 
 const run = (seed: number, success: number): Result => ({
   task: 'FrozenLake 4x4',
@@ -127,15 +142,57 @@ describe('results/learning.jsonl', () => {
     expect(published).toContain('| ROLL tech report | Qwen2.5-0.5B | not stated | not stated | 12.9 -> 23.8% | 13.3 -> 35.2% |');
   });
 
-  test('the README shows the recipes as shipped, docs/learning.md their variants too', () => {
+  test('the README shows the recipes as shipped, docs/learning.md their variants too', async () => {
     const variant = { ...run(1, 0.92), command: 'bun run learn:frozen_lake filter_groups.enable=true' };
     const slippery = { ...run(1, 0.3), command: 'bun run learn:frozen_lake_slippery max_steps=250' };
     const xnnpack = { ...run(1, 0.95), command: 'AGENTIC_BLAS=none bun run learn:frozen_lake' };
     const runs = [run(1, 0.9), variant, slippery, xnnpack];
     // a variant of a recipe with a row of its own is left out; one whose recipe has no plain row stays
     expect(recipeRuns(runs)).toEqual([run(1, 0.9), slippery, xnnpack]);
-    expect(pageSection('README.md', runs)).toBe(renderResultsSection([run(1, 0.9), slippery, xnnpack]));
-    expect(pageSection('docs/learning.md', runs)).toBe(renderResultsSection(runs));
+    expect(await pageSection('README.md', runs, asLoaded)).toBe(renderResultsSection([run(1, 0.9), slippery, xnnpack]));
+    expect(await pageSection('docs/learning.md', runs, asLoaded)).toBe(renderResultsSection(runs));
+  });
+
+  test('overrides a config has since shipped read as its plain command in the README, where a later run of a seed replaces the earlier', async () => {
+    // the recipe as it was (seed 1), then three seeds run with the overrides its config ships now
+    const shipped = (seed: number, success: number) => ({ ...run(seed, success), command: 'bun run learn:frozen_lake warm_start.epochs=16 max_steps=500' });
+    const other = { ...run(4, 0.5), command: 'bun run learn:frozen_lake max_steps=100' };
+    const gone = { ...run(5, 0.5), command: 'bun run learn:frozen_lake no_such_key=1' };
+    const runs = [run(1, 0.28), shipped(1, 0.76), shipped(2, 0.68), shipped(3, 0.77), other, gone];
+    // the config ships 16 epochs and 500 steps; an override that is not a key does not load
+    const load: LoadConfig = async (_name, overrides) => {
+      const config = { epochs: 16, steps: 500 };
+      for (const override of overrides) {
+        const [key, value] = override.split('=');
+        if (key === 'warm_start.epochs') config.epochs = Number(value);
+        else if (key === 'max_steps') config.steps = Number(value);
+        else return null;
+      }
+      return config;
+    };
+    const today = await commandsToday(runs, load);
+    expect(today.map((r) => r.command)).toEqual([
+      'bun run learn:frozen_lake',
+      'bun run learn:frozen_lake',
+      'bun run learn:frozen_lake',
+      'bun run learn:frozen_lake',
+      'bun run learn:frozen_lake max_steps=100',
+      'bun run learn:frozen_lake no_such_key=1',
+    ]);
+    const readme = await pageSection('README.md', runs, load);
+    expect(readme).toContain('| 0.737 mean, 0.680-0.770 over 3 seeds');
+    expect(readme).not.toContain('max_steps=100');
+    // docs/learning.md keeps every run under the command it was recorded with
+    expect(await pageSection('docs/learning.md', runs, load)).toBe(renderResultsSection(runs));
+  });
+
+  test("this checkout's configs load with and without overrides, and an unknown key is null", async () => {
+    const load = checkoutConfigs();
+    const plain = await load('sokoban_reward_only', []);
+    expect(JSON.stringify(await load('sokoban_reward_only', ['max_steps=500', 'warm_start.epochs=16']))).toBe(JSON.stringify(plain));
+    expect(JSON.stringify(await load('sokoban_reward_only', ['max_steps=300']))).not.toBe(JSON.stringify(plain));
+    expect(await load('sokoban_reward_only', ['no_such_key=1'])).toBeNull();
+    expect(await load('no_such_config', [])).toBeNull();
   });
 
   test('a bad line is named by its number', () => {

@@ -188,7 +188,7 @@ async function learn(name: string, overrides: string[], seed: number | null, rec
   writeFileAtomic(join(resolve(c.output_dir), 'learn_summary.json'), `${JSON.stringify({ ...summary, ...heldResults, ...exactPayoff }, null, 2)}\n`);
   if (record) {
     const run = measured(name, overrides, c, result.steps, vals.at(-1)?.metrics['time/elapsed'] ?? 0, measuredCommit);
-    recordRun({ ...run, ...exactPayoff }, c, held, heldBase.result);
+    await recordRun({ ...run, ...exactPayoff }, c, held, heldBase.result);
   }
 }
 
@@ -215,7 +215,7 @@ function printCurve(c: AgenticConfig, vals: StepReport[], value: (r: StepReport)
 }
 
 /** --record: the run with its final and base held-out success appended to results/learning.jsonl, and the results table rewritten. */
-function recordRun(run: Omit<Result, 'held_out' | 'base'>, c: AgenticConfig, held: { step: number; result: HeldOut }, heldBase: HeldOut): void {
+async function recordRun(run: Omit<Result, 'held_out' | 'base'>, c: AgenticConfig, held: { step: number; result: HeldOut }, heldBase: HeldOut): Promise<void> {
   const success = held.result.success;
   const baseSuccess = heldBase.success;
   if (!success || !baseSuccess) {
@@ -232,7 +232,7 @@ function recordRun(run: Omit<Result, 'held_out' | 'base'>, c: AgenticConfig, hel
   };
   const base: Result['base'] = { success: baseSuccess.rate, interval: { low: baseSuccess.low, high: baseSuccess.high }, episodes: heldBase.episodes };
   appendResult({ ...run, held_out: heldOut, base });
-  const pages = writeResultPages();
+  const pages = await writeResultPages();
   console.log(`recorded in results/learning.jsonl${pages.length ? `; the results table rewritten in ${pages.join(', ')}` : ''}`);
 }
 
