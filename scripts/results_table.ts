@@ -238,12 +238,19 @@ export function checkoutConfigs(root = ROOT): LoadConfig {
  */
 export async function commandsToday(results: readonly Result[], load: LoadConfig): Promise<Result[]> {
   const today = new Map<string, string>();
+  const plains = new Map<string, string | null>();
   for (const { command, config } of results) {
     const words = command.split(/\s+/);
     const overrides = words.filter(isOverride).map((word) => word.replace(/^'(.*)'$/, '$1'));
     if (overrides.length === 0 || today.has(command)) continue;
-    const [plain, overridden] = await Promise.all([load(config, []), load(config, overrides)]);
-    const ships = plain !== null && overridden !== null && JSON.stringify(plain) === JSON.stringify(overridden);
+    // each config loads once without overrides, however many of its commands have some
+    if (!plains.has(config)) {
+      const plain = await load(config, []);
+      plains.set(config, plain === null ? null : JSON.stringify(plain));
+    }
+    const plain = plains.get(config)!;
+    const overridden = await load(config, overrides);
+    const ships = plain !== null && overridden !== null && plain === JSON.stringify(overridden);
     today.set(command, ships ? recipeOf(command) : command);
   }
   return results.map((r) => ({ ...r, command: today.get(r.command) ?? r.command }));
