@@ -18,7 +18,8 @@
  *   - playing: whole validation episodes as the run plays them (held-out seeds, greedy; PROBE_TEMP=T
  *     samples them at temperature T instead): success, and of the failures, how many left the box
  *     where no push can move it again (in a corner), how many ran out of turns with the box still
- *     movable, and how many came back to a state they had been in (a cycle greedy play repeats).
+ *     movable, and how many came back to a state they had been in (a cycle greedy play repeats),
+ *     by the length of that cycle (1: a move that changed nothing, 2: a move and its undoing).
  */
 import { hashSeed } from '../../src/engine/rng';
 import { generate } from '../../src/model/generate';
@@ -171,37 +172,50 @@ console.log(
 const { batch } = await orExit(evaluate(config, host));
 const replayer = new sokoban.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 const failures = { stuck: 0, outOfTurns: 0, looped: 0 };
+/** The failures' first cycle, by its length in moves: 2 is a move and its undoing. */
+const cycles = new Map<number, number>();
 let turns = 0;
 let exactTurns = 0;
 /** Episodes and successes by the length of the room's shortest solution: are the failures the long rooms? */
 const byLength = new Map<number, { episodes: number; won: number }>();
 for (const episode of batch.episodes) {
   const first = (await replayer.reset(episode.seed, undefined, episode.suiteEpisode ? { episode: episode.suiteEpisode } : undefined)).observation;
-  const seen = new Set([first]);
+  // each room state's turn of first visit: a state met again closes a cycle of (now - then) moves
+  const seen = new Map([[first, 0]]);
   const length = shortestSolution(roomOf(first))?.length ?? -1;
   const row = byLength.get(length) ?? { episodes: 0, won: 0 };
   row.episodes++;
   if (episode.metrics.success) row.won++;
   byLength.set(length, row);
-  let looped = false;
-  for (const turn of episode.turns) {
+  let cycle: number | null = null;
+  for (const [index, turn] of episode.turns.entries()) {
     turns++;
     if (/<think>(.*?)<\/think>/.exec(turn.responseText)?.[1] === replayer.stateNotes!()) exactTurns++;
     const { observation } = await replayer.step(turn.responseText);
     // greedy decoding on a state seen before makes the same move again: the episode cycles
-    if (seen.has(observation)) looped = true;
-    seen.add(observation);
+    const then = seen.get(observation);
+    if (then !== undefined) cycle ??= index + 1 - then;
+    else seen.set(observation, index + 1);
   }
   if (episode.metrics.success) continue;
   if (boxStuck(roomOf(episode.finalObservation))) failures.stuck++;
   else failures.outOfTurns++;
-  if (looped) failures.looped++;
+  if (cycle !== null) {
+    failures.looped++;
+    cycles.set(cycle, (cycles.get(cycle) ?? 0) + 1);
+  }
 }
 const won = batch.episodes.filter((e) => e.metrics.success).length;
 console.log(
   `  playing   ${batch.episodes.length} held-out episodes${playTemperature > 0 ? ` sampled at temperature ${playTemperature}` : ''}: success ${share(won, batch.episodes.length)}; failed with the box stuck in a corner ${failures.stuck}, ` +
     `out of turns with the box movable ${failures.outOfTurns}; ${failures.looped} failures came back to a room state they had left ` +
     `(greedy decoding then repeats itself); notes exact at ${share(exactTurns, turns)} turns`,
+);
+console.log(
+  `  cycles    ${[...cycles.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([moves, count]) => `${moves} moves ${count}`)
+    .join(', ')} (the failures' first cycle, by its length: 2 is a move and its undoing)`,
 );
 console.log(
   `  by length ${[...byLength.entries()]

@@ -38,7 +38,7 @@ import { entryEnv } from './entry_env';
 import { playEpisode } from './episode';
 import { type PastOpponents, type PastOpponentSource, seatPlays } from './seat_players';
 import { playSeatedEpisode } from './seated_episode';
-import type { EpisodeLimits, EpisodeTask } from './episode_record';
+import { type EpisodeLimits, type EpisodeTask, pricedIneffective } from './episode_record';
 import { rolloutMetrics, type RolloutTiming } from './metrics';
 import { HttpPolicy, serverSampling } from './http_policy';
 import { ModelPolicy, RandomPolicy, type Policy } from './policy';
@@ -175,14 +175,23 @@ export interface PlayedEpisode {
  * The batch of played episodes: in the batch's order (group episodes by rank, envs by id), each
  * episode's rows with the policy version `versionOf` says played it.
  */
-export function rolloutBatch(mode: RolloutMode, played: PlayedEpisode[], versionOf: (episode: Episode) => number, timing: RolloutTiming): RolloutBatch {
+export function rolloutBatch(
+  mode: RolloutMode,
+  played: PlayedEpisode[],
+  versionOf: (episode: Episode) => number,
+  timing: RolloutTiming,
+  config: Pick<AgenticConfig, 'ineffective_action_penalty'>,
+): RolloutBatch {
   played.sort((a, b) => a.order - b.order || a.episode.envId - b.episode.envId || (a.episode.seat?.index ?? 0) - (b.episode.seat?.index ?? 0));
+  const versions = played.map((p) => versionOf(p.episode));
   const episodes = played.map((p) => p.episode);
+  // validation and held-out scores stay the env's own
+  const scored = mode === 'train' ? pricedIneffective(episodes, config.ineffective_action_penalty) : episodes;
   return {
     mode,
-    episodes,
-    samples: episodes.flatMap((e) => episodeSamples(e, versionOf(e))),
-    metrics: rolloutMetrics(mode, episodes, timing),
+    episodes: scored,
+    samples: scored.flatMap((e, i) => episodeSamples(e, versions[i])),
+    metrics: rolloutMetrics(mode, scored, timing),
   };
 }
 
@@ -331,7 +340,7 @@ export class EnvManager {
     );
     const seconds = (performance.now() - started) / 1000;
     const after = policy.stats();
-    return rolloutBatch(this.mode, played, () => policyVersion, { seconds, generatedTokens: after.generatedTokens - before.generatedTokens });
+    return rolloutBatch(this.mode, played, () => policyVersion, { seconds, generatedTokens: after.generatedTokens - before.generatedTokens }, this.config);
   }
 
   /**

@@ -4,6 +4,7 @@
  * anchors on, and its metrics.
  */
 import { createHash } from 'node:crypto';
+import { ConfigError } from '../errors';
 import { aggregateMetric } from '../sdk/env_contract';
 import type { GuardedEnv, GuardedStep } from '../sdk/guarded_env';
 import type { CustomEnvConfig, SessionMismatchAction } from '../config/schema';
@@ -154,4 +155,31 @@ export function recordEpisode(task: EpisodeTask, outcome: EpisodeOutcome): Episo
     responseTokens: turns.reduce((sum, t) => sum + t.responseIds.length, 0),
     seconds: (performance.now() - outcome.started) / 1000,
   };
+}
+
+/** A turn whose env said its action changed nothing (action_is_effective: false). */
+function ineffective(turn: Pick<Turn, 'metrics'>): boolean {
+  const effective = turn.metrics.action_is_effective;
+  return effective === false || effective === 0;
+}
+
+/**
+ * Training's episodes under ineffective_action_penalty (config/schema.ts): `penalty` added to the
+ * reward of every turn whose env said its action changed nothing, and to its episode's score.
+ * A tag none of whose turns say either way is refused: the key would price nothing there.
+ */
+export function pricedIneffective(episodes: readonly Episode[], penalty: number): Episode[] {
+  if (penalty === 0) return [...episodes];
+  for (const tag of new Set(episodes.map((e) => e.tag))) {
+    const turns = episodes.filter((e) => e.tag === tag).flatMap((e) => e.turns);
+    if (turns.length > 0 && !turns.some((t) => 'action_is_effective' in t.metrics)) {
+      throw new ConfigError(`ineffective_action_penalty: custom_envs.${tag}'s env reports no action_is_effective, so no move is known to have changed nothing`);
+    }
+  }
+  return episodes.map((episode) => {
+    const count = episode.turns.filter(ineffective).length;
+    if (count === 0) return episode;
+    const turns = episode.turns.map((turn) => (ineffective(turn) ? { ...turn, reward: turn.reward + penalty } : turn));
+    return { ...episode, turns, score: episode.score + penalty * count };
+  });
 }

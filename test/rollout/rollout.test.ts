@@ -314,3 +314,59 @@ train_env_manager: {num_env_groups: 4, group_size: 2, tags: [Fine, Hung]}
     expect(batch.metrics['env/Fine/success']).toBe(1);
   });
 });
+
+describe('ineffective_action_penalty', () => {
+  const yaml = lakeYaml({ groups: 4, size: 2, kind: 'step', maxSteps: 10 });
+  const randomMoves = ['train_env_manager.llm_proxy.proxy_type=random', 'val_env_manager.llm_proxy.proxy_type=random'];
+
+  test('prices each training turn whose move changed nothing, in its reward, its row and its episode score', async () => {
+    const host = hostWith();
+    const plain = await rollout(await configFrom(yaml, host, randomMoves), host);
+    const priced = await rollout(await configFrom(yaml, host, [...randomMoves, 'ineffective_action_penalty=-1']), host);
+    let ineffective = 0;
+    let at = 0;
+    for (const [e, episode] of plain.episodes.entries()) {
+      const other = priced.episodes[e]!;
+      // the same moves were played: only their price differs
+      expect(other.turns.map((t) => t.responseText)).toEqual(episode.turns.map((t) => t.responseText));
+      for (const [k, turn] of episode.turns.entries()) {
+        const changedNothing = turn.metrics.action_is_effective === false;
+        if (changedNothing) ineffective++;
+        expect(other.turns[k]!.reward).toBeCloseTo(turn.reward - (changedNothing ? 1 : 0), 9);
+        expect(priced.samples[at]!.stepReward).toBe(other.turns[k]!.reward);
+        expect(priced.samples[at++]!.episodeScore).toBe(other.score);
+      }
+      expect(other.score).toBeCloseTo(
+        other.turns.reduce((sum, t) => sum + t.reward, 0),
+        9,
+      );
+    }
+    // random moves on a 4x4 lake walk into its edge
+    expect(ineffective).toBeGreaterThan(0);
+    expect(priced.metrics['rollout/score/mean']).toBeLessThan(plain.metrics['rollout/score/mean']!);
+  });
+
+  test("validation keeps the env's own scores", async () => {
+    const host = hostWith();
+    const plain = await rollout(await configFrom(yaml, host, randomMoves), host, 'val');
+    const priced = await rollout(await configFrom(yaml, host, [...randomMoves, 'ineffective_action_penalty=-1']), host, 'val');
+    expect(priced.episodes.map((e) => e.score)).toEqual(plain.episodes.map((e) => e.score));
+    expect(priced.episodes.some((e) => e.turns.some((t) => t.metrics.action_is_effective === false))).toBe(true);
+  });
+
+  test('an env that never reports action_is_effective is refused in one line', async () => {
+    const host = hostWith(stuckEnv);
+    const config = await configFrom(
+      `
+rollout_batch_size: 4
+sequence_length: 400
+ineffective_action_penalty: -1
+custom_envs:
+  Fine: {env_type: stuck, max_steps: 1, max_tokens_per_step: 8}
+train_env_manager: {num_env_groups: 2, group_size: 2, tags: [Fine], llm_proxy: {proxy_type: random}}
+`,
+      host,
+    );
+    expect(rollout(config, host)).rejects.toThrow("ineffective_action_penalty: custom_envs.Fine's env reports no action_is_effective");
+  });
+});

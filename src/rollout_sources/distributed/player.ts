@@ -166,6 +166,6 @@ export class DistributedPlayer implements RolloutPlayer {
       }),
     );
     const generatedTokens = played.reduce((n, p) => n + p.episode.responseTokens, 0);
-    return rolloutBatch(mode, played, (e) => versions.get(e)!, { seconds, generatedTokens });
+    return rolloutBatch(mode, played, (e) => versions.get(e)!, { seconds, generatedTokens }, this.config);
   }
 }
