@@ -789,6 +789,13 @@ export const ConfigShape = z.strictObject({
     .describe(
       "Reward (<= 0) added in training to every turn whose env reports action_is_effective: false (a move into a wall: the state did not change), and to its episode's score. Greedy play answers the unchanged state with the same move again until its turns run out, while sampling leaves it after a turn or two, so without a price of its own such a move costs training a turn and validation the episode. Validation and held-out scores are the env's own. Every training env must report action_is_effective.",
     ),
+  revisit_penalty: z
+    .number()
+    .max(0)
+    .default(0)
+    .describe(
+      "Reward (<= 0) added in training to every turn that led to an observation its episode had already shown (a move and its undoing, a move into a wall), and to its episode's score. In a deterministic env that shows its whole state, a shortest solution never comes back to a state, and greedy play that does repeats the cycle until its turns run out. Validation and held-out scores are the env's own.",
+    ),
   step_reward_gamma: probability().default(0.95).describe('Discount of step rewards (gigpo, step_reinforce).'),
   episode_reward_weight: z.number().min(0).default(1).describe('Weight of the episode advantage (gigpo).'),
   step_reward_weight: z.number().min(0).default(1).describe('Weight of the step advantage (gigpo).'),

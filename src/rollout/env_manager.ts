@@ -38,7 +38,7 @@ import { entryEnv } from './entry_env';
 import { playEpisode } from './episode';
 import { type PastOpponents, type PastOpponentSource, seatPlays } from './seat_players';
 import { playSeatedEpisode } from './seated_episode';
-import { type EpisodeLimits, type EpisodeTask, pricedIneffective } from './episode_record';
+import { type EpisodeLimits, type EpisodeTask, type MovePrices, pricedMoves } from './episode_record';
 import { rolloutMetrics, type RolloutTiming } from './metrics';
 import { HttpPolicy, serverSampling } from './http_policy';
 import { ModelPolicy, RandomPolicy, type Policy } from './policy';
@@ -180,13 +180,13 @@ export function rolloutBatch(
   played: PlayedEpisode[],
   versionOf: (episode: Episode) => number,
   timing: RolloutTiming,
-  config: Pick<AgenticConfig, 'ineffective_action_penalty'>,
+  prices: MovePrices,
 ): RolloutBatch {
   played.sort((a, b) => a.order - b.order || a.episode.envId - b.episode.envId || (a.episode.seat?.index ?? 0) - (b.episode.seat?.index ?? 0));
   const versions = played.map((p) => versionOf(p.episode));
   const episodes = played.map((p) => p.episode);
   // validation and held-out scores stay the env's own
-  const scored = mode === 'train' ? pricedIneffective(episodes, config.ineffective_action_penalty) : episodes;
+  const scored = mode === 'train' ? pricedMoves(episodes, prices) : episodes;
   return {
     mode,
     episodes: scored,

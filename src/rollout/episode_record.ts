@@ -163,23 +163,42 @@ function ineffective(turn: Pick<Turn, 'metrics'>): boolean {
   return effective === false || effective === 0;
 }
 
+/** The prices training puts on wasted moves (ineffective_action_penalty, revisit_penalty; config/schema.ts). */
+export interface MovePrices {
+  ineffective_action_penalty: number;
+  revisit_penalty: number;
+}
+
 /**
- * Training's episodes under ineffective_action_penalty (config/schema.ts): `penalty` added to the
- * reward of every turn whose env said its action changed nothing, and to its episode's score.
- * A tag none of whose turns say either way is refused: the key would price nothing there.
+ * Training's episodes under the move prices: each turn's reward gains ineffective_action_penalty
+ * where its env said its action changed nothing, and revisit_penalty where the observation it led
+ * to is one the episode had already shown (its own included: a move into a wall); its episode's
+ * score gains them all. Under ineffective_action_penalty, a tag none of whose turns say either way
+ * is refused: the key would price nothing there.
  */
-export function pricedIneffective(episodes: readonly Episode[], penalty: number): Episode[] {
-  if (penalty === 0) return [...episodes];
-  for (const tag of new Set(episodes.map((e) => e.tag))) {
-    const turns = episodes.filter((e) => e.tag === tag).flatMap((e) => e.turns);
-    if (turns.length > 0 && !turns.some((t) => 'action_is_effective' in t.metrics)) {
-      throw new ConfigError(`ineffective_action_penalty: custom_envs.${tag}'s env reports no action_is_effective, so no move is known to have changed nothing`);
+export function pricedMoves(episodes: readonly Episode[], prices: MovePrices): Episode[] {
+  const { ineffective_action_penalty: stuck, revisit_penalty: back } = prices;
+  if (stuck === 0 && back === 0) return [...episodes];
+  if (stuck !== 0) {
+    for (const tag of new Set(episodes.map((e) => e.tag))) {
+      const turns = episodes.filter((e) => e.tag === tag).flatMap((e) => e.turns);
+      if (turns.length > 0 && !turns.some((t) => 'action_is_effective' in t.metrics)) {
+        throw new ConfigError(
+          `ineffective_action_penalty: custom_envs.${tag}'s env reports no action_is_effective, so no move is known to have changed nothing`,
+        );
+      }
     }
   }
   return episodes.map((episode) => {
-    const count = episode.turns.filter(ineffective).length;
-    if (count === 0) return episode;
-    const turns = episode.turns.map((turn) => (ineffective(turn) ? { ...turn, reward: turn.reward + penalty } : turn));
-    return { ...episode, turns, score: episode.score + penalty * count };
+    const shown = new Set<string>();
+    let added = 0;
+    const turns = episode.turns.map((turn, i) => {
+      shown.add(turn.observation);
+      const next = episode.turns[i + 1]?.observation ?? episode.finalObservation;
+      const price = (ineffective(turn) ? stuck : 0) + (shown.has(next) ? back : 0);
+      added += price;
+      return price === 0 ? turn : { ...turn, reward: turn.reward + price };
+    });
+    return added === 0 ? episode : { ...episode, turns, score: episode.score + added };
   });
 }

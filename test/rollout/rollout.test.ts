@@ -315,7 +315,7 @@ train_env_manager: {num_env_groups: 4, group_size: 2, tags: [Fine, Hung]}
   });
 });
 
-describe('ineffective_action_penalty', () => {
+describe('the prices of wasted moves (ineffective_action_penalty, revisit_penalty)', () => {
   const yaml = lakeYaml({ groups: 4, size: 2, kind: 'step', maxSteps: 10 });
   const randomMoves = ['train_env_manager.llm_proxy.proxy_type=random', 'val_env_manager.llm_proxy.proxy_type=random'];
 
@@ -346,10 +346,37 @@ describe('ineffective_action_penalty', () => {
     expect(priced.metrics['rollout/score/mean']).toBeLessThan(plain.metrics['rollout/score/mean']!);
   });
 
+  test('revisit_penalty prices each training turn that led back to an observation its episode had shown', async () => {
+    const host = hostWith();
+    const plain = await rollout(await configFrom(yaml, host, randomMoves), host);
+    const priced = await rollout(await configFrom(yaml, host, [...randomMoves, 'revisit_penalty=-0.5']), host);
+    let revisits = 0;
+    let movedBack = 0;
+    for (const [e, episode] of plain.episodes.entries()) {
+      const other = priced.episodes[e]!;
+      expect(other.turns.map((t) => t.responseText)).toEqual(episode.turns.map((t) => t.responseText));
+      for (const [k, turn] of episode.turns.entries()) {
+        const next = episode.turns[k + 1]?.observation ?? episode.finalObservation;
+        const earlier = episode.turns.slice(0, k + 1).map((t) => t.observation);
+        const back = earlier.includes(next);
+        if (back) revisits++;
+        if (back && next !== turn.observation) movedBack++;
+        expect(other.turns[k]!.reward).toBeCloseTo(turn.reward - (back ? 0.5 : 0), 9);
+      }
+      expect(other.score).toBeCloseTo(
+        other.turns.reduce((sum, t) => sum + t.reward, 0),
+        9,
+      );
+    }
+    // random moves walk into the lake's edge (the same observation) and undo moves (an earlier one)
+    expect(revisits).toBeGreaterThan(movedBack);
+    expect(movedBack).toBeGreaterThan(0);
+  });
+
   test("validation keeps the env's own scores", async () => {
     const host = hostWith();
     const plain = await rollout(await configFrom(yaml, host, randomMoves), host, 'val');
-    const priced = await rollout(await configFrom(yaml, host, [...randomMoves, 'ineffective_action_penalty=-1']), host, 'val');
+    const priced = await rollout(await configFrom(yaml, host, [...randomMoves, 'ineffective_action_penalty=-1', 'revisit_penalty=-1']), host, 'val');
     expect(priced.episodes.map((e) => e.score)).toEqual(plain.episodes.map((e) => e.score));
     expect(priced.episodes.some((e) => e.turns.some((t) => t.metrics.action_is_effective === false))).toBe(true);
   });
