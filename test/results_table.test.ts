@@ -136,10 +136,10 @@ describe('results/learning.jsonl', () => {
     expect(section[1]).toContain('supervised fine-tuning on solver data');
     const published = section[2]!.split('\n');
     expect(published[0]).toBe(
-      '| work | model (size) | hardware, wall time | FrozenLake variant | FrozenLake 4x4 base -> final | Sokoban 6x6, one box, base -> final |',
+      '| work | model (size) | hardware, wall time | FrozenLake variant | evaluation | FrozenLake 4x4 base -> final | Sokoban 6x6, one box, base -> final |',
     );
     expect(published.slice(2)).toHaveLength(PUBLISHED.length);
-    expect(published).toContain('| ROLL tech report | Qwen2.5-0.5B | not stated | not stated | 12.9 -> 23.8% | 13.3 -> 35.2% |');
+    expect(published).toContain('| ROLL tech report | Qwen2.5-0.5B | not stated | not stated | not stated | 12.9 -> 23.8% | 13.3 -> 35.2% |');
   });
 
   test('the README shows the recipes as shipped, docs/learning.md their variants too', async () => {
