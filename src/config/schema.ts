@@ -297,7 +297,7 @@ export const CustomEnv = z.strictObject({
     .nullable()
     .default(null)
     .describe(
-      "The user message of a turn, with {placeholders} (see docs/rollout.md); null takes the manager's default. traj: {turn_idx} {observation} {actions_left} {max_response_length}; step adds {env_instruction} {step_count} {history_length} {history} {current_step} {current_observation}.",
+      "The user message of a turn, with {placeholders} (see docs/rollout.md); null takes the manager's default. traj: {turn_idx} {observation} {actions_left} {max_response_length} {suffix} {last_action_desc} (the env's account of its last step, info.actionDesc); step adds {env_instruction} {step_count} {history_length} {history} {current_step} {current_observation}.",
     ),
   episode_timeout_s: z
     .number()

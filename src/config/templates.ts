@@ -28,8 +28,19 @@ export const DEFAULT_STEP_CONCAT_TEMPLATE = `{history}
 {current_observation}`;
 
 export const TEMPLATE_FIELDS: Record<EnvManagerKind, readonly string[]> = {
-  traj: ['turn_idx', 'observation', 'actions_left', 'max_response_length', 'suffix'],
-  step: ['env_instruction', 'step_count', 'history_length', 'history', 'current_step', 'current_observation', 'actions_left', 'max_response_length', 'suffix'],
+  traj: ['turn_idx', 'observation', 'actions_left', 'max_response_length', 'suffix', 'last_action_desc'],
+  step: [
+    'env_instruction',
+    'step_count',
+    'history_length',
+    'history',
+    'current_step',
+    'current_observation',
+    'actions_left',
+    'max_response_length',
+    'suffix',
+    'last_action_desc',
+  ],
   // ROLL's StepConcatEnvManager fills these two only (the suffix is part of current_observation)
   step_concat: ['history', 'current_observation'],
 };

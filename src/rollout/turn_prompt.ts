@@ -59,6 +59,16 @@ function historyText(turns: readonly Turn[], firstStep: number): string {
 }
 
 /**
+ * {last_action_desc}: what the env said its last step did (info.actionDesc: Sokoban's "Turn 3: you
+ * tried to go Up but were blocked."), so a policy that sees only the current state can tell that
+ * its last move changed nothing; '(none yet)' before the first step, '' where the env says nothing.
+ */
+function lastActionDesc(turns: readonly Turn[]): string {
+  const last = turns.at(-1);
+  return last === undefined ? '(none yet)' : (last.actionDesc ?? '');
+}
+
+/**
  * step_concat's {history}: the earlier observations, one per line, as ROLL's StepConcatEnvManager
  * takes them (`history[-history_length:-1]`: the last history_length - 1, and for 0 every one,
  * since Python reads -0 as 0).
@@ -93,6 +103,7 @@ export class TurnPrompts {
         actions_left: custom.max_steps - state.step,
         max_response_length: custom.max_tokens_per_step,
         suffix: state.suffix,
+        last_action_desc: lastActionDesc(state.turns),
       });
     }
     if (this.kind === 'step_concat') {
@@ -112,6 +123,7 @@ export class TurnPrompts {
       actions_left: custom.max_steps - state.step,
       max_response_length: custom.max_tokens_per_step,
       suffix: state.suffix,
+      last_action_desc: lastActionDesc(state.turns),
     });
   }
 

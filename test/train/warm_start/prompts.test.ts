@@ -73,7 +73,7 @@ const walkEnv = defineEnv({
         reward: done ? 1 : 0,
         terminated: done,
         truncated: false,
-        info: { metrics: { success: done, action_is_valid: valid }, suffix: this.config.suffix },
+        info: { metrics: { success: done, action_is_valid: valid }, suffix: this.config.suffix, actionDesc: valid ? `you went ${move}` : 'you stood still' },
       };
     }
     render() {
@@ -224,6 +224,19 @@ describe("the warm start's rows are the prompts RL plays", () => {
     const { rows, given } = await rowsAndPrompts('env_manager_cls: step, history_length: 2', 'state_questions: 1', 1);
     expect(given.some(({ promptIds }) => decode(promptIds).includes('[step 1]'))).toBe(true);
     given.forEach(({ promptIds }, i) => expect(rowPrompt(rows.ids[i]!, rows.masks[i]!)).toEqual(withQuestion(promptIds)));
+  });
+
+  test("step with {last_action_desc}: each turn's prompt says what the env said of the last step, and the think rows are those prompts", async () => {
+    const { rows, given } = await rowsAndPrompts(
+      'env_manager_cls: step, history_length: 0, agent_template: "{current_observation}\\nLast: {last_action_desc}"',
+      'think: true, state_questions: 1',
+      2,
+    );
+    const users = given.map(({ promptIds }) => messages(decode(promptIds)).user!);
+    expect(users[0]).toEndWith('Last: (none yet)');
+    expect(users.some((user) => /Last: you went (left|right)$/.test(user))).toBe(true);
+    expect(users.some((user) => user.endsWith('Last: you stood still'))).toBe(true);
+    given.forEach(({ promptIds }, i) => expect(rowPrompt(rows.ids[2 * i + 1]!, rows.masks[2 * i + 1]!)).toEqual([...promptIds]));
   });
 
   test("an env with tools: the rows list them as the episode's prompts do", async () => {
