@@ -203,13 +203,28 @@ function liftCell(runs: readonly Result[]): string {
   return lifts.length === 1 ? signed(lifts[0]!) : `${signed(mean(lifts))} mean`;
 }
 
+/**
+ * A word as a recorded command writes it: bare where the shell reads it as written, else in single
+ * quotes (an override holding a space or Hydra's quotes: `'key="a b"'`), so a command copied from
+ * the table runs as recorded. Hand-written rather than shell-quote's `quote`, which escapes `=`
+ * and would change every recorded `key=value` (`max_steps\=600`).
+ */
+export const shellWord = (word: string) => (/^[\w./:=,@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
+
+/** A recorded command's words as the shell splits them (shellWord's quoting kept, so they join back as they were). */
+export function commandWords(command: string): string[] {
+  return command.match(/(?:\\.|'[^']*'|[^\s'\\]+)+/g) ?? [];
+}
+
+/** A word of a recorded command as the program receives it: quotes and backslashes taken off. */
+export const unquoted = (word: string) => word.replace(/'([^']*)'|\\(.)/g, (_, quoted?: string, escaped?: string) => quoted ?? escaped ?? '');
+
 /** Whether a word of a command is one of its `key=value` overrides: a word with `=` after the `learn:` word. */
 const isOverride = (word: string, i: number, words: readonly string[]) => word.includes('=') && words.slice(0, i).some((before) => before.startsWith('learn:'));
 
 /** A command's `key=value` overrides removed: the recipe it runs (`bun run learn:agentic`, with any environment prefix). */
 const recipeOf = (command: string) =>
-  command
-    .split(/\s+/)
+  commandWords(command)
     .filter((word, i, words) => !isOverride(word, i, words))
     .join(' ');
 
@@ -240,8 +255,7 @@ export async function commandsToday(results: readonly Result[], load: LoadConfig
   const today = new Map<string, string>();
   const plains = new Map<string, string | null>();
   for (const { command, config } of results) {
-    const words = command.split(/\s+/);
-    const overrides = words.filter(isOverride).map((word) => word.replace(/^'(.*)'$/, '$1'));
+    const overrides = commandWords(command).filter(isOverride).map(unquoted);
     if (overrides.length === 0 || today.has(command)) continue;
     // each config loads once without overrides, however many of its commands have some
     if (!plains.has(config)) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import {
   appendResult,
   checkoutConfigs,
+  commandWords,
   commandsToday,
   type LoadConfig,
   PUBLISHED,
@@ -13,6 +14,8 @@ import {
   renderResultsSection,
   renderResultsTable,
   type Result,
+  shellWord,
+  unquoted,
 } from '../scripts/results_table';
 import { lines, ROOT, scratch } from './helpers';
 
@@ -184,6 +187,22 @@ describe('results/learning.jsonl', () => {
     expect(readme).not.toContain('max_steps=100');
     // docs/learning.md keeps every run under the command it was recorded with
     expect(await pageSection('docs/learning.md', runs, load)).toBe(renderResultsSection(runs));
+  });
+
+  test('a recorded command quotes the words the shell would split, and reads back as the words it was given', async () => {
+    const words = ['bun', 'run', 'learn:sokoban', 'max_steps=600', 'k.agent_template="{a} {b}"', "it's", 'tags=[A,B]'];
+    const command = words.map(shellWord).join(' ');
+    expect(command).toBe(`bun run learn:sokoban max_steps=600 'k.agent_template="{a} {b}"' 'it'\\''s' 'tags=[A,B]'`);
+    expect(commandWords(command).map(unquoted)).toEqual(words);
+    // the override with a space reaches the config loader whole, so a shipped one reads as the plain command
+    const seen: string[][] = [];
+    const load: LoadConfig = async (_name, overrides) => {
+      seen.push([...overrides]);
+      return overrides.every((o) => o === 'k.agent_template="{a} {b}"') ? 'shipped' : overrides;
+    };
+    const today = await commandsToday([{ ...run(1, 0.8), command: `bun run learn:frozen_lake 'k.agent_template="{a} {b}"'` }], load);
+    expect(today[0]!.command).toBe('bun run learn:frozen_lake');
+    expect(seen).toContainEqual(['k.agent_template="{a} {b}"']);
   });
 
   test("this checkout's configs load with and without overrides, and an unknown key is null", async () => {

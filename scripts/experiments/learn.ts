@@ -43,7 +43,7 @@ import { checkpointActorConfig } from '../../src/cli/checkpoints';
 import { evaluate } from '../../src/rollout/evaluate';
 import { heldOutLine, type HeldOut } from '../../src/rollout/held_out';
 import { notLostAgainst, type SeatResults, seatResultLines } from '../../src/rollout/seat_results';
-import { appendResult, type Result, RESULT_PAGES, RESULTS_FILE, ROOT, signed, writeResultPages } from '../results_table';
+import { appendResult, type Result, RESULT_PAGES, RESULTS_FILE, ROOT, shellWord, signed, writeResultPages } from '../results_table';
 
 /**
  * The tuned configs' targets: validation success and the wall-time budget it must be reached in; with
@@ -312,9 +312,9 @@ function reproducing(name: string, overrides: string[]): string {
     .map(([script, line]) => ({ script, words: line.slice(prefix.length).split(' ') }))
     .filter((s) => s.words.every((word, i) => words[i] === word))
     .sort((a, b) => b.words.length - a.words.length)[0];
-  const command = extended ? ['bun run', extended.script, ...words.slice(extended.words.length)] : ['bun scripts/experiments/learn.ts', ...words];
+  const command = extended ? ['bun', 'run', extended.script, ...words.slice(extended.words.length)] : ['bun', 'scripts/experiments/learn.ts', ...words];
   const blas = process.env.AGENTIC_BLAS;
-  return `${blas ? `AGENTIC_BLAS=${blas} ` : ''}${command.join(' ')}`;
+  return `${blas ? `AGENTIC_BLAS=${blas} ` : ''}${command.map(shellWord).join(' ')}`;
 }
 
 /**
