@@ -4,7 +4,8 @@
  * for boards with more holes).
  *
  * On the first state of held-out boards (seeds no run trains or validates on), with the default
- * run's prompt (system "Reach G.", the bare board) and greedy decoding (PROBE_TEMP=T samples the
+ * run's prompt (the first turn as the config's FrozenLake entry makes it, through the rollout's
+ * TurnPrompts: system "Reach G.", the bare board) and greedy decoding (PROBE_TEMP=T samples the
  * reading and deciding lines at temperature T instead, as training rollouts do at 1):
  *   - reading: how often the model's own think notes equal the env's
  *     (`WarmStartHooks.stateNotes`), whole and by part (the goal's row offset, its column offset,
@@ -31,7 +32,7 @@ import { hashSeed, Rng } from '../../src/engine/rng';
 import { generate, type GenerationRequest } from '../../src/model/generate';
 import { loadConfig } from '../../src/config/load';
 import { evaluate } from '../../src/rollout/evaluate';
-import { orExit, probeSetup } from './probe_setup';
+import { firstTurnPrompt, orExit, probeSetup } from './probe_setup';
 import frozenLake, { BOARD } from '../../plugins/envs/frozen_lake';
 import { gridNotes } from '../../plugins/envs/_grid/questions';
 import type { Env, WarmStartHooks } from '../../src/sdk/types';
@@ -96,8 +97,10 @@ const { config } = await orExit(
 const envConfig = frozenLake.config.parse(config.custom_envs.FrozenLake!.env_config);
 const env = new frozenLake.env(envConfig, host.envContext()) as Env & WarmStartHooks;
 const boards: Array<{ observation: string; notes: string; shortest: Set<string> }> = [];
+let instruction = '';
 for (let i = 0; i < n; i++) {
-  const { observation } = await env.reset(hashSeed(i, 'probe_frozen_lake'));
+  const { observation, info } = await env.reset(hashSeed(i, 'probe_frozen_lake'));
+  instruction = info.instruction;
   boards.push({ observation, notes: env.stateNotes!(), shortest: shortestMoves(observation) });
 }
 const temperature = Number(process.env.PROBE_TEMP ?? 0);
@@ -109,7 +112,7 @@ const request = (id: number, promptIds: number[], maxNewTokens: number): Generat
   rng: Rng.fromSeed(id),
   stopTokenIds: chat.stopTokenIds,
 });
-const promptOf = (board: string) => chat.firstTurn('Reach G.', board);
+const promptOf = firstTurnPrompt(config.custom_envs.FrozenLake!, chat, instruction);
 const forcedPrompt = (board: string, notes: string) => withNotes(promptOf(board), notes);
 
 // reading: the model's own notes against the env's

@@ -5,7 +5,9 @@ import { Rng } from '../../src/engine/rng';
 import type { GenerationRequest } from '../../src/model/generate';
 import { loadModel } from '../../src/model/load';
 import { PluginHost } from '../../src/host/plugin_host';
+import type { CustomEnvConfig } from '../../src/config/schema';
 import { ChatFormat } from '../../src/rollout/chat';
+import { TurnPrompts } from '../../src/rollout/turn_prompt';
 
 /** `<model-folder> [count] [key=value ...]`; a usage line and exit 2 when the folder is missing or the count is not a positive integer. */
 export async function probeSetup(script: string, counted: string, defaultCount: number) {
@@ -61,4 +63,14 @@ export async function orExit<T>(work: Promise<T>): Promise<T> {
     console.error(`error: ${error.message.split('\n')[0]}`);
     process.exit(error.exitCode);
   }
+}
+
+/**
+ * The ids of a first turn showing `observation`, made as the rollout makes them (TurnPrompts) from
+ * the probed config's env entry: its system prompt and its turn template, whatever they hold (a
+ * `{last_action_desc}` line reads `(none yet)` there, as in an episode's first turn).
+ */
+export function firstTurnPrompt(custom: CustomEnvConfig, chat: ChatFormat, instruction: string): (observation: string) => number[] {
+  const prompts = new TurnPrompts(custom, chat);
+  return (observation) => prompts.turnIds({ step: 0, instruction, observation, suffix: '', observations: [observation], turns: [], toolResults: null });
 }

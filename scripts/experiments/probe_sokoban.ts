@@ -2,8 +2,10 @@
  * How a Sokoban policy reads and decides: `bun scripts/experiments/probe_sokoban.ts <model-folder> [rooms] [key=value ...]`.
  * The overrides apply to configs/sokoban_compact.yaml, the config the probe plays with.
  *
- * On held-out rooms of the task (seeds no run trains or validates on), with the run's prompt
- * (system "Push X onto O.", the bare room) and greedy decoding:
+ * On held-out rooms of the task (seeds no run trains or validates on), with the run's prompt (the
+ * first turn as the config's SimpleSokoban entry makes it, through the rollout's TurnPrompts:
+ * system "Push X onto O.", the bare room; an override of its template is probed as written) and
+ * greedy decoding:
  *   - reading: how often the model's own think notes on the first state equal the env's
  *     (`WarmStartHooks.stateNotes`), whole and by part (the box from the player, the target from
  *     the box, the walls next to the player);
@@ -25,15 +27,13 @@ import { hashSeed } from '../../src/engine/rng';
 import { generate } from '../../src/model/generate';
 import { loadConfig } from '../../src/config/load';
 import { evaluate } from '../../src/rollout/evaluate';
-import { greedyRequest, orExit, probeSetup } from './probe_setup';
+import { firstTurnPrompt, greedyRequest, orExit, probeSetup } from './probe_setup';
 import sokoban, { BOARD } from '../../plugins/envs/sokoban';
 import { gridNotes } from '../../plugins/envs/_grid/questions';
 import { roomText } from '../../plugins/envs/sokoban/render';
 import { ACTIONS, boxesOnTargets, copyRoom, offset, type Action, type Room } from '../../plugins/envs/sokoban/room';
 import { shortestSolution } from '../../plugins/envs/sokoban/solve';
 import type { Env, WarmStartHooks } from '../../src/sdk/types';
-
-const SYSTEM = 'Push X onto O.';
 
 /** Moves of a shortest solution from `room`. */
 const solutionMoves = (room: Room): Set<Action> => new Set(shortestSolution(room)?.firstMoves ?? []);
@@ -90,10 +90,16 @@ function roomOf(text: string): Room {
   };
 }
 const rooms: Room[] = [];
-for (let i = 0; i < n; i++) rooms.push(roomOf((await env.reset(hashSeed(i, 'probe_sokoban'))).observation));
+let instruction = '';
+for (let i = 0; i < n; i++) {
+  const reset = await env.reset(hashSeed(i, 'probe_sokoban'));
+  instruction = reset.info.instruction;
+  rooms.push(roomOf(reset.observation));
+}
 const notesOf = (room: Room) => gridNotes(roomText(room), BOARD);
 const request = (id: number, promptIds: number[], maxNewTokens: number) => greedyRequest(chat, id, promptIds, maxNewTokens);
-const promptOf = (room: Room) => chat.firstTurn(SYSTEM, roomText(room));
+const firstTurn = firstTurnPrompt(config.custom_envs.SimpleSokoban!, chat, instruction);
+const promptOf = (room: Room) => firstTurn(roomText(room));
 const forcedPrompt = (room: Room, notes: string) => withNotes(promptOf(room), notes);
 const share = (k: number, of: number) => `${k}/${of} (${((100 * k) / Math.max(1, of)).toFixed(0)}%)`;
 
